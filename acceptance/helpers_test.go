@@ -1,0 +1,143 @@
+//go:build acceptance
+
+package acceptance
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+)
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("acceptance: go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func processExists(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return !(i > 0 && i+2 < len(stat) && stat[i+2] == 'Z')
+}
+
+func uniqueName(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}
+
+// nomadCLI runs the real nomad CLI against the cluster and returns its output.
+func nomadCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(stack, "nomad"), args...)
+	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+cluster.NomadAddr())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("nomad %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// writeJob writes an HCL job file for the CLI to read.
+func writeJob(t *testing.T, hcl string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "job.nomad.hcl")
+	if err := os.WriteFile(path, []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func nomadClient(t *testing.T) *nomadapi.Client {
+	t.Helper()
+	c, err := cluster.NomadClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// waitAllocs waits until the job has want allocations that all satisfy done.
+func waitAllocs(t *testing.T, jobID string, want int, timeout time.Duration, done func(*nomadapi.AllocationListStub) bool) []*nomadapi.AllocationListStub {
+	t.Helper()
+	c := nomadClient(t)
+	deadline := time.Now().Add(timeout)
+	var allocs []*nomadapi.AllocationListStub
+	for time.Now().Before(deadline) {
+		var err error
+		allocs, _, err = c.Jobs().Allocations(jobID, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := len(allocs) == want
+		for _, a := range allocs {
+			ok = ok && done(a)
+		}
+		if ok {
+			return allocs
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	var states []string
+	for _, a := range allocs {
+		states = append(states, fmt.Sprintf("%s on %s: %s", a.ID[:8], a.NodeName, a.ClientStatus))
+	}
+	t.Fatalf("job %s: wanted %d allocations done within %s, have %d: %v", jobID, want, timeout, len(allocs), states)
+	return nil
+}
+
+func complete(a *nomadapi.AllocationListStub) bool {
+	return a.ClientStatus == nomadapi.AllocClientStatusComplete
+}
+
+func nodeID(t *testing.T, name string) string {
+	t.Helper()
+	nodes, _, err := nomadClient(t).Nodes().List(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.Name == name {
+			return n.ID
+		}
+	}
+	t.Fatalf("node %s not registered", name)
+	return ""
+}
+
+func purgeJob(t *testing.T, jobID string) {
+	t.Cleanup(func() {
+		_, _, _ = nomadClient(t).Jobs().Deregister(jobID, true, nil)
+	})
+}

@@ -1,0 +1,111 @@
+//go:build acceptance
+
+package acceptance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/internal/localcluster"
+)
+
+// cluster is the one local cluster every test of the package shares.
+var cluster *localcluster.State
+
+// stack and bin are where the real stack and Harvest's binaries are.
+var stack, bin string
+
+// mustBeGone collects pids of task processes that tests leave running on
+// purpose: the teardown must stop them.
+var (
+	mustBeGoneMu sync.Mutex
+	mustBeGone   = map[int]string{}
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	root, err := repoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	stack = envOr("HARVEST_STACK_BIN", filepath.Join(root, ".cache", "stack", "bin"))
+	bin = envOr("HARVEST_BIN", filepath.Join(root, "bin"))
+	runDir, err := os.MkdirTemp("", "harvest-acc-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "acceptance", Level: hclog.Info})
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	cluster, err = localcluster.Up(ctx, localcluster.Options{
+		RunDir: runDir, StackBin: stack, DriverBinary: filepath.Join(bin, "harvest-driver"), Logger: log,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acceptance: local cluster did not start: %v\n(logs in %s)\n", err, filepath.Join(runDir, "logs"))
+		return 1
+	}
+	// An interrupted run still tears the cluster down before it exits.
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			log.Warn("interrupted: tearing the cluster down")
+			_ = localcluster.Down(context.Background(), cluster, log)
+			os.Exit(130)
+		case <-stopped:
+		}
+	}()
+
+	code := m.Run()
+	close(stopped)
+	if err := teardown(log); err != nil {
+		fmt.Fprintf(os.Stderr, "acceptance: teardown: %v\n", err)
+		code = 1
+	}
+	if code == 0 {
+		os.RemoveAll(runDir)
+	} else {
+		fmt.Fprintf(os.Stderr, "acceptance: logs kept in %s\n", filepath.Join(runDir, "logs"))
+	}
+	return code
+}
+
+// teardown stops the cluster and checks that none of its processes, nor the
+// tasks the tests left running, survive.
+func teardown(log hclog.Logger) error {
+	pids := cluster.PIDs()
+	if err := localcluster.Down(context.Background(), cluster, log); err != nil {
+		return err
+	}
+	var alive []string
+	for _, pid := range pids {
+		if processExists(pid) {
+			alive = append(alive, fmt.Sprintf("agent pid %d", pid))
+		}
+	}
+	mustBeGoneMu.Lock()
+	defer mustBeGoneMu.Unlock()
+	for pid, what := range mustBeGone {
+		if processExists(pid) {
+			alive = append(alive, fmt.Sprintf("%s pid %d", what, pid))
+		}
+	}
+	if len(alive) > 0 {
+		return fmt.Errorf("still running after teardown: %s", strings.Join(alive, ", "))
+	}
+	fmt.Printf("teardown: %d agent processes and %d tasks left running by tests are gone; no mount or cgroup left\n",
+		len(pids), len(mustBeGone))
+	return nil
+}

@@ -1,0 +1,43 @@
+// Command harvest-driver is the harvest Nomad task-driver plugin. Nomad
+// clients launch it from their plugin_dir; run by hand it prints its help or
+// version.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/nomad/plugins"
+
+	"github.com/harvest-platform/harvest/driver"
+	"github.com/harvest-platform/harvest/internal/version"
+)
+
+const usage = `Usage: harvest-driver [--version] [--help]
+
+  The harvest task driver is a Nomad plugin: put this binary in a Nomad
+  client's plugin_dir and configure it there:
+
+    plugin "harvest-driver" {
+      config {
+        enabled = true
+      }
+    }
+
+  Jobs then use driver = "harvest". Nomad starts the plugin itself.
+`
+
+func main() {
+	for _, arg := range os.Args[1:] {
+		switch arg {
+		case "-h", "-help", "--help":
+			fmt.Print(usage)
+			return
+		case "-v", "-version", "--version", "version":
+			fmt.Println(version.String("harvest-driver"))
+			return
+		}
+	}
+	plugins.Serve(func(logger hclog.Logger) interface{} { return driver.New(logger) })
+}

@@ -1,0 +1,20 @@
+// Command harvestctl: harvestctl is the operator's command line for Harvest.
+package main
+
+import (
+	"os"
+
+	"github.com/hashicorp/cli"
+
+	"github.com/harvest-platform/harvest/internal/command"
+)
+
+const synopsis = "harvestctl is the operator's command line for Harvest."
+
+func main() {
+	os.Exit(command.Main("harvestctl", synopsis, os.Args[1:], commands()))
+}
+
+func commands() map[string]cli.CommandFactory {
+	return devClusterCommands()
+}

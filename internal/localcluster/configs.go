@@ -1,0 +1,164 @@
+package localcluster
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Agent configs are HCL, as an operator would write them. Every string goes
+// through %q, whose escapes HCL accepts, so a path with spaces or quotes
+// cannot break a config.
+
+// fingerprintDenylist keeps Nomad from probing cloud metadata services (they
+// would leave 127.0.0.1, and with AWS_CA_BUNDLE set the agent aborts).
+const fingerprintDenylist = "env_aws,env_gce,env_azure,env_digitalocean"
+
+// driverDenylist drops drivers that cannot work here (no Docker engine, no
+// JVM or QEMU) and would only log errors.
+const driverDenylist = "docker,podman,java,qemu"
+
+func consulServerConfig(name string, p consulPorts) string {
+	return fmt.Sprintf(`datacenter           = "dc1"
+node_name            = %q
+bind_addr            = "127.0.0.1"
+client_addr          = "127.0.0.1"
+disable_update_check = true
+log_level            = "INFO"
+
+ports {
+  http     = %d
+  dns      = -1
+  grpc     = -1
+  grpc_tls = -1
+  serf_lan = %d
+  serf_wan = %d
+  server   = %d
+}
+`, name, p.HTTP, p.SerfLAN, p.SerfWAN, p.Server)
+}
+
+func consulClientConfig(name, dataDir string, p consulPorts, join string) string {
+	return fmt.Sprintf(`datacenter           = "dc1"
+node_name            = %q
+data_dir             = %q
+server               = false
+bind_addr            = "127.0.0.1"
+client_addr          = "127.0.0.1"
+retry_join           = [%q]
+disable_update_check = true
+leave_on_terminate   = true
+log_level            = "INFO"
+
+ports {
+  http     = %d
+  dns      = -1
+  grpc     = -1
+  grpc_tls = -1
+  serf_lan = %d
+  serf_wan = -1
+  server   = %d
+}
+`, name, dataDir, join, p.HTTP, p.SerfLAN, p.Server)
+}
+
+func nomadCommon(name, dataDir string, p nomadPorts) string {
+	return fmt.Sprintf(`name                 = %q
+region               = "global"
+datacenter           = "dc1"
+data_dir             = %q
+bind_addr            = "127.0.0.1"
+disable_update_check = true
+log_level            = "INFO"
+
+ports {
+  http = %d
+  rpc  = %d
+  serf = %d
+}
+
+advertise {
+  http = "127.0.0.1:%d"
+  rpc  = "127.0.0.1:%d"
+  serf = "127.0.0.1:%d"
+}
+`, name, dataDir, p.HTTP, p.RPC, p.Serf, p.HTTP, p.RPC, p.Serf)
+}
+
+func nomadConsulBlock(consulAddr string) string {
+	return fmt.Sprintf(`
+consul {
+  address          = %q
+  server_auto_join = false
+  client_auto_join = false
+}
+`, consulAddr)
+}
+
+func nomadServerConfig(name, dataDir string, p nomadPorts, consulAddr string) string {
+	return nomadCommon(name, dataDir, p) + `
+server {
+  enabled          = true
+  bootstrap_expect = 1
+}
+
+client {
+  enabled = false
+}
+` + nomadConsulBlock(consulAddr)
+}
+
+// nomadClientSpec is what one client's config needs beyond its ports.
+type nomadClientSpec struct {
+	name, dataDir, pluginDir, cgroupParent, server, consulAddr string
+	meta                                                       map[string]string
+	harvestDriver                                              bool
+}
+
+func nomadClientConfig(c nomadClientSpec, p nomadPorts) string {
+	var b strings.Builder
+	b.WriteString(nomadCommon(c.name, c.dataDir, p))
+	fmt.Fprintf(&b, "plugin_dir           = %q\n", c.pluginDir)
+	fmt.Fprintf(&b, `
+client {
+  enabled           = true
+  servers           = [%q]
+  cgroup_parent     = %q
+  network_interface = "lo"
+
+  meta {
+`, c.server, c.cgroupParent)
+	keys := make([]string, 0, len(c.meta))
+	for k := range c.meta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "    %s = %q\n", k, c.meta[k])
+	}
+	fmt.Fprintf(&b, `  }
+
+  options {
+    "fingerprint.denylist" = %q
+    "driver.denylist"      = %q
+  }
+}
+
+plugin "raw_exec" {
+  config {
+    enabled = true
+  }
+}
+`, fingerprintDenylist, driverDenylist)
+	if c.harvestDriver {
+		b.WriteString(`
+plugin "harvest-driver" {
+  config {
+    enabled = true
+  }
+}
+`)
+	}
+	b.WriteString(nomadConsulBlock(c.consulAddr))
+	return b.String()
+}

@@ -1,0 +1,177 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	nomadapi "github.com/hashicorp/nomad/api"
+)
+
+// agentGrace is how long an agent gets to exit after SIGTERM.
+const agentGrace = 20 * time.Second
+
+// Down tears the cluster down and leaves nothing running: it stops and
+// purges every Nomad job (so clients stop their tasks and unmount their
+// alloc dirs), stops the agents, sweeps stray tasks, mounts and cgroups,
+// removes data (logs stay in RunDir/logs) and releases the port block. It
+// returns an error listing anything it could not remove.
+func Down(ctx context.Context, s *State, log hclog.Logger) error {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	if alive(s.NomadServer.PID, s.NomadServer.Binary) {
+		if err := stopJobs(ctx, s, log); err != nil {
+			log.Warn("could not stop every job; sweeping their tasks instead", "error", err)
+		}
+	}
+	for _, a := range s.agents() {
+		if a.PID == 0 {
+			continue
+		}
+		if stopPID(a.PID, a.Binary, agentGrace) {
+			log.Info("stopped", "part", a.Name, "pid", a.PID)
+		} else {
+			log.Error("could not stop", "part", a.Name, "pid", a.PID)
+		}
+	}
+	sweep(s, log)
+	var errs []error
+	if left := Leftovers(s); len(left) > 0 {
+		errs = append(errs, fmt.Errorf("left behind: %s", strings.Join(left, ", ")))
+	} else {
+		for _, a := range s.agents() {
+			if a.Dir != "" {
+				if err := os.RemoveAll(a.Dir); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		os.RemoveAll(s.PluginDir)
+	}
+	if s.ClaimFile != "" {
+		if err := os.Remove(s.ClaimFile); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	os.Remove(filepath.Join(s.RunDir, StateFile))
+	return errors.Join(errs...)
+}
+
+// sweep kills stray processes (tasks, executors, plugins), then unmounts and
+// removes cgroups, twice: a killed executor can leave a mount behind it.
+func sweep(s *State, log hclog.Logger) {
+	for round := 0; round < 2; round++ {
+		for _, pid := range strayPIDs(s.RunDir, s.stackBinaries()) {
+			log.Warn("killing stray process", "pid", pid)
+			stopPID(pid, "", 5*time.Second)
+		}
+		for _, c := range s.NomadClients {
+			for _, d := range cgroupDirs(c.CgroupParent) {
+				if err := sweepCgroup(d); err != nil {
+					log.Warn("could not remove cgroup", "dir", d, "error", err)
+				}
+			}
+		}
+		if err := unmountAll(s.RunDir); err != nil {
+			log.Warn("unmount failed", "error", err)
+		}
+	}
+}
+
+// stopJobs stops every job in every namespace, waits for the allocations to
+// stop, garbage-collects them on their clients (which unmounts their alloc
+// dirs) and purges the jobs.
+func stopJobs(ctx context.Context, s *State, log hclog.Logger) error {
+	c, err := s.NomadClient()
+	if err != nil {
+		return err
+	}
+	all := &nomadapi.QueryOptions{Namespace: "*"}
+	jobs, _, err := c.Jobs().List(all.WithContext(ctx))
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if _, _, err := c.Jobs().Deregister(j.ID, false, &nomadapi.WriteOptions{Namespace: j.Namespace}); err != nil {
+			return fmt.Errorf("stop job %s: %w", j.ID, err)
+		}
+		log.Info("stopped job", "job", j.ID, "namespace", j.Namespace)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var allocs []*nomadapi.AllocationListStub
+	for {
+		allocs, _, err = c.Allocations().List(all)
+		if err != nil {
+			return err
+		}
+		running := 0
+		for _, a := range allocs {
+			if !terminal(a.ClientStatus) {
+				running++
+			}
+		}
+		if running == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d allocations still running after 60s", running)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, a := range allocs {
+		alloc := &nomadapi.Allocation{ID: a.ID, NodeID: a.NodeID, Namespace: a.Namespace}
+		if err := c.Allocations().GC(alloc, &nomadapi.QueryOptions{Namespace: a.Namespace}); err != nil {
+			log.Warn("alloc gc failed", "alloc", a.ID, "error", err)
+		}
+	}
+	for _, j := range jobs {
+		if _, _, err := c.Jobs().Deregister(j.ID, true, &nomadapi.WriteOptions{Namespace: j.Namespace}); err != nil {
+			return fmt.Errorf("purge job %s: %w", j.ID, err)
+		}
+	}
+	return nil
+}
+
+func terminal(clientStatus string) bool {
+	switch clientStatus {
+	case nomadapi.AllocClientStatusComplete, nomadapi.AllocClientStatusFailed, nomadapi.AllocClientStatusLost:
+		return true
+	}
+	return false
+}
+
+// SweepStale tears down clusters whose claim is stale: the process that
+// started them died (a killed test run), or nothing of them runs anymore.
+func SweepStale(ctx context.Context, claimDir string, log hclog.Logger) {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	claims, err := readClaims(claimDir)
+	if err != nil {
+		return
+	}
+	for path, c := range claims {
+		if c.Owner != 0 && alive(c.Owner, "") {
+			continue // its owner is alive and will tear it down
+		}
+		s, err := Load(c.RunDir)
+		if err != nil {
+			log.Info("removing stale port claim", "claim", path)
+			os.Remove(path)
+			continue
+		}
+		if c.Owner == 0 && len(Leftovers(s)) > 0 {
+			continue // a detached cluster that still runs (make demo)
+		}
+		log.Warn("tearing down a cluster left by a dead run", "run_dir", c.RunDir)
+		if err := Down(ctx, s, log); err != nil {
+			log.Error("stale cluster not fully removed", "run_dir", c.RunDir, "error", err)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package localcluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// MaxClients is the most Nomad clients one port block has room for.
+const MaxClients = 7
+
+// Options say where the binaries are and what cluster to start.
+type Options struct {
+	// RunDir receives configs, data, logs, pid files and cluster.json.
+	RunDir string
+	// StackBin holds the nomad, consul and minio binaries (.cache/stack/bin).
+	StackBin string
+	// DriverBinary is the harvest-driver plugin installed in every client's
+	// plugin_dir. Empty means no harvest driver.
+	DriverBinary string
+	// Nodes describe the Nomad clients; default DefaultNodes(3).
+	Nodes []NodeSpec
+	// ClaimDir holds the machine-wide port-block claims; default
+	// $TMPDIR/harvest-localcluster.
+	ClaimDir string
+	// Detached leaves the cluster running after this process exits (the demo).
+	// Otherwise every process gets SIGKILL from the kernel if this process
+	// dies, and the next Up reaps what they leave behind.
+	Detached bool
+	// Logger reports progress; default a named hclog logger on stderr.
+	Logger hclog.Logger
+}
+
+// NodeSpec is one Nomad client's identity: its name and static meta.
+type NodeSpec struct {
+	Name        string
+	Tenant      string // harvest_tenant: the primary tenant (environment/function)
+	Environment string // harvest_environment
+	Rack        string // harvest_rack
+}
+
+// Meta is the node's static client meta.
+func (n NodeSpec) Meta() map[string]string {
+	return map[string]string{
+		"harvest_tenant":      n.Tenant,
+		"harvest_environment": n.Environment,
+		"harvest_rack":        n.Rack,
+	}
+}
+
+var defaultTenants = []struct{ env, function string }{
+	{"search", "frontend"},
+	{"ads", "indexer"},
+	{"mail", "store"},
+	{"maps", "tiles"},
+	{"video", "transcode"},
+	{"search", "index"},
+	{"ads", "frontend"},
+}
+
+// DefaultNodes returns n nodes named client-1..n, each of a different
+// primary tenant and rack.
+func DefaultNodes(n int) []NodeSpec {
+	nodes := make([]NodeSpec, n)
+	for i := range nodes {
+		t := defaultTenants[i%len(defaultTenants)]
+		nodes[i] = NodeSpec{
+			Name:        fmt.Sprintf("client-%d", i+1),
+			Tenant:      t.env + "/" + t.function,
+			Environment: t.env,
+			Rack:        fmt.Sprintf("rack-%d", i%3+1),
+		}
+	}
+	return nodes
+}
+
+func (o *Options) setDefaults() error {
+	if o.RunDir == "" {
+		return fmt.Errorf("localcluster: RunDir is required")
+	}
+	abs, err := filepath.Abs(o.RunDir)
+	if err != nil {
+		return err
+	}
+	o.RunDir = abs
+	if o.StackBin, err = filepath.Abs(o.StackBin); err != nil {
+		return err
+	}
+	for _, bin := range []string{"nomad", "consul", "minio"} {
+		if _, err := os.Stat(filepath.Join(o.StackBin, bin)); err != nil {
+			return fmt.Errorf("localcluster: %s not found in %s: run `make stack` first", bin, o.StackBin)
+		}
+	}
+	if o.DriverBinary != "" {
+		if o.DriverBinary, err = filepath.Abs(o.DriverBinary); err != nil {
+			return err
+		}
+		if _, err := os.Stat(o.DriverBinary); err != nil {
+			return fmt.Errorf("localcluster: harvest driver: %w (run `make build` first)", err)
+		}
+	}
+	if len(o.Nodes) == 0 {
+		o.Nodes = DefaultNodes(3)
+	}
+	if len(o.Nodes) > MaxClients {
+		return fmt.Errorf("localcluster: %d nodes asked, at most %d fit a port block", len(o.Nodes), MaxClients)
+	}
+	if o.ClaimDir == "" {
+		o.ClaimDir = DefaultClaimDir()
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.New(&hclog.LoggerOptions{Name: "cluster", Level: hclog.Info})
+	}
+	return nil
+}
+
+// DefaultClaimDir is where port-block claims live unless Options say otherwise.
+func DefaultClaimDir() string { return filepath.Join(os.TempDir(), "harvest-localcluster") }

@@ -1,0 +1,80 @@
+package localcluster
+
+import (
+	"errors"
+	"os"
+	"testing"
+)
+
+func TestPortLayoutFitsBlockWithoutOverlap(t *testing.T) {
+	b := Block{Base: portRangeStart}
+	seen := map[int]string{}
+	add := func(what string, ports ...int) {
+		for _, p := range ports {
+			if p < b.Base || p >= b.Base+blockSize {
+				t.Errorf("%s port %d outside block %d-%d", what, p, b.Base, b.Base+blockSize-1)
+			}
+			if other, dup := seen[p]; dup {
+				t.Errorf("%s port %d also used by %s", what, p, other)
+			}
+			seen[p] = what
+		}
+	}
+	cs := b.consulServer()
+	add("consul server", cs.HTTP, cs.SerfLAN, cs.SerfWAN, cs.Server)
+	ns := b.nomadServer()
+	add("nomad server", ns.HTTP, ns.RPC, ns.Serf)
+	for i := 0; i < MaxClients; i++ {
+		cc, nc, m := b.consulClient(i), b.nomadClient(i), b.minio(i)
+		add("consul client", cc.HTTP, cc.SerfLAN, cc.SerfWAN, cc.Server)
+		add("nomad client", nc.HTTP, nc.RPC, nc.Serf)
+		add("minio", m.API, m.Console)
+	}
+	if portRangeEnd > 20000 {
+		t.Errorf("port range reaches Nomad's dynamic ports: ends at %d", portRangeEnd)
+	}
+}
+
+func TestClaimBlockGivesEachRunItsOwnBlock(t *testing.T) {
+	dir := t.TempDir()
+	a, pathA, err := claimBlock(dir, claim{RunDir: "/run/a", Owner: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, pathB, err := claimBlock(dir, claim{RunDir: "/run/b", Owner: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Base == b.Base || pathA == pathB {
+		t.Fatalf("two runs share block %d", a.Base)
+	}
+	claims, err := readClaims(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claims[pathA].RunDir != "/run/a" || claims[pathB].RunDir != "/run/b" {
+		t.Fatalf("claims = %+v", claims)
+	}
+	// Releasing a block makes it the first one handed out again.
+	os.Remove(pathA)
+	c, _, err := claimBlock(dir, claim{RunDir: "/run/c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Base != a.Base {
+		t.Fatalf("released block %d not reused, got %d", a.Base, c.Base)
+	}
+}
+
+func TestClaimBlockRefusesClearlyWhenAllAreTaken(t *testing.T) {
+	dir := t.TempDir()
+	for base := portRangeStart; base+blockSize <= portRangeEnd; base += blockSize {
+		if err := os.WriteFile(claimPath(dir, base), []byte(`{"run_dir":"/elsewhere"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err := claimBlock(dir, claim{RunDir: "/run/x"})
+	if !errors.Is(err, errNoBlock) {
+		t.Fatalf("err = %v, want errNoBlock", err)
+	}
+}

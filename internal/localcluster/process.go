@@ -1,0 +1,112 @@
+package localcluster
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// startAgent starts binary with args, its output appended to a.Log, in a
+// session of its own (so a terminal's Ctrl-C reaches only the harness, which
+// then tears down in order). Unless detached, the kernel kills it when this
+// process dies. The pid goes into a.PID and a pid file beside the log.
+func startAgent(a *Agent, env []string, detached bool, args ...string) error {
+	if err := os.MkdirAll(filepath.Dir(a.Log), 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(a.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(a.Binary, args...)
+	cmd.Dir = a.Dir
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if !detached {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", a.Name, err)
+	}
+	a.PID = cmd.Process.Pid
+	go cmd.Wait() // reap it when it exits, so it does not linger as a zombie
+	return os.WriteFile(strings.TrimSuffix(a.Log, ".log")+".pid", []byte(strconv.Itoa(a.PID)+"\n"), 0o644)
+}
+
+// agentEnv is this process's environment without what breaks the agents:
+// AWS_CA_BUNDLE makes Nomad's cloud fingerprinters abort.
+func agentEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "AWS_CA_BUNDLE=") || strings.HasPrefix(kv, "NOMAD_") || strings.HasPrefix(kv, "CONSUL_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+// alive reports whether pid runs binary and is not a zombie, so a pid reused
+// by another program is never mistaken for ours.
+func alive(pid int, binary string) bool {
+	if pid <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+		return false
+	}
+	if binary == "" {
+		return true
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return false
+	}
+	return strings.TrimSuffix(exe, " (deleted)") == binary || sameFile(exe, binary)
+}
+
+func sameFile(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// stopPID sends SIGTERM, waits up to grace for the process to end, then
+// sends SIGKILL and waits again. It reports whether the process is gone.
+func stopPID(pid int, binary string, grace time.Duration) bool {
+	if !alive(pid, binary) {
+		return true
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	if waitGone(pid, binary, grace) {
+		return true
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	return waitGone(pid, binary, 5*time.Second)
+}
+
+func waitGone(pid int, binary string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if !alive(pid, binary) {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return !alive(pid, binary)
+}

@@ -1,0 +1,126 @@
+package localcluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// StateFile is the name of the cluster's state file inside its run folder.
+const StateFile = "cluster.json"
+
+// Agent is one process of the cluster.
+type Agent struct {
+	Name     string `json:"name"`
+	Binary   string `json:"binary"` // absolute path, checked against /proc before a pid is signalled
+	Dir      string `json:"dir"`    // config and data
+	Log      string `json:"log"`
+	PID      int    `json:"pid"`
+	HTTPAddr string `json:"http_addr"`
+}
+
+// NomadClient is a Nomad client agent and what makes it a harvested node.
+type NomadClient struct {
+	Agent
+	Meta         map[string]string `json:"meta"`
+	ConsulAgent  string            `json:"consul_agent"` // HTTP address of its own Consul client agent
+	CgroupParent string            `json:"cgroup_parent"`
+}
+
+// MinIOServer is one MinIO server with its own data folder and credentials.
+type MinIOServer struct {
+	Agent
+	Node      string `json:"node"` // the Nomad client it belongs to
+	DataDir   string `json:"data_dir"`
+	AccessKey string `json:"access_key"`
+	SecretKey string `json:"secret_key"`
+}
+
+// State is everything known about a running cluster; Up writes it to
+// RunDir/cluster.json after every process it starts.
+type State struct {
+	RunDir        string        `json:"run_dir"`
+	PortBase      int           `json:"port_base"`
+	ClaimFile     string        `json:"claim_file"`
+	Owner         int           `json:"owner_pid"`
+	StackBin      string        `json:"stack_bin"`
+	PluginDir     string        `json:"plugin_dir"`
+	ConsulServer  Agent         `json:"consul_server"`
+	ConsulClients []Agent       `json:"consul_clients"`
+	NomadServer   Agent         `json:"nomad_server"`
+	NomadClients  []NomadClient `json:"nomad_clients"`
+	MinIO         []MinIOServer `json:"minio"`
+}
+
+// NomadAddr is the Nomad HTTP API address (NOMAD_ADDR).
+func (s *State) NomadAddr() string { return "http://" + s.NomadServer.HTTPAddr }
+
+// ConsulAddr is the Consul server's HTTP address (CONSUL_HTTP_ADDR).
+func (s *State) ConsulAddr() string { return s.ConsulServer.HTTPAddr }
+
+// agents lists every started process in the order Down stops them: Nomad
+// clients first (their tasks are already stopped), Consul last.
+func (s *State) agents() []*Agent {
+	var out []*Agent
+	for i := range s.NomadClients {
+		out = append(out, &s.NomadClients[i].Agent)
+	}
+	out = append(out, &s.NomadServer)
+	for i := range s.MinIO {
+		out = append(out, &s.MinIO[i].Agent)
+	}
+	for i := range s.ConsulClients {
+		out = append(out, &s.ConsulClients[i])
+	}
+	out = append(out, &s.ConsulServer)
+	return out
+}
+
+func (s *State) save() error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.RunDir, StateFile+".tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.RunDir, StateFile))
+}
+
+// Load reads the state of the cluster whose run folder is runDir.
+func Load(runDir string) (*State, error) {
+	path := filepath.Join(runDir, StateFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("localcluster: %s is corrupt: %w", path, err)
+	}
+	return &s, nil
+}
+
+// PIDs lists the pid of every process Up started.
+func (s *State) PIDs() []int {
+	var out []int
+	for _, a := range s.agents() {
+		if a.PID != 0 {
+			out = append(out, a.PID)
+		}
+	}
+	return out
+}
+
+// Stopped names the started processes that no longer run.
+func (s *State) Stopped() []string {
+	var out []string
+	for _, a := range s.agents() {
+		if a.PID != 0 && !alive(a.PID, a.Binary) {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}

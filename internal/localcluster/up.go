@@ -1,0 +1,206 @@
+package localcluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Up starts a cluster as o describes and returns once every part is healthy.
+// If any part fails, what was started is torn down and the error names the
+// part and its log.
+func Up(ctx context.Context, o Options) (*State, error) {
+	if err := o.setDefaults(); err != nil {
+		return nil, err
+	}
+	log := o.Logger
+	if _, err := os.Stat(filepath.Join(o.RunDir, StateFile)); err == nil {
+		if old, err := Load(o.RunDir); err == nil && len(Leftovers(old)) > 0 {
+			return nil, fmt.Errorf("a cluster is already running in %s: stop it first (make cluster-down)", o.RunDir)
+		}
+	}
+	SweepStale(ctx, o.ClaimDir, log)
+
+	owner := 0
+	if !o.Detached {
+		owner = os.Getpid()
+	}
+	block, claimFile, err := claimBlock(o.ClaimDir, claim{RunDir: o.RunDir, Owner: owner, Created: time.Now()})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("claimed ports", "from", block.Base, "to", block.Base+blockSize-1)
+	s := &State{
+		RunDir: o.RunDir, PortBase: block.Base, ClaimFile: claimFile, Owner: owner,
+		StackBin: o.StackBin, PluginDir: filepath.Join(o.RunDir, "plugins"),
+	}
+	if err := os.MkdirAll(filepath.Join(o.RunDir, "logs"), 0o755); err != nil {
+		os.Remove(claimFile)
+		return nil, err
+	}
+	if err := start(ctx, &o, s, block); err != nil {
+		log.Error("cluster did not come up; tearing down what started", "error", err)
+		if derr := Down(context.Background(), s, log); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func start(ctx context.Context, o *Options, s *State, b Block) error {
+	bin := func(name string) string {
+		p, err := filepath.EvalSymlinks(filepath.Join(o.StackBin, name))
+		if err != nil {
+			return filepath.Join(o.StackBin, name)
+		}
+		return p
+	}
+	agent := func(name, binary string, port int) Agent {
+		return Agent{
+			Name: name, Binary: binary, Dir: filepath.Join(s.RunDir, name),
+			Log: filepath.Join(s.RunDir, "logs", name+".log"), HTTPAddr: "127.0.0.1:" + strconv.Itoa(port),
+		}
+	}
+	launch := func(a *Agent, config string, env []string, args ...string) error {
+		if err := os.MkdirAll(a.Dir, 0o700); err != nil {
+			return err
+		}
+		if config != "" {
+			if err := os.WriteFile(filepath.Join(a.Dir, "config.hcl"), []byte(config), 0o600); err != nil {
+				return err
+			}
+		}
+		if err := startAgent(a, env, o.Detached, args...); err != nil {
+			return err
+		}
+		o.Logger.Info("started", "part", a.Name, "pid", a.PID, "addr", a.HTTPAddr)
+		return s.save()
+	}
+
+	// Consul: a dev server, then one client agent per Nomad client.
+	cp := b.consulServer()
+	s.ConsulServer = agent("consul-server", bin("consul"), cp.HTTP)
+	if err := launch(&s.ConsulServer, consulServerConfig("consul-server", cp), agentEnv(),
+		"agent", "-dev", "-config-file", filepath.Join(s.RunDir, "consul-server", "config.hcl")); err != nil {
+		return err
+	}
+	if err := waitConsulLeader(ctx, o.Logger, &s.ConsulServer); err != nil {
+		return err
+	}
+	join := "127.0.0.1:" + strconv.Itoa(cp.SerfLAN)
+	for i, n := range o.Nodes {
+		p := b.consulClient(i)
+		s.ConsulClients = append(s.ConsulClients, agent("consul-"+n.Name, bin("consul"), p.HTTP))
+		a := &s.ConsulClients[i]
+		cfg := consulClientConfig(n.Name, filepath.Join(a.Dir, "data"), p, join)
+		if err := launch(a, cfg, agentEnv(), "agent", "-config-file", filepath.Join(a.Dir, "config.hcl")); err != nil {
+			return err
+		}
+	}
+	if err := waitConsulMembers(ctx, o.Logger, &s.ConsulServer, s.ConsulClients); err != nil {
+		return err
+	}
+
+	// Nomad: one server, then the clients with the harvest driver installed.
+	np := b.nomadServer()
+	s.NomadServer = agent("nomad-server", bin("nomad"), np.HTTP)
+	scfg := nomadServerConfig("nomad-server", filepath.Join(s.RunDir, "nomad-server", "data"), np, s.ConsulServer.HTTPAddr)
+	if err := launch(&s.NomadServer, scfg, agentEnv(), "agent", "-config", filepath.Join(s.RunDir, "nomad-server", "config.hcl")); err != nil {
+		return err
+	}
+	if err := waitNomadLeader(ctx, o.Logger, s); err != nil {
+		return err
+	}
+	if err := installPlugin(o.DriverBinary, s.PluginDir); err != nil {
+		return err
+	}
+	for i, n := range o.Nodes {
+		p := b.nomadClient(i)
+		c := NomadClient{
+			Agent: agent("nomad-"+n.Name, bin("nomad"), p.HTTP), Meta: n.Meta(),
+			ConsulAgent: s.ConsulClients[i].HTTPAddr, CgroupParent: cgroupParentFor(b.Base, n.Name),
+		}
+		c.Agent.Name = n.Name // the node name jobs constrain on
+		s.NomadClients = append(s.NomadClients, c)
+		a := &s.NomadClients[i]
+		cfg := nomadClientConfig(nomadClientSpec{
+			name: n.Name, dataDir: filepath.Join(a.Dir, "data"), pluginDir: s.PluginDir,
+			cgroupParent: a.CgroupParent, server: "127.0.0.1:" + strconv.Itoa(np.RPC),
+			consulAddr: a.ConsulAgent, meta: a.Meta, harvestDriver: o.DriverBinary != "",
+		}, p)
+		if err := launch(&a.Agent, cfg, agentEnv(), "agent", "-config", filepath.Join(a.Dir, "config.hcl")); err != nil {
+			return err
+		}
+	}
+	if err := waitNomadClients(ctx, o.Logger, s, o.DriverBinary != ""); err != nil {
+		return err
+	}
+
+	// MinIO: one server per Nomad client, each with its own data and credentials.
+	for i, n := range o.Nodes {
+		p := b.minio(i)
+		m := MinIOServer{Agent: agent("minio-"+n.Name, bin("minio"), p.API), Node: n.Name,
+			AccessKey: "harvest-" + randomHex(6), SecretKey: randomHex(20)}
+		m.DataDir = filepath.Join(m.Dir, "data")
+		s.MinIO = append(s.MinIO, m)
+		a := &s.MinIO[i]
+		if err := os.MkdirAll(a.DataDir, 0o700); err != nil {
+			return err
+		}
+		env := agentEnv("MINIO_ROOT_USER="+a.AccessKey, "MINIO_ROOT_PASSWORD="+a.SecretKey,
+			"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CALLHOME_ENABLE=off")
+		if err := launch(&a.Agent, "", env, "server", a.DataDir, "--quiet",
+			"--address", a.HTTPAddr, "--console-address", "127.0.0.1:"+strconv.Itoa(p.Console)); err != nil {
+			return err
+		}
+	}
+	for i := range s.MinIO {
+		if err := waitMinIO(ctx, o.Logger, &s.MinIO[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installPlugin puts the driver binary into the plugin folder. Nomad skips
+// symlinks there, so it is hard-linked, or copied across file systems.
+func installPlugin(src, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil || src == "" {
+		return err
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	os.Remove(dst)
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b)
+}
