@@ -35,9 +35,9 @@ func New(logger hclog.Logger) *Driver {
 }
 
 func (d *Driver) PluginInfo() (*base.PluginInfoResponse, error) { return pluginInfo, nil }
-func (d *Driver) ConfigSchema() (*hclspec.Spec, error)         { return configSpec, nil }
-func (d *Driver) TaskConfigSchema() (*hclspec.Spec, error)     { return taskConfigSpec, nil }
-func (d *Driver) Capabilities() (*drivers.Capabilities, error) { return capabilities, nil }
+func (d *Driver) ConfigSchema() (*hclspec.Spec, error)          { return configSpec, nil }
+func (d *Driver) TaskConfigSchema() (*hclspec.Spec, error)      { return taskConfigSpec, nil }
+func (d *Driver) Capabilities() (*drivers.Capabilities, error)  { return capabilities, nil }
 
 // SetConfig decodes the client's plugin config block.
 func (d *Driver) SetConfig(c *base.Config) error {
@@ -96,10 +96,10 @@ func (d *Driver) StartTask(*drivers.TaskConfig) (*drivers.TaskHandle, *drivers.D
 func (d *Driver) WaitTask(context.Context, string) (<-chan *drivers.ExitResult, error) {
 	return nil, errNotYet
 }
-func (d *Driver) StopTask(string, time.Duration, string) error            { return errNotYet }
-func (d *Driver) DestroyTask(string, bool) error                          { return nil }
-func (d *Driver) InspectTask(string) (*drivers.TaskStatus, error)          { return nil, errNotYet }
-func (d *Driver) SignalTask(string, string) error                         { return errNotYet }
+func (d *Driver) StopTask(string, time.Duration, string) error    { return errNotYet }
+func (d *Driver) DestroyTask(string, bool) error                  { return nil }
+func (d *Driver) InspectTask(string) (*drivers.TaskStatus, error) { return nil, errNotYet }
+func (d *Driver) SignalTask(string, string) error                 { return errNotYet }
 func (d *Driver) ExecTask(string, []string, time.Duration) (*drivers.ExecTaskResult, error) {
 	return nil, errNotYet
 }

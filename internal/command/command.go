@@ -29,12 +29,12 @@ func run(binary, synopsis string, args []string, commands map[string]cli.Command
 		all[name] = f
 	}
 	c := &cli.CLI{
-		Name:       binary,
-		Args:       args,
-		Version:    version.String(binary),
-		Commands:   all,
-		HelpFunc:   helpFunc(binary, synopsis),
-		HelpWriter: stdout,
+		Name:        binary,
+		Args:        args,
+		Version:     version.String(binary),
+		Commands:    all,
+		HelpFunc:    helpFunc(binary, synopsis),
+		HelpWriter:  stdout,
 		ErrorWriter: stderr,
 	}
 	code, err := c.Run()
@@ -76,7 +76,9 @@ type versionCommand struct {
 var _ cli.Command = (*versionCommand)(nil)
 
 func (c *versionCommand) Synopsis() string { return "Print the version of " + c.binary }
-func (c *versionCommand) Help() string     { return "Usage: " + c.binary + " version\n\n  " + c.Synopsis() + "." }
+func (c *versionCommand) Help() string {
+	return "Usage: " + c.binary + " version\n\n  " + c.Synopsis() + "."
+}
 func (c *versionCommand) Run([]string) int {
 	fmt.Fprintln(c.out, version.String(c.binary))
 	return 0
