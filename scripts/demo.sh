@@ -14,16 +14,21 @@ if [ -f "$run_dir/cluster.json" ] && "$bin/harvestctl" dev-cluster status -run-d
 	step "Reusing the cluster already running in $run_dir"
 	"$bin/harvestctl" dev-cluster status -run-dir "$run_dir"
 else
+	[ -f "$run_dir/cluster.json" ] && "$bin/harvestctl" dev-cluster down -run-dir "$run_dir"
 	step "Starting the local cluster (Consul, Nomad server, 3 Nomad clients, 3 MinIO servers)"
 	"$bin/harvestctl" dev-cluster up -run-dir "$run_dir"
 fi
 # shellcheck disable=SC1091
 source "$run_dir/env.sh"
+export NOMAD_CLI_SHOW_HINTS=false
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 step "Nodes, with their primary tenant in static meta"
-nomad node status -verbose | sed -n '1,10p'
+nomad node status -t '{{range .}}  {{.Name}}  {{.Status}}  drivers: {{range $d, $i := .Drivers}}{{if $i.Healthy}}{{$d}} {{end}}{{end}}{{"\n"}}{{end}}'
+for n in $(nomad node status -t '{{range .}}{{.ID}} {{end}}'); do
+	nomad node status -t '  {{.Name}}: harvest_tenant={{.Meta.harvest_tenant}} harvest_environment={{.Meta.harvest_environment}} harvest_rack={{.Meta.harvest_rack}}' "$n"
+done
 
 step "A batch job on client-2 through 'nomad job run'"
 cat >"$work/hello.nomad.hcl" <<'JOB'
@@ -57,15 +62,15 @@ for _ in $(seq 40); do
 done
 nomad alloc logs "$alloc" hello
 
-step "A class label in dynamic node meta steers a job to exactly that node"
+step "A job constrained on \${meta.harvest_class} waits until 'nomad node meta apply' labels a node"
 node=$(nomad node status -t '{{range .}}{{if eq .Name "client-3"}}{{.ID}}{{end}}{{end}}')
-nomad node meta apply -node-id "$node" harvest_class=demo-class
+class="demo-$(date +%s)" # a fresh label, so a reused cluster shows the same story
 cat >"$work/classed.nomad.hcl" <<'JOB'
 job "demo-classed" {
   type = "batch"
   constraint {
     attribute = "${meta.harvest_class}"
-    value     = "demo-class"
+    value     = "CLASS"
   }
   group "work" {
     count = 3
@@ -83,8 +88,20 @@ job "demo-classed" {
   }
 }
 JOB
-nomad job run "$work/classed.nomad.hcl"
-nomad job allocs -t '{{range .}}{{.ID | printf "%.8s"}} on {{.NodeName}} ({{.ClientStatus}}){{"\n"}}{{end}}' demo-classed
+sed -i "s/CLASS/$class/" "$work/classed.nomad.hcl"
+nomad job run -detach "$work/classed.nomad.hcl" >/dev/null
+sleep 1
+echo "before the label:"
+nomad job status demo-classed | sed -n '/^Summary/,/^$/p'
+echo "nomad node meta apply -node-id ${node:0:8} harvest_class=$class"
+nomad node meta apply -node-id "$node" harvest_class="$class"
+for _ in $(seq 60); do
+	done_count=$(nomad job allocs -t '{{range .}}{{if eq .ClientStatus "complete"}}x{{end}}{{end}}' demo-classed)
+	[ "${#done_count}" -ge 3 ] && break
+	sleep 0.5
+done
+echo "after the label:"
+nomad job allocs -t '{{range .}}  {{printf "%.8s" .ID}} on {{.NodeName}} ({{.ClientStatus}}){{"\n"}}{{end}}' demo-classed
 
 step "An object PUT to each MinIO server reads back byte-identical"
 head -c 1048576 /dev/urandom >"$work/object.bin"

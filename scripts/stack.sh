@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # stack.sh builds the pinned real stack (Nomad, Consul, MinIO, mc and, when the
-# machine has none, Terraform) from the Go module proxy into a git-ignored cache
-# keyed by version: .cache/stack/<name>-<version>/<name>. A binary already in the
+# machine has no terraform, OpenTofu as terraform) from the Go module proxy into
+# a git-ignored cache keyed by version: .cache/stack/<name>-<version>/<name>. A binary already in the
 # cache is reused; a build writes to a temporary name and is renamed only when it
 # succeeds, so an interrupted build never leaves a broken binary behind.
 #
@@ -18,7 +18,7 @@ components=(
 	"consul|1.22.5|github.com/hashicorp/consul"
 	"minio|0.0.0-20260212201848-7aac2a2c5b7c|github.com/minio/minio"
 	"mc|0.0.0-20250313080218-cf909e1063a9|github.com/minio/mc"
-	"terraform|1.11.4|github.com/hashicorp/terraform"
+	"terraform|opentofu-1.9.1|github.com/opentofu/opentofu/cmd/tofu"
 )
 
 wanted=("$@")

@@ -155,7 +155,7 @@ func (c *devClusterCommand) status() error {
 	}
 	printSummary(c.out, s)
 	if stopped := s.Stopped(); len(stopped) > 0 {
-		fmt.Fprintf(c.out, "WARNING: not running: %s (see the logs)\n", strings.Join(stopped, ", "))
+		return fmt.Errorf("not running: %s (see the logs in %s)", strings.Join(stopped, ", "), filepath.Join(s.RunDir, "logs"))
 	}
 	return nil
 }

@@ -15,8 +15,9 @@ import (
 const fingerprintDenylist = "env_aws,env_gce,env_azure,env_digitalocean"
 
 // driverDenylist drops drivers that cannot work here (no Docker engine, no
-// JVM or QEMU) and would only log errors.
-const driverDenylist = "docker,podman,java,qemu"
+// JVM or QEMU) and would only log errors, and the test-only mock driver that
+// development builds of Nomad carry.
+const driverDenylist = "docker,podman,java,qemu,mock_driver"
 
 func consulServerConfig(name string, p consulPorts) string {
 	return fmt.Sprintf(`datacenter           = "dc1"

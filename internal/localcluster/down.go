@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -30,15 +32,23 @@ func Down(ctx context.Context, s *State, log hclog.Logger) error {
 			log.Warn("could not stop every job; sweeping their tasks instead", "error", err)
 		}
 	}
-	for _, a := range s.agents() {
-		if a.PID == 0 {
-			continue
+	for _, tier := range s.stopTiers() {
+		var wg sync.WaitGroup
+		for _, a := range tier {
+			if a.PID == 0 {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if stopPID(a.PID, a.Binary, agentGrace) {
+					log.Info("stopped", "part", a.Name, "pid", a.PID)
+				} else {
+					log.Error("could not stop", "part", a.Name, "pid", a.PID)
+				}
+			}()
 		}
-		if stopPID(a.PID, a.Binary, agentGrace) {
-			log.Info("stopped", "part", a.Name, "pid", a.PID)
-		} else {
-			log.Error("could not stop", "part", a.Name, "pid", a.PID)
-		}
+		wg.Wait()
 	}
 	sweep(s, log)
 	var errs []error
@@ -126,7 +136,10 @@ func stopJobs(ctx context.Context, s *State, log hclog.Logger) error {
 	}
 	for _, a := range allocs {
 		alloc := &nomadapi.Allocation{ID: a.ID, NodeID: a.NodeID, Namespace: a.Namespace}
-		if err := c.Allocations().GC(alloc, &nomadapi.QueryOptions{Namespace: a.Namespace}); err != nil {
+		// The endpoint answers with an empty body, which the API client
+		// reports as EOF after the collection has happened.
+		err := c.Allocations().GC(alloc, &nomadapi.QueryOptions{Namespace: a.Namespace})
+		if err != nil && !errors.Is(err, io.EOF) {
 			log.Warn("alloc gc failed", "alloc", a.ID, "error", err)
 		}
 	}

@@ -63,21 +63,22 @@ func waitConsulLeader(ctx context.Context, log hclog.Logger, a *Agent) error {
 	})
 }
 
-// waitConsulMembers waits until the server's catalog lists every client agent.
-func waitConsulMembers(ctx context.Context, log hclog.Logger, server *Agent, clients []Agent) error {
+// waitConsulMembers waits until the server's catalog lists every client
+// agent, by node name.
+func waitConsulMembers(ctx context.Context, log hclog.Logger, server *Agent, clients []Agent, nodes []NodeSpec) error {
 	c := consulClient(server.HTTPAddr)
 	return waitFor(ctx, log, "consul client agents", clients[0].Log, func() (bool, string) {
-		nodes, _, err := c.Catalog().Nodes(nil)
+		members, _, err := c.Catalog().Nodes(nil)
 		if err != nil {
 			return false, err.Error()
 		}
 		have := map[string]bool{}
-		for _, n := range nodes {
-			have[n.Node] = true
+		for _, m := range members {
+			have[m.Node] = true
 		}
-		for _, a := range clients {
-			if !have[a.Name] {
-				return false, a.Name + " has not joined"
+		for _, n := range nodes {
+			if !have[n.Name] {
+				return false, n.Name + " has not joined"
 			}
 		}
 		return true, ""

@@ -56,7 +56,8 @@ func agentEnv(extra ...string) []string {
 }
 
 // alive reports whether pid runs binary and is not a zombie, so a pid reused
-// by another program is never mistaken for ours.
+// by another program is never mistaken for ours. A process that is exiting
+// has no exe link any more; its command name still identifies it.
 func alive(pid int, binary string) bool {
 	if pid <= 0 {
 		return false
@@ -65,17 +66,18 @@ func alive(pid int, binary string) bool {
 	if err != nil {
 		return false
 	}
-	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+	open, close := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if open < 0 || close < open || close+2 >= len(stat) || stat[close+2] == 'Z' || stat[close+2] == 'X' {
 		return false
 	}
 	if binary == "" {
 		return true
 	}
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-	if err != nil {
-		return false
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
+		return strings.TrimSuffix(exe, " (deleted)") == binary || sameFile(exe, binary)
 	}
-	return strings.TrimSuffix(exe, " (deleted)") == binary || sameFile(exe, binary)
+	comm, base := string(stat[open+1:close]), filepath.Base(binary)
+	return comm == base || (len(base) > 15 && comm == base[:15])
 }
 
 func sameFile(a, b string) bool {

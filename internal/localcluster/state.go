@@ -59,22 +59,29 @@ func (s *State) NomadAddr() string { return "http://" + s.NomadServer.HTTPAddr }
 // ConsulAddr is the Consul server's HTTP address (CONSUL_HTTP_ADDR).
 func (s *State) ConsulAddr() string { return s.ConsulServer.HTTPAddr }
 
-// agents lists every started process in the order Down stops them: Nomad
-// clients first (their tasks are already stopped), Consul last.
+// agents lists every started process in the order Down stops them.
 func (s *State) agents() []*Agent {
 	var out []*Agent
-	for i := range s.NomadClients {
-		out = append(out, &s.NomadClients[i].Agent)
+	for _, tier := range s.stopTiers() {
+		out = append(out, tier...)
 	}
-	out = append(out, &s.NomadServer)
+	return out
+}
+
+// stopTiers groups the agents for Down: each tier stops in parallel, after
+// the one before it (clients before their servers, Consul last).
+func (s *State) stopTiers() [][]*Agent {
+	var nomadClients, minio, consulClients []*Agent
+	for i := range s.NomadClients {
+		nomadClients = append(nomadClients, &s.NomadClients[i].Agent)
+	}
 	for i := range s.MinIO {
-		out = append(out, &s.MinIO[i].Agent)
+		minio = append(minio, &s.MinIO[i].Agent)
 	}
 	for i := range s.ConsulClients {
-		out = append(out, &s.ConsulClients[i])
+		consulClients = append(consulClients, &s.ConsulClients[i])
 	}
-	out = append(out, &s.ConsulServer)
-	return out
+	return [][]*Agent{nomadClients, {&s.NomadServer}, minio, consulClients, {&s.ConsulServer}}
 }
 
 func (s *State) save() error {

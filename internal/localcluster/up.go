@@ -105,7 +105,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			return err
 		}
 	}
-	if err := waitConsulMembers(ctx, o.Logger, &s.ConsulServer, s.ConsulClients); err != nil {
+	if err := waitConsulMembers(ctx, o.Logger, &s.ConsulServer, s.ConsulClients, o.Nodes); err != nil {
 		return err
 	}
 
