@@ -132,6 +132,8 @@ func (c *devClusterCommand) up(ctx context.Context, log hclog.Logger) error {
 }
 
 func (c *devClusterCommand) down(log hclog.Logger) error {
+	// Clusters left by killed test runs go too.
+	localcluster.SweepStale(context.Background(), localcluster.DefaultClaimDir(), log)
 	s, err := localcluster.Load(c.flags.runDir)
 	if os.IsNotExist(err) {
 		fmt.Fprintf(c.out, "no cluster in %s\n", c.flags.runDir)

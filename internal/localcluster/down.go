@@ -68,6 +68,9 @@ func Down(ctx context.Context, s *State, log hclog.Logger) error {
 		if err := os.Remove(s.ClaimFile); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)
 		}
+		if claims, err := readClaims(filepath.Dir(s.ClaimFile)); err == nil && len(claims) == 0 {
+			removeSharedNomadCgroups() // no other cluster on this machine uses them
+		}
 	}
 	os.Remove(filepath.Join(s.RunDir, StateFile))
 	return errors.Join(errs...)
@@ -81,11 +84,9 @@ func sweep(s *State, log hclog.Logger) {
 			log.Warn("killing stray process", "pid", pid)
 			stopPID(pid, "", 5*time.Second)
 		}
-		for _, c := range s.NomadClients {
-			for _, d := range cgroupDirs(c.CgroupParent) {
-				if err := sweepCgroup(d); err != nil {
-					log.Warn("could not remove cgroup", "dir", d, "error", err)
-				}
+		for _, d := range s.cgroups() {
+			if err := sweepCgroup(d); err != nil {
+				log.Warn("could not remove cgroup", "dir", d, "error", err)
 			}
 		}
 		if err := unmountAll(s.RunDir); err != nil {

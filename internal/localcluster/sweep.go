@@ -54,6 +54,54 @@ func cgroupDirs(parent string) []string {
 	return out
 }
 
+// allocCgroupDirs lists the task cgroups of the cluster's allocations. On
+// cgroup v1 Nomad 1.11 puts every client's tasks under /nomad whatever its
+// cgroup_parent says, so they are found by allocation ID (the clients' alloc
+// folders name them), never by sweeping /nomad as a whole.
+func allocCgroupDirs(s *State) []string {
+	var roots []string
+	if cgroupV2() {
+		roots = []string{cgroupRoot}
+	} else {
+		ctrls, _ := os.ReadDir(cgroupRoot)
+		for _, c := range ctrls {
+			roots = append(roots, filepath.Join(cgroupRoot, c.Name()))
+		}
+	}
+	var out []string
+	for _, c := range s.NomadClients {
+		allocs, _ := os.ReadDir(filepath.Join(c.Dir, "data", "alloc"))
+		parents := []string{"nomad", "nomad.slice", strings.TrimPrefix(c.CgroupParent, "/")}
+		for _, a := range allocs {
+			for _, root := range roots {
+				for _, parent := range parents {
+					for _, pattern := range []string{"%s/%s/%s.*", "%s/%s/*/%s.*"} {
+						m, _ := filepath.Glob(fmt.Sprintf(pattern, root, parent, a.Name()))
+						out = append(out, m...)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// removeSharedNomadCgroups removes the /nomad cgroups (and cpuset's
+// reserve/share partitions) that Nomad clients on cgroup v1 create and share.
+// rmdir only removes an empty cgroup, so one still in use stays.
+func removeSharedNomadCgroups() {
+	if cgroupV2() {
+		return
+	}
+	ctrls, _ := os.ReadDir(cgroupRoot)
+	for _, c := range ctrls {
+		base := filepath.Join(cgroupRoot, c.Name(), "nomad")
+		for _, d := range []string{filepath.Join(base, "reserve"), filepath.Join(base, "share"), base} {
+			_ = syscall.Rmdir(d)
+		}
+	}
+}
+
 // sweepCgroup kills every process in the cgroup tree at dir and removes its
 // directories, deepest first.
 func sweepCgroup(dir string) error {
@@ -198,10 +246,17 @@ func Leftovers(s *State) []string {
 	for _, mp := range mountsUnder(s.RunDir) {
 		out = append(out, "mount "+mp)
 	}
+	for _, d := range s.cgroups() {
+		out = append(out, "cgroup "+d)
+	}
+	return out
+}
+
+// cgroups lists the cgroup directories the cluster's clients and tasks have.
+func (s *State) cgroups() []string {
+	out := allocCgroupDirs(s)
 	for _, c := range s.NomadClients {
-		for _, d := range cgroupDirs(c.CgroupParent) {
-			out = append(out, "cgroup "+d)
-		}
+		out = append(out, cgroupDirs(c.CgroupParent)...)
 	}
 	return out
 }
