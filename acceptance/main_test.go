@@ -57,20 +57,21 @@ func run(m *testing.M) int {
 		return 1
 	}
 	// An interrupted run still tears the cluster down before it exits.
-	stopped := make(chan struct{})
+	var once sync.Once
+	var teardownErr error
+	down := func() error {
+		once.Do(func() { teardownErr = teardown(log) })
+		return teardownErr
+	}
 	go func() {
-		select {
-		case <-ctx.Done():
-			log.Warn("interrupted: tearing the cluster down")
-			_ = localcluster.Down(context.Background(), cluster, log)
-			os.Exit(130)
-		case <-stopped:
-		}
+		<-ctx.Done()
+		log.Warn("interrupted: tearing the cluster down")
+		_ = down()
+		os.Exit(130)
 	}()
 
 	code := m.Run()
-	close(stopped)
-	if err := teardown(log); err != nil {
+	if err := down(); err != nil {
 		fmt.Fprintf(os.Stderr, "acceptance: teardown: %v\n", err)
 		code = 1
 	}
