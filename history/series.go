@@ -1,0 +1,73 @@
+package history
+
+import (
+	"math"
+	"time"
+)
+
+// Series is a CPU utilisation series at 2-minute slots: Values[i] is the
+// percent at Start + i*Slot, NaN where no sample exists.
+type Series struct {
+	Start  time.Time
+	Values []float64
+}
+
+// End is the time just after the last slot.
+func (s Series) End() time.Time { return s.Start.Add(time.Duration(len(s.Values)) * Slot) }
+
+// Observed counts the slots that hold a sample.
+func (s Series) Observed() int {
+	n := 0
+	for _, v := range s.Values {
+		if !math.IsNaN(v) {
+			n++
+		}
+	}
+	return n
+}
+
+// Last returns the trailing window of length d (or all of s if shorter).
+func (s Series) Last(d time.Duration) Series {
+	n := int(d / Slot)
+	if n >= len(s.Values) {
+		return s
+	}
+	skip := len(s.Values) - n
+	return Series{Start: s.Start.Add(time.Duration(skip) * Slot), Values: s.Values[skip:]}
+}
+
+// seriesFromDays joins consecutive days into a series covering [from, to).
+func seriesFromDays(days map[Date]*Day, from, to Date) Series {
+	s := Series{Start: from.Time(), Values: make([]float64, 0, int(to-from)*SlotsPerDay)}
+	for d := from; d < to; d++ {
+		day := days[d]
+		for i := 0; i < SlotsPerDay; i++ {
+			if day == nil || day.Count[i] == 0 {
+				s.Values = append(s.Values, math.NaN())
+			} else {
+				s.Values = append(s.Values, float64(day.Mean[i]))
+			}
+		}
+	}
+	return s
+}
+
+// splitDays cuts a slot-aligned series into days, setting each observed slot.
+func splitDays(s Series) map[Date]*Day {
+	days := map[Date]*Day{}
+	start := s.Start.UTC().Truncate(Slot)
+	for i, v := range s.Values {
+		if math.IsNaN(v) {
+			continue
+		}
+		t := start.Add(time.Duration(i) * Slot)
+		d := DateOf(t)
+		day := days[d]
+		if day == nil {
+			day = &Day{Date: d}
+			days[d] = day
+		}
+		day.Set(SlotOf(t), v)
+	}
+	return days
+}
