@@ -1,0 +1,155 @@
+package csvfmt
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harvest-platform/harvest/history"
+)
+
+var start = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+func TestParseLongAveragesIntoSlotsAndRoundTrips(t *testing.T) {
+	in := "tenant,timestamp,cpu_percent\n" +
+		"ads/indexer,2026-11-01T00:00:10Z,10\n" +
+		"ads/indexer,2026-11-01T00:01:50Z,30\n" + // same slot: mean 20
+		"ads/indexer,1793491440,50\n" + // unix seconds, 2 slots later
+		"search/frontend,2026-11-01T00:00:00Z,99.5\n"
+	got, err := ParseLong(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ads := got[history.TenantID{"ads", "indexer"}]
+	if len(ads.Values) != 3 || ads.Values[0] != 20 || !math.IsNaN(ads.Values[1]) || ads.Values[2] != 50 {
+		t.Fatalf("ads series has %d slots from %s, want [20 NaN 50]", len(ads.Values), ads.Start)
+	}
+	var buf bytes.Buffer
+	if err := WriteLong(&buf, got); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ParseLong(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 2 || again[history.TenantID{"ads", "indexer"}].Observed() != 2 {
+		t.Fatalf("round trip lost data: %v", again)
+	}
+}
+
+func TestParseLongBadInputSaysWhatAndWhere(t *testing.T) {
+	header := "tenant,timestamp,cpu_percent\n"
+	cases := map[string]struct{ in, want string }{
+		"no header":       {"", "empty input"},
+		"wrong header":    {"tenant,time,cpu\n", `header column 2 is "time"`},
+		"short row":       {header + "a/b,2026-11-01T00:00:00Z\n", "line 2: 2 fields, want 3"},
+		"bad timestamp":   {header + "a/b,yesterday,5\n", `line 2: timestamp "yesterday"`},
+		"NaN":             {header + "a/b,2026-11-01T00:00:00Z,NaN\n", "line 2: cpu_percent is NaN"},
+		"negative":        {header + "a/b,2026-11-01T00:00:00Z,-3\n", "line 2: cpu_percent -3 is negative"},
+		"above 100":       {header + "a/b,2026-11-01T00:00:00Z,100.1\n", "line 2: cpu_percent 100.1 is above 100"},
+		"not a number":    {header + "a/b,2026-11-01T00:00:00Z,high\n", `cpu_percent "high" is not a number`},
+		"bad tenant":      {header + "ab,2026-11-01T00:00:00Z,5\n", "want environment/function"},
+		"hostile tenant":  {header + "../etc,2026-11-01T00:00:00Z,5\n", "environment \"..\""},
+		"bad quote later": {header + "a/b,2026-11-01T00:00:00Z,5\n\"a/b,x\n", "line 3"},
+	}
+	for name, tc := range cases {
+		_, err := ParseLong(strings.NewReader(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", name, err, tc.want)
+		}
+	}
+}
+
+func TestResampleFiveMinutesToTwoByInterpolation(t *testing.T) {
+	s := Resample([]float64{0, 10, math.NaN(), 30}, start, 5*time.Minute)
+	// slots at 0,2,4,...,14 minutes: positions 0,.4,.8,1.2,1.6,2.0,2.4,2.8 rows... up to 15 min
+	want := []float64{0, 4, 8, math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	if len(s.Values) != 8 {
+		t.Fatalf("%d slots, want 8: %v", len(s.Values), s.Values)
+	}
+	for i, w := range want {
+		g := s.Values[i]
+		if math.IsNaN(w) != math.IsNaN(g) || (!math.IsNaN(w) && math.Abs(g-w) > 1e-9) {
+			t.Fatalf("slot %d = %v, want %v (all %v)", i, g, w, s.Values)
+		}
+	}
+}
+
+func TestParseAzureRealFile(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "shared", "data", "azure-v1", "periodic_avg_78.csv.gz")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Skipf("shared data not beside the project: %v", err)
+	}
+	defer f.Close()
+	vms, err := ParseAzure(f, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vms) != 78 {
+		t.Fatalf("%d VMs, want 78", len(vms))
+	}
+	periods := map[int]int{}
+	for _, vm := range vms {
+		periods[vm.PeriodHours]++
+		// 8400 rows of 5 minutes = 29 days and 23:55, at 2-minute slots
+		if n := len(vm.Series.Values); n != (8400-1)*5/2+1 {
+			t.Fatalf("%s: %d slots", vm.Tenant, n)
+		}
+	}
+	if periods[24] == 0 || periods[8] == 0 || periods[1] == 0 {
+		t.Fatalf("period labels not read: %v", periods)
+	}
+	// VM 83972 appears twice (labelled 1 h and 24 h): both columns are kept.
+	if vms[62].Tenant.Function != "vm-83972" || vms[63].Tenant.Function != "vm-83972-col64" {
+		t.Fatalf("duplicate VM columns named %s and %s", vms[62].Tenant, vms[63].Tenant)
+	}
+}
+
+func TestParseAzureBadInput(t *testing.T) {
+	cases := map[string]struct{ in, want string }{
+		"no columns":    {`""` + "\n", "names no VM column"},
+		"ragged row":    {`"","7","8"` + "\n1,1\n", "line 2: 2 fields, want 3"},
+		"value above":   {`"","7"` + "\n1,101\n2,3\n", "line 2: column 2 (azure-v1/vm-7): cpu_percent 101 is above 100"},
+		"one row":       {`"","7"` + "\n1,5\n", "fewer than two rows"},
+		"bad period":    {`"","7 x"` + "\n1,5\n2,5\n", `period "x"`},
+		"hostile vm id": {`"","../../x"` + "\n1,5\n2,5\n", "must be 1-63"},
+	}
+	for name, tc := range cases {
+		_, err := ParseAzure(strings.NewReader(tc.in), start)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
+		}
+	}
+	// gaps: NA cells are holes, not errors
+	vms, err := ParseAzure(strings.NewReader(`"","7"`+"\n1,NA\n2,5\n"), start)
+	if err != nil || !math.IsNaN(vms[0].Series.Values[0]) {
+		t.Fatalf("NA not a gap: %v %v", err, vms)
+	}
+}
+
+func TestReimagesRoundTripAndGzip(t *testing.T) {
+	in := "tenant,node,timestamp\nads/indexer,n1,2026-11-02T00:00:00Z\nads/indexer,n2,1762041600\n"
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write([]byte(in))
+	w.Close()
+	got, err := ParseReimages(&gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := got[history.TenantID{"ads", "indexer"}]; len(ev) != 2 || ev[1].Node != "n2" {
+		t.Fatalf("events = %+v", got)
+	}
+	_, err = ParseReimages(strings.NewReader("tenant,node,timestamp\nads/indexer,,2026-11-02T00:00:00Z\n"))
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 {
+		t.Fatalf("empty node: %v", err)
+	}
+}

@@ -1,0 +1,50 @@
+package csvfmt
+
+import (
+	"bytes"
+	"math"
+	"testing"
+)
+
+// FuzzParseLong: any input either parses into in-range values or fails
+// with an error; it never panics.
+func FuzzParseLong(f *testing.F) {
+	f.Add([]byte("tenant,timestamp,cpu_percent\na/b,2026-11-01T00:00:00Z,5\n"))
+	f.Add([]byte("tenant,timestamp,cpu_percent\na/b,1,NaN\n"))
+	f.Add([]byte("\x1f\x8b"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		series, err := ParseLong(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for id, s := range series {
+			if id.Validate() != nil {
+				t.Fatalf("invalid tenant %q accepted", id)
+			}
+			for _, v := range s.Values {
+				if !math.IsNaN(v) && (v < 0 || v > 100) {
+					t.Fatalf("value %v out of range accepted", v)
+				}
+			}
+		}
+	})
+}
+
+// FuzzParseAzure: the same promise for the Azure layout.
+func FuzzParseAzure(f *testing.F) {
+	f.Add([]byte("\"\",\"7 24\"\n1,5\n2,6\n"))
+	f.Add([]byte("\"\",\"7\",\"8\"\n1,5,NA\n2,6,7\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		vms, err := ParseAzure(bytes.NewReader(data), start)
+		if err != nil {
+			return
+		}
+		for _, vm := range vms {
+			for _, v := range vm.Series.Values {
+				if !math.IsNaN(v) && (v < 0 || v > 100) {
+					t.Fatalf("value %v out of range accepted", v)
+				}
+			}
+		}
+	})
+}
