@@ -53,7 +53,7 @@ func ParseAzure(r io.Reader, start time.Time) ([]AzureVM, error) {
 			return nil, &LineError{1, fmt.Errorf("column %d: %w", i+2, err)}
 		}
 		if seen[id.Function] { // the periodic file lists VM 83972 twice
-			id.Function += fmt.Sprintf("-col%d", i+1)
+			id.Function += fmt.Sprintf("-col%d", i+2)
 		}
 		seen[id.Function] = true
 		vms[i].Tenant = id
