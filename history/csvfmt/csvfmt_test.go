@@ -26,7 +26,7 @@ func TestParseLongAveragesIntoSlotsAndRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ads := got[history.TenantID{"ads", "indexer"}]
+	ads := got[history.TenantID{Environment: "ads", Function: "indexer"}]
 	if len(ads.Values) != 3 || ads.Values[0] != 20 || !math.IsNaN(ads.Values[1]) || ads.Values[2] != 50 {
 		t.Fatalf("ads series has %d slots from %s, want [20 NaN 50]", len(ads.Values), ads.Start)
 	}
@@ -38,7 +38,7 @@ func TestParseLongAveragesIntoSlotsAndRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(again) != 2 || again[history.TenantID{"ads", "indexer"}].Observed() != 2 {
+	if len(again) != 2 || again[history.TenantID{Environment: "ads", Function: "indexer"}].Observed() != 2 {
 		t.Fatalf("round trip lost data: %v", again)
 	}
 }
@@ -144,7 +144,7 @@ func TestReimagesRoundTripAndGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev := got[history.TenantID{"ads", "indexer"}]; len(ev) != 2 || ev[1].Node != "n2" {
+	if ev := got[history.TenantID{Environment: "ads", Function: "indexer"}]; len(ev) != 2 || ev[1].Node != "n2" {
 		t.Fatalf("events = %+v", got)
 	}
 	_, err = ParseReimages(strings.NewReader("tenant,node,timestamp\nads/indexer,,2026-11-02T00:00:00Z\n"))
