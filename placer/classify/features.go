@@ -1,0 +1,202 @@
+package classify
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/cmplx"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+
+	"github.com/harvest-platform/harvest/history"
+)
+
+// Pattern is a tenant's utilisation pattern.
+type Pattern string
+
+const (
+	Periodic      Pattern = "periodic"
+	Constant      Pattern = "constant"
+	Unpredictable Pattern = "unpredictable"
+)
+
+// Patterns lists the patterns in a fixed order.
+var Patterns = []Pattern{Periodic, Constant, Unpredictable}
+
+// Features summarise one tenant's recent history.
+type Features struct {
+	Mean, Peak, SD float64 // percent
+	Current        float64 // mean of the last CurrentWindow, percent
+	Strength       float64 // share of variance in the dominant periodicity and its harmonics
+	Period         time.Duration
+	DailyAmp       float64 // amplitude of the 24-hour component, percentage points
+	DailyPhase     float64 // its phase, radians
+	Observed       float64 // share of the window's slots that held a sample
+}
+
+// Pattern applies the thresholds of cfg (see the package doc).
+func (f Features) Pattern(cfg Config) Pattern {
+	switch {
+	case f.SD < cfg.ConstantSD:
+		return Constant
+	case f.Strength >= cfg.PeriodicStrength:
+		return Periodic
+	default:
+		return Unpredictable
+	}
+}
+
+// ErrTooLittleHistory says a tenant cannot be classified yet.
+var ErrTooLittleHistory = errors.New("too little history")
+
+// Extract computes a tenant's features from its series.
+func Extract(s history.Series, cfg Config) (Features, error) {
+	w := s.Last(cfg.Window)
+	span := time.Duration(len(w.Values)) * history.Slot
+	if span < cfg.MinHistory {
+		return Features{}, fmt.Errorf("%w: %s of history, need %s", ErrTooLittleHistory, span, cfg.MinHistory)
+	}
+	observed := float64(w.Observed()) / float64(len(w.Values))
+	if observed < cfg.MinObserved {
+		return Features{}, fmt.Errorf("%w: %.0f%% of the last %s has samples, need %.0f%%",
+			ErrTooLittleHistory, 100*observed, span, 100*cfg.MinObserved)
+	}
+	x := fillGaps(w.Values)
+	f := Features{Observed: observed}
+	f.Mean, f.SD = meanSD(x)
+	f.Peak = percentile(x, cfg.PeakPercentile)
+	recent := max(1, int(cfg.CurrentWindow/history.Slot))
+	f.Current, _ = meanSD(x[len(x)-min(recent, len(x)):])
+	spectrum(x, f.Mean, cfg, &f)
+	return f, nil
+}
+
+// spectrum fills Strength, Period and the daily component from the FFT.
+func spectrum(x []float64, mean float64, cfg Config, f *Features) {
+	n := len(x)
+	centred := make([]float64, n)
+	for i, v := range x {
+		centred[i] = v - mean
+	}
+	coeff := fourier.NewFFT(n).Coefficients(nil, centred)
+	power := make([]float64, len(coeff))
+	total := 0.0
+	for k := 1; k < len(coeff); k++ {
+		power[k] = real(coeff[k])*real(coeff[k]) + imag(coeff[k])*imag(coeff[k])
+		total += power[k]
+	}
+	if total == 0 {
+		return
+	}
+	window := time.Duration(n) * history.Slot
+	lo := max(1, int(math.Ceil(float64(window)/float64(cfg.MaxPeriod))))
+	hi := min(len(power)-1, int(float64(window)/float64(cfg.MinPeriod)))
+	best := 0
+	for k := lo; k <= hi; k++ {
+		if power[k] > power[best] || best == 0 {
+			best = k
+		}
+	}
+	if best == 0 {
+		return
+	}
+	if !isLine(power, best, cfg) {
+		return // the strongest bin is no sharper than its neighbours: no periodicity
+	}
+	counted := map[int]bool{}
+	harmonic := 0.0
+	for h := best; h < len(power) && h <= maxHarmonics*best; h += best {
+		if h != best && !isLine(power, h, cfg) {
+			continue
+		}
+		for j := h - cfg.HarmonicBins; j <= h+cfg.HarmonicBins; j++ {
+			if j >= 1 && j < len(power) && !counted[j] {
+				counted[j] = true
+				harmonic += power[j]
+			}
+		}
+	}
+	f.Strength = harmonic / total
+	f.Period = window / time.Duration(best)
+	if k := int(math.Round(float64(window) / float64(24*time.Hour))); k >= 1 && k < len(coeff) {
+		f.DailyAmp = 2 * cmplx.Abs(coeff[k]) / float64(n)
+		f.DailyPhase = cmplx.Phase(coeff[k])
+	}
+}
+
+// maxHarmonics bounds the harmonics counted into a periodicity.
+const maxHarmonics = 10
+
+// isLine reports whether bin k stands out of the spectrum around it: its
+// power (with +-HarmonicBins) is at least LineRatio times the median power
+// of the bins within lineNeighbourhood of it. A periodicity makes a sharp
+// line; bursty or drifting utilisation makes a smooth, red spectrum whose
+// strongest bin is only a few times its neighbours.
+func isLine(power []float64, k int, cfg Config) bool {
+	var around []float64
+	peak := 0.0
+	for j := k - lineNeighbourhood; j <= k+lineNeighbourhood; j++ {
+		if j < 1 || j >= len(power) {
+			continue
+		}
+		if j >= k-cfg.HarmonicBins && j <= k+cfg.HarmonicBins {
+			peak = math.Max(peak, power[j])
+			continue
+		}
+		around = append(around, power[j])
+	}
+	if len(around) == 0 {
+		return false
+	}
+	slices.Sort(around)
+	return peak >= cfg.LineRatio*around[len(around)/2]
+}
+
+const lineNeighbourhood = 20
+
+// fillGaps replaces NaN by linear interpolation between the nearest samples
+// (the nearest one at either end).
+func fillGaps(v []float64) []float64 {
+	out := slices.Clone(v)
+	last := -1
+	for i, x := range out {
+		if math.IsNaN(x) {
+			continue
+		}
+		if last == -1 {
+			for j := 0; j < i; j++ {
+				out[j] = x
+			}
+		} else if i-last > 1 {
+			for j := last + 1; j < i; j++ {
+				t := float64(j-last) / float64(i-last)
+				out[j] = out[last]*(1-t) + x*t
+			}
+		}
+		last = i
+	}
+	for j := last + 1; j < len(out) && last >= 0; j++ {
+		out[j] = out[last]
+	}
+	return out
+}
+
+func meanSD(x []float64) (float64, float64) {
+	var sum, sq float64
+	for _, v := range x {
+		sum += v
+	}
+	m := sum / float64(len(x))
+	for _, v := range x {
+		sq += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(sq / float64(len(x)))
+}
+
+func percentile(x []float64, p float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
