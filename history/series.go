@@ -71,3 +71,26 @@ func splitDays(s Series) map[Date]*Day {
 	}
 	return days
 }
+
+// Until drops the slots at or after t (days read whole end in the future).
+func (s Series) Until(t time.Time) Series {
+	n := int(t.Sub(s.Start) / Slot)
+	if n < 0 {
+		n = 0
+	}
+	if n < len(s.Values) {
+		s.Values = s.Values[:n]
+	}
+	return s
+}
+
+// TrimLeadingGaps drops the slots before the first sample: a tenant's
+// history starts with its first sample.
+func (s Series) TrimLeadingGaps() Series {
+	for i, v := range s.Values {
+		if !math.IsNaN(v) {
+			return Series{Start: s.Start.Add(time.Duration(i) * Slot), Values: s.Values[i:]}
+		}
+	}
+	return Series{Start: s.End()}
+}

@@ -59,4 +59,3 @@ func (k keys) cpuDir(t TenantID) string          { return k.prefix + "cpu/" + t.
 func (k keys) day(t TenantID, d Date) string     { return k.cpuDir(t) + d.String() }
 func (k keys) reimDir(t TenantID) string         { return k.prefix + "reimages/" + t.String() + "/" }
 func (k keys) month(t TenantID, m string) string { return k.reimDir(t) + m }
-func (k keys) classes() string                   { return k.prefix + "classes" }

@@ -16,5 +16,10 @@ func main() {
 }
 
 func commands() map[string]cli.CommandFactory {
-	return devClusterCommands()
+	cmds := devClusterCommands()
+	for name, f := range historyCommands() {
+		cmds[name] = f
+	}
+	cmds["classify"] = classifyCommand()
+	return cmds
 }

@@ -106,3 +106,11 @@ func TestHeadroomPerJobType(t *testing.T) {
 		}
 	}
 }
+
+func TestSmoothLength(t *testing.T) {
+	for n, want := range map[int]int{21600: 21600, 20998: 20736, 7: 6, 1: 1} {
+		if got := smoothLength(n); got != want {
+			t.Errorf("smoothLength(%d) = %d, want %d", n, got, want)
+		}
+	}
+}

@@ -53,7 +53,7 @@ var ErrTooLittleHistory = errors.New("too little history")
 
 // Extract computes a tenant's features from its series.
 func Extract(s history.Series, cfg Config) (Features, error) {
-	w := s.Last(cfg.Window)
+	w := s.TrimLeadingGaps().Last(cfg.Window)
 	span := time.Duration(len(w.Values)) * history.Slot
 	if span < cfg.MinHistory {
 		return Features{}, fmt.Errorf("%w: %s of history, need %s", ErrTooLittleHistory, span, cfg.MinHistory)
@@ -75,6 +75,13 @@ func Extract(s history.Series, cfg Config) (Features, error) {
 
 // spectrum fills Strength, Period and the daily component from the FFT.
 func spectrum(x []float64, mean float64, cfg Config, f *Features) {
+	// An FFT of a length with a large prime factor costs O(n*p), and a
+	// window of whole days puts the daily cycle on an exact bin: keep the
+	// most recent d whole days, d the largest 5-smooth count that fits
+	// (720 slots a day is 5-smooth itself; 30 days stay 30, 29 become 27).
+	if days := len(x) / history.SlotsPerDay; days >= 1 {
+		x = x[len(x)-smoothLength(days)*history.SlotsPerDay:]
+	}
 	n := len(x)
 	centred := make([]float64, n)
 	for i, v := range x {
@@ -124,6 +131,22 @@ func spectrum(x []float64, mean float64, cfg Config, f *Features) {
 		f.DailyAmp = 2 * cmplx.Abs(coeff[k]) / float64(n)
 		f.DailyPhase = cmplx.Phase(coeff[k])
 	}
+}
+
+// smoothLength is the largest m <= n whose only prime factors are 2, 3, 5.
+func smoothLength(n int) int {
+	for m := n; m > 1; m-- {
+		k := m
+		for _, p := range []int{2, 3, 5} {
+			for k%p == 0 {
+				k /= p
+			}
+		}
+		if k == 1 {
+			return m
+		}
+	}
+	return 1
 }
 
 // maxHarmonics bounds the harmonics counted into a periodicity.

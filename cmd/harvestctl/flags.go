@@ -1,0 +1,48 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	consulapi "github.com/hashicorp/consul/api"
+
+	"github.com/harvest-platform/harvest/history"
+)
+
+// consulFlags are the flags of every command that reads or writes history.
+type consulFlags struct{ addr, prefix string }
+
+func (c *consulFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.addr, "consul-addr", envOr("CONSUL_HTTP_ADDR", "127.0.0.1:8500"), "Consul HTTP API address")
+	fs.StringVar(&c.prefix, "prefix", history.DefaultPrefix, "Consul KV prefix of Harvest's state")
+}
+
+func (c *consulFlags) store() (*history.Store, error) {
+	client, err := consulapi.NewClient(&consulapi.Config{Address: c.addr})
+	if err != nil {
+		return nil, err
+	}
+	return history.NewStore(history.NewConsulKV(client), c.prefix), nil
+}
+
+// openInput opens a file, or standard input for "-".
+func openInput(path string) (io.ReadCloser, error) {
+	if path == "-" {
+		return io.NopCloser(os.Stdin), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// oneArg returns the single positional argument.
+func oneArg(fs *flag.FlagSet, what string) (string, error) {
+	if fs.NArg() != 1 {
+		return "", fmt.Errorf("want exactly one %s argument, got %d", what, fs.NArg())
+	}
+	return fs.Arg(0), nil
+}

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/cli"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/csvfmt"
+	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/internal/command"
+)
+
+// azureStart is when the Azure V1 trace begins (its rows carry no time).
+const azureStart = "2016-11-16T00:00:00Z"
+
+func historyCommands() map[string]cli.CommandFactory {
+	var consul consulFlags
+	var format, start, reimages, outDir, profile string
+	var days, tenants int
+	var seed uint64
+	var importToo bool
+	return map[string]cli.CommandFactory{
+		"history": command.Simple{Name: "harvestctl history", Synopsis: "Import, export and synthesise tenant history",
+			Usage: "harvestctl history <import|export|synth> [options]",
+			Run:   func(context.Context, *flag.FlagSet) error { return errors.New("name a subcommand: import, export or synth") },
+		}.Factory(),
+		"history import": command.Simple{
+			Name: "harvestctl history import", Synopsis: "Import tenant history from CSV files into Consul KV",
+			Usage: "harvestctl history import -format azure-v1|long|reimages [options] FILE...",
+			Flags: func(fs *flag.FlagSet) {
+				consul.register(fs)
+				fs.StringVar(&format, "format", "long", "input layout: long (tenant,timestamp,cpu_percent), reimages (tenant,node,timestamp) or azure-v1")
+				fs.StringVar(&start, "start", azureStart, "azure-v1 only: the time of the file's first row")
+			},
+			Run: func(ctx context.Context, fs *flag.FlagSet) error {
+				store, err := consul.store()
+				if err != nil {
+					return err
+				}
+				if fs.NArg() == 0 {
+					return errors.New("name at least one FILE (or - for standard input)")
+				}
+				for _, path := range fs.Args() {
+					if err := importFile(ctx, store, format, start, path); err != nil {
+						return fmt.Errorf("%s: %w", path, err)
+					}
+				}
+				return nil
+			},
+		}.Factory(),
+		"history export": command.Simple{
+			Name: "harvestctl history export", Synopsis: "Write tenant history from Consul KV in the long CSV format",
+			Usage: "harvestctl history export [options] > series.csv",
+			Flags: func(fs *flag.FlagSet) {
+				consul.register(fs)
+				fs.IntVar(&days, "days", 35, "how many days back to export")
+				fs.StringVar(&reimages, "reimages", "", "also write reimage events to this file")
+			},
+			Run: func(ctx context.Context, fs *flag.FlagSet) error {
+				store, err := consul.store()
+				if err != nil {
+					return err
+				}
+				return exportHistory(ctx, store, days, reimages)
+			},
+		}.Factory(),
+		"history synth": command.Simple{
+			Name: "harvestctl history synth", Synopsis: "Generate a synthetic datacenter's tenant history (seeded)",
+			Usage: "harvestctl history synth [-seed N] [-tenants N] [-days N] [-profile dc-0..dc-9] (-out DIR | -import)",
+			Flags: func(fs *flag.FlagSet) {
+				consul.register(fs)
+				fs.Uint64Var(&seed, "seed", 1, "random seed: the same seed gives the same datacenter")
+				fs.IntVar(&tenants, "tenants", 200, "number of primary tenants")
+				fs.IntVar(&days, "days", 35, "days of 2-minute utilisation (and of reimages)")
+				fs.StringVar(&profile, "profile", "default", "datacenter profile: default or dc-0 .. dc-9")
+				fs.StringVar(&outDir, "out", "", "write series.csv.gz, reimages.csv and labels.csv here")
+				fs.BoolVar(&importToo, "import", false, "write the history into Consul KV")
+			},
+			Run: func(ctx context.Context, fs *flag.FlagSet) error {
+				if outDir == "" && !importToo {
+					return errors.New("say where the datacenter goes: -out DIR, -import, or both")
+				}
+				p, err := synthProfile(profile, seed, tenants, days)
+				if err != nil {
+					return err
+				}
+				dc := synth.Generate(p)
+				if outDir != "" {
+					if err := writeSynth(dc, outDir); err != nil {
+						return err
+					}
+				}
+				if importToo {
+					store, err := consul.store()
+					if err != nil {
+						return err
+					}
+					return importSynth(ctx, store, dc)
+				}
+				return nil
+			},
+		}.Factory(),
+	}
+}
+
+func synthProfile(name string, seed uint64, tenants, days int) (synth.Profile, error) {
+	p := synth.DefaultProfile(seed, tenants)
+	if name != "default" {
+		found := false
+		for _, q := range synth.Profiles(seed, tenants) {
+			if q.Name == name {
+				p, found = q, true
+			}
+		}
+		if !found {
+			return p, fmt.Errorf("profile %q: want default or dc-0 .. dc-9", name)
+		}
+	}
+	if tenants < 1 || days < 1 {
+		return p, errors.New("-tenants and -days must be at least 1")
+	}
+	p.Days = days
+	p.Start = time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
+	return p, nil
+}
+
+func importFile(ctx context.Context, store *history.Store, format, start, path string) error {
+	in, err := openInput(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	switch format {
+	case "long":
+		series, err := csvfmt.ParseLong(in)
+		if err != nil {
+			return err
+		}
+		for id, s := range series {
+			if err := store.PutSeries(ctx, id, s, nil); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("imported %d tenants from %s\n", len(series), path)
+	case "reimages":
+		events, err := csvfmt.ParseReimages(in)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for id, ev := range events {
+			if err := store.AddReimages(ctx, id, ev); err != nil {
+				return err
+			}
+			n += len(ev)
+		}
+		fmt.Printf("imported %d reimage events of %d tenants from %s\n", n, len(events), path)
+	case "azure-v1":
+		t0, err := csvfmt.ParseTime(start)
+		if err != nil {
+			return fmt.Errorf("-start: %w", err)
+		}
+		vms, err := csvfmt.ParseAzure(in, t0)
+		if err != nil {
+			return err
+		}
+		for i, vm := range vms {
+			if err := store.PutSeries(ctx, vm.Tenant, vm.Series, []string{vm.Tenant.Function}); err != nil {
+				return err
+			}
+			progress(i+1, len(vms), "tenants")
+		}
+		fmt.Printf("imported %d Azure VMs as tenants from %s\n", len(vms), path)
+	default:
+		return fmt.Errorf("-format %q: want long, reimages or azure-v1", format)
+	}
+	return nil
+}
+
+// progress redraws one line on a terminal (and says nothing elsewhere).
+func progress(done, total int, what string) {
+	if fi, err := os.Stderr.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "\r%d/%d %s", done, total, what)
+	if done == total {
+		fmt.Fprintln(os.Stderr)
+	}
+}
+
+func exportHistory(ctx context.Context, store *history.Store, days int, reimagesPath string) error {
+	tenants, err := store.Tenants(ctx)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	series := map[history.TenantID]history.Series{}
+	events := map[history.TenantID][]history.Reimage{}
+	for _, t := range tenants {
+		s, err := store.Series(ctx, t.ID(), now.AddDate(0, 0, -days), now)
+		if err != nil {
+			return err
+		}
+		series[t.ID()] = s
+		if events[t.ID()], err = store.Reimages(ctx, t.ID()); err != nil {
+			return err
+		}
+	}
+	if err := csvfmt.WriteLong(os.Stdout, series); err != nil {
+		return err
+	}
+	if reimagesPath == "" {
+		return nil
+	}
+	f, err := os.Create(reimagesPath)
+	if err != nil {
+		return err
+	}
+	if err := csvfmt.WriteReimages(f, events); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeSynth(dc synth.Datacenter, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	series := map[history.TenantID]history.Series{}
+	events := map[history.TenantID][]history.Reimage{}
+	for _, t := range dc.Tenants {
+		series[t.ID], events[t.ID] = t.Series, t.Reimages
+	}
+	f, err := os.Create(filepath.Join(dir, "series.csv.gz"))
+	if err != nil {
+		return err
+	}
+	gz := gzip.NewWriter(f)
+	if err := csvfmt.WriteLong(gz, series); err != nil {
+		return err
+	}
+	if err := gz.Close(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if f, err = os.Create(filepath.Join(dir, "reimages.csv")); err != nil {
+		return err
+	}
+	if err := csvfmt.WriteReimages(f, events); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if f, err = os.Create(filepath.Join(dir, "labels.csv")); err != nil {
+		return err
+	}
+	fmt.Fprintln(f, "tenant,pattern,nodes,reimages_per_server_month")
+	for _, t := range dc.Tenants {
+		fmt.Fprintf(f, "%s,%s,%d,%.3f\n", t.ID, t.Pattern, len(t.Nodes), t.ReimageRate)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %d tenants of profile %s (seed %d) to %s\n", len(dc.Tenants), dc.Profile.Name, dc.Profile.Seed, dir)
+	return nil
+}
+
+func importSynth(ctx context.Context, store *history.Store, dc synth.Datacenter) error {
+	for i, t := range dc.Tenants {
+		if err := store.PutSeries(ctx, t.ID, t.Series, t.Nodes); err != nil {
+			return err
+		}
+		if err := store.AddReimages(ctx, t.ID, t.Reimages); err != nil {
+			return err
+		}
+		progress(i+1, len(dc.Tenants), "tenants")
+	}
+	fmt.Printf("imported %d synthetic tenants into Consul KV\n", len(dc.Tenants))
+	return nil
+}

@@ -1,0 +1,165 @@
+// Package agent runs the harvest placer as a daemon: it classifies primary
+// tenants on a schedule and on demand, keeps the class table in Consul KV,
+// labels Nomad nodes with their class, and serves its HTTP API and metrics.
+// It wires the pure packages (classify, labels) to Nomad and Consul.
+package agent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/hcl/v2/hclsimple"
+
+	"github.com/harvest-platform/harvest/placer/classify"
+)
+
+// Config is the placer's configuration file (HCL), Nomad-style:
+//
+//	log_level = "INFO"
+//	http_addr = "127.0.0.1:4650"
+//	nomad    { address = "http://127.0.0.1:4646" }
+//	consul   { address = "127.0.0.1:8500"  prefix = "harvest/" }
+//	classify { interval = "24h"  window = "720h" }
+type Config struct {
+	LogLevel string         `hcl:"log_level,optional"`
+	HTTPAddr string         `hcl:"http_addr,optional"`
+	Nomad    NomadConfig    `hcl:"nomad,block"`
+	Consul   ConsulConfig   `hcl:"consul,block"`
+	Classify ClassifyConfig `hcl:"classify,block"`
+}
+
+// NomadConfig says where Nomad's API is.
+type NomadConfig struct {
+	Address string `hcl:"address,optional"`
+	Token   string `hcl:"token,optional"`
+}
+
+// ConsulConfig says where Consul's API is and under which KV prefix
+// Harvest's state lives.
+type ConsulConfig struct {
+	Address string `hcl:"address,optional"`
+	Token   string `hcl:"token,optional"`
+	Prefix  string `hcl:"prefix,optional"`
+}
+
+// ClassifyConfig holds the schedule and the classifier's thresholds.
+type ClassifyConfig struct {
+	Interval         string   `hcl:"interval,optional"`
+	Window           string   `hcl:"window,optional"`
+	MinHistory       string   `hcl:"min_history,optional"`
+	PeriodicStrength *float64 `hcl:"periodic_strength,optional"`
+	ConstantSD       *float64 `hcl:"constant_sd,optional"`
+	ClassSpread      *float64 `hcl:"class_spread,optional"`
+	MaxClasses       *int     `hcl:"max_classes,optional"`
+	Seed             *int     `hcl:"seed,optional"`
+}
+
+// DefaultConfig is what the placer runs with when nothing is said.
+func DefaultConfig() Config {
+	return Config{
+		LogLevel: "INFO",
+		HTTPAddr: "127.0.0.1:4650",
+		Nomad:    NomadConfig{Address: "http://127.0.0.1:4646"},
+		Consul:   ConsulConfig{Address: "127.0.0.1:8500", Prefix: "harvest/"},
+		Classify: ClassifyConfig{Interval: "24h"},
+	}
+}
+
+// LoadConfig reads an HCL file over the defaults.
+func LoadConfig(path string) (Config, error) {
+	cfg := DefaultConfig()
+	var file Config
+	if err := hclsimple.DecodeFile(path, nil, &file); err != nil {
+		return cfg, err
+	}
+	merge(&cfg, file)
+	return cfg, cfg.validate()
+}
+
+func merge(dst *Config, src Config) {
+	set := func(d *string, s string) {
+		if s != "" {
+			*d = s
+		}
+	}
+	set(&dst.LogLevel, src.LogLevel)
+	set(&dst.HTTPAddr, src.HTTPAddr)
+	set(&dst.Nomad.Address, src.Nomad.Address)
+	set(&dst.Nomad.Token, src.Nomad.Token)
+	set(&dst.Consul.Address, src.Consul.Address)
+	set(&dst.Consul.Token, src.Consul.Token)
+	set(&dst.Consul.Prefix, src.Consul.Prefix)
+	set(&dst.Classify.Interval, src.Classify.Interval)
+	set(&dst.Classify.Window, src.Classify.Window)
+	set(&dst.Classify.MinHistory, src.Classify.MinHistory)
+	c := &dst.Classify
+	if src.Classify.PeriodicStrength != nil {
+		c.PeriodicStrength = src.Classify.PeriodicStrength
+	}
+	if src.Classify.ConstantSD != nil {
+		c.ConstantSD = src.Classify.ConstantSD
+	}
+	if src.Classify.ClassSpread != nil {
+		c.ClassSpread = src.Classify.ClassSpread
+	}
+	if src.Classify.MaxClasses != nil {
+		c.MaxClasses = src.Classify.MaxClasses
+	}
+	if src.Classify.Seed != nil {
+		c.Seed = src.Classify.Seed
+	}
+}
+
+func (c Config) validate() error {
+	if _, err := c.interval(); err != nil {
+		return err
+	}
+	_, err := c.classifier()
+	return err
+}
+
+func (c Config) interval() (time.Duration, error) {
+	d, err := time.ParseDuration(c.Classify.Interval)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("classify.interval %q: want a positive duration such as \"24h\"", c.Classify.Interval)
+	}
+	return d, nil
+}
+
+// classifier turns the classify block into classify.Config.
+func (c Config) classifier() (classify.Config, error) {
+	out := classify.Default()
+	for _, d := range []struct {
+		name string
+		val  string
+		dst  *time.Duration
+	}{{"window", c.Classify.Window, &out.Window}, {"min_history", c.Classify.MinHistory, &out.MinHistory}} {
+		if d.val == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.val)
+		if err != nil || v <= 0 {
+			return out, fmt.Errorf("classify.%s %q: want a positive duration", d.name, d.val)
+		}
+		*d.dst = v
+	}
+	if p := c.Classify.PeriodicStrength; p != nil {
+		out.PeriodicStrength = *p
+	}
+	if p := c.Classify.ConstantSD; p != nil {
+		out.ConstantSD = *p
+	}
+	if p := c.Classify.ClassSpread; p != nil {
+		out.ClassSpread = *p
+	}
+	if p := c.Classify.MaxClasses; p != nil {
+		if *p < 1 {
+			return out, fmt.Errorf("classify.max_classes must be at least 1, got %d", *p)
+		}
+		out.MaxClasses = *p
+	}
+	if p := c.Classify.Seed; p != nil {
+		out.Seed = uint64(*p)
+	}
+	return out, nil
+}

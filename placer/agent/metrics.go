@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the placer's Prometheus metrics.
+type Metrics struct {
+	Registry        *prometheus.Registry
+	refreshes       *prometheus.CounterVec
+	refreshDuration prometheus.Histogram
+	classes         *prometheus.GaugeVec
+	unclassified    prometheus.Gauge
+	labelUpdates    prometheus.Counter
+	lastRefresh     prometheus.Gauge
+}
+
+// NewMetrics registers the placer's metrics in a registry of their own,
+// with the Go runtime and process collectors beside them.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "harvest_placer_refreshes_total", Help: "Classification refreshes, by result.",
+		}, []string{"result"}),
+		refreshDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "harvest_placer_refresh_seconds", Help: "Time one classification refresh takes.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+		}),
+		classes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "harvest_placer_classes", Help: "Utilisation classes, by pattern.",
+		}, []string{"pattern"}),
+		unclassified: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "harvest_placer_unclassified_tenants", Help: "Tenants without enough readable history to classify.",
+		}),
+		labelUpdates: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "harvest_placer_node_label_updates_total", Help: "Node metadata updates applied.",
+		}),
+		lastRefresh: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "harvest_placer_last_refresh_timestamp_seconds", Help: "When the class table was last refreshed.",
+		}),
+	}
+	m.Registry.MustRegister(m.refreshes, m.refreshDuration, m.classes, m.unclassified, m.labelUpdates, m.lastRefresh,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *Metrics) observeRefresh(d time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.refreshes.WithLabelValues(result).Inc()
+	m.refreshDuration.Observe(d.Seconds())
+}
+
+func (m *Metrics) observeTable(t *StoredTable, updates int) {
+	if m == nil {
+		return
+	}
+	m.classes.Reset()
+	for _, c := range t.Classes {
+		m.classes.WithLabelValues(string(c.Pattern)).Inc()
+	}
+	m.unclassified.Set(float64(len(t.Unclassified)))
+	m.labelUpdates.Add(float64(updates))
+	m.lastRefresh.Set(float64(t.Generated.Unix()))
+}

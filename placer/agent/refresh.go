@@ -1,0 +1,133 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/labels"
+)
+
+// ClassesDocument is the name of the class table in Harvest's KV prefix.
+const ClassesDocument = "classes"
+
+// StoredTable is the class table as kept in Consul KV. It must stay under
+// Consul's 512 KiB value limit for datacenters of thousands of tenants, so
+// it keeps no node lists and no features: classes name their tenants, and
+// only unclassified tenants are listed apart, with the reason.
+type StoredTable struct {
+	Generated    time.Time               `json:"generated"`
+	Classes      []classify.Class        `json:"classes"`
+	Unclassified []classify.TenantResult `json:"unclassified"`
+	// NodeCounts is how many Nomad nodes carry each class label.
+	NodeCounts map[string]int `json:"node_counts"`
+}
+
+// ClassOf returns the class a tenant is in.
+func (t *StoredTable) ClassOf(tenant string) (classify.Class, bool) {
+	for _, c := range t.Classes {
+		for _, m := range c.Tenants {
+			if m == tenant {
+				return c, true
+			}
+		}
+	}
+	return classify.Class{}, false
+}
+
+// NodeAPI is what the refresher needs of Nomad.
+type NodeAPI interface {
+	Nodes(ctx context.Context) ([]labels.Node, error)
+	ApplyMeta(ctx context.Context, u labels.Update) error
+}
+
+// Refresher runs one classification and labelling pass at a time.
+type Refresher struct {
+	Store   *history.Store
+	Nodes   NodeAPI
+	Config  classify.Config
+	Log     hclog.Logger
+	Metrics *Metrics
+	Now     func() time.Time
+
+	mu sync.Mutex // one refresh at a time
+}
+
+// Refresh classifies every tenant with history, stores the class table and
+// brings every node's labels in line with it.
+func (r *Refresher) Refresh(ctx context.Context) (*StoredTable, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := time.Now()
+	table, err := r.refresh(ctx)
+	r.Metrics.observeRefresh(time.Since(start), err)
+	if err != nil {
+		r.Log.Error("refresh failed", "error", err)
+		return nil, err
+	}
+	r.Log.Info("refreshed classes", "classes", len(table.Classes), "unclassified", len(table.Unclassified), "took", time.Since(start).Round(time.Millisecond))
+	return table, nil
+}
+
+func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
+	now := r.Now().UTC()
+	tenants, err := r.Store.Tenants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var inputs []classify.Input
+	var broken []classify.TenantResult
+	for _, t := range tenants {
+		s, err := r.Store.Series(ctx, t.ID(), now.Add(-r.Config.Window), now)
+		var corrupt *history.CorruptError
+		if errors.As(err, &corrupt) {
+			// one tenant's bad value must not stop the others' labels
+			broken = append(broken, classify.TenantResult{Tenant: t.ID().String(), Reason: err.Error()})
+			r.Log.Warn("tenant history unreadable", "tenant", t.ID(), "error", err)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, classify.Input{Tenant: t.ID().String(), Nodes: t.Nodes, Series: s.Until(now)})
+	}
+	table := classify.Classify(inputs, r.Config)
+	table.Tenants = append(table.Tenants, broken...)
+
+	nodes, err := r.Nodes.Nodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list nomad nodes: %w", err)
+	}
+	assign := map[string]labels.Assignment{}
+	for _, t := range table.Tenants {
+		assign[t.Tenant] = labels.Assignment{Class: t.Class, Pattern: string(t.Pattern)}
+	}
+	updates := labels.Plan(nodes, assign)
+	for _, u := range updates {
+		if err := r.Nodes.ApplyMeta(ctx, u); err != nil {
+			return nil, fmt.Errorf("label node %s: %w", u.NodeName, err)
+		}
+		r.Log.Info("labelled node", "node", u.NodeName, "set", u.Set, "unset", u.Unset)
+	}
+	stored := &StoredTable{Generated: now, NodeCounts: labels.Counts(nodes, updates)}
+	for _, c := range table.Classes {
+		c.Nodes = nil
+		stored.Classes = append(stored.Classes, c)
+	}
+	for _, t := range table.Tenants {
+		if t.Class == "" {
+			stored.Unclassified = append(stored.Unclassified, classify.TenantResult{Tenant: t.Tenant, Reason: t.Reason})
+		}
+	}
+	if err := r.Store.PutDocument(ctx, ClassesDocument, stored); err != nil {
+		return nil, err
+	}
+	r.Metrics.observeTable(stored, len(updates))
+	return stored, nil
+}
