@@ -30,7 +30,9 @@ func historyCommands() map[string]cli.CommandFactory {
 	return map[string]cli.CommandFactory{
 		"history": command.Simple{Name: "harvestctl history", Synopsis: "Import, export and synthesise tenant history",
 			Usage: "harvestctl history <import|export|synth> [options]",
-			Run:   func(context.Context, *flag.FlagSet) error { return errors.New("name a subcommand: import, export or synth") },
+			Run: func(context.Context, *flag.FlagSet) error {
+				return errors.New("name a subcommand: import, export or synth")
+			},
 		}.Factory(),
 		"history import": command.Simple{
 			Name: "harvestctl history import", Synopsis: "Import tenant history from CSV files into Consul KV",
