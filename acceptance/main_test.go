@@ -47,10 +47,20 @@ func run(m *testing.M) int {
 		return 1
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "acceptance", Level: hclog.Info})
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A signal cancels a start in progress, or tears the cluster down.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	interrupted := make(chan struct{})
+	go func() {
+		<-sigs
+		cancel()
+		close(interrupted)
+	}()
 	cluster, err = localcluster.Up(ctx, localcluster.Options{
 		RunDir: runDir, StackBin: stack, DriverBinary: filepath.Join(bin, "harvest-driver"), Logger: log,
+		Nodes: localcluster.DefaultNodes(4), // a fourth tenant for the placer's "unclassified" case
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acceptance: local cluster did not start: %v\n(logs in %s)\n", err, filepath.Join(runDir, "logs"))
@@ -64,7 +74,7 @@ func run(m *testing.M) int {
 		return teardownErr
 	}
 	go func() {
-		<-ctx.Done()
+		<-interrupted
 		log.Warn("interrupted: tearing the cluster down")
 		_ = down()
 		os.Exit(130)

@@ -20,6 +20,9 @@ func commands() map[string]cli.CommandFactory {
 	for name, f := range historyCommands() {
 		cmds[name] = f
 	}
+	for name, f := range classesCommands() {
+		cmds[name] = f
+	}
 	cmds["classify"] = classifyCommand()
 	return cmds
 }

@@ -119,3 +119,9 @@ func series(rng *rand.Rand, pat Pattern, start time.Time, days int, noise float6
 	}
 	return history.Series{Start: start.UTC(), Values: v}
 }
+
+// PatternSeries draws one series of the given pattern, for tests and demos
+// that need a tenant of a known pattern.
+func PatternSeries(seed uint64, pat Pattern, start time.Time, days int) history.Series {
+	return series(rand.New(rand.NewPCG(seed, 0x51)), pat, start, days, 1)
+}

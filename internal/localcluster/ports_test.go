@@ -30,6 +30,10 @@ func TestPortLayoutFitsBlockWithoutOverlap(t *testing.T) {
 		add("nomad client", nc.HTTP, nc.RPC, nc.Serf)
 		add("minio", m.API, m.Console)
 	}
+	s := State{PortBase: b.Base}
+	for i := 0; i < 4; i++ {
+		add("spare", s.SparePort(i))
+	}
 	if portRangeEnd > 20000 {
 		t.Errorf("port range reaches Nomad's dynamic ports: ends at %d", portRangeEnd)
 	}

@@ -131,3 +131,12 @@ func (s *State) Stopped() []string {
 	}
 	return out
 }
+
+// SparePort returns one of the four ports of the cluster's block kept free
+// for Harvest's own daemons (placer, blob front) that a test or demo starts.
+func (s *State) SparePort(i int) int {
+	if i < 0 || i > 3 {
+		panic("localcluster: spare ports are 0-3")
+	}
+	return s.PortBase + 96 + i
+}

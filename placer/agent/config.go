@@ -28,6 +28,15 @@ type Config struct {
 	Classify ClassifyConfig `hcl:"classify,block"`
 }
 
+// fileConfig is the file's shape: every block optional.
+type fileConfig struct {
+	LogLevel string          `hcl:"log_level,optional"`
+	HTTPAddr string          `hcl:"http_addr,optional"`
+	Nomad    *NomadConfig    `hcl:"nomad,block"`
+	Consul   *ConsulConfig   `hcl:"consul,block"`
+	Classify *ClassifyConfig `hcl:"classify,block"`
+}
+
 // NomadConfig says where Nomad's API is.
 type NomadConfig struct {
 	Address string `hcl:"address,optional"`
@@ -68,11 +77,21 @@ func DefaultConfig() Config {
 // LoadConfig reads an HCL file over the defaults.
 func LoadConfig(path string) (Config, error) {
 	cfg := DefaultConfig()
-	var file Config
+	var file fileConfig
 	if err := hclsimple.DecodeFile(path, nil, &file); err != nil {
 		return cfg, err
 	}
-	merge(&cfg, file)
+	src := Config{LogLevel: file.LogLevel, HTTPAddr: file.HTTPAddr}
+	if file.Nomad != nil {
+		src.Nomad = *file.Nomad
+	}
+	if file.Consul != nil {
+		src.Consul = *file.Consul
+	}
+	if file.Classify != nil {
+		src.Classify = *file.Classify
+	}
+	merge(&cfg, src)
 	return cfg, cfg.validate()
 }
 

@@ -1,0 +1,212 @@
+//go:build acceptance
+
+package acceptance
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/csvfmt"
+	"github.com/harvest-platform/harvest/history/synth"
+)
+
+// harvestCLI runs one of Harvest's binaries and returns its output.
+func harvestCLI(t *testing.T, binary string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(bin, binary), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", binary, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// startPlacer runs harvest-placer as a real process on a spare port of the
+// cluster and stops it (SIGTERM, which must end it cleanly) at cleanup.
+func startPlacer(t *testing.T) string {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(0))
+	config := filepath.Join(t.TempDir(), "placer.hcl")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
+log_level = "DEBUG"
+http_addr = %q
+nomad {
+  address = %q
+}
+consul {
+  address = %q
+  prefix  = "harvest/"
+}
+classify {
+  interval = "24h"
+}
+`, addr, cluster.NomadAddr(), cluster.ConsulAddr())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(cluster.RunDir, "logs", "harvest-placer.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "harvest-placer"), "agent", "-config", config)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("placer did not shut down cleanly on SIGTERM: %v (log %s)", err, logPath)
+			}
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("placer ignored SIGTERM for 15s (log %s)", logPath)
+		}
+		logf.Close()
+	})
+	for i := 0; i < 100; i++ {
+		if resp, err := http.Get("http://" + addr + "/v1/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return addr
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("placer did not answer on %s (log %s)", addr, logPath)
+	return ""
+}
+
+func flatSeries(level float64, start time.Time, days int, seed uint64) history.Series {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	v := make([]float64, days*history.SlotsPerDay)
+	for i := range v {
+		v[i] = math.Max(0, level+rng.NormFloat64())
+	}
+	return history.Series{Start: start, Values: v}
+}
+
+// TestPlacerLabelsEveryNodeFromImportedHistory imports history for the
+// cluster's tenants with `harvestctl history import`, runs the real placer,
+// refreshes the classes with `harvestctl classes refresh`, and checks the
+// labels on every node through Nomad's API and that a job constrained on a
+// class lands only on that class's nodes.
+func TestPlacerLabelsEveryNodeFromImportedHistory(t *testing.T) {
+	if len(cluster.NomadClients) < 4 {
+		t.Fatalf("want 4 clients, have %d", len(cluster.NomadClients))
+	}
+	tenant := func(i int) history.TenantID {
+		id, err := history.ParseTenantID(cluster.NomadClients[i].Meta["harvest_tenant"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	now := time.Now().UTC().Truncate(history.Slot)
+	start := now.Add(-10 * 24 * time.Hour)
+	series := map[history.TenantID]history.Series{
+		tenant(0): flatSeries(20, start, 10, 1), // two similar constant tenants: one class
+		tenant(1): flatSeries(22, start, 10, 2),
+		tenant(2): synth.PatternSeries(3, synth.Periodic, start, 10),
+		tenant(3): flatSeries(30, now.Add(-2*24*time.Hour), 2, 4), // too little history
+	}
+	csvPath := filepath.Join(t.TempDir(), "history.csv")
+	f, err := os.Create(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := csvfmt.WriteLong(f, series); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out := harvestCLI(t, "harvestctl", "history", "import", "-format", "long", "-consul-addr", cluster.ConsulAddr(), csvPath)
+	if !strings.Contains(out, "imported 4 tenants") {
+		t.Fatalf("import said: %s", out)
+	}
+
+	addr := startPlacer(t)
+	out = harvestCLI(t, "harvestctl", "classes", "refresh", "-placer-addr", addr)
+	t.Logf("harvestctl classes refresh:\n%s", out)
+
+	// Dynamic node meta reaches the node (and the scheduler) a few seconds
+	// after it is applied.
+	c := nomadClient(t)
+	labels := map[string][2]string{}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		missing := 0
+		for _, n := range cluster.NomadClients {
+			node, _, err := c.Nodes().Info(nodeID(t, n.Name), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			labels[n.Name] = [2]string{node.Meta["harvest_class"], node.Meta["harvest_pattern"]}
+			if node.Meta["harvest_class"] == "" {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+	}
+	n := cluster.NomadClients
+	if l := labels[n[0].Name]; l[1] != "constant" || l != labels[n[1].Name] {
+		t.Errorf("constant tenants: %s=%v %s=%v, want one constant class", n[0].Name, l, n[1].Name, labels[n[1].Name])
+	}
+	if l := labels[n[2].Name]; l[1] != "periodic" || !strings.HasPrefix(l[0], "periodic-") {
+		t.Errorf("%s labelled %v, want a periodic class", n[2].Name, l)
+	}
+	if l := labels[n[3].Name]; l != [2]string{"unclassified", "unclassified"} {
+		t.Errorf("%s (2 days of history) labelled %v, want unclassified", n[3].Name, l)
+	}
+	shown := harvestCLI(t, "harvestctl", "classes", "-consul-addr", cluster.ConsulAddr())
+	if !strings.Contains(shown, labels[n[0].Name][0]) || !strings.Contains(shown, "too little history") {
+		t.Errorf("harvestctl classes shows:\n%s", shown)
+	}
+
+	// A job constrained on the constant class runs only on its two nodes.
+	class := labels[n[0].Name][0]
+	job := uniqueName("acc-class")
+	purgeJob(t, job)
+	path := writeJob(t, fmt.Sprintf(`
+job %q {
+  type = "batch"
+  constraint {
+    attribute = "${meta.harvest_class}"
+    value     = %q
+  }
+  group "g" {
+    count = 6
+    task "work" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/true"
+      }
+      resources {
+        cpu    = 50
+        memory = 16
+      }
+    }
+  }
+}`, job, class))
+	nomadCLI(t, "job", "run", "-detach", path)
+	allocs := waitAllocs(t, job, 6, time.Minute, complete)
+	for _, a := range allocs {
+		if a.NodeName != n[0].Name && a.NodeName != n[1].Name {
+			t.Errorf("allocation on %s, outside class %s (%s, %s)", a.NodeName, class, n[0].Name, n[1].Name)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeConfig(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "placer.hcl")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadConfigOverDefaults(t *testing.T) {
+	cfg, err := LoadConfig(writeConfig(t, `
+http_addr = "127.0.0.1:9999"
+consul {
+  prefix = "other/"
+}
+classify {
+  interval    = "6h"
+  window      = "240h"
+  constant_sd = 2.5
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HTTPAddr != "127.0.0.1:9999" || cfg.Consul.Prefix != "other/" || cfg.Consul.Address != "127.0.0.1:8500" || cfg.Nomad.Address == "" {
+		t.Fatalf("config %+v", cfg)
+	}
+	cc, _ := cfg.classifier()
+	if iv, _ := cfg.interval(); iv != 6*time.Hour || cc.Window != 240*time.Hour || cc.ConstantSD != 2.5 || cc.PeriodicStrength != 0.3 {
+		t.Fatalf("classify %+v", cc)
+	}
+	if _, err := LoadConfig(writeConfig(t, ``)); err != nil {
+		t.Fatalf("an empty file must mean the defaults: %v", err)
+	}
+}
+
+func TestLoadConfigRejectsBadValuesClearly(t *testing.T) {
+	cases := map[string]string{
+		`classify { interval = "daily" }`: `classify.interval "daily"`,
+		`classify { window = "-1h" }`:     `classify.window "-1h"`,
+		`classify { max_classes = 0 }`:    "max_classes must be at least 1",
+		`nomad { adress = "x" }`:          `Unsupported argument; An argument named "adress"`,
+		`http_addr = `:                    "Missing expression",
+	}
+	for src, want := range cases {
+		_, err := LoadConfig(writeConfig(t, src))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", src, err, want)
+		}
+	}
+}
