@@ -33,6 +33,7 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 		return nil, err
 	}
 	interval, _ := cfg.interval()
+	retention, _ := cfg.retention()
 	ccfg, _ := cfg.classifier()
 	consul, err := consulapi.NewClient(&consulapi.Config{Address: cfg.Consul.Address, Token: cfg.Consul.Token})
 	if err != nil {
@@ -49,7 +50,7 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	a := &Agent{cfg: cfg, log: log, metrics: NewMetrics(), interval: interval, listener: l}
 	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.Prefix)
 	a.refresher = &Refresher{Store: a.store, Nodes: &NomadNodes{Client: nomad}, Config: ccfg,
-		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now}
+		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention}
 	return a, nil
 }
 

@@ -61,6 +61,9 @@ type ClassifyConfig struct {
 	ClassSpread      *float64 `hcl:"class_spread,optional"`
 	MaxClasses       *int     `hcl:"max_classes,optional"`
 	Seed             *int     `hcl:"seed,optional"`
+	// Retention is how much tenant history the placer keeps (default 42
+	// days: the classification window plus a margin; at least 35 days).
+	Retention string `hcl:"retention,optional"`
 }
 
 // DefaultConfig is what the placer runs with when nothing is said.
@@ -70,7 +73,7 @@ func DefaultConfig() Config {
 		HTTPAddr: "127.0.0.1:4650",
 		Nomad:    NomadConfig{Address: "http://127.0.0.1:4646"},
 		Consul:   ConsulConfig{Address: "127.0.0.1:8500", Prefix: "harvest/"},
-		Classify: ClassifyConfig{Interval: "24h"},
+		Classify: ClassifyConfig{Interval: "24h", Retention: "1008h"},
 	}
 }
 
@@ -111,6 +114,7 @@ func merge(dst *Config, src Config) {
 	set(&dst.Classify.Interval, src.Classify.Interval)
 	set(&dst.Classify.Window, src.Classify.Window)
 	set(&dst.Classify.MinHistory, src.Classify.MinHistory)
+	set(&dst.Classify.Retention, src.Classify.Retention)
 	c := &dst.Classify
 	if src.Classify.PeriodicStrength != nil {
 		c.PeriodicStrength = src.Classify.PeriodicStrength
@@ -133,6 +137,9 @@ func (c Config) validate() error {
 	if _, err := c.interval(); err != nil {
 		return err
 	}
+	if _, err := c.retention(); err != nil {
+		return err
+	}
 	_, err := c.classifier()
 	return err
 }
@@ -141,6 +148,14 @@ func (c Config) interval() (time.Duration, error) {
 	d, err := time.ParseDuration(c.Classify.Interval)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("classify.interval %q: want a positive duration such as \"24h\"", c.Classify.Interval)
+	}
+	return d, nil
+}
+
+func (c Config) retention() (time.Duration, error) {
+	d, err := time.ParseDuration(c.Classify.Retention)
+	if err != nil || d < 35*24*time.Hour {
+		return 0, fmt.Errorf("classify.retention %q: want a duration of at least 35 days (840h)", c.Classify.Retention)
 	}
 	return d, nil
 }

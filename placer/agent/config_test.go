@@ -49,6 +49,7 @@ func TestLoadConfigRejectsBadValuesClearly(t *testing.T) {
 		`classify { interval = "daily" }`: `classify.interval "daily"`,
 		`classify { window = "-1h" }`:     `classify.window "-1h"`,
 		`classify { max_classes = 0 }`:    "max_classes must be at least 1",
+		`classify { retention = "240h" }`: "at least 35 days",
 		`nomad { adress = "x" }`:          `Unsupported argument; An argument named "adress"`,
 		`http_addr = `:                    "Missing expression",
 	}

@@ -55,6 +55,8 @@ type Refresher struct {
 	Log     hclog.Logger
 	Metrics *Metrics
 	Now     func() time.Time
+	// Retention, when set, prunes each tenant's days older than it.
+	Retention time.Duration
 
 	mu sync.Mutex // one refresh at a time
 }
@@ -96,6 +98,13 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 			return nil, err
 		}
 		inputs = append(inputs, classify.Input{Tenant: t.ID().String(), Nodes: t.Nodes, Series: s.Until(now)})
+		if r.Retention > 0 {
+			if n, err := r.Store.Prune(ctx, t.ID(), history.DateOf(now.Add(-r.Retention))); err != nil {
+				r.Log.Warn("pruning history failed", "tenant", t.ID(), "error", err)
+			} else if n > 0 {
+				r.Log.Debug("pruned history", "tenant", t.ID(), "days", n)
+			}
+		}
 	}
 	table := classify.Classify(inputs, r.Config)
 	table.Tenants = append(table.Tenants, broken...)

@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/labels"
+)
+
+// fakeNodes is an in-memory Nomad for the refresher.
+type fakeNodes struct{ nodes []labels.Node }
+
+func (f *fakeNodes) Nodes(context.Context) ([]labels.Node, error) { return f.nodes, nil }
+func (f *fakeNodes) ApplyMeta(_ context.Context, u labels.Update) error {
+	for i := range f.nodes {
+		if f.nodes[i].ID == u.NodeID {
+			for k, v := range u.Set {
+				f.nodes[i].Meta[k] = v
+			}
+			for _, k := range u.Unset {
+				delete(f.nodes[i].Meta, k)
+			}
+		}
+	}
+	return nil
+}
+
+var now = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+func newTestAgent(t *testing.T) (*Agent, *history.MemKV, *fakeNodes) {
+	t.Helper()
+	kv := history.NewMemKV()
+	store := history.NewStore(kv, "")
+	nodes := &fakeNodes{nodes: []labels.Node{
+		{ID: "1", Name: "a", Meta: map[string]string{labels.TenantKey: "search/frontend"}},
+		{ID: "2", Name: "b", Meta: map[string]string{labels.TenantKey: "ads/indexer"}},
+		{ID: "3", Name: "c", Meta: map[string]string{labels.TenantKey: "mail/store", labels.ClassKey: "stale"}},
+	}}
+	a := &Agent{log: hclog.NewNullLogger(), store: store, metrics: NewMetrics()}
+	a.refresher = &Refresher{Store: store, Nodes: nodes, Config: classify.Default(), Log: hclog.NewNullLogger(), Metrics: a.metrics, Now: func() time.Time { return now }}
+	return a, kv, nodes
+}
+
+func flat(level float64, days int) history.Series {
+	rng := rand.New(rand.NewPCG(uint64(level), 1))
+	v := make([]float64, days*history.SlotsPerDay)
+	for i := range v {
+		v[i] = math.Max(0, level+rng.NormFloat64())
+	}
+	return history.Series{Start: now.Add(-time.Duration(days) * 24 * time.Hour), Values: v}
+}
+
+func TestRefreshLabelsNodesAndSurvivesACorruptTenant(t *testing.T) {
+	a, kv, nodes := newTestAgent(t)
+	ctx := context.Background()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(a.store.PutSeries(ctx, history.TenantID{Environment: "search", Function: "frontend"}, flat(20, 10), []string{"a"}))
+	must(a.store.PutSeries(ctx, history.TenantID{Environment: "mail", Function: "store"}, flat(50, 10), []string{"c"}))
+	// ads/indexer has history, but one of its days is garbage
+	must(a.store.PutSeries(ctx, history.TenantID{Environment: "ads", Function: "indexer"}, flat(30, 10), []string{"b"}))
+	kv.Put("harvest/cpu/ads/indexer/"+history.DateOf(now.Add(-24*time.Hour)).String(), []byte("garbage"))
+	// and search/frontend has a day older than the retention
+	old := history.Series{Start: now.Add(-50 * 24 * time.Hour), Values: []float64{5}}
+	must(a.store.PutSeries(ctx, history.TenantID{Environment: "search", Function: "frontend"}, old, nil))
+	a.refresher.Retention = 42 * 24 * time.Hour
+
+	table, err := a.refresher.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, n := range nodes.nodes {
+		got[n.Name] = n.Meta[labels.ClassKey] + "/" + n.Meta[labels.PatternKey]
+	}
+	if got["a"] != "constant-1/constant" || got["c"] != "constant-2/constant" || got["b"] != "unclassified/unclassified" {
+		t.Fatalf("labels %v", got)
+	}
+	if len(table.Unclassified) != 1 || !strings.Contains(table.Unclassified[0].Reason, "harvest/cpu/ads/indexer/") {
+		t.Fatalf("unclassified %+v", table.Unclassified)
+	}
+	if pairs, _ := kv.List(ctx, "harvest/cpu/search/frontend/"+history.DateOf(old.Start).String()); len(pairs) != 0 {
+		t.Fatalf("day older than the retention kept")
+	}
+	if pairs, _ := kv.List(ctx, "harvest/cpu/search/frontend/"); len(pairs) != 11 {
+		t.Fatalf("%d days of search/frontend kept, want the 11 recent ones", len(pairs))
+	}
+	var stored StoredTable
+	if ok, err := a.store.GetDocument(ctx, ClassesDocument, &stored); !ok || err != nil || stored.NodeCounts["constant-1"] != 1 {
+		t.Fatalf("stored table %+v (%v, %v)", stored, ok, err)
+	}
+}
+
+func TestIngestAPI(t *testing.T) {
+	a, _, _ := newTestAgent(t)
+	srv := httptest.NewServer(a.handler())
+	defer srv.Close()
+	post := func(body string) (int, string) {
+		resp, err := http.Post(srv.URL+"/v1/history/samples", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		b, _ := json.Marshal(out)
+		return resp.StatusCode, string(b)
+	}
+	ok := `{"tenant":"search/frontend","samples":[{"node":"a","time":"2026-11-20T11:58:00Z","cpu_percent":12.5}]}`
+	if code, body := post(ok); code != 200 || !strings.Contains(body, `"accepted":1`) {
+		t.Fatalf("good batch: %d %s", code, body)
+	}
+	bad := map[string]string{
+		`{"tenant":"search","samples":[]}`: "want environment/function",
+		`{"tenant":"a/b","samples":[{"node":"a","time":"2026-11-20T11:58:00Z","cpu_percent":-4}]}`:  "outside 0-100",
+		`{"tenant":"a/b","samples":[{"node":"a","time":"2026-11-20T11:58:00Z","cpu_percent":140}]}`: "outside 0-100",
+		`{"tenant":"a/b","samples":[{"node":"","time":"2026-11-20T11:58:00Z","cpu_percent":4}]}`:    "has no node",
+		`{"tenant":"a/b","samples":[{"node":"a","cpu_percent":4}]}`:                                 "has no time",
+		`{"tenant":"a/b","extra":1}`: "unknown field",
+		`{"tenant":`:                 "unexpected EOF",
+	}
+	for body, want := range bad {
+		if code, got := post(body); code != 400 || !strings.Contains(got, want) {
+			t.Errorf("%s: %d %s, want 400 with %q", body, code, got, want)
+		}
+	}
+	resp, err := http.Get(srv.URL + "/v1/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("metrics: %s", resp.Status)
+	}
+}
