@@ -1,6 +1,8 @@
 package classify
 
 import (
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/harvest-platform/harvest/history/synth"
@@ -40,4 +42,33 @@ func BenchmarkExtractOneTenant(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// sortedPercentile is the sorting percentile the counting one replaced,
+// kept as the baseline of BenchmarkPercentile.
+func sortedPercentile(x []float64, p float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
+
+// BenchmarkPercentile compares the counting percentile with sorting, side
+// by side on the same 30-day series.
+func BenchmarkPercentile(b *testing.B) {
+	p := synth.DefaultProfile(5, 1)
+	p.Days = 30
+	x := synth.Generate(p).Tenants[0].Series.Values
+	if got, want := percentile(x, 0.95), sortedPercentile(x, 0.95); math.Abs(got-want) > 0.01 {
+		b.Fatalf("counting percentile %.3f, sorting %.3f", got, want)
+	}
+	b.Run("counting", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			percentile(x, 0.95)
+		}
+	})
+	b.Run("sorting", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			sortedPercentile(x, 0.95)
+		}
+	})
 }

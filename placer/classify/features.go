@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/cmplx"
 	"slices"
+	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/dsp/fourier"
@@ -87,7 +88,7 @@ func spectrum(x []float64, mean float64, cfg Config, f *Features) {
 	for i, v := range x {
 		centred[i] = v - mean
 	}
-	coeff := fourier.NewFFT(n).Coefficients(nil, centred)
+	coeff := fftCoefficients(centred)
 	power := make([]float64, len(coeff))
 	total := 0.0
 	for k := 1; k < len(coeff); k++ {
@@ -218,8 +219,36 @@ func meanSD(x []float64) (float64, float64) {
 	return m, math.Sqrt(sq / float64(len(x)))
 }
 
+// percentile counts values into 0.01-point buckets (history is stored at
+// that resolution) instead of sorting: O(n), a third of a tenant's cost
+// before. Values are percentages in [0, 100].
 func percentile(x []float64, p float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(p*float64(len(s))))]
+	var counts [10001]uint32
+	for _, v := range x {
+		counts[int(math.Round(math.Max(0, math.Min(100, v))*100))]++
+	}
+	rank := uint32(min(len(x)-1, int(p*float64(len(x)))))
+	seen := uint32(0)
+	for b, c := range counts {
+		seen += c
+		if seen > rank {
+			return float64(b) / 100
+		}
+	}
+	return 100
+}
+
+// ffts keeps one pool of FFT plans per length: a plan's twiddle factors
+// cost as much as a transform, and every tenant has the same length.
+var ffts sync.Map // int -> *sync.Pool of *fourier.FFT
+
+func fftCoefficients(x []float64) []complex128 {
+	pool, _ := ffts.LoadOrStore(len(x), &sync.Pool{})
+	p := pool.(*sync.Pool)
+	plan, _ := p.Get().(*fourier.FFT)
+	if plan == nil {
+		plan = fourier.NewFFT(len(x))
+	}
+	defer p.Put(plan)
+	return plan.Coefficients(nil, x)
 }
