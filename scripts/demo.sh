@@ -115,6 +115,44 @@ while mc_var="MC_HOST_minio$i"; [ -n "${!mc_var:-}" ]; do
 	i=$((i + 1))
 done
 
+step "Tenant history into Consul KV; the placer classifies it into Nomad node metadata"
+"$bin/harvestctl" history synth -seed 7 -tenants 30 -days 35 -import \
+	-tenant search/frontend=periodic -tenant ads/indexer=constant -tenant mail/store=unpredictable
+pidfile=$run_dir/logs/harvest-placer.pid
+if ! { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }; then
+	cat >"$run_dir/placer.hcl" <<CONFIG
+http_addr = "${HARVEST_PLACER_ADDR#http://}"
+nomad {
+  address = "$NOMAD_ADDR"
+}
+consul {
+  address = "$CONSUL_HTTP_ADDR"
+}
+CONFIG
+	# started in the run folder, so that make cluster-down stops it with the cluster
+	(cd "$run_dir" && exec setsid "$bin/harvest-placer" agent -config "$run_dir/placer.hcl" \
+		>>"$run_dir/logs/harvest-placer.log" 2>&1 </dev/null) &
+	echo $! >"$pidfile"
+fi
+for _ in $(seq 50); do
+	"$bin/harvestctl" classes refresh >/dev/null 2>&1 && break
+	sleep 0.2
+done
+"$bin/harvestctl" classes refresh | sed -n '1,/^unclassified/p'
+# dynamic node meta reaches the servers a few seconds after it is applied
+for _ in $(seq 60); do
+	pending=$(nomad node status -t '{{range .}}{{.ID}} {{end}}' | tr ' ' '\n' | grep -c . || true)
+	for n in $(nomad node status -t '{{range .}}{{.ID}} {{end}}'); do
+		nomad node status -t '{{.Meta.harvest_pattern}}' "$n" | grep -q . && pending=$((pending - 1))
+	done
+	[ "$pending" -le 0 ] && break
+	sleep 0.5
+done
+echo
+for n in $(nomad node status -t '{{range .}}{{.ID}} {{end}}'); do
+	nomad node status -t '  {{.Name}}: tenant {{.Meta.harvest_tenant}} -> harvest_class={{.Meta.harvest_class}} harvest_pattern={{.Meta.harvest_pattern}}' "$n"
+done
+
 step "Done. The cluster keeps running:"
 "$bin/harvestctl" dev-cluster status -run-dir "$run_dir"
 echo "Try: source $run_dir/env.sh && nomad job status"

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/cli"
@@ -27,6 +28,7 @@ func historyCommands() map[string]cli.CommandFactory {
 	var days, tenants int
 	var seed uint64
 	var importToo bool
+	var named namedTenants
 	return map[string]cli.CommandFactory{
 		"history": command.Simple{Name: "harvestctl history", Synopsis: "Import, export and synthesise tenant history",
 			Usage: "harvestctl history <import|export|synth> [options]",
@@ -85,6 +87,7 @@ func historyCommands() map[string]cli.CommandFactory {
 				fs.StringVar(&profile, "profile", "default", "datacenter profile: default or dc-0 .. dc-9")
 				fs.StringVar(&outDir, "out", "", "write series.csv.gz, reimages.csv and labels.csv here")
 				fs.BoolVar(&importToo, "import", false, "write the history into Consul KV")
+				fs.Var(&named, "tenant", "also make this tenant with this pattern, as env/function=periodic|constant|unpredictable (repeatable)")
 			},
 			Run: func(ctx context.Context, fs *flag.FlagSet) error {
 				if outDir == "" && !importToo {
@@ -95,6 +98,10 @@ func historyCommands() map[string]cli.CommandFactory {
 					return err
 				}
 				dc := synth.Generate(p)
+				for i, n := range named {
+					dc.Tenants = append(dc.Tenants, synth.Tenant{ID: n.id, Pattern: n.pattern,
+						Series: synth.PatternSeries(seed+uint64(i)+1000, n.pattern, p.Start, p.Days)})
+				}
 				if outDir != "" {
 					if err := writeSynth(dc, outDir); err != nil {
 						return err
@@ -126,8 +133,8 @@ func synthProfile(name string, seed uint64, tenants, days int) (synth.Profile, e
 			return p, fmt.Errorf("profile %q: want default or dc-0 .. dc-9", name)
 		}
 	}
-	if tenants < 1 || days < 1 {
-		return p, errors.New("-tenants and -days must be at least 1")
+	if tenants < 0 || days < 1 {
+		return p, errors.New("-tenants must not be negative and -days must be at least 1")
 	}
 	p.Days = days
 	p.Start = time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
@@ -291,4 +298,32 @@ func importSynth(ctx context.Context, store *history.Store, dc synth.Datacenter)
 	}
 	fmt.Printf("imported %d synthetic tenants into Consul KV\n", len(dc.Tenants))
 	return nil
+}
+
+// namedTenants is the repeatable -tenant env/function=pattern flag.
+type namedTenants []struct {
+	id      history.TenantID
+	pattern synth.Pattern
+}
+
+func (n *namedTenants) String() string { return fmt.Sprint(len(*n), " tenants") }
+
+func (n *namedTenants) Set(v string) error {
+	name, pat, ok := strings.Cut(v, "=")
+	if !ok {
+		return fmt.Errorf("%q: want env/function=pattern", v)
+	}
+	id, err := history.ParseTenantID(name)
+	if err != nil {
+		return err
+	}
+	switch p := synth.Pattern(pat); p {
+	case synth.Periodic, synth.Constant, synth.Unpredictable:
+		*n = append(*n, struct {
+			id      history.TenantID
+			pattern synth.Pattern
+		}{id, p})
+		return nil
+	}
+	return fmt.Errorf("pattern %q: want periodic, constant or unpredictable", pat)
 }

@@ -27,6 +27,7 @@ func Down(ctx context.Context, s *State, log hclog.Logger) error {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
+	stopDaemons(s, log)
 	if alive(s.NomadServer.PID, s.NomadServer.Binary) {
 		if err := stopJobs(ctx, s, log); err != nil {
 			log.Warn("could not stop every job; sweeping their tasks instead", "error", err)
@@ -74,6 +75,33 @@ func Down(ctx context.Context, s *State, log hclog.Logger) error {
 	}
 	os.Remove(filepath.Join(s.RunDir, StateFile))
 	return errors.Join(errs...)
+}
+
+// DaemonPIDFile is where a Harvest daemon started beside the cluster (the
+// demo's placer, say) leaves its pid, so that Down stops it first, politely.
+func DaemonPIDFile(s *State, name string) string {
+	return filepath.Join(s.RunDir, "logs", "harvest-"+name+".pid")
+}
+
+func stopDaemons(s *State, log hclog.Logger) {
+	files, _ := filepath.Glob(filepath.Join(s.RunDir, "logs", "harvest-*.pid"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscanf(string(data), "%d", &pid); err != nil || !alive(pid, "") {
+			continue
+		}
+		// only a process working in the run folder is ours to stop
+		if cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); cwd != s.RunDir && !strings.HasPrefix(cwd, s.RunDir+"/") {
+			continue
+		}
+		if stopPID(pid, "", agentGrace) {
+			log.Info("stopped", "part", strings.TrimSuffix(filepath.Base(f), ".pid"), "pid", pid)
+		}
+	}
 }
 
 // sweep kills stray processes (tasks, executors, plugins), then unmounts and
