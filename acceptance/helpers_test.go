@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,13 +80,20 @@ func writeJob(t *testing.T, hcl string) string {
 	return path
 }
 
+var (
+	nomadOnce sync.Once
+	nomadAPI  *nomadapi.Client
+	nomadErr  error
+)
+
+// nomadClient is one API client for every test, so connections are reused.
 func nomadClient(t *testing.T) *nomadapi.Client {
 	t.Helper()
-	c, err := cluster.NomadClient()
-	if err != nil {
-		t.Fatal(err)
+	nomadOnce.Do(func() { nomadAPI, nomadErr = cluster.NomadClient() })
+	if nomadErr != nil {
+		t.Fatal(nomadErr)
 	}
-	return c
+	return nomadAPI
 }
 
 // waitAllocs waits until the job has want allocations that all satisfy done.

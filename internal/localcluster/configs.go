@@ -83,6 +83,13 @@ advertise {
   rpc  = "127.0.0.1:%d"
   serf = "127.0.0.1:%d"
 }
+
+# Every client of this cluster (tests, CLIs, the placer, the agents) comes
+# from 127.0.0.1: the per-IP connection limit would throttle them as one.
+limits {
+  http_max_conns_per_client = 0
+  rpc_max_conns_per_client  = 0
+}
 `, name, dataDir, p.HTTP, p.RPC, p.Serf, p.HTTP, p.RPC, p.Serf)
 }
 
