@@ -1,0 +1,117 @@
+package usage
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/harvest-platform/harvest/driver/guard"
+)
+
+// Cgroup measures the primary tenant's own cgroup (cgroup v1 or v2) against
+// a configured capacity.
+type Cgroup struct {
+	root     string // /sys/fs/cgroup
+	path     string // the primary tenant's cgroup, relative to each hierarchy
+	capacity guard.Resources
+	v2       bool
+	now      func() time.Time
+
+	mu       sync.Mutex
+	lastNS   uint64
+	lastTime time.Time
+}
+
+var _ Source = (*Cgroup)(nil)
+
+// NewCgroup watches the cgroup at path (e.g. "/primary.slice") under root.
+func NewCgroup(root, path string, capacity guard.Resources) (*Cgroup, error) {
+	c := &Cgroup{root: root, path: strings.TrimPrefix(path, "/"), capacity: capacity, now: time.Now}
+	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+		c.v2 = true
+	}
+	ns, err := c.cpuNanos()
+	if err != nil {
+		return nil, err
+	}
+	c.lastNS, c.lastTime = ns, c.now()
+	if _, err := c.memoryMiB(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cgroup) Name() string              { return "cgroup" }
+func (c *Cgroup) Capacity() guard.Resources { return c.capacity }
+
+// Primary is the cgroup's CPU since the previous call (cores) and its
+// memory; harvested tasks are not in it, so harvested is ignored.
+func (c *Cgroup) Primary(guard.Resources) (guard.Resources, error) {
+	ns, err := c.cpuNanos()
+	if err != nil {
+		return guard.Resources{}, err
+	}
+	now := c.now()
+	c.mu.Lock()
+	dNS, dT := ns-c.lastNS, now.Sub(c.lastTime)
+	c.lastNS, c.lastTime = ns, now
+	c.mu.Unlock()
+	cores := 0.0
+	if dT > 0 {
+		cores = float64(dNS) / float64(dT.Nanoseconds())
+	}
+	mem, err := c.memoryMiB()
+	if err != nil {
+		return guard.Resources{}, err
+	}
+	return guard.Resources{CPU: cores, MemoryMiB: mem}, nil
+}
+
+func (c *Cgroup) file(controller, name string) string {
+	if c.v2 {
+		return filepath.Join(c.root, c.path, name)
+	}
+	return filepath.Join(c.root, controller, c.path, name)
+}
+
+func (c *Cgroup) cpuNanos() (uint64, error) {
+	if !c.v2 {
+		return readUint(c.file("cpuacct", "cpuacct.usage"))
+	}
+	data, err := os.ReadFile(c.file("", "cpu.stat"))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "usage_usec "); ok {
+			us, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			return us * 1000, err
+		}
+	}
+	return 0, fmt.Errorf("%s: no usage_usec", c.file("", "cpu.stat"))
+}
+
+func (c *Cgroup) memoryMiB() (float64, error) {
+	name := "memory.usage_in_bytes"
+	if c.v2 {
+		name = "memory.current"
+	}
+	b, err := readUint(c.file("memory", name))
+	return float64(b) / (1 << 20), err
+}
+
+func readUint(path string) (uint64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,24 @@
+// Package usage owns where the harvest driver learns the primary tenant's
+// use: the whole host from /proc (the production default: primary = host -
+// harvested tasks) or the primary tenant's own cgroup with a configured
+// capacity (what makes a one-machine test cluster honest, where every
+// client shares the host). The interface is small so that a go-plugin
+// source can stand in for either.
+package usage
+
+import (
+	"github.com/harvest-platform/harvest/driver/guard"
+)
+
+// Source measures the primary tenant.
+type Source interface {
+	// Name says which source this is ("proc", "cgroup").
+	Name() string
+	// Capacity is what the node has for the primary tenant and harvested
+	// tasks together.
+	Capacity() guard.Resources
+	// Primary returns the primary tenant's use now (not rounded). harvested
+	// is what the harvested tasks use now; a source that sees the whole host
+	// subtracts it, one that sees the primary alone ignores it.
+	Primary(harvested guard.Resources) (guard.Resources, error)
+}
