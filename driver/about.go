@@ -1,20 +1,28 @@
 // Package driver is the harvest Nomad task-driver plugin: it runs harvested
-// tasks on a server whose primary tenant keeps priority over them.
+// tasks as processes in the cgroups Nomad prepares (through Nomad's shared
+// executor, cgroup v1 and v2), keeps a CPU and memory reserve for the
+// server's primary tenant, refuses starts that would break it, and evicts
+// harvested tasks youngest first when the primary tenant spikes.
 //
-// This file holds what the driver is (name, version, config specs and
-// capabilities); driver.go holds what it does.
+// This file holds what the driver is (name, config specs, capabilities);
+// driver.go and tasks.go hold what it does, guardloop.go the reserve.
 package driver
 
 import (
 	"github.com/hashicorp/nomad/plugins/base"
 	"github.com/hashicorp/nomad/plugins/drivers"
+	"github.com/hashicorp/nomad/plugins/drivers/fsisolation"
 	"github.com/hashicorp/nomad/plugins/shared/hclspec"
 
+	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/internal/version"
 )
 
 // Name is the driver name jobs use: `driver = "harvest"`.
 const Name = "harvest"
+
+// taskHandleVersion is the version of the driver state kept in task handles.
+const taskHandleVersion = 1
 
 var pluginInfo = &base.PluginInfoResponse{
 	Type:              base.PluginTypeDriver,
@@ -23,12 +31,32 @@ var pluginInfo = &base.PluginInfoResponse{
 	Name:              Name,
 }
 
-// configSpec is the plugin "harvest" { config { ... } } block of a Nomad client.
+func defaulted(name, typ, def string) *hclspec.Spec {
+	return hclspec.NewDefault(hclspec.NewAttr(name, typ, false), hclspec.NewLiteral(def))
+}
+
+// configSpec is the plugin "harvest-driver" { config { ... } } block of a
+// Nomad client.
 var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
-	"enabled": hclspec.NewDefault(
-		hclspec.NewAttr("enabled", "bool", false),
-		hclspec.NewLiteral("true"),
-	),
+	"enabled":             defaulted("enabled", "bool", "true"),
+	"reserve_cpu":         defaulted("reserve_cpu", "string", `"`+guard.DefaultReserveCPU+`"`),
+	"reserve_memory":      defaulted("reserve_memory", "string", `"`+guard.DefaultReserveMemory+`"`),
+	"guard_interval":      defaulted("guard_interval", "string", `"1s"`),
+	"admit_window":        defaulted("admit_window", "string", `"30s"`),
+	"admit_margin_cpu":    defaulted("admit_margin_cpu", "number", "1"),
+	"admit_margin_memory": defaulted("admit_margin_memory", "number", "256"),
+	// where the primary tenant's use comes from: "proc" (the host minus
+	// harvested tasks) or "cgroup" (the primary tenant's cgroup)
+	"usage_source":    defaulted("usage_source", "string", `"proc"`),
+	"primary_cgroup":  hclspec.NewAttr("primary_cgroup", "string", false),
+	"capacity_cpu":    hclspec.NewAttr("capacity_cpu", "number", false),
+	"capacity_memory": hclspec.NewAttr("capacity_memory", "number", false),
+	// node samples into the tenant history, and the busy flag for the blob tier
+	"tenant":         hclspec.NewAttr("tenant", "string", false),
+	"node_name":      hclspec.NewAttr("node_name", "string", false),
+	"consul_address": hclspec.NewAttr("consul_address", "string", false),
+	"consul_prefix":  defaulted("consul_prefix", "string", `"harvest/"`),
+	"busy_threshold": hclspec.NewAttr("busy_threshold", "number", false),
 })
 
 // taskConfigSpec is a task's config { ... } block.
@@ -39,13 +67,28 @@ var taskConfigSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 
 var capabilities = &drivers.Capabilities{
 	SendSignals: true,
-	Exec:        false,
-	FSIsolation: drivers.FSIsolationNone,
+	Exec:        true,
+	FSIsolation: fsisolation.None,
 }
 
 // Config is the decoded plugin config block.
 type Config struct {
-	Enabled bool `codec:"enabled"`
+	Enabled           bool    `codec:"enabled"`
+	ReserveCPU        string  `codec:"reserve_cpu"`
+	ReserveMemory     string  `codec:"reserve_memory"`
+	GuardInterval     string  `codec:"guard_interval"`
+	AdmitWindow       string  `codec:"admit_window"`
+	AdmitMarginCPU    float64 `codec:"admit_margin_cpu"`
+	AdmitMarginMemory float64 `codec:"admit_margin_memory"`
+	UsageSource       string  `codec:"usage_source"`
+	PrimaryCgroup     string  `codec:"primary_cgroup"`
+	CapacityCPU       float64 `codec:"capacity_cpu"`
+	CapacityMemory    float64 `codec:"capacity_memory"`
+	Tenant            string  `codec:"tenant"`
+	NodeName          string  `codec:"node_name"`
+	ConsulAddress     string  `codec:"consul_address"`
+	ConsulPrefix      string  `codec:"consul_prefix"`
+	BusyThreshold     float64 `codec:"busy_threshold"`
 }
 
 // TaskConfig is the decoded task config block.

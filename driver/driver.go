@@ -2,28 +2,51 @@ package driver
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/nomad/client/lib/cpustats"
+	"github.com/hashicorp/nomad/drivers/shared/eventer"
 	"github.com/hashicorp/nomad/plugins/base"
 	"github.com/hashicorp/nomad/plugins/drivers"
 	"github.com/hashicorp/nomad/plugins/shared/hclspec"
 	pstructs "github.com/hashicorp/nomad/plugins/shared/structs"
+
+	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/driver/usage"
 )
 
 // fingerprintPeriod is how often the driver re-announces its health.
 const fingerprintPeriod = 30 * time.Second
 
-// errNotYet is returned by task operations this version does not perform yet.
-var errNotYet = errors.New("harvest driver: running tasks is not available in this version")
-
 // Driver is the harvest task driver.
 type Driver struct {
-	logger hclog.Logger
-	config Config
-	ctx    context.Context
-	cancel context.CancelFunc
+	logger  hclog.Logger
+	eventer *eventer.Eventer
+	ctx     context.Context
+	cancel  context.CancelFunc
+	tasks   *taskStore
+
+	mu          sync.Mutex // guards everything below
+	config      Config
+	nomadConfig *base.ClientDriverConfig
+	compute     cpustats.Compute
+	settings    settings
+	source      usage.Source
+	sourceErr   error
+	tracker     *guard.Tracker
+	primary     guard.Resources // latest measurement
+	loopStarted bool
+	reporter    *reporter
+}
+
+// settings are the parsed, ready-to-use parts of Config.
+type settings struct {
+	capacity, reserve guard.Resources
+	interval          time.Duration
+	hysteresis        guard.Hysteresis
 }
 
 var _ drivers.DriverPlugin = (*Driver)(nil)
@@ -31,7 +54,9 @@ var _ drivers.DriverPlugin = (*Driver)(nil)
 // New returns a driver that logs to logger; Nomad's plugin loader calls it.
 func New(logger hclog.Logger) *Driver {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Driver{logger: logger.Named(Name), config: Config{Enabled: true}, ctx: ctx, cancel: cancel}
+	logger = logger.Named(Name)
+	return &Driver{logger: logger, eventer: eventer.NewEventer(ctx, logger), ctx: ctx, cancel: cancel,
+		tasks: newTaskStore(), config: Config{Enabled: true}}
 }
 
 func (d *Driver) PluginInfo() (*base.PluginInfoResponse, error) { return pluginInfo, nil }
@@ -39,7 +64,8 @@ func (d *Driver) ConfigSchema() (*hclspec.Spec, error)          { return configS
 func (d *Driver) TaskConfigSchema() (*hclspec.Spec, error)      { return taskConfigSpec, nil }
 func (d *Driver) Capabilities() (*drivers.Capabilities, error)  { return capabilities, nil }
 
-// SetConfig decodes the client's plugin config block.
+// SetConfig decodes the client's plugin config block, builds the usage
+// source and starts the guard loop.
 func (d *Driver) SetConfig(c *base.Config) error {
 	var cfg Config
 	if len(c.PluginConfig) != 0 {
@@ -47,11 +73,78 @@ func (d *Driver) SetConfig(c *base.Config) error {
 			return err
 		}
 	}
-	d.config = cfg
+	source, err := newSource(cfg)
+	if err != nil {
+		return fmt.Errorf("harvest driver: usage source: %w", err)
+	}
+	s, err := parseSettings(cfg, source.Capacity())
+	if err != nil {
+		return fmt.Errorf("harvest driver: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.config, d.source, d.settings = cfg, source, s
+	d.tracker = guard.NewTracker(s.hysteresis.AdmitWindow)
+	if c.AgentConfig != nil {
+		d.nomadConfig = c.AgentConfig.Driver
+		d.compute = c.AgentConfig.Compute()
+	}
+	if cfg.Enabled && !d.loopStarted {
+		d.loopStarted = true
+		d.reporter = newReporter(d.ctx, cfg, s.capacity, d.logger.Named("report"))
+		go d.guardLoop()
+	}
+	d.logger.Info("configured", "usage_source", source.Name(), "capacity_cores", s.capacity.CPU,
+		"capacity_mib", s.capacity.MemoryMiB, "reserve_cores", s.reserve.CPU, "reserve_mib", s.reserve.MemoryMiB)
 	return nil
 }
 
-// Fingerprint reports the driver healthy (or disabled) now and then periodically.
+func newSource(cfg Config) (usage.Source, error) {
+	switch cfg.UsageSource {
+	case "", "proc":
+		p, err := usage.NewProc("/proc")
+		if err != nil {
+			return nil, err
+		}
+		if cfg.CapacityCPU > 0 || cfg.CapacityMemory > 0 {
+			return nil, fmt.Errorf("capacity_cpu and capacity_memory are for usage_source = \"cgroup\"; the proc source measures the host")
+		}
+		return p, nil
+	case "cgroup":
+		if cfg.PrimaryCgroup == "" || cfg.CapacityCPU <= 0 || cfg.CapacityMemory <= 0 {
+			return nil, fmt.Errorf("usage_source = \"cgroup\" needs primary_cgroup, capacity_cpu and capacity_memory")
+		}
+		return usage.NewCgroup("/sys/fs/cgroup", cfg.PrimaryCgroup, guard.Resources{CPU: cfg.CapacityCPU, MemoryMiB: cfg.CapacityMemory})
+	}
+	return nil, fmt.Errorf("usage_source %q: want \"proc\" or \"cgroup\"", cfg.UsageSource)
+}
+
+func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
+	s := settings{capacity: capacity}
+	var err error
+	if s.reserve, err = guard.ParseReserve(or(cfg.ReserveCPU, guard.DefaultReserveCPU), or(cfg.ReserveMemory, guard.DefaultReserveMemory), capacity); err != nil {
+		return s, err
+	}
+	if s.interval, err = time.ParseDuration(or(cfg.GuardInterval, "1s")); err != nil || s.interval <= 0 {
+		return s, fmt.Errorf("guard_interval %q: want a positive duration", cfg.GuardInterval)
+	}
+	window, err := time.ParseDuration(or(cfg.AdmitWindow, "30s"))
+	if err != nil || window < 0 {
+		return s, fmt.Errorf("admit_window %q: want a duration", cfg.AdmitWindow)
+	}
+	s.hysteresis = guard.Hysteresis{AdmitWindow: window, AdmitMargin: guard.Resources{CPU: cfg.AdmitMarginCPU, MemoryMiB: cfg.AdmitMarginMemory}}
+	return s, nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Fingerprint reports the driver's health now and then periodically, with
+// only coarse attributes (fast-changing ones would storm the scheduler).
 func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, error) {
 	ch := make(chan *drivers.Fingerprint)
 	go func() {
@@ -79,45 +172,32 @@ func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, 
 }
 
 func (d *Driver) fingerprint() *drivers.Fingerprint {
-	if !d.config.Enabled {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case !d.config.Enabled:
 		return &drivers.Fingerprint{Health: drivers.HealthStateUndetected, HealthDescription: "disabled"}
+	case d.source == nil:
+		return &drivers.Fingerprint{Health: drivers.HealthStateUndetected, HealthDescription: "not configured yet"}
+	case d.sourceErr != nil:
+		return &drivers.Fingerprint{Health: drivers.HealthStateUnhealthy,
+			HealthDescription: "cannot measure the primary tenant: " + d.sourceErr.Error()}
 	}
 	return &drivers.Fingerprint{
-		Attributes:        map[string]*pstructs.Attribute{"driver.harvest.version": pstructs.NewStringAttribute(pluginInfo.PluginVersion)},
+		Attributes: map[string]*pstructs.Attribute{
+			"driver.harvest.version":        pstructs.NewStringAttribute(pluginInfo.PluginVersion),
+			"driver.harvest.usage_source":   pstructs.NewStringAttribute(d.source.Name()),
+			"driver.harvest.reserve_cores":  pstructs.NewFloatAttribute(d.settings.reserve.CPU, ""),
+			"driver.harvest.reserve_memory": pstructs.NewIntAttribute(int64(d.settings.reserve.MemoryMiB), "MiB"),
+		},
 		Health:            drivers.HealthStateHealthy,
 		HealthDescription: drivers.DriverHealthy,
 	}
 }
 
-func (d *Driver) RecoverTask(*drivers.TaskHandle) error { return errNotYet }
-func (d *Driver) StartTask(*drivers.TaskConfig) (*drivers.TaskHandle, *drivers.DriverNetwork, error) {
-	return nil, nil, errNotYet
-}
-func (d *Driver) WaitTask(context.Context, string) (<-chan *drivers.ExitResult, error) {
-	return nil, errNotYet
-}
-func (d *Driver) StopTask(string, time.Duration, string) error    { return errNotYet }
-func (d *Driver) DestroyTask(string, bool) error                  { return nil }
-func (d *Driver) InspectTask(string) (*drivers.TaskStatus, error) { return nil, errNotYet }
-func (d *Driver) SignalTask(string, string) error                 { return errNotYet }
-func (d *Driver) ExecTask(string, []string, time.Duration) (*drivers.ExecTaskResult, error) {
-	return nil, errNotYet
-}
-func (d *Driver) TaskStats(context.Context, string, time.Duration) (<-chan *drivers.TaskResourceUsage, error) {
-	return nil, errNotYet
-}
-
-// TaskEvents has no events to report yet; the channel closes with the driver.
+// TaskEvents streams the driver's task events (evictions among them).
 func (d *Driver) TaskEvents(ctx context.Context) (<-chan *drivers.TaskEvent, error) {
-	ch := make(chan *drivers.TaskEvent)
-	go func() {
-		defer close(ch)
-		select {
-		case <-ctx.Done():
-		case <-d.ctx.Done():
-		}
-	}()
-	return ch, nil
+	return d.eventer.TaskEvents(ctx)
 }
 
 // Shutdown stops the driver's background work.

@@ -1,0 +1,245 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/nomad/client/lib/cgroupslib"
+	"github.com/hashicorp/nomad/client/lib/numalib"
+	"github.com/hashicorp/nomad/helper/uuid"
+	nstructs "github.com/hashicorp/nomad/nomad/structs"
+	"github.com/hashicorp/nomad/plugins/base"
+	"github.com/hashicorp/nomad/plugins/drivers"
+	dtestutil "github.com/hashicorp/nomad/plugins/drivers/testutils"
+
+	"github.com/harvest-platform/harvest/driver/guard"
+)
+
+// fakeSource is a usage source the test sets by hand.
+type fakeSource struct {
+	mu       sync.Mutex
+	capacity guard.Resources
+	primary  guard.Resources
+}
+
+func (f *fakeSource) Name() string              { return "fake" }
+func (f *fakeSource) Capacity() guard.Resources { return f.capacity }
+func (f *fakeSource) Primary(guard.Resources) (guard.Resources, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.primary, nil
+}
+func (f *fakeSource) set(r guard.Resources) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.primary = r
+}
+
+var topology = numalib.Scan(numalib.PlatformScanners(false))
+
+// newHarness runs the driver behind Nomad's driver harness (gRPC), with a
+// fake usage source of 4 cores and 4 GiB, a 1-core reserve and no margin.
+func newHarness(t *testing.T) (*dtestutil.DriverHarness, *Driver, *fakeSource) {
+	t.Helper()
+	d := New(hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn}))
+	h := dtestutil.NewDriverHarness(t, d)
+	t.Cleanup(h.Kill)
+	cfg := Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", AdmitWindow: "0s", UsageSource: "proc"}
+	var raw []byte
+	if err := base.MsgPackEncode(&raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.SetConfig(&base.Config{PluginConfig: raw, AgentConfig: &base.AgentConfig{Driver: &base.ClientDriverConfig{Topology: topology}}}); err != nil {
+		t.Fatal(err)
+	}
+	fake := &fakeSource{capacity: guard.Resources{CPU: 4, MemoryMiB: 4096}}
+	s, err := parseSettings(cfg, fake.capacity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	d.source, d.settings = fake, s
+	d.mu.Unlock()
+	return h, d, fake
+}
+
+// task builds a task of one core (in CPU shares) running command.
+func task(t *testing.T, h *dtestutil.DriverHarness, d *Driver, name string, command ...string) *drivers.TaskConfig {
+	t.Helper()
+	allocID := uuid.Generate()
+	mhzPerCore := int64(d.compute.TotalCompute) / int64(d.compute.NumCores)
+	cfg := &drivers.TaskConfig{
+		ID: uuid.Generate(), AllocID: allocID, Name: name,
+		Resources: &drivers.Resources{
+			NomadResources: &nstructs.AllocatedTaskResources{
+				Memory: nstructs.AllocatedMemoryResources{MemoryMB: 64},
+				Cpu:    nstructs.AllocatedCpuResources{CpuShares: mhzPerCore},
+			},
+			LinuxResources: &drivers.LinuxResources{MemoryLimitBytes: 64 << 20, CPUShares: mhzPerCore,
+				CpusetCgroupPath: cgroupslib.LinuxResourcesPath(allocID, name, false)},
+		},
+	}
+	if err := cfg.EncodeConcreteDriverConfig(&TaskConfig{Command: command[0], Args: command[1:]}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.MkAllocDir(cfg, true))
+	return cfg
+}
+
+func start(t *testing.T, h *dtestutil.DriverHarness, cfg *drivers.TaskConfig) {
+	t.Helper()
+	if _, _, err := h.StartTask(cfg); err != nil {
+		t.Fatalf("start %s: %v", cfg.Name, err)
+	}
+	t.Cleanup(func() {
+		_ = h.StopTask(cfg.ID, time.Second, "SIGKILL")
+		_ = h.DestroyTask(cfg.ID, true)
+	})
+}
+
+func wait(t *testing.T, h *dtestutil.DriverHarness, id string) *drivers.ExitResult {
+	t.Helper()
+	ch, err := h.WaitTask(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-ch:
+		return res
+	case <-time.After(20 * time.Second):
+		t.Fatalf("task %s did not exit", id)
+		return nil
+	}
+}
+
+func TestTaskRunsWritesLogsAndExits(t *testing.T) {
+	h, d, _ := newHarness(t)
+	cfg := task(t, h, d, "hello", "/bin/sh", "-c", "echo hello from harvest; exit 3")
+	start(t, h, cfg)
+	res := wait(t, h, cfg.ID)
+	if res.ExitCode != 3 || res.Err != nil {
+		t.Fatalf("exit %+v, want code 3", res)
+	}
+	var out []byte
+	var err error
+	for i := 0; i < 50 && !strings.Contains(string(out), "hello from harvest"); i++ { // logmon writes asynchronously
+		time.Sleep(100 * time.Millisecond)
+		out, err = os.ReadFile(filepath.Join(cfg.TaskDir().LogDir, "hello.stdout.0"))
+	}
+	if err != nil || !strings.Contains(string(out), "hello from harvest") {
+		t.Fatalf("stdout log %q (%v)", out, err)
+	}
+}
+
+func TestStopUsesTheKillSignal(t *testing.T) {
+	h, d, _ := newHarness(t)
+	cfg := task(t, h, d, "trap", "/bin/sh", "-c", "trap 'echo got-term; exit 7' TERM; while true; do sleep 0.1; done")
+	start(t, h, cfg)
+	if err := h.WaitUntilStarted(cfg.ID, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let the shell install its trap
+	if err := h.StopTask(cfg.ID, 5*time.Second, "SIGTERM"); err != nil {
+		t.Fatal(err)
+	}
+	if res := wait(t, h, cfg.ID); res.ExitCode != 7 {
+		t.Fatalf("exit %+v, want 7 from the TERM trap", res)
+	}
+}
+
+func TestEvictionIsYoungestFirstMinimalAndSaysWhy(t *testing.T) {
+	h, d, fake := newHarness(t)
+	events, err := h.TaskEvents(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks []*drivers.TaskConfig
+	for _, name := range []string{"oldest", "middle", "youngest"} {
+		cfg := task(t, h, d, name, "/bin/sleep", "300")
+		start(t, h, cfg)
+		tasks = append(tasks, cfg)
+		time.Sleep(20 * time.Millisecond)
+	}
+	// 4 cores - primary 1 (0.5 rounded up) - 3 tasks = 0 free < 1 reserved: one task must go
+	fake.set(guard.Resources{CPU: 0.5})
+	dec := d.guardOnce(time.Now())
+	if len(dec.Evict) != 1 || dec.Evict[0].Name != "youngest" {
+		t.Fatalf("evicted %+v, want the youngest only", dec.Evict)
+	}
+	res := wait(t, h, tasks[2].ID)
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "evicted: primary tenant needs 1 cores") {
+		t.Fatalf("exit result %+v does not say it was evicted", res)
+	}
+	select {
+	case ev := <-events:
+		if ev.TaskName != "youngest" || !strings.HasPrefix(ev.Message, "evicted:") || ev.Annotations["harvest.evicted"] != "true" {
+			t.Fatalf("event %+v", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no eviction event")
+	}
+	for _, cfg := range tasks[:2] {
+		st, err := h.InspectTask(cfg.ID)
+		if err != nil || st.State != drivers.TaskStateRunning {
+			t.Fatalf("%s not running after the eviction: %+v %v", cfg.Name, st, err)
+		}
+	}
+	// the reserve is whole again: another pass evicts nothing
+	if dec := d.guardOnce(time.Now()); len(dec.Evict) != 0 {
+		t.Fatalf("second pass evicted %+v", dec.Evict)
+	}
+
+	// admission: 4 - 1 - 2 = 1 free; one more core would leave 0 < 1
+	extra := task(t, h, d, "extra", "/bin/sleep", "300")
+	_, _, err = h.StartTask(extra)
+	if err == nil || !nstructs.IsRecoverable(err) || !strings.Contains(err.Error(), "below the primary tenant's reserve") {
+		t.Fatalf("start over the reserve: %v (recoverable %v)", err, nstructs.IsRecoverable(err))
+	}
+	fake.set(guard.Resources{})
+	d.guardOnce(time.Now())
+	start(t, h, extra) // with the primary idle there is room again
+}
+
+func TestRecoverTaskAfterDriverRestart(t *testing.T) {
+	h, d, _ := newHarness(t)
+	cfg := task(t, h, d, "long", "/bin/sleep", "300")
+	handle, _, err := h.StartTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.DestroyTask(cfg.ID, true) })
+	// a new driver instance (the client restarted) recovers the task from its handle
+	d2 := New(hclog.NewNullLogger())
+	d2.mu.Lock()
+	d2.compute, d2.settings = d.compute, d.settings
+	d2.tracker = guard.NewTracker(0)
+	d2.mu.Unlock()
+	if err := d2.RecoverTask(handle); err != nil {
+		t.Fatal(err)
+	}
+	st, err := d2.InspectTask(cfg.ID)
+	if err != nil || st.State != drivers.TaskStateRunning || st.DriverAttributes["pid"] == "" {
+		t.Fatalf("recovered task %+v %v", st, err)
+	}
+	if err := d2.StopTask(cfg.ID, time.Second, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	d2.Shutdown()
+}
+
+// TestMain prepares the /nomad cgroups a Nomad client would (the executor
+// places tasks under them) before any test runs.
+func TestMain(m *testing.M) {
+	if err := cgroupslib.Init(hclog.NewNullLogger(), topology.UsableCores().String()); err != nil {
+		fmt.Fprintln(os.Stderr, "driver tests: cannot initialise Nomad's cgroups (run as root):", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}

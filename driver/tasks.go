@@ -1,0 +1,257 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/consul-template/signals"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/nomad/drivers/shared/executor"
+	nstructs "github.com/hashicorp/nomad/nomad/structs"
+	"github.com/hashicorp/nomad/plugins/drivers"
+	pstructs "github.com/hashicorp/nomad/plugins/shared/structs"
+
+	"github.com/harvest-platform/harvest/driver/guard"
+)
+
+var errDisabled = errors.New("harvest driver is disabled in the client's plugin config")
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// allocOf converts a task's Nomad resources to cores and MiB: reserved
+// cores count whole, CPU shares (MHz) count at the node's MHz per core.
+func (d *Driver) allocOf(cfg *drivers.TaskConfig) guard.Resources {
+	var r guard.Resources
+	if cfg.Resources == nil || cfg.Resources.NomadResources == nil {
+		return r
+	}
+	nr := cfg.Resources.NomadResources
+	r.MemoryMiB = float64(nr.Memory.MemoryMB)
+	d.mu.Lock()
+	compute := d.compute
+	d.mu.Unlock()
+	switch {
+	case len(nr.Cpu.ReservedCores) > 0:
+		r.CPU = float64(len(nr.Cpu.ReservedCores))
+	case compute.NumCores > 0 && compute.TotalCompute > 0:
+		r.CPU = float64(nr.Cpu.CpuShares) / (float64(compute.TotalCompute) / float64(compute.NumCores))
+	}
+	return r
+}
+
+// admit refuses, with a recoverable error, a task whose allocation would
+// break the primary tenant's reserve now (so Nomad places it elsewhere).
+func (d *Driver) admit(cfg *drivers.TaskConfig, ask guard.Resources) error {
+	d.mu.Lock()
+	s := d.settings
+	primary, peak := d.primary, d.tracker.Peak()
+	d.mu.Unlock()
+	state := guard.State{Capacity: s.capacity, Reserve: s.reserve, Primary: primary, Tasks: d.guardTasks()}
+	if err := guard.Admit(state, peak, s.hysteresis, ask); err != nil {
+		d.logger.Info("refused task", "task", cfg.Name, "alloc_id", cfg.AllocID, "reason", err)
+		return nstructs.NewRecoverableError(err, true)
+	}
+	return nil
+}
+
+func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drivers.DriverNetwork, error) {
+	d.mu.Lock()
+	enabled := d.config.Enabled
+	d.mu.Unlock()
+	if !enabled {
+		return nil, nil, errDisabled
+	}
+	if _, ok := d.tasks.get(cfg.ID); ok {
+		return nil, nil, fmt.Errorf("task %q already started", cfg.ID)
+	}
+	var tc TaskConfig
+	if err := cfg.DecodeDriverConfig(&tc); err != nil {
+		return nil, nil, fmt.Errorf("harvest task config: %w", err)
+	}
+	if tc.Command == "" {
+		return nil, nil, errors.New("harvest task config: command is empty")
+	}
+	ask := d.allocOf(cfg)
+	if err := d.admit(cfg, ask); err != nil {
+		return nil, nil, err
+	}
+
+	logger := d.logger.With("task", cfg.Name, "alloc_id", cfg.AllocID)
+	exec, client, err := executor.CreateExecutor(logger, d.nomadConfig, &executor.ExecutorConfig{
+		LogFile: filepath.Join(cfg.TaskDir().Dir, "executor.out"), LogLevel: "info", Compute: d.compute,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("harvest: start executor: %w", err)
+	}
+	ps, err := exec.Launch(&executor.ExecCommand{
+		Cmd: tc.Command, Args: tc.Args, Env: cfg.EnvList(), User: cfg.User, TaskDir: cfg.TaskDir().Dir,
+		StdoutPath: cfg.StdoutPath, StderrPath: cfg.StderrPath, Resources: cfg.Resources.Copy(),
+		NetworkIsolation: cfg.NetworkIsolation,
+	})
+	if err != nil {
+		client.Kill()
+		return nil, nil, fmt.Errorf("harvest: launch %s: %w", tc.Command, err)
+	}
+	h := d.track(cfg, exec, client, ps.Pid, time.Now().Round(time.Millisecond), ask)
+	handle := drivers.NewTaskHandle(taskHandleVersion)
+	handle.Config = cfg
+	if err := handle.SetDriverState(&TaskState{
+		ReattachConfig: pstructs.ReattachConfigFromGoPlugin(client.ReattachConfig()),
+		TaskConfig:     cfg, Pid: ps.Pid, StartedAt: h.startedAt, Alloc: ask,
+	}); err != nil {
+		_ = exec.Shutdown("", 0)
+		client.Kill()
+		d.tasks.remove(cfg.ID)
+		return nil, nil, fmt.Errorf("harvest: save task state: %w", err)
+	}
+	logger.Info("started task", "pid", ps.Pid, "alloc_cores", ask.CPU, "alloc_mib", ask.MemoryMiB)
+	return handle, nil, nil
+}
+
+// track registers a launched (or recovered) task and starts watching it.
+func (d *Driver) track(cfg *drivers.TaskConfig, exec executor.Executor, client *plugin.Client, pid int, started time.Time, alloc guard.Resources) *taskHandle {
+	ctx, cancel := context.WithCancel(d.ctx)
+	h := &taskHandle{exec: exec, pluginClient: client, cfg: cfg, pid: pid, startedAt: started, alloc: alloc,
+		logger: d.logger.With("task", cfg.Name, "alloc_id", cfg.AllocID), done: make(chan struct{}),
+		cancelStats: cancel, state: drivers.TaskStateRunning}
+	d.tasks.set(cfg.ID, h)
+	go h.run()
+	d.mu.Lock()
+	interval := d.settings.interval
+	d.mu.Unlock()
+	go h.watchUsage(ctx, max(interval, time.Second))
+	return h
+}
+
+// RecoverTask reattaches to a task's executor after a client restart.
+func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
+	if handle == nil {
+		return errors.New("harvest: nil task handle")
+	}
+	if _, ok := d.tasks.get(handle.Config.ID); ok {
+		return nil
+	}
+	var st TaskState
+	if err := handle.GetDriverState(&st); err != nil {
+		return fmt.Errorf("harvest: decode task state: %w", err)
+	}
+	rc, err := pstructs.ReattachConfigToGoPlugin(st.ReattachConfig)
+	if err != nil {
+		return fmt.Errorf("harvest: reattach config: %w", err)
+	}
+	exec, client, err := executor.ReattachToExecutor(rc, d.logger.With("task", handle.Config.Name), d.compute)
+	if err != nil {
+		return fmt.Errorf("harvest: reattach to executor: %w", err)
+	}
+	d.track(st.TaskConfig, exec, client, st.Pid, st.StartedAt, st.Alloc)
+	d.logger.Info("recovered task", "task", handle.Config.Name, "alloc_id", handle.Config.AllocID, "pid", st.Pid)
+	return nil
+}
+
+func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
+	h, ok := d.tasks.get(taskID)
+	if !ok {
+		return nil, drivers.ErrTaskNotFound
+	}
+	ch := make(chan *drivers.ExitResult, 1)
+	go func() {
+		defer close(ch)
+		select {
+		case <-h.done:
+		case <-ctx.Done():
+			ch <- &drivers.ExitResult{Err: ctx.Err()}
+			return
+		case <-d.ctx.Done():
+			ch <- &drivers.ExitResult{Err: d.ctx.Err()}
+			return
+		}
+		h.mu.RLock()
+		res := h.exit.Copy()
+		h.mu.RUnlock()
+		ch <- res
+	}()
+	return ch, nil
+}
+
+// StopTask sends the job's kill signal, waits up to timeout, then kills.
+func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) error {
+	h, ok := d.tasks.get(taskID)
+	if !ok {
+		return drivers.ErrTaskNotFound
+	}
+	if err := h.exec.Shutdown(signal, timeout); err != nil {
+		if h.pluginClient.Exited() {
+			return nil
+		}
+		return fmt.Errorf("harvest: stop task: %w", err)
+	}
+	<-h.done
+	h.pluginClient.Kill()
+	return nil
+}
+
+func (d *Driver) DestroyTask(taskID string, force bool) error {
+	h, ok := d.tasks.get(taskID)
+	if !ok {
+		return drivers.ErrTaskNotFound
+	}
+	if h.running() && !force {
+		return errors.New("harvest: cannot destroy a running task")
+	}
+	if !h.pluginClient.Exited() {
+		if err := h.exec.Shutdown("", 0); err != nil {
+			h.logger.Warn("executor shutdown failed", "error", err)
+		}
+		h.pluginClient.Kill()
+	}
+	d.tasks.remove(taskID)
+	return nil
+}
+
+func (d *Driver) InspectTask(taskID string) (*drivers.TaskStatus, error) {
+	h, ok := d.tasks.get(taskID)
+	if !ok {
+		return nil, drivers.ErrTaskNotFound
+	}
+	return h.status(), nil
+}
+
+// TaskStats streams the task's CPU and memory from its cgroup.
+func (d *Driver) TaskStats(ctx context.Context, taskID string, interval time.Duration) (<-chan *drivers.TaskResourceUsage, error) {
+	h, ok := d.tasks.get(taskID)
+	if !ok {
+		return nil, drivers.ErrTaskNotFound
+	}
+	return h.exec.Stats(ctx, interval)
+}
+
+func (d *Driver) SignalTask(taskID string, signal string) error {
+	h, ok := d.tasks.get(taskID)
+	if !ok {
+		return drivers.ErrTaskNotFound
+	}
+	sig, ok := signals.SignalLookup[signal]
+	if !ok {
+		return fmt.Errorf("harvest: unknown signal %q", signal)
+	}
+	return h.exec.Signal(sig)
+}
+
+func (d *Driver) ExecTask(taskID string, cmd []string, timeout time.Duration) (*drivers.ExecTaskResult, error) {
+	if len(cmd) == 0 {
+		return nil, errors.New("harvest: exec needs a command")
+	}
+	h, ok := d.tasks.get(taskID)
+	if !ok {
+		return nil, drivers.ErrTaskNotFound
+	}
+	out, code, err := h.exec.Exec(time.Now().Add(timeout), cmd[0], cmd[1:])
+	if err != nil {
+		return nil, err
+	}
+	return &drivers.ExecTaskResult{Stdout: out, ExitResult: &drivers.ExitResult{ExitCode: code}}, nil
+}
