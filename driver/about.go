@@ -41,7 +41,7 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"enabled":             defaulted("enabled", "bool", "true"),
 	"reserve_cpu":         defaulted("reserve_cpu", "string", `"`+guard.DefaultReserveCPU+`"`),
 	"reserve_memory":      defaulted("reserve_memory", "string", `"`+guard.DefaultReserveMemory+`"`),
-	"guard_interval":      defaulted("guard_interval", "string", `"1s"`),
+	"guard_interval":      defaulted("guard_interval", "string", `"500ms"`),
 	"admit_window":        defaulted("admit_window", "string", `"30s"`),
 	"admit_margin_cpu":    defaulted("admit_margin_cpu", "number", "1"),
 	"admit_margin_memory": defaulted("admit_margin_memory", "number", "256"),

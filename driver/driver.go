@@ -125,7 +125,7 @@ func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
 	if s.reserve, err = guard.ParseReserve(or(cfg.ReserveCPU, guard.DefaultReserveCPU), or(cfg.ReserveMemory, guard.DefaultReserveMemory), capacity); err != nil {
 		return s, err
 	}
-	if s.interval, err = time.ParseDuration(or(cfg.GuardInterval, "1s")); err != nil || s.interval <= 0 {
+	if s.interval, err = time.ParseDuration(or(cfg.GuardInterval, "500ms")); err != nil || s.interval <= 0 {
 		return s, fmt.Errorf("guard_interval %q: want a positive duration", cfg.GuardInterval)
 	}
 	window, err := time.ParseDuration(or(cfg.AdmitWindow, "30s"))

@@ -121,7 +121,16 @@ type nomadClientSpec struct {
 	name, dataDir, pluginDir, cgroupParent, server, consulAddr string
 	meta                                                       map[string]string
 	harvestDriver                                              bool
+	primaryCgroup                                              string // the node's primary tenant's cgroup
 }
+
+// Each client's harvest driver watches its own primary tenant's cgroup
+// against this capacity: every client shares one host here, so the host's
+// /proc would show all of them at once.
+const (
+	nodeCapacityCPU    = 2
+	nodeCapacityMemory = 4096
+)
 
 func nomadClientConfig(c nomadClientSpec, p nomadPorts) string {
 	var b strings.Builder
@@ -159,13 +168,25 @@ plugin "raw_exec" {
 }
 `, fingerprintDenylist, driverDenylist)
 	if c.harvestDriver {
-		b.WriteString(`
+		fmt.Fprintf(&b, `
 plugin "harvest-driver" {
   config {
-    enabled = true
+    enabled             = true
+    usage_source        = "cgroup"
+    primary_cgroup      = %q
+    capacity_cpu        = %d
+    capacity_memory     = %d
+    reserve_cpu         = "0.5"
+    reserve_memory      = "512"
+    admit_window        = "5s"
+    admit_margin_cpu    = 0.25
+    admit_margin_memory = 128
+    tenant              = %q
+    node_name           = %q
+    consul_address      = %q
   }
 }
-`)
+`, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta["harvest_tenant"], c.name, c.consulAddr)
 	}
 	b.WriteString(nomadConsulBlock(c.consulAddr))
 	return b.String()

@@ -12,12 +12,14 @@ const StateFile = "cluster.json"
 
 // Agent is one process of the cluster.
 type Agent struct {
-	Name     string `json:"name"`
-	Binary   string `json:"binary"` // absolute path, checked against /proc before a pid is signalled
-	Dir      string `json:"dir"`    // config and data
-	Log      string `json:"log"`
-	PID      int    `json:"pid"`
-	HTTPAddr string `json:"http_addr"`
+	Name     string   `json:"name"`
+	Binary   string   `json:"binary"` // absolute path, checked against /proc before a pid is signalled
+	Dir      string   `json:"dir"`    // config and data
+	Log      string   `json:"log"`
+	PID      int      `json:"pid"`
+	HTTPAddr string   `json:"http_addr"`
+	Args     []string `json:"args"` // to start it again (Restart)
+	Env      []string `json:"env,omitempty"`
 }
 
 // NomadClient is a Nomad client agent and what makes it a harvested node.
@@ -26,6 +28,9 @@ type NomadClient struct {
 	Meta         map[string]string `json:"meta"`
 	ConsulAgent  string            `json:"consul_agent"` // HTTP address of its own Consul client agent
 	CgroupParent string            `json:"cgroup_parent"`
+	// PrimaryCgroup is where this node's primary tenant runs: the harvest
+	// driver measures it; a test puts a "primary tenant" process in it.
+	PrimaryCgroup string `json:"primary_cgroup"`
 }
 
 // MinIOServer is one MinIO server with its own data folder and credentials.

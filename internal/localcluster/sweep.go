@@ -257,6 +257,7 @@ func (s *State) cgroups() []string {
 	out := allocCgroupDirs(s)
 	for _, c := range s.NomadClients {
 		out = append(out, cgroupDirs(c.CgroupParent)...)
+		out = append(out, primaryCgroupDirs(c.PrimaryCgroup, false)...)
 	}
 	return out
 }

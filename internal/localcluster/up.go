@@ -69,7 +69,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			Log: filepath.Join(s.RunDir, "logs", name+".log"), HTTPAddr: "127.0.0.1:" + strconv.Itoa(port),
 		}
 	}
-	launch := func(a *Agent, config string, env []string, args ...string) error {
+	launch := func(a *Agent, config string, extraEnv []string, args ...string) error {
 		if err := os.MkdirAll(a.Dir, 0o700); err != nil {
 			return err
 		}
@@ -78,7 +78,8 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 				return err
 			}
 		}
-		if err := startAgent(a, env, o.Detached, args...); err != nil {
+		a.Args, a.Env = args, extraEnv
+		if err := startAgent(a, agentEnv(extraEnv...), o.Detached, args...); err != nil {
 			return err
 		}
 		o.Logger.Info("started", "part", a.Name, "pid", a.PID, "addr", a.HTTPAddr)
@@ -88,7 +89,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 	// Consul: a dev server, then one client agent per Nomad client.
 	cp := b.consulServer()
 	s.ConsulServer = agent("consul-server", bin("consul"), cp.HTTP)
-	if err := launch(&s.ConsulServer, consulServerConfig("consul-server", cp), agentEnv(),
+	if err := launch(&s.ConsulServer, consulServerConfig("consul-server", cp), nil,
 		"agent", "-dev", "-config-file", filepath.Join(s.RunDir, "consul-server", "config.hcl")); err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		s.ConsulClients = append(s.ConsulClients, agent("consul-"+n.Name, bin("consul"), p.HTTP))
 		a := &s.ConsulClients[i]
 		cfg := consulClientConfig(n.Name, filepath.Join(a.Dir, "data"), p, join)
-		if err := launch(a, cfg, agentEnv(), "agent", "-config-file", filepath.Join(a.Dir, "config.hcl")); err != nil {
+		if err := launch(a, cfg, nil, "agent", "-config-file", filepath.Join(a.Dir, "config.hcl")); err != nil {
 			return err
 		}
 	}
@@ -113,7 +114,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 	np := b.nomadServer()
 	s.NomadServer = agent("nomad-server", bin("nomad"), np.HTTP)
 	scfg := nomadServerConfig("nomad-server", filepath.Join(s.RunDir, "nomad-server", "data"), np, s.ConsulServer.HTTPAddr)
-	if err := launch(&s.NomadServer, scfg, agentEnv(), "agent", "-config", filepath.Join(s.RunDir, "nomad-server", "config.hcl")); err != nil {
+	if err := launch(&s.NomadServer, scfg, nil, "agent", "-config", filepath.Join(s.RunDir, "nomad-server", "config.hcl")); err != nil {
 		return err
 	}
 	if err := waitNomadLeader(ctx, o.Logger, s); err != nil {
@@ -127,6 +128,10 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		c := NomadClient{
 			Agent: agent("nomad-"+n.Name, bin("nomad"), p.HTTP), Meta: n.Meta(),
 			ConsulAgent: s.ConsulClients[i].HTTPAddr, CgroupParent: cgroupParentFor(b.Base, n.Name),
+			PrimaryCgroup: primaryCgroupFor(b.Base, n.Name),
+		}
+		if err := makePrimaryCgroup(c.PrimaryCgroup); err != nil {
+			return fmt.Errorf("primary tenant cgroup of %s: %w", n.Name, err)
 		}
 		c.Agent.Name = n.Name // the node name jobs constrain on
 		s.NomadClients = append(s.NomadClients, c)
@@ -134,9 +139,9 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		cfg := nomadClientConfig(nomadClientSpec{
 			name: n.Name, dataDir: filepath.Join(a.Dir, "data"), pluginDir: s.PluginDir,
 			cgroupParent: a.CgroupParent, server: "127.0.0.1:" + strconv.Itoa(np.RPC),
-			consulAddr: a.ConsulAgent, meta: a.Meta, harvestDriver: o.DriverBinary != "",
+			consulAddr: a.ConsulAgent, meta: a.Meta, harvestDriver: o.DriverBinary != "", primaryCgroup: a.PrimaryCgroup,
 		}, p)
-		if err := launch(&a.Agent, cfg, agentEnv(), "agent", "-config", filepath.Join(a.Dir, "config.hcl")); err != nil {
+		if err := launch(&a.Agent, cfg, nil, "agent", "-config", filepath.Join(a.Dir, "config.hcl")); err != nil {
 			return err
 		}
 	}
@@ -155,8 +160,8 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		if err := os.MkdirAll(a.DataDir, 0o700); err != nil {
 			return err
 		}
-		env := agentEnv("MINIO_ROOT_USER="+a.AccessKey, "MINIO_ROOT_PASSWORD="+a.SecretKey,
-			"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CALLHOME_ENABLE=off")
+		env := []string{"MINIO_ROOT_USER=" + a.AccessKey, "MINIO_ROOT_PASSWORD=" + a.SecretKey,
+			"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CALLHOME_ENABLE=off"}
 		if err := launch(&a.Agent, "", env, "server", a.DataDir, "--quiet",
 			"--address", a.HTTPAddr, "--console-address", "127.0.0.1:"+strconv.Itoa(p.Console)); err != nil {
 			return err

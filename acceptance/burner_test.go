@@ -1,0 +1,58 @@
+//go:build acceptance
+
+package acceptance
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// burnEnv makes the test binary, started again, a CPU-burning "primary
+// tenant": it busies a core for the given share of every 10 ms until killed.
+const burnEnv = "HARVEST_ACCEPTANCE_BURN"
+
+func init() {
+	if v := os.Getenv(burnEnv); v != "" {
+		share, err := strconv.ParseFloat(v, 64)
+		if err != nil || share <= 0 || share > 1 {
+			os.Exit(2)
+		}
+		busy := time.Duration(share * float64(10*time.Millisecond))
+		for {
+			start := time.Now()
+			for time.Since(start) < busy {
+			}
+			time.Sleep(10*time.Millisecond - busy)
+		}
+	}
+}
+
+// startBurner starts a real process burning share of a core in node's
+// primary-tenant cgroup; it is killed at cleanup.
+func startBurner(t *testing.T, node string, share float64) (stop func()) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), burnEnv+"="+strconv.FormatFloat(share, 'f', 2, 64))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
+	t.Cleanup(stop)
+	if err := cluster.JoinPrimary(node, cmd.Process.Pid); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	return stop
+}
