@@ -190,6 +190,12 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 		t.Fatalf("evicted task state %+v", st)
 	}
 
+	// The driver publishes the node's busy flag for the blob tier.
+	pair, _, err := consulAPI(t, cluster.ConsulAddr()).KV().Get("harvest/busy/"+node, nil)
+	if err != nil || pair == nil || !strings.Contains(string(pair.Value), `"threshold_percent":75`) {
+		t.Errorf("busy flag of %s: %v %v", node, pair, err)
+	}
+
 	// Nomad places the evicted work again, on another client.
 	var replacement *nomadapi.Allocation
 	for deadline := time.Now().Add(60 * time.Second); replacement == nil && time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {

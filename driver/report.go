@@ -75,8 +75,12 @@ func newReporter(ctx context.Context, cfg Config, capacity guard.Resources, log 
 		reserve, _ := guard.ParseAmount(or(cfg.ReserveCPU, guard.DefaultReserveCPU), capacity.CPU)
 		threshold = 100 * (capacity.CPU - reserve) / capacity.CPU
 	}
-	r := &reporter{log: log, store: history.NewStore(history.NewConsulKV(client), cfg.ConsulPrefix), tenant: id,
-		node: cfg.NodeName, capacity: capacity, threshold: threshold, wake: make(chan struct{}, 1), mu: make(chanMutex, 1)}
+	return startReporter(ctx, history.NewStore(history.NewConsulKV(client), cfg.ConsulPrefix), id, cfg.NodeName, capacity, threshold, log)
+}
+
+func startReporter(ctx context.Context, store *history.Store, tenant history.TenantID, node string, capacity guard.Resources, threshold float64, log hclog.Logger) *reporter {
+	r := &reporter{log: log, store: store, tenant: tenant, node: node, capacity: capacity, threshold: threshold,
+		wake: make(chan struct{}, 1), mu: make(chanMutex, 1)}
 	go r.run(ctx)
 	return r
 }
