@@ -215,6 +215,24 @@ func TestRecoverTaskAfterDriverRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.DestroyTask(cfg.ID, true) })
+	// TaskStats reports the task's usage from its cgroup
+	if err := h.WaitUntilStarted(cfg.ID, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stats, err := h.TaskStats(ctx, cfg.ID, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case u := <-stats:
+		if u == nil || u.ResourceUsage == nil || u.ResourceUsage.MemoryStats == nil || u.ResourceUsage.CpuStats == nil {
+			t.Fatalf("task stats %+v", u)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no task stats")
+	}
+	cancel()
 	// a new driver instance (the client restarted) recovers the task from its handle
 	d2 := New(hclog.NewNullLogger())
 	d2.mu.Lock()
