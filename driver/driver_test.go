@@ -233,6 +233,11 @@ func TestRecoverTaskAfterDriverRestart(t *testing.T) {
 		t.Fatal("no task stats")
 	}
 	cancel()
+	// exec runs a command beside the task (nomad alloc exec)
+	res, err := h.ExecTask(cfg.ID, []string{"/bin/echo", "inside"}, 10*time.Second)
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "inside" || res.ExitResult.ExitCode != 0 {
+		t.Fatalf("exec: %+v %v", res, err)
+	}
 	// a new driver instance (the client restarted) recovers the task from its handle
 	d2 := New(hclog.NewNullLogger())
 	d2.mu.Lock()

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	consulapi "github.com/hashicorp/consul/api"
@@ -45,14 +46,8 @@ type reporter struct {
 	busy        BusyFlag
 	busyChanged bool
 	lastBusyPut time.Time
-	mu          chanMutex
+	mu          sync.Mutex // guards the fields above, shared by observe and run
 }
-
-// chanMutex is a mutex usable in select-free code paths of both goroutines.
-type chanMutex chan struct{}
-
-func (m chanMutex) lock()   { m <- struct{}{} }
-func (m chanMutex) unlock() { <-m }
 
 // newReporter returns nil (reporting off) unless tenant and Consul are set.
 func newReporter(ctx context.Context, cfg Config, capacity guard.Resources, log hclog.Logger) *reporter {
@@ -80,7 +75,7 @@ func newReporter(ctx context.Context, cfg Config, capacity guard.Resources, log 
 
 func startReporter(ctx context.Context, store *history.Store, tenant history.TenantID, node string, capacity guard.Resources, threshold float64, log hclog.Logger) *reporter {
 	r := &reporter{log: log, store: store, tenant: tenant, node: node, capacity: capacity, threshold: threshold,
-		wake: make(chan struct{}, 1), mu: make(chanMutex, 1)}
+		wake: make(chan struct{}, 1)}
 	go r.run(ctx)
 	return r
 }
@@ -92,7 +87,7 @@ func (r *reporter) observe(now time.Time, primary guard.Resources) {
 	}
 	pct := min(100, max(0, 100*primary.CPU/r.capacity.CPU))
 	slot := now.UTC().Truncate(history.Slot)
-	r.mu.lock()
+	r.mu.Lock()
 	if !r.slot.IsZero() && !slot.Equal(r.slot) && r.n > 0 {
 		r.pending = append(r.pending, history.Sample{Node: r.node, Time: r.slot, CPU: r.sum / float64(r.n)})
 		if len(r.pending) > maxPending {
@@ -111,7 +106,7 @@ func (r *reporter) observe(now time.Time, primary guard.Resources) {
 		r.lastBusyPut = now
 		r.poke()
 	}
-	r.mu.unlock()
+	r.mu.Unlock()
 }
 
 func (r *reporter) poke() {
@@ -132,27 +127,27 @@ func (r *reporter) run(ctx context.Context) {
 		case <-r.wake:
 		case <-retry.C:
 		}
-		r.mu.lock()
+		r.mu.Lock()
 		batch := append([]history.Sample(nil), r.pending...)
 		flag, flagDue := r.busy, r.busyChanged
 		r.busyChanged = false
-		r.mu.unlock()
+		r.mu.Unlock()
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if flagDue {
 			if err := r.store.PutDocument(wctx, "busy/"+r.node, flag); err != nil {
 				r.log.Debug("busy flag not published; will retry", "error", err)
-				r.mu.lock()
+				r.mu.Lock()
 				r.busyChanged = true
-				r.mu.unlock()
+				r.mu.Unlock()
 			}
 		}
 		if len(batch) > 0 {
 			if err := r.store.AppendSamples(wctx, r.tenant, batch); err != nil {
 				r.log.Warn("node samples not sent; buffering", "pending", len(batch), "error", err)
 			} else {
-				r.mu.lock()
+				r.mu.Lock()
 				r.pending = r.pending[min(len(batch), len(r.pending)):]
-				r.mu.unlock()
+				r.mu.Unlock()
 			}
 		}
 		cancel()

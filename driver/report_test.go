@@ -38,9 +38,9 @@ func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 	r.observe(t0.Add(time.Minute), guard.Resources{CPU: 1.5})
 	r.observe(t0.Add(2*time.Minute), guard.Resources{CPU: 1.6})
 	time.Sleep(100 * time.Millisecond)
-	r.mu.lock()
+	r.mu.Lock()
 	pending := len(r.pending)
-	r.mu.unlock()
+	r.mu.Unlock()
 	if pending != 1 {
 		t.Fatalf("%d samples pending while Consul is down, want 1 buffered", pending)
 	}

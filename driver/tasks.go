@@ -255,3 +255,17 @@ func (d *Driver) ExecTask(taskID string, cmd []string, timeout time.Duration) (*
 	}
 	return &drivers.ExecTaskResult{Stdout: out, ExitResult: &drivers.ExitResult{ExitCode: code}}, nil
 }
+
+var _ drivers.ExecTaskStreamingRawDriver = (*Driver)(nil)
+
+// ExecTaskStreamingRaw serves `nomad alloc exec` through the task's executor.
+func (d *Driver) ExecTaskStreamingRaw(ctx context.Context, taskID string, command []string, tty bool, stream drivers.ExecTaskStream) error {
+	if len(command) == 0 {
+		return errors.New("harvest: exec needs a command")
+	}
+	h, ok := d.tasks.get(taskID)
+	if !ok {
+		return drivers.ErrTaskNotFound
+	}
+	return h.exec.ExecStreaming(ctx, command, tty, stream)
+}
