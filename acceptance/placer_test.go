@@ -3,6 +3,7 @@
 package acceptance
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -209,4 +211,37 @@ job %q {
 			t.Errorf("allocation on %s, outside class %s (%s, %s)", a.NodeName, class, n[0].Name, n[1].Name)
 		}
 	}
+}
+
+// TestDriverSamplesReachTheTenantHistory: every client's harvest driver
+// averages its primary tenant's CPU into 2-minute slots and appends them to
+// the tenant history in Consul KV, registering itself as a node of the
+// tenant. The first slot closes within two minutes of the cluster starting.
+func TestDriverSamplesReachTheTenantHistory(t *testing.T) {
+	c := consulAPI(t, cluster.ConsulAddr())
+	store := history.NewStore(history.NewConsulKV(c), "")
+	node := cluster.NomadClients[len(cluster.NomadClients)-1]
+	id, err := history.ParseTenantID(node.Meta["harvest_tenant"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(150 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		tenants, err := store.Tenants(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, info := range tenants {
+			if info.ID() == id && slices.Contains(info.Nodes, node.Name) {
+				s, err := store.Series(context.Background(), id, time.Now().Add(-10*time.Minute), time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Observed() == 0 {
+					t.Fatalf("%s registered as a node of %s but no slot was written", node.Name, id)
+				}
+				return
+			}
+		}
+	}
+	t.Fatalf("no sample from %s's driver reached the history of %s", node.Name, id)
 }
