@@ -1,0 +1,121 @@
+// Package selectclass is Algorithm 1 of history-based-harvesting.txt
+// (Section 4.1, "Class selection algorithm"): given the utilisation classes,
+// each class's headroom for the job's type and ranking weights per (job
+// type, pattern), pick one class that fits the job's peak concurrent
+// resources, with probability proportional to its weighted headroom; else
+// several classes that fit together; else none. Pure; the random source is
+// the caller's, so tests are deterministic.
+package selectclass
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Candidate is one class as Algorithm 1 sees it.
+type Candidate struct {
+	Class    string
+	Pattern  string
+	Headroom float64 // share of the class's capacity free for this job type (0-1)
+	CPU      float64 // the class's total CPU capacity, MHz
+	MemoryMB float64 // the class's total memory, MB
+}
+
+// Room is what the class has free for the job: headroom x capacity
+// (line 8's Headroom(J.type, c) as an amount).
+func (c Candidate) Room() (cpu, mem float64) { return c.Headroom * c.CPU, c.Headroom * c.MemoryMB }
+
+// Request is the job's peak concurrent need (line 4).
+type Request struct {
+	CPU      float64 // MHz
+	MemoryMB float64
+}
+
+// Weights are the ranking weights W[type][pattern].
+type Weights map[string]map[string]float64
+
+// DefaultWeights rank, as Section 4.1 does: long jobs constant > periodic >
+// unpredictable; medium periodic > constant > unpredictable; short
+// unpredictable > periodic > constant.
+func DefaultWeights() Weights {
+	return Weights{
+		"long":   {"constant": 3, "periodic": 2, "unpredictable": 1},
+		"medium": {"periodic": 3, "constant": 2, "unpredictable": 1},
+		"short":  {"unpredictable": 3, "periodic": 2, "constant": 1},
+	}
+}
+
+// Rand is the random source (math/rand/v2's *Rand satisfies it).
+type Rand interface{ Float64() float64 }
+
+// Outcome says what was picked and why.
+type Outcome struct {
+	Classes []string `json:"classes"`
+	Fit     string   `json:"fit"` // "one", "combined" or "none"
+	Reason  string   `json:"reason"`
+}
+
+// Select runs Algorithm 1 for a job of type jobType needing req.
+func Select(jobType string, req Request, cands []Candidate, w Weights, rng Rand) Outcome {
+	weighted := func(c Candidate) float64 { // line 6: c.weightedroom
+		cpu, _ := c.Room()
+		return cpu * w[jobType][c.Pattern]
+	}
+	var fits []Candidate // line 8: F
+	var totalCPU, totalMem float64
+	for _, c := range cands {
+		cpu, mem := c.Room()
+		totalCPU, totalMem = totalCPU+cpu, totalMem+mem
+		if cpu >= req.CPU && mem >= req.MemoryMB && weighted(c) > 0 {
+			fits = append(fits, c)
+		}
+	}
+	if len(fits) > 0 { // lines 9-11
+		c := pick(fits, weighted, rng)
+		cpu, mem := c.Room()
+		return Outcome{Classes: []string{c.Class}, Fit: "one", Reason: fmt.Sprintf(
+			"%s job needs %.0f MHz and %.0f MB at its peak; %d of %d classes fit; picked %s (%s, room %.0f MHz and %.0f MB) with probability proportional to weighted headroom",
+			jobType, req.CPU, req.MemoryMB, len(fits), len(cands), c.Class, c.Pattern, cpu, mem)}
+	}
+	if totalCPU >= req.CPU && totalMem >= req.MemoryMB { // lines 12-14
+		pool := append([]Candidate(nil), cands...)
+		var chosen []string
+		var cpu, mem float64
+		for (cpu < req.CPU || mem < req.MemoryMB) && len(pool) > 0 {
+			c := pick(pool, func(c Candidate) float64 { return max(weighted(c), 1e-9) }, rng)
+			chosen = append(chosen, c.Class)
+			rc, rm := c.Room()
+			cpu, mem = cpu+rc, mem+rm
+			for i := range pool {
+				if pool[i].Class == c.Class {
+					pool = append(pool[:i], pool[i+1:]...)
+					break
+				}
+			}
+		}
+		sort.Strings(chosen)
+		return Outcome{Classes: chosen, Fit: "combined", Reason: fmt.Sprintf(
+			"%s job needs %.0f MHz and %.0f MB at its peak; no class fits alone; %s together have %.0f MHz and %.0f MB",
+			jobType, req.CPU, req.MemoryMB, strings.Join(chosen, ", "), cpu, mem)}
+	}
+	return Outcome{Fit: "none", Reason: fmt.Sprintf( // lines 15-17
+		"%s job needs %.0f MHz and %.0f MB at its peak; all %d classes together have only %.0f MHz and %.0f MB free for it",
+		jobType, req.CPU, req.MemoryMB, len(cands), totalCPU, totalMem)}
+}
+
+// pick draws one candidate with probability proportional to weight.
+func pick(cands []Candidate, weight func(Candidate) float64, rng Rand) Candidate {
+	sort.Slice(cands, func(i, j int) bool { return cands[i].Class < cands[j].Class }) // deterministic order
+	total := 0.0
+	for _, c := range cands {
+		total += weight(c)
+	}
+	u := rng.Float64() * total
+	for _, c := range cands {
+		if u -= weight(c); u < 0 {
+			return c
+		}
+	}
+	return cands[len(cands)-1]
+}
