@@ -1,0 +1,234 @@
+// Package proxy is the placer's admission proxy in front of Nomad's HTTP
+// API (Tez-H and RM-H of history-based-harvesting.txt on Nomad): users keep
+// `nomad job run` with NOMAD_ADDR pointing here; every request goes to Nomad
+// untouched, except the register, plan and validate of harvested jobs,
+// which are rewritten first: DAG estimate, job type, Algorithm 1's classes,
+// a constraint on ${meta.harvest_class}, restart/reschedule for evictions,
+// deferred stages, and an explanation in the job's meta.
+//
+// The job JSON is edited as a generic tree, not decoded into Nomad's API
+// structs, so that fields this build does not know pass through intact.
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/dag"
+	"github.com/harvest-platform/harvest/placer/jobtype"
+	"github.com/harvest-platform/harvest/placer/selectclass"
+)
+
+// Meta keys the proxy reads and writes.
+const (
+	HarvestKey     = "harvest"          // job meta: "true" marks a harvested job
+	ClassesKey     = "harvest_classes"  // chosen classes, comma-separated
+	JobTypeKey     = "harvest_job_type" // short, medium, long
+	EstimateKey    = "harvest_estimate" // JSON of the DAG's peak
+	ReasonKey      = "harvest_reason"   // why these classes
+	StagesKey      = "harvest_stages"   // JSON group -> declared count, for deferred stages
+	ClassAttribute = "${meta.harvest_class}"
+	// NoClass is the class a job waits on when no class can take it.
+	NoClass = "harvest-no-class-fits"
+)
+
+// ClassSource gives Algorithm 1 its candidates for a job type.
+type ClassSource interface {
+	Candidates(ctx context.Context, jobType string) ([]selectclass.Candidate, error)
+}
+
+// JobHistory gives a job's last run.
+type JobHistory interface {
+	LastJobRun(ctx context.Context, namespace, job string) (history.JobRun, bool, error)
+}
+
+// Rewriter rewrites harvested jobs.
+type Rewriter struct {
+	Classes    ClassSource
+	History    JobHistory
+	Thresholds jobtype.Thresholds
+	Weights    selectclass.Weights
+	// Namespaces whose every job is harvested, meta or not.
+	Namespaces []string
+
+	mu  sync.Mutex
+	Rng selectclass.Rand // guarded by mu
+}
+
+// Decision is what the rewrite chose, for logs and metrics.
+type Decision struct {
+	Namespace, Job string
+	JobType        string
+	Estimate       dag.Estimate
+	Outcome        selectclass.Outcome
+	Deferred       map[string]int
+}
+
+// BadJobError is a job the proxy refuses, as Nomad would a bad job.
+type BadJobError struct{ Err error }
+
+func (e *BadJobError) Error() string { return e.Err.Error() }
+func (e *BadJobError) Unwrap() error { return e.Err }
+
+// Rewrite takes a register, plan or validate body ({"Job": {...}, ...}) and
+// returns the body to forward, with the decision when the job is harvested
+// (nil and the body unchanged otherwise).
+func (r *Rewriter) Rewrite(ctx context.Context, body []byte) ([]byte, *Decision, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var req map[string]any
+	if err := dec.Decode(&req); err != nil {
+		return nil, nil, &BadJobError{fmt.Errorf("request body is not a JSON object: %w", err)}
+	}
+	job, ok := req["Job"].(map[string]any)
+	if !ok {
+		return body, nil, nil // not a job request Nomad would accept either; let Nomad say so
+	}
+	ns := str(job["Namespace"], "default")
+	if !r.harvested(job, ns) {
+		return body, nil, nil
+	}
+	d, err := r.decide(ctx, job, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	apply(job, d)
+	out, err := json.Marshal(req)
+	return out, d, err
+}
+
+func (r *Rewriter) harvested(job map[string]any, ns string) bool {
+	if meta, ok := job["Meta"].(map[string]any); ok && str(meta[HarvestKey], "") == "true" {
+		return true
+	}
+	for _, n := range r.Namespaces {
+		if n == ns {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Rewriter) decide(ctx context.Context, job map[string]any, ns string) (*Decision, error) {
+	id := str(job["ID"], str(job["Name"], ""))
+	stages, err := stagesOf(job)
+	if err != nil {
+		return nil, err
+	}
+	est, err := dag.Plan(stages)
+	if err != nil {
+		return nil, &BadJobError{err}
+	}
+	last, known, err := r.History.LastJobRun(ctx, ns, id)
+	if err != nil {
+		return nil, fmt.Errorf("job history of %s: %w", id, err)
+	}
+	typ := r.Thresholds.Of(last.Duration, known)
+	cands, err := r.Classes.Candidates(ctx, typ)
+	if err != nil {
+		return nil, fmt.Errorf("classes: %w", err)
+	}
+	r.mu.Lock()
+	outcome := selectclass.Select(typ, selectclass.Request{CPU: float64(est.Peak.CPU), MemoryMB: float64(est.Peak.MemoryMB)}, cands, r.Weights, r.Rng)
+	r.mu.Unlock()
+	d := &Decision{Namespace: ns, Job: id, JobType: typ, Estimate: est, Outcome: outcome, Deferred: map[string]int{}}
+	for _, s := range stages {
+		if len(s.After) > 0 {
+			d.Deferred[s.Name] = s.Count
+		}
+	}
+	return d, nil
+}
+
+// stagesOf reads the task groups as DAG stages (Nomad's defaults: count 1,
+// 100 MHz and 300 MB per task).
+func stagesOf(job map[string]any) ([]dag.Stage, error) {
+	groups, _ := job["TaskGroups"].([]any)
+	var out []dag.Stage
+	for i, g := range groups {
+		group, ok := g.(map[string]any)
+		if !ok {
+			return nil, &BadJobError{fmt.Errorf("task group %d is not an object", i)}
+		}
+		s := dag.Stage{Name: str(group["Name"], ""), Count: num(group["Count"], 1)}
+		if meta, ok := group["Meta"].(map[string]any); ok {
+			s.After = dag.ParseAfter(str(meta[dag.AfterKey], ""))
+		}
+		tasks, _ := group["Tasks"].([]any)
+		for _, t := range tasks {
+			task, _ := t.(map[string]any)
+			res, _ := task["Resources"].(map[string]any)
+			s.CPU += num(res["CPU"], 100)
+			s.MemoryMB += num(res["MemoryMB"], 300)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// apply edits the job tree as the decision says.
+func apply(job map[string]any, d *Decision) {
+	classes := strings.Join(d.Outcome.Classes, ",")
+	if classes == "" {
+		classes = NoClass
+	}
+	constraints, _ := job["Constraints"].([]any)
+	job["Constraints"] = append(constraints, map[string]any{
+		"LTarget": ClassAttribute, "RTarget": classes, "Operand": "set_contains_any",
+	})
+	groups, _ := job["TaskGroups"].([]any)
+	for _, g := range groups {
+		group := g.(map[string]any)
+		// a restart or reschedule block the user wrote wins over ours
+		if group["RestartPolicy"] == nil {
+			group["RestartPolicy"] = map[string]any{"Attempts": 0, "Mode": "fail", "Interval": int64(24 * 3600e9), "Delay": int64(5e9)}
+		}
+		if group["ReschedulePolicy"] == nil {
+			group["ReschedulePolicy"] = map[string]any{"Attempts": 5, "Interval": int64(3600e9), "Delay": int64(5e9),
+				"DelayFunction": "constant", "Unlimited": false}
+		}
+		if _, deferred := d.Deferred[str(group["Name"], "")]; deferred {
+			group["Count"] = 0
+		}
+	}
+	meta, _ := job["Meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		job["Meta"] = meta
+	}
+	peak, _ := json.Marshal(d.Estimate.Peak)
+	stages, _ := json.Marshal(d.Deferred)
+	meta[ClassesKey] = classes
+	meta[JobTypeKey] = d.JobType
+	meta[EstimateKey] = string(peak)
+	meta[ReasonKey] = d.Outcome.Reason
+	if len(d.Deferred) > 0 {
+		meta[StagesKey] = string(stages)
+	}
+}
+
+func str(v any, def string) string {
+	if s, ok := v.(string); ok && s != "" {
+		return s
+	}
+	return def
+}
+
+func num(v any, def int) int {
+	switch n := v.(type) {
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return int(i)
+		}
+	case float64:
+		return int(n)
+	case int:
+		return n
+	}
+	return def
+}
