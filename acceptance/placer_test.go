@@ -51,7 +51,10 @@ consul {
 classify {
   interval = "24h"
 }
-`, addr, cluster.NomadAddr(), cluster.ConsulAddr())), 0o644); err != nil {
+proxy {
+  address = "127.0.0.1:%d"
+}
+`, addr, cluster.NomadAddr(), cluster.ConsulAddr(), cluster.SparePort(1))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(cluster.RunDir, "logs", "harvest-placer.log")

@@ -128,6 +128,9 @@ nomad {
 consul {
   address = "$CONSUL_HTTP_ADDR"
 }
+proxy {
+  address = "${HARVEST_PROXY_ADDR#http://}"
+}
 CONFIG
 	# started in the run folder, so that make cluster-down stops it with the cluster
 	(cd "$run_dir" && exec setsid "$bin/harvest-placer" agent -config "$run_dir/placer.hcl" \

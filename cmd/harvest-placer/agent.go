@@ -49,6 +49,7 @@ func (c *agentCommand) flags(cfg *agent.Config, configPath *string) (*flag.FlagS
 	fs.StringVar(&over.Consul.Prefix, "consul-prefix", "", "Consul KV prefix of Harvest's state (default harvest/)")
 	fs.StringVar(&over.LogLevel, "log-level", "", "log level: TRACE, DEBUG, INFO, WARN, ERROR")
 	fs.StringVar(&over.Classify.Interval, "refresh-interval", "", "how often to reclassify (default 24h)")
+	fs.StringVar(&over.Proxy.Address, "proxy-addr", "", "address of the admission proxy users point NOMAD_ADDR at (default 127.0.0.1:4656)")
 	apply := func() {
 		for _, p := range []struct {
 			dst *string
@@ -57,6 +58,7 @@ func (c *agentCommand) flags(cfg *agent.Config, configPath *string) (*flag.FlagS
 			{&cfg.HTTPAddr, over.HTTPAddr}, {&cfg.Nomad.Address, over.Nomad.Address},
 			{&cfg.Consul.Address, over.Consul.Address}, {&cfg.Consul.Prefix, over.Consul.Prefix},
 			{&cfg.LogLevel, over.LogLevel}, {&cfg.Classify.Interval, over.Classify.Interval},
+			{&cfg.Proxy.Address, over.Proxy.Address},
 		} {
 			if p.v != "" {
 				*p.dst = p.v

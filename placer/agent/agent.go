@@ -2,10 +2,13 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	consulapi "github.com/hashicorp/consul/api"
@@ -13,6 +16,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
 // Agent is a running placer.
@@ -24,6 +28,9 @@ type Agent struct {
 	metrics   *Metrics
 	interval  time.Duration
 	listener  net.Listener
+	proxy     *http.Server // nil when the proxy is off
+	proxyL    net.Listener
+	sequencer *sequencer
 }
 
 // New connects the placer to Nomad and Consul as cfg says and binds its
@@ -51,7 +58,52 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.Prefix)
 	a.refresher = &Refresher{Store: a.store, Nodes: &NomadNodes{Client: nomad}, Config: ccfg,
 		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention}
+	if cfg.Proxy.Address != "" {
+		if err := a.setupProxy(cfg, nomad); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
 	return a, nil
+}
+
+// setupProxy binds the admission proxy and the stage sequencer behind it.
+func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
+	upstream, err := url.Parse(cfg.Nomad.Address)
+	if err != nil {
+		return fmt.Errorf("nomad address: %w", err)
+	}
+	th, _ := cfg.thresholds()
+	rw := &proxy.Rewriter{
+		Classes: &classView{store: a.store, nomad: nomad, ttl: 10 * time.Second}, History: a.store,
+		Thresholds: th, Weights: cfg.weights(), Namespaces: cfg.Proxy.Namespaces,
+		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
+	}
+	l, err := net.Listen("tcp", cfg.Proxy.Address)
+	if err != nil {
+		return fmt.Errorf("proxy address: %w", err)
+	}
+	if cfg.Proxy.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.Proxy.TLSCertFile, cfg.Proxy.TLSKeyFile)
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("proxy tls: %w", err)
+		}
+		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
+	a.proxyL = l
+	a.proxy = &http.Server{Handler: proxy.New(upstream, rw, a.log.Named("proxy"), proxy.NewMetrics(a.metrics.Registry)),
+		ReadHeaderTimeout: 10 * time.Second}
+	a.sequencer = &sequencer{nomad: nomad, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, recorded: map[string]bool{}}
+	return nil
+}
+
+// ProxyAddr is where the admission proxy listens ("" when off).
+func (a *Agent) ProxyAddr() string {
+	if a.proxyL == nil {
+		return ""
+	}
+	return a.proxyL.Addr().String()
 }
 
 // Addr is the address the HTTP API listens on.
@@ -61,9 +113,14 @@ func (a *Agent) Addr() string { return a.listener.Addr().String() }
 // interval, until ctx ends; then it shuts the server down gracefully.
 func (a *Agent) Run(ctx context.Context) error {
 	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(a.listener) }()
 	a.log.Info("placer API listening", "addr", a.Addr(), "refresh_interval", a.interval)
+	if a.proxy != nil {
+		go func() { errc <- a.proxy.Serve(a.proxyL) }()
+		go a.sequencer.run(ctx)
+		a.log.Info("admission proxy listening: point NOMAD_ADDR here", "addr", a.ProxyAddr())
+	}
 
 	go func() {
 		ticker := time.NewTicker(a.interval)
@@ -86,6 +143,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.log.Info("shutting down")
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if a.proxy != nil {
+		if err := a.proxy.Shutdown(shutdown); err != nil {
+			return err
+		}
+	}
 	if err := srv.Shutdown(shutdown); err != nil {
 		return err
 	}

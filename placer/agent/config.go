@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsimple"
 
 	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/jobtype"
+	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
 // Config is the placer's configuration file (HCL), Nomad-style:
@@ -26,6 +28,22 @@ type Config struct {
 	Nomad    NomadConfig    `hcl:"nomad,block"`
 	Consul   ConsulConfig   `hcl:"consul,block"`
 	Classify ClassifyConfig `hcl:"classify,block"`
+	Proxy    ProxyConfig    `hcl:"proxy,block"`
+}
+
+// ProxyConfig is the admission proxy users point NOMAD_ADDR at.
+type ProxyConfig struct {
+	// Address to listen on ("" turns the proxy off).
+	Address     string `hcl:"address,optional"`
+	TLSCertFile string `hcl:"tls_cert_file,optional"`
+	TLSKeyFile  string `hcl:"tls_key_file,optional"`
+	// Namespaces whose every job is harvested, with or without meta.
+	Namespaces []string `hcl:"namespaces,optional"`
+	// Job typing thresholds (defaults 173s and 433s).
+	ShortThreshold string `hcl:"short_threshold,optional"`
+	LongThreshold  string `hcl:"long_threshold,optional"`
+	// Weights[type][pattern] for Algorithm 1 (defaults as the paper ranks).
+	Weights map[string]map[string]float64 `hcl:"weights,optional"`
 }
 
 // fileConfig is the file's shape: every block optional.
@@ -35,6 +53,7 @@ type fileConfig struct {
 	Nomad    *NomadConfig    `hcl:"nomad,block"`
 	Consul   *ConsulConfig   `hcl:"consul,block"`
 	Classify *ClassifyConfig `hcl:"classify,block"`
+	Proxy    *ProxyConfig    `hcl:"proxy,block"`
 }
 
 // NomadConfig says where Nomad's API is.
@@ -74,6 +93,7 @@ func DefaultConfig() Config {
 		Nomad:    NomadConfig{Address: "http://127.0.0.1:4646"},
 		Consul:   ConsulConfig{Address: "127.0.0.1:8500", Prefix: "harvest/"},
 		Classify: ClassifyConfig{Interval: "24h", Retention: "1008h"},
+		Proxy:    ProxyConfig{Address: "127.0.0.1:4656", ShortThreshold: "173s", LongThreshold: "433s"},
 	}
 }
 
@@ -93,6 +113,9 @@ func LoadConfig(path string) (Config, error) {
 	}
 	if file.Classify != nil {
 		src.Classify = *file.Classify
+	}
+	if file.Proxy != nil {
+		src.Proxy = *file.Proxy
 	}
 	merge(&cfg, src)
 	return cfg, cfg.validate()
@@ -115,6 +138,17 @@ func merge(dst *Config, src Config) {
 	set(&dst.Classify.Window, src.Classify.Window)
 	set(&dst.Classify.MinHistory, src.Classify.MinHistory)
 	set(&dst.Classify.Retention, src.Classify.Retention)
+	set(&dst.Proxy.Address, src.Proxy.Address)
+	set(&dst.Proxy.TLSCertFile, src.Proxy.TLSCertFile)
+	set(&dst.Proxy.TLSKeyFile, src.Proxy.TLSKeyFile)
+	set(&dst.Proxy.ShortThreshold, src.Proxy.ShortThreshold)
+	set(&dst.Proxy.LongThreshold, src.Proxy.LongThreshold)
+	if src.Proxy.Namespaces != nil {
+		dst.Proxy.Namespaces = src.Proxy.Namespaces
+	}
+	if src.Proxy.Weights != nil {
+		dst.Proxy.Weights = src.Proxy.Weights
+	}
 	c := &dst.Classify
 	if src.Classify.PeriodicStrength != nil {
 		c.PeriodicStrength = src.Classify.PeriodicStrength
@@ -140,6 +174,12 @@ func (c Config) validate() error {
 	if _, err := c.retention(); err != nil {
 		return err
 	}
+	if _, err := c.thresholds(); err != nil {
+		return err
+	}
+	if (c.Proxy.TLSCertFile == "") != (c.Proxy.TLSKeyFile == "") {
+		return fmt.Errorf("proxy: tls_cert_file and tls_key_file go together")
+	}
 	_, err := c.classifier()
 	return err
 }
@@ -158,6 +198,30 @@ func (c Config) retention() (time.Duration, error) {
 		return 0, fmt.Errorf("classify.retention %q: want a duration of at least 35 days (840h)", c.Classify.Retention)
 	}
 	return d, nil
+}
+
+func (c Config) thresholds() (jobtype.Thresholds, error) {
+	short, err1 := time.ParseDuration(c.Proxy.ShortThreshold)
+	long, err2 := time.ParseDuration(c.Proxy.LongThreshold)
+	if err1 != nil || err2 != nil || short <= 0 || long < short {
+		return jobtype.Thresholds{}, fmt.Errorf("proxy: short_threshold %q and long_threshold %q must be durations, short <= long",
+			c.Proxy.ShortThreshold, c.Proxy.LongThreshold)
+	}
+	return jobtype.Thresholds{Short: short, Long: long}, nil
+}
+
+// weights are the configured Algorithm 1 weights over the defaults.
+func (c Config) weights() selectclass.Weights {
+	w := selectclass.DefaultWeights()
+	for typ, byPattern := range c.Proxy.Weights {
+		if w[typ] == nil {
+			w[typ] = map[string]float64{}
+		}
+		for pat, v := range byPattern {
+			w[typ][pat] = v
+		}
+	}
+	return w
 }
 
 // classifier turns the classify block into classify.Config.

@@ -23,7 +23,9 @@ import (
 
 type fakeClasses []selectclass.Candidate
 
-func (f fakeClasses) Candidates(context.Context, string) ([]selectclass.Candidate, error) { return f, nil }
+func (f fakeClasses) Candidates(context.Context, string) ([]selectclass.Candidate, error) {
+	return f, nil
+}
 
 type fakeHistory map[string]time.Duration
 
