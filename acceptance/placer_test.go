@@ -33,8 +33,9 @@ func harvestCLI(t *testing.T, binary string, args ...string) string {
 }
 
 // startPlacer runs harvest-placer as a real process on a spare port of the
-// cluster and stops it (SIGTERM, which must end it cleanly) at cleanup.
-func startPlacer(t *testing.T) string {
+// cluster and stops it (SIGTERM, which must end it cleanly) at cleanup. It
+// returns the API address and the admission proxy's address.
+func startPlacer(t *testing.T) (string, string) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(0))
 	config := filepath.Join(t.TempDir(), "placer.hcl")
@@ -87,13 +88,13 @@ proxy {
 		if resp, err := http.Get("http://" + addr + "/v1/health"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return addr
+				return addr, fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(1))
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("placer did not answer on %s (log %s)", addr, logPath)
-	return ""
+	return "", ""
 }
 
 func flatSeries(level float64, start time.Time, days int, seed uint64) history.Series {
@@ -105,12 +106,13 @@ func flatSeries(level float64, start time.Time, days int, seed uint64) history.S
 	return history.Series{Start: start, Values: v}
 }
 
-// TestPlacerLabelsEveryNodeFromImportedHistory imports history for the
-// cluster's tenants with `harvestctl history import`, runs the real placer,
-// refreshes the classes with `harvestctl classes refresh`, and checks the
-// labels on every node through Nomad's API and that a job constrained on a
-// class lands only on that class's nodes.
-func TestPlacerLabelsEveryNodeFromImportedHistory(t *testing.T) {
+// labelNodes imports history for the cluster's tenants with `harvestctl
+// history import` (two similar constant tenants, a periodic one, one with
+// two days only), starts the placer, refreshes the classes with `harvestctl
+// classes refresh` and waits until every node carries its labels. It
+// returns the labels by node and the placer's API and proxy addresses.
+func labelNodes(t *testing.T) (map[string][2]string, string, string) {
+	t.Helper()
 	if len(cluster.NomadClients) < 4 {
 		t.Fatalf("want 4 clients, have %d", len(cluster.NomadClients))
 	}
@@ -142,8 +144,7 @@ func TestPlacerLabelsEveryNodeFromImportedHistory(t *testing.T) {
 	if !strings.Contains(out, "imported 4 tenants") {
 		t.Fatalf("import said: %s", out)
 	}
-
-	addr := startPlacer(t)
+	addr, proxyAddr := startPlacer(t)
 	out = harvestCLI(t, "harvestctl", "classes", "refresh", "-placer-addr", addr)
 	t.Logf("harvestctl classes refresh:\n%s", out)
 
@@ -167,6 +168,16 @@ func TestPlacerLabelsEveryNodeFromImportedHistory(t *testing.T) {
 			break
 		}
 	}
+	return labels, addr, proxyAddr
+}
+
+// TestPlacerLabelsEveryNodeFromImportedHistory imports history for the
+// cluster's tenants with `harvestctl history import`, runs the real placer,
+// refreshes the classes with `harvestctl classes refresh`, and checks the
+// labels on every node through Nomad's API and that a job constrained on a
+// class lands only on that class's nodes.
+func TestPlacerLabelsEveryNodeFromImportedHistory(t *testing.T) {
+	labels, _, _ := labelNodes(t)
 	n := cluster.NomadClients
 	if l := labels[n[0].Name]; l[1] != "constant" || l != labels[n[1].Name] {
 		t.Errorf("constant tenants: %s=%v %s=%v, want one constant class", n[0].Name, l, n[1].Name, labels[n[1].Name])

@@ -94,7 +94,7 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	a.proxyL = l
 	a.proxy = &http.Server{Handler: proxy.New(upstream, rw, a.log.Named("proxy"), proxy.NewMetrics(a.metrics.Registry)),
 		ReadHeaderTimeout: 10 * time.Second}
-	a.sequencer = &sequencer{nomad: nomad, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, recorded: map[string]bool{}}
+	a.sequencer = &sequencer{nomad: nomad, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, done: map[string]bool{}}
 	return nil
 }
 

@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,15 +21,25 @@ import (
 // plan its replacement before it counts as failed for good.
 const settle = 10 * time.Second
 
-// sequencer starts deferred stages of harvested DAG jobs when their
-// upstream stages complete, and records each harvested job's duration when
-// it finishes (for the next run's job type). It polls Nomad every interval.
+// Stage jobs carry these meta keys.
+const (
+	parentKey      = "harvest_parent"       // the DAG job a stage job belongs to
+	parentIndexKey = "harvest_parent_index" // the parent's JobModifyIndex (one run of it)
+)
+
+// sequencer runs the deferred stages of harvested DAG jobs and records each
+// harvested job's duration when it finishes (for the next run's job type).
+//
+// A deferred stage runs as a job of its own, "<job>.<group>", registered
+// when its upstream stages complete. It cannot be the parent job's group
+// scaled up: every new version of a batch job makes Nomad run its completed
+// groups again (seen here: scaling stage 2 re-ran stage 1).
 type sequencer struct {
 	nomad    *nomadapi.Client
 	store    *history.Store
 	log      hclog.Logger
 	interval time.Duration
-	recorded map[string]bool // namespace/job@modify-index already recorded
+	done     map[string]bool // runs (namespace/job@index) already recorded or stopped
 }
 
 func (s *sequencer) run(ctx context.Context) {
@@ -51,9 +63,25 @@ func (s *sequencer) tick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	live := map[string]bool{}
 	for _, j := range jobs {
-		if j.Meta[proxy.HarvestKey] != "true" && j.Meta[proxy.JobTypeKey] == "" {
-			continue
+		if !j.Stop {
+			live[j.Namespace+"/"+j.ID] = true
+		}
+	}
+	for _, j := range jobs {
+		if parent := j.Meta[parentKey]; parent != "" && !j.Stop && !live[j.Namespace+"/"+parent] {
+			// the DAG job was stopped or purged: its stages go with it
+			if _, _, err := s.nomad.Jobs().Deregister(j.ID, true, (&nomadapi.WriteOptions{Namespace: j.Namespace}).WithContext(ctx)); err != nil {
+				s.log.Warn("stopping orphaned stage failed", "job", j.ID, "error", err)
+			} else {
+				s.log.Info("stopped stage of a stopped job", "job", j.ID, "parent", parent)
+			}
+		}
+	}
+	for _, j := range jobs {
+		if j.Meta[proxy.JobTypeKey] == "" || j.Meta[parentKey] != "" || j.Stop {
+			continue // not rewritten by the proxy, a stage job, or stopped
 		}
 		if err := s.job(ctx, j); err != nil {
 			s.log.Warn("sequencing job failed", "job", j.ID, "namespace", j.Namespace, "error", err)
@@ -62,11 +90,39 @@ func (s *sequencer) tick(ctx context.Context) error {
 	return nil
 }
 
+// groupState counts a group's allocations (of the given job, from index on).
+func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex uint64) {
+	for _, a := range allocs {
+		if a.TaskGroup != g.Name || a.JobVersion < 0 || a.CreateIndex < minIndex {
+			continue
+		}
+		switch a.ClientStatus {
+		case nomadapi.AllocClientStatusComplete:
+			g.Complete++
+		case nomadapi.AllocClientStatusFailed, nomadapi.AllocClientStatusLost:
+			switch {
+			case a.NextAllocation != "":
+				// replaced (an eviction rescheduled): the replacement counts
+			case a.FollowupEvalID != "" || time.Since(time.Unix(0, a.ModifyTime)) < settle:
+				g.Active++ // a replacement is coming, or the scheduler has not decided yet
+			default:
+				g.Failed++
+			}
+		default:
+			g.Active++
+		}
+	}
+}
+
 func (s *sequencer) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 	q := (&nomadapi.QueryOptions{Namespace: stub.Namespace}).WithContext(ctx)
 	job, _, err := s.nomad.Jobs().Info(stub.ID, q)
 	if err != nil {
 		return err
+	}
+	run := fmt.Sprintf("%s/%s@%d", stub.Namespace, stub.ID, *job.JobModifyIndex)
+	if s.done[run] {
+		return nil
 	}
 	allocs, _, err := s.nomad.Jobs().Allocations(stub.ID, true, q)
 	if err != nil {
@@ -79,73 +135,119 @@ func (s *sequencer) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 		}
 	}
 	var groups []stages.Group
+	all := append([]*nomadapi.AllocationListStub(nil), allocs...)
 	for _, tg := range job.TaskGroups {
 		g := stages.Group{Name: *tg.Name, Count: *tg.Count, Declared: *tg.Count, After: dag.ParseAfter(tg.Meta[dag.AfterKey])}
-		if d, ok := declared[g.Name]; ok && g.Count == 0 {
-			g.Declared = d
+		d, deferred := declared[g.Name]
+		if !deferred {
+			groupState(&g, allocs, *job.JobModifyIndex)
+			groups = append(groups, g)
+			continue
 		}
-		for _, a := range allocs {
-			if a.TaskGroup != g.Name || a.JobVersion != *job.Version && a.ClientStatus != "complete" {
-				continue
-			}
-			switch {
-			case a.ClientStatus == nomadapi.AllocClientStatusComplete:
-				g.Complete++
-			case a.ClientStatus == nomadapi.AllocClientStatusFailed || a.ClientStatus == nomadapi.AllocClientStatusLost:
-				switch {
-				case a.NextAllocation != "":
-					// replaced (an eviction rescheduled): the replacement counts
-				case a.FollowupEvalID != "" || time.Since(time.Unix(0, a.ModifyTime)) < settle:
-					g.Active++ // a replacement is coming, or the scheduler has not decided yet
-				default:
-					g.Failed++
-				}
-			default:
-				g.Active++
-			}
+		g.Declared = d
+		stage, stageAllocs, err := s.stageJob(ctx, job, g.Name)
+		if err != nil {
+			return err
+		}
+		if stage != nil && stage.Meta[parentIndexKey] == strconv.FormatUint(*job.JobModifyIndex, 10) {
+			g.Count = d // this run's stage job exists
+			groupState(&g, stageAllocs, 0)
+			all = append(all, stageAllocs...)
 		}
 		groups = append(groups, g)
 	}
 	for _, act := range stages.Next(groups) {
-		count := act.Count
-		wq := (&nomadapi.WriteOptions{Namespace: stub.Namespace}).WithContext(ctx)
-		if _, _, err := s.nomad.Jobs().Scale(stub.ID, act.Group, &count, act.Message, act.Error, nil, wq); err != nil {
-			return fmt.Errorf("scale %s: %w", act.Group, err)
+		if act.Error {
+			s.log.Warn("stage stopped", "job", stub.ID, "group", act.Group, "reason", act.Message)
+			return s.finish(ctx, job, all, "failed: "+act.Message, run)
 		}
-		s.log.Info("stage", "job", stub.ID, "group", act.Group, "count", count, "error", act.Error, "message", act.Message)
+		if err := s.startStage(ctx, job, act.Group, act.Count); err != nil {
+			return fmt.Errorf("start stage %s: %w", act.Group, err)
+		}
+		s.log.Info("started stage", "job", stub.ID, "group", act.Group, "count", act.Count, "why", act.Message)
 	}
-	if *job.Status == "dead" {
-		return s.record(ctx, job, allocs, groups)
+	for _, g := range groups {
+		if !g.Done() {
+			if g.Failed > 0 && g.Active == 0 {
+				return s.finish(ctx, job, all, "failed: stage "+g.Name+" failed", run)
+			}
+			return nil // still running
+		}
 	}
-	return nil
+	return s.finish(ctx, job, all, "complete", run)
 }
 
-// record stores a finished job's duration: from submission to its last
-// allocation's end.
-func (s *sequencer) record(ctx context.Context, job *nomadapi.Job, allocs []*nomadapi.AllocationListStub, groups []stages.Group) error {
-	key := fmt.Sprintf("%s/%s@%d", *job.Namespace, *job.ID, *job.JobModifyIndex)
-	if s.recorded[key] || len(allocs) == 0 {
-		return nil
+func stageID(parent, group string) string { return parent + "." + group }
+
+// stageJob returns a deferred stage's job and allocations, if registered.
+func (s *sequencer) stageJob(ctx context.Context, parent *nomadapi.Job, group string) (*nomadapi.Job, []*nomadapi.AllocationListStub, error) {
+	q := (&nomadapi.QueryOptions{Namespace: *parent.Namespace}).WithContext(ctx)
+	job, _, err := s.nomad.Jobs().Info(stageID(*parent.ID, group), q)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
 	}
+	allocs, _, err := s.nomad.Jobs().Allocations(*job.ID, true, q)
+	return job, allocs, err
+}
+
+func isNotFound(err error) bool {
+	var ue nomadapi.UnexpectedResponseError
+	if errors.As(err, &ue) {
+		return ue.StatusCode() == 404
+	}
+	var pue *nomadapi.UnexpectedResponseError
+	return errors.As(err, &pue) && pue.StatusCode() == 404
+}
+
+// startStage registers "<parent>.<group>": the parent job (its constraints,
+// meta and the class choice included) with that one group at its count.
+func (s *sequencer) startStage(ctx context.Context, parent *nomadapi.Job, group string, count int) error {
+	var tg *nomadapi.TaskGroup
+	for _, g := range parent.TaskGroups {
+		if *g.Name == group {
+			tg = g
+		}
+	}
+	if tg == nil {
+		return fmt.Errorf("no group %s", group)
+	}
+	stage := *parent
+	id := stageID(*parent.ID, group)
+	stage.ID, stage.Name = &id, &id
+	stage.TaskGroups = []*nomadapi.TaskGroup{tg}
+	tg.Count = &count
+	stage.Meta = map[string]string{}
+	for k, v := range parent.Meta {
+		stage.Meta[k] = v
+	}
+	stage.Meta[parentKey] = *parent.ID
+	stage.Meta[parentIndexKey] = strconv.FormatUint(*parent.JobModifyIndex, 10)
+	delete(stage.Meta, proxy.StagesKey)
+	stage.Version, stage.JobModifyIndex, stage.ModifyIndex, stage.CreateIndex, stage.SubmitTime = nil, nil, nil, nil, nil
+	stage.Status, stage.StatusDescription, stage.Stable = nil, nil, nil
+	_, _, err := s.nomad.Jobs().Register(&stage, (&nomadapi.WriteOptions{Namespace: *parent.Namespace}).WithContext(ctx))
+	return err
+}
+
+// finish records a job run: from submission to the last allocation's end,
+// over the parent and its stage jobs.
+func (s *sequencer) finish(ctx context.Context, job *nomadapi.Job, allocs []*nomadapi.AllocationListStub, status, run string) error {
 	end := int64(0)
 	for _, a := range allocs {
 		end = max(end, a.ModifyTime)
 	}
-	status := "complete"
-	for _, g := range groups {
-		if !g.Done() {
-			status = "failed"
-		}
-	}
-	run := history.JobRun{Namespace: *job.Namespace, Job: *job.ID, Duration: time.Duration(end - *job.SubmitTime),
+	r := history.JobRun{Namespace: *job.Namespace, Job: *job.ID, Duration: time.Duration(end - *job.SubmitTime),
 		Finished: time.Unix(0, end).UTC(), Status: status}
-	if run.Duration <= 0 {
+	if r.Duration <= 0 {
 		return nil
 	}
-	if err := s.store.RecordJobRun(ctx, run); err != nil {
+	if err := s.store.RecordJobRun(ctx, r); err != nil {
 		return err
 	}
-	s.recorded[key] = true
-	s.log.Info("recorded job run", "job", run.Job, "namespace", run.Namespace, "duration", run.Duration.Round(time.Second), "status", status)
+	s.done[run] = true
+	s.log.Info("recorded job run", "job", r.Job, "namespace", r.Namespace, "duration", r.Duration.Round(time.Second), "status", status)
 	return nil
 }

@@ -1,0 +1,216 @@
+//go:build acceptance
+
+package acceptance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/history"
+)
+
+// nomadVia runs the nomad CLI with NOMAD_ADDR at addr (the proxy).
+func nomadVia(t *testing.T, addr string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(stack, "nomad"), args...)
+	cmd.Env = append(os.Environ(), "NOMAD_ADDR=http://"+addr)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+const dagJobHCL = `
+job %q {
+  type = "batch"
+  meta {
+    harvest = "true"
+  }
+  group "extract" {
+    count = 2
+    task "t" {
+      driver = "harvest"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo stage ${NOMAD_GROUP_NAME}; sleep 2"]
+      }
+      resources {
+        cpu    = 100
+        memory = 32
+      }
+    }
+  }
+  group "transform" {
+    count = 2
+    meta {
+      harvest_after = "extract"
+    }
+    task "t" {
+      driver = "harvest"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo stage ${NOMAD_GROUP_NAME}; sleep 2"]
+      }
+      resources {
+        cpu    = 100
+        memory = 32
+      }
+    }
+  }
+  group "load" {
+    meta {
+      harvest_after = "transform"
+    }
+    task "t" {
+      driver = "harvest"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo stage ${NOMAD_GROUP_NAME}; sleep 1"]
+      }
+      resources {
+        cpu    = 100
+        memory = 32
+      }
+    }
+  }
+}`
+
+// TestProxyRunsAHarvestedDAGJobStageByStage submits a three-stage harvested
+// DAG job with `nomad job run` through the placer's admission proxy, and
+// checks the rewrite (class constraint, explanation in meta), placement on
+// the chosen classes' nodes only, stages in order, the recorded duration
+// typing the next run, and that other requests pass through unchanged.
+func TestProxyRunsAHarvestedDAGJobStageByStage(t *testing.T) {
+	labels, _, proxyAddr := labelNodes(t)
+	job := uniqueName("acc-dag")
+	purgeJob(t, job) // its stage jobs ("<job>.transform", "<job>.load") go with it
+	path := writeJob(t, fmt.Sprintf(dagJobHCL, job))
+
+	if out, err := nomadVia(t, proxyAddr, "job", "plan", path); err != nil && !strings.Contains(out, "Job Modify Index") {
+		t.Fatalf("nomad job plan through the proxy: %v\n%s", err, out)
+	}
+	if out, err := nomadVia(t, proxyAddr, "job", "run", "-detach", path); err != nil {
+		t.Fatalf("nomad job run through the proxy: %v\n%s", err, out)
+	}
+	registered, _, err := nomadClient(t).Jobs().Info(job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := registered.Meta
+	classes := strings.Split(meta["harvest_classes"], ",")
+	if meta["harvest_job_type"] != "medium" || meta["harvest_reason"] == "" || meta["harvest_classes"] == "" {
+		t.Fatalf("job meta %v", meta)
+	}
+	var constraint *nomadapi.Constraint
+	for _, c := range registered.Constraints {
+		if c.LTarget == "${meta.harvest_class}" {
+			constraint = c
+		}
+	}
+	if constraint == nil || constraint.RTarget != meta["harvest_classes"] {
+		t.Fatalf("class constraint %+v (classes %s)", constraint, meta["harvest_classes"])
+	}
+	t.Logf("placed on %v: %s", classes, meta["harvest_reason"])
+
+	// The run is over when the placer records it: stage jobs included.
+	store := history.NewStore(history.NewConsulKV(consulAPI(t, cluster.ConsulAddr())), "")
+	var run history.JobRun
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		var ok bool
+		if run, ok, err = store.LastJobRun(context.Background(), "default", job); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			break
+		}
+	}
+	if run.Duration <= 0 || run.Status != "complete" {
+		t.Fatalf("job run not recorded as complete: %+v", run)
+	}
+	allocs := allocations(t, job)
+	for _, stage := range []string{"transform", "load"} {
+		allocs = append(allocs, allocations(t, job+"."+stage)...)
+	}
+	finished := map[string]time.Time{}
+	started := map[string]time.Time{}
+	completed := map[string]int{}
+	for _, a := range allocs {
+		if !slices.Contains(classes, labels[a.NodeName][0]) {
+			t.Errorf("allocation on %s (class %s), outside %v", a.NodeName, labels[a.NodeName][0], classes)
+		}
+		st := a.TaskStates["t"]
+		if a.ClientStatus != "complete" || st == nil {
+			continue
+		}
+		completed[a.TaskGroup]++
+		if f := finished[a.TaskGroup]; st.FinishedAt.After(f) {
+			finished[a.TaskGroup] = st.FinishedAt
+		}
+		if s, ok := started[a.TaskGroup]; !ok || st.StartedAt.Before(s) {
+			started[a.TaskGroup] = st.StartedAt
+		}
+	}
+	if completed["extract"] != 2 || completed["transform"] != 2 || completed["load"] != 1 {
+		t.Fatalf("completed per stage %v", completed)
+	}
+	if !started["transform"].After(finished["extract"]) || !started["load"].After(finished["transform"]) {
+		t.Fatalf("stages overlapped: %v / %v", started, finished)
+	}
+
+	// The recorded duration types the next run.
+	if out, err := nomadVia(t, proxyAddr, "job", "run", "-detach", path); err != nil {
+		t.Fatalf("second run: %v\n%s", err, out)
+	}
+	again, _, err := nomadClient(t).Jobs().Info(job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Meta["harvest_job_type"] != "short" {
+		t.Fatalf("after a %s run the job is typed %q, want short", run.Duration, again.Meta["harvest_job_type"])
+	}
+
+	// A non-harvested job passes unchanged; status and logs work through the proxy.
+	plain := uniqueName("acc-plain")
+	purgeJob(t, plain)
+	plainPath := writeJob(t, fmt.Sprintf(`
+job %q {
+  type = "batch"
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "for i in 1 2 3; do echo line-$i; sleep 1; done"]
+      }
+    }
+  }
+}`, plain))
+	if out, err := nomadVia(t, proxyAddr, "job", "run", "-detach", plainPath); err != nil {
+		t.Fatalf("plain job through the proxy: %v\n%s", err, out)
+	}
+	pj, _, err := nomadClient(t).Jobs().Info(plain, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pj.Constraints) != 0 || pj.Meta["harvest_classes"] != "" {
+		t.Fatalf("a non-harvested job was rewritten: %+v %v", pj.Constraints, pj.Meta)
+	}
+	a := waitAllocs(t, plain, 1, time.Minute, func(a *nomadapi.AllocationListStub) bool { return a.ClientStatus != "pending" })[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(stack, "nomad"), "alloc", "logs", "-f", a.ID, "t")
+	cmd.Env = append(os.Environ(), "NOMAD_ADDR=http://"+proxyAddr)
+	out, _ := cmd.CombinedOutput() // -f ends when the task does, or at the timeout
+	if !strings.Contains(string(out), "line-3") {
+		t.Fatalf("nomad alloc logs -f through the proxy: %q", out)
+	}
+	if out, err := nomadVia(t, proxyAddr, "status"); err != nil || !strings.Contains(out, plain) {
+		t.Fatalf("nomad status through the proxy: %v\n%s", err, out)
+	}
+}
