@@ -132,3 +132,69 @@ func cpuSeconds(t *testing.T, pids ...int) float64 {
 	}
 	return total
 }
+
+// TestMeasureProxyLatency compares job registration straight to Nomad with
+// registration through the admission proxy, interleaved in one run (50
+// each): a plain job (forwarded) and a harvested DAG job (rewritten).
+//
+//	HARVEST_MEASURE=1 go test -tags acceptance -v -run MeasureProxy ./acceptance/
+func TestMeasureProxyLatency(t *testing.T) {
+	if os.Getenv("HARVEST_MEASURE") != "1" {
+		t.Skip("set HARVEST_MEASURE=1 to measure the proxy's latency")
+	}
+	_, _, proxyAddr := labelNodes(t)
+	direct := nomadClient(t)
+	viaProxy, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + proxyAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := direct.Jobs().ParseHCL(fmt.Sprintf(`job %q {
+  type = "batch"
+  group "g" {
+    count = 0
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+    }
+  }
+}`, uniqueName("acc-lat")), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harvested, err := direct.Jobs().ParseHCL(fmt.Sprintf(dagJobHCL, uniqueName("acc-lat-dag")), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range harvested.TaskGroups {
+		*g.Count = 0 // measured, not run
+	}
+	purgeJob(t, *plain.ID)
+	purgeJob(t, *harvested.ID)
+	times := map[string][]float64{}
+	for i := 0; i < 50; i++ {
+		for _, c := range []struct {
+			name string
+			api  *nomadapi.Client
+			job  *nomadapi.Job
+		}{{"direct plain", direct, plain}, {"proxy plain", viaProxy, plain}, {"direct harvested", direct, harvested}, {"proxy harvested", viaProxy, harvested}} {
+			start := time.Now()
+			if _, _, err := c.api.Jobs().Register(c.job, nil); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			times[c.name] = append(times[c.name], time.Since(start).Seconds()*1000)
+		}
+	}
+	q := func(xs []float64, p float64) float64 {
+		s := append([]float64(nil), xs...)
+		sort.Float64s(s)
+		return s[min(len(s)-1, int(p*float64(len(s))))]
+	}
+	for _, name := range []string{"direct plain", "proxy plain", "direct harvested", "proxy harvested"} {
+		t.Logf("%-17s p50 %6.2f ms  p99 %6.2f ms", name, q(times[name], 0.5), q(times[name], 0.99))
+	}
+	added := q(times["proxy harvested"], 0.99) - q(times["direct harvested"], 0.99)
+	t.Logf("added by the proxy at p99 (harvested, rewritten): %.2f ms", added)
+	if added > 20 {
+		t.Errorf("proxy adds %.2f ms at p99, goal <= 20 ms", added)
+	}
+}
