@@ -156,6 +156,20 @@ for n in $(nomad node status -t '{{range .}}{{.ID}} {{end}}'); do
 	nomad node status -t '  {{.Name}}: tenant {{.Meta.harvest_tenant}} -> harvest_class={{.Meta.harvest_class}} harvest_pattern={{.Meta.harvest_pattern}}' "$n"
 done
 
+step "A harvested DAG job through the placer's admission proxy: NOMAD_ADDR=$HARVEST_PROXY_ADDR nomad job run"
+NOMAD_ADDR=$HARVEST_PROXY_ADDR nomad job run -detach "$root/jobs/examples/harvest-dag.nomad.hcl"
+nomad job inspect -t '  harvest_classes={{index .Meta "harvest_classes"}} harvest_job_type={{index .Meta "harvest_job_type"}}
+  harvest_reason: {{index .Meta "harvest_reason"}}
+  constraint: {{range .Constraints}}{{.LTarget}} {{.Operand}} {{.RTarget}}{{end}}' harvest-dag
+echo "  stages run in order (the next starts when the previous completes):"
+for _ in $(seq 90); do
+	nomad job status harvest-dag.load 2>/dev/null | grep -q 'Status.*= dead' && break
+	sleep 1
+done
+for j in harvest-dag harvest-dag.transform harvest-dag.load; do
+	nomad job allocs -t '{{range .}}    '"$j"' {{.TaskGroup}} on {{.NodeName}}: {{.ClientStatus}}{{"\n"}}{{end}}' "$j" 2>/dev/null | head -3
+done
+
 step "Done. The cluster keeps running:"
 "$bin/harvestctl" dev-cluster status -run-dir "$run_dir"
 echo "Try: source $run_dir/env.sh && nomad job status"
