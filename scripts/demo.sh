@@ -146,7 +146,7 @@ done
 for _ in $(seq 60); do
 	pending=$(nomad node status -t '{{range .}}{{.ID}} {{end}}' | tr ' ' '\n' | grep -c . || true)
 	for n in $(nomad node status -t '{{range .}}{{.ID}} {{end}}'); do
-		nomad node status -t '{{.Meta.harvest_pattern}}' "$n" | grep -q . && pending=$((pending - 1))
+		nomad node status -t '{{index .Meta "harvest_pattern"}}' "$n" | grep -q . && pending=$((pending - 1))
 	done
 	[ "$pending" -le 0 ] && break
 	sleep 0.5
@@ -167,7 +167,7 @@ for _ in $(seq 90); do
 	sleep 1
 done
 for j in harvest-dag harvest-dag.transform harvest-dag.load; do
-	nomad job allocs -t '{{range .}}    '"$j"' {{.TaskGroup}} on {{.NodeName}}: {{.ClientStatus}}{{"\n"}}{{end}}' "$j" 2>/dev/null | head -3
+	nomad job allocs -t '{{range .}}    '"$j"' {{.TaskGroup}} on {{.NodeName}}: {{.ClientStatus}}{{"\n"}}{{end}}' "$j" 2>/dev/null | head -3 || true
 done
 
 step "Done. The cluster keeps running:"

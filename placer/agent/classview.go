@@ -84,7 +84,10 @@ func (v *classView) refresh(ctx context.Context) error {
 		capacity[class] = [2]float64{c[0] + mhz, c[1] + float64(n.NodeResources.Memory.MemoryMB)}
 	}
 	v.mu.Lock()
-	v.classes, v.capacity, v.loaded = t.Classes, capacity, time.Now()
+	v.classes, v.capacity = t.Classes, capacity
+	if len(capacity) > 0 {
+		v.loaded = time.Now() // no labelled node yet (labels just applied): look again next time
+	}
 	v.mu.Unlock()
 	return nil
 }
