@@ -31,7 +31,8 @@ func (r Resources) Covers(o Resources) bool {
 // RoundUp rounds to whole cores and whole MiB, as the paper measures the
 // primary tenant (a tenant using 1.01 cores needs 2).
 func RoundUp(r Resources) Resources {
-	return Resources{math.Ceil(r.CPU - 1e-9), math.Ceil(r.MemoryMiB - 1e-9)}
+	// max with +0 also turns the -0 that Ceil gives for tiny values into 0
+	return Resources{max(0, math.Ceil(r.CPU-1e-9)), max(0, math.Ceil(r.MemoryMiB-1e-9))}
 }
 
 // Task is a running harvested task as the guard sees it.

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,9 @@ func ids(ts []Task) string {
 func TestPrimaryIsRoundedUpToWholeCoresAndMiB(t *testing.T) {
 	if got := RoundUp(Resources{1.01, 100.2}); got != (Resources{2, 101}) {
 		t.Fatalf("RoundUp = %+v", got)
+	}
+	if got := RoundUp(Resources{0, 0}); math.Signbit(got.MemoryMiB) || got.CPU != 0 {
+		t.Fatalf("RoundUp(0) = %+v (a negative zero prints as -0 MiB)", got)
 	}
 	if got := RoundUp(Resources{2, 512}); got != (Resources{2, 512}) {
 		t.Fatalf("whole values moved: %+v", got)
