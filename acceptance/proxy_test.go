@@ -175,6 +175,17 @@ func TestProxyRunsAHarvestedDAGJobStageByStage(t *testing.T) {
 		t.Fatalf("after a %s run the job is typed %q, want short", run.Duration, again.Meta["harvest_job_type"])
 	}
 
+	// A cycle is refused through the proxy as Nomad refuses a bad job, naming the group.
+	cyclic := writeJob(t, strings.Replace(fmt.Sprintf(dagJobHCL, uniqueName("acc-cycle")),
+		`harvest_after = "extract"`, `harvest_after = "extract,load"`, 1))
+	if out, err := nomadVia(t, proxyAddr, "job", "run", "-detach", cyclic); err == nil ||
+		!strings.Contains(out, `task group \"load\": is in a cycle`) && !strings.Contains(out, `task group "load": is in a cycle`) {
+		t.Fatalf("a cyclic DAG through the proxy: %v\n%s", err, out)
+	}
+	if out := harvestCLI(t, "harvestctl", "dag", "estimate", path); !strings.Contains(out, "peak concurrent: 2 tasks, 200 MHz, 64 MB") {
+		t.Fatalf("harvestctl dag estimate:\n%s", out)
+	}
+
 	// A non-harvested job passes unchanged; status and logs work through the proxy.
 	plain := uniqueName("acc-plain")
 	purgeJob(t, plain)

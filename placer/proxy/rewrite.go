@@ -145,6 +145,10 @@ func (r *Rewriter) decide(ctx context.Context, job map[string]any, ns string) (*
 	return d, nil
 }
 
+// StagesOf reads a job (as a JSON tree, the form Nomad's API sends) as DAG
+// stages; harvestctl dag estimate uses it offline.
+func StagesOf(job map[string]any) ([]dag.Stage, error) { return stagesOf(job) }
+
 // stagesOf reads the task groups as DAG stages (Nomad's defaults: count 1,
 // 100 MHz and 300 MB per task).
 func stagesOf(job map[string]any) ([]dag.Stage, error) {
