@@ -1,0 +1,162 @@
+package grid
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// datacenter makes n tenants of nodesEach nodes, in envs environments and
+// racks racks, with varied reimage rates and peaks.
+func datacenter(seed uint64, n, nodesEach, envs, racks int, free int64) []*Tenant {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var out []*Tenant
+	for i := 0; i < n; i++ {
+		t := &Tenant{ID: fmt.Sprintf("t%03d", i), Environment: fmt.Sprintf("env%d", i%envs),
+			ReimageRate: rng.ExpFloat64(), PeakCPU: rng.Float64() * 100}
+		for j := 0; j < nodesEach; j++ {
+			t.Nodes = append(t.Nodes, &Node{ID: fmt.Sprintf("%s-n%d", t.ID, j), Tenant: t.ID,
+				Rack: fmt.Sprintf("rack%d", (i*nodesEach+j)%racks), Free: free})
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func TestCellsHoldEqualSpace(t *testing.T) {
+	g := Build(datacenter(1, 900, 3, 30, 50, 1<<30))
+	free := g.CellFree()
+	var total int64
+	for r := range free {
+		for c := range free[r] {
+			total += free[r][c]
+		}
+	}
+	for r := range free {
+		for c := range free[r] {
+			if share := float64(free[r][c]) / float64(total); math.Abs(share-1.0/9) > 0.01 {
+				t.Errorf("cell %d,%d holds %.3f of the space, want 1/9", r, c, share)
+			}
+		}
+	}
+	// columns follow reimage rates: every tenant of column 0 reimages less than any of column 2
+	maxCol0, minCol2 := 0.0, math.Inf(1)
+	for _, tn := range datacenter(1, 900, 3, 30, 50, 1<<30) {
+		c, _ := g.CellOf(tn.ID)
+		switch c.Col {
+		case 0:
+			maxCol0 = max(maxCol0, tn.ReimageRate)
+		case 2:
+			minCol2 = min(minCol2, tn.ReimageRate)
+		}
+	}
+	if maxCol0 > minCol2 {
+		t.Fatalf("columns are not ordered by reimage rate: %.3f > %.3f", maxCol0, minCol2)
+	}
+}
+
+func TestReplicasTakeDistinctRowsColumnsEnvironmentsRacks(t *testing.T) {
+	tenants := datacenter(2, 90, 4, 12, 20, 1<<30)
+	g := Build(tenants)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 2000; i++ {
+		writer := ""
+		if i%2 == 0 {
+			writer = tenants[i%len(tenants)].Nodes[0].ID
+		}
+		p, err := g.Place(Request{Size: 1 << 20, Replicas: 3, Writer: writer}, rng)
+		if err != nil || p.Degraded {
+			t.Fatalf("placement %d: %+v %v", i, p, err)
+		}
+		if writer != "" && p.Nodes[0] != writer {
+			t.Fatalf("first replica on %s, not the writer %s", p.Nodes[0], writer)
+		}
+		rows, cols, envs, racks := map[int]bool{}, map[int]bool{}, map[string]bool{}, map[string]bool{}
+		for k, id := range p.Nodes {
+			n, _ := g.Node(id)
+			c := p.Cells[k]
+			env := g.tenant[n.Tenant].Environment
+			if rows[c.Row] || cols[c.Col] || envs[env] || racks[n.Rack] {
+				t.Fatalf("placement %d repeats a row, column, environment or rack: %+v", i, p)
+			}
+			rows[c.Row], cols[c.Col], envs[env], racks[n.Rack] = true, true, true, true
+		}
+	}
+}
+
+func TestFourthReplicaStartsANewRound(t *testing.T) {
+	g := Build(datacenter(5, 90, 2, 20, 40, 1<<30))
+	p, err := g.Place(Request{Size: 1, Replicas: 4}, rand.New(rand.NewPCG(6, 7)))
+	if err != nil || p.Degraded || len(p.Nodes) != 4 {
+		t.Fatalf("R=4: %+v %v", p, err)
+	}
+	rows := map[int]bool{}
+	for _, c := range p.Cells[:3] {
+		rows[c.Row] = true
+	}
+	if len(rows) != 3 {
+		t.Fatalf("first round repeats a row: %+v", p.Cells)
+	}
+}
+
+func TestBusyAndFullNodesAreSkippedAndSpaceRunsOut(t *testing.T) {
+	tenants := datacenter(8, 9, 1, 9, 9, 10)
+	g := Build(tenants)
+	tenants[0].Nodes[0].Busy = true
+	rng := rand.New(rand.NewPCG(9, 10))
+	p, err := g.Place(Request{Size: 10, Replicas: 3, Writer: tenants[0].Nodes[0].ID}, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range p.Nodes {
+		if id == tenants[0].Nodes[0].ID {
+			t.Fatal("a busy node got a replica")
+		}
+	}
+	g.Commit(p, 10)
+	// 9 nodes of 10 bytes, one busy: two more objects fit on 8-3 = 5 and then 2 nodes
+	p2, err := g.Place(Request{Size: 10, Replicas: 3}, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Commit(p2, 10)
+	if _, err := g.Place(Request{Size: 10, Replicas: 3}, rng); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("with 2 free nodes left: %v, want ErrNoSpace", err)
+	}
+}
+
+func TestDiversityThatCannotBeMetIsRefusedOrReported(t *testing.T) {
+	// every tenant in one environment: the second replica cannot find a new one
+	tenants := datacenter(11, 9, 2, 1, 18, 1<<20)
+	g := Build(tenants)
+	rng := rand.New(rand.NewPCG(12, 13))
+	if _, err := g.Place(Request{Size: 1, Replicas: 3, Strict: true}, rng); !errors.Is(err, ErrNotDiverse) {
+		t.Fatalf("strict: %v, want ErrNotDiverse", err)
+	}
+	p, err := g.Place(Request{Size: 1, Replicas: 3}, rng)
+	if err != nil || !p.Degraded || p.Reason == "" || len(p.Nodes) != 3 {
+		t.Fatalf("relaxed: %+v %v", p, err)
+	}
+	seen := map[string]bool{}
+	for _, id := range p.Nodes {
+		if seen[id] {
+			t.Fatalf("two replicas on one node: %+v", p)
+		}
+		seen[id] = true
+	}
+}
+
+// BenchmarkPlace10000Servers places one object's 3 replicas among 10,000
+// servers (1,000 tenants of 10).
+func BenchmarkPlace10000Servers(b *testing.B) {
+	g := Build(datacenter(14, 1000, 10, 100, 400, 1<<40))
+	rng := rand.New(rand.NewPCG(15, 16))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := g.Place(Request{Size: 64 << 20, Replicas: 3}, rng); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
