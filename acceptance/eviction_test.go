@@ -222,7 +222,7 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 			t.Errorf("restart consul agent: %v", err)
 		}
 	})
-	startBurner(t, node, 0.6) // 1.2 cores rounded up to 2: both remaining tasks must go
+	startBurner(t, node, 0.9) // with the first, ~1.5 cores: rounded up to 2 even on a busy machine, so both remaining tasks must go
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		n := 0
 		for _, a := range allocations(t, job) {
