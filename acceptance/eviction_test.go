@@ -134,7 +134,7 @@ func onlyOn(t *testing.T, node string) (release func()) {
 }
 
 // TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn: three harvested tasks
-// start on client-1; a real CPU-burning process in client-1's primary
+// (three jobs, started in turn) start on client-1; a real CPU-burning process in client-1's primary
 // tenant cgroup breaks the reserve; the driver evicts the youngest task
 // only, with an event that says why; Nomad places that work on another
 // client and the job completes. With client-1's Consul agent stopped, a
@@ -144,21 +144,29 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 	// capacity 2 cores, reserve 0.5: three tasks of 0.25 cores leave 1.25
 	// free; a primary of 0.6 cores (rounded up to 1) leaves 0.25 < 0.5, and
 	// evicting one task (0.25) restores exactly the reserve.
-	job := uniqueName("acc-harvest")
-	purgeJob(t, job)
+	// Three one-task jobs, started one after another, so that which task is
+	// youngest is unambiguous (tasks of one job start within milliseconds).
+	var jobs []string
 	release := onlyOn(t, node)
-	nomadCLI(t, "job", "run", "-detach", harvestJob(t, job, 3, mhzFor(t, node, 0.25), 45, ""))
-	waitAllocs(t, job, 3, time.Minute, func(a *nomadapi.AllocationListStub) bool {
-		return a.ClientStatus == nomadapi.AllocClientStatusRunning && a.NodeName == node
-	})
-	release() // the evicted work may now go to other clients
-	allocs := allocations(t, job)
-	youngest := allocs[0]
-	for _, a := range allocs[1:] {
-		if startedAt(a).After(startedAt(youngest)) {
-			youngest = a
-		}
+	for i := 0; i < 3; i++ {
+		job := uniqueName(fmt.Sprintf("acc-harvest%d", i))
+		purgeJob(t, job)
+		nomadCLI(t, "job", "run", "-detach", harvestJob(t, job, 1, mhzFor(t, node, 0.25), 45, ""))
+		waitAllocs(t, job, 1, time.Minute, func(a *nomadapi.AllocationListStub) bool {
+			return a.ClientStatus == nomadapi.AllocClientStatusRunning && a.NodeName == node
+		})
+		jobs = append(jobs, job)
+		time.Sleep(500 * time.Millisecond)
 	}
+	release() // the evicted work may now go to other clients
+	all := func() []*nomadapi.Allocation {
+		var out []*nomadapi.Allocation
+		for _, j := range jobs {
+			out = append(out, allocations(t, j)...)
+		}
+		return out
+	}
+	youngest := allocations(t, jobs[2])[0]
 
 	stopBurner := startBurner(t, node, 0.6)
 	spike := time.Now()
@@ -166,7 +174,7 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for len(evicted) == 0 && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
-		for _, a := range allocations(t, job) {
+		for _, a := range all() {
 			if _, _, ok := evictionEvent(a); ok {
 				evicted = append(evicted, a)
 			}
@@ -177,7 +185,7 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 	}
 	time.Sleep(3 * time.Second) // only as many as needed: nobody else goes
 	evicted = evicted[:0]
-	for _, a := range allocations(t, job) {
+	for _, a := range all() {
 		if msg, at, ok := evictionEvent(a); ok {
 			evicted = append(evicted, a)
 			t.Logf("evicted %s on %s %.2fs after the spike: %s", a.ID[:8], a.NodeName, at.Sub(spike).Seconds(), msg)
@@ -199,7 +207,7 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 	// Nomad places the evicted work again, on another client.
 	var replacement *nomadapi.Allocation
 	for deadline := time.Now().Add(60 * time.Second); replacement == nil && time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		for _, a := range allocations(t, job) {
+		for _, a := range all() {
 			if a.PreviousAllocation == youngest.ID && a.ClientStatus == nomadapi.AllocClientStatusRunning {
 				replacement = a
 			}
@@ -225,7 +233,7 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 	startBurner(t, node, 0.9) // with the first, ~1.5 cores: rounded up to 2 even on a busy machine, so both remaining tasks must go
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		n := 0
-		for _, a := range allocations(t, job) {
+		for _, a := range all() {
 			if _, _, ok := evictionEvent(a); ok && a.NodeName == node {
 				n++
 			}
@@ -235,7 +243,7 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 		}
 	}
 	onNode := 0
-	for _, a := range allocations(t, job) {
+	for _, a := range all() {
 		if _, _, ok := evictionEvent(a); ok && a.NodeName == node {
 			onNode++
 		}
@@ -247,13 +255,17 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 
 	// All the work completes elsewhere.
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		summary, _, err := nomadClient(t).Jobs().Summary(job, nil)
-		if err != nil {
-			t.Fatal(err)
+		complete := 0
+		for _, j := range jobs {
+			summary, _, err := nomadClient(t).Jobs().Summary(j, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			complete += summary.Summary["work"].Complete
 		}
-		if s := summary.Summary["work"]; s.Complete == 3 {
+		if complete == 3 {
 			return
 		}
 	}
-	t.Fatalf("job did not complete: %+v", allocations(t, job))
+	t.Fatalf("the work did not complete: %d allocations", len(all()))
 }
