@@ -122,17 +122,21 @@ job %q {
 }`, job, class))
 	nomadCLI(t, "job", "run", "-detach", path)
 
+	// The scheduler finds no node and queues the three allocations.
 	c := nomadClient(t)
-	time.Sleep(2 * time.Second)
+	var queued int
+	for deadline := time.Now().Add(20 * time.Second); queued != 3 && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		summary, _, err := c.Jobs().Summary(job, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queued = summary.Summary["g"].Queued
+	}
+	if queued != 3 {
+		t.Fatalf("job should wait with 3 queued, has %d", queued)
+	}
 	if allocs, _, err := c.Jobs().Allocations(job, false, nil); err != nil || len(allocs) != 0 {
 		t.Fatalf("job placed before any node has class %s: %d allocs (err %v)", class, len(allocs), err)
-	}
-	summary, _, err := c.Jobs().Summary(job, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if q := summary.Summary["g"].Queued; q != 3 {
-		t.Fatalf("job should wait with 3 queued, summary %+v", summary.Summary["g"])
 	}
 
 	nomadCLI(t, "node", "meta", "apply", "-node-id", id, "harvest_class="+class)
