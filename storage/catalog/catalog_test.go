@@ -1,0 +1,124 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harvest-platform/harvest/history"
+)
+
+var ctx = context.Background()
+
+func entry(key string) Entry {
+	return Entry{Bucket: "data", Key: key, Size: 3, ETag: `"abc"`, LastModified: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC),
+		UserMeta: map[string]string{"mtime": "1"}, Replicas: []Replica{{Node: "n1", Name: "x"}}}
+}
+
+func TestHostileKeysMapToOneKVKeyEachAndBack(t *testing.T) {
+	kv := history.NewMemKV()
+	s := NewStore(kv, "harvest")
+	keys := []string{"../../etc/passwd", "a//b", "a/b", "a%2Fb", "日本/データ", "?x=1&y#z", " lead", strings.Repeat("k", 1024), "harvest/blob/objects/data/x"}
+	for _, k := range keys {
+		if _, err := s.Put(ctx, entry(k)); err != nil {
+			t.Fatalf("%q: %v", k, err)
+		}
+	}
+	pairs, _ := kv.List(ctx, "")
+	if len(pairs) != len(keys) {
+		t.Fatalf("%d KV keys for %d object keys", len(pairs), len(keys))
+	}
+	for _, p := range pairs {
+		if !strings.HasPrefix(p.Key, "harvest/blob/objects/data/") || strings.Count(strings.TrimPrefix(p.Key, "harvest/blob/objects/data/"), "/") != 0 {
+			t.Fatalf("KV key %q escapes its bucket folder", p.Key)
+		}
+	}
+	for _, k := range keys {
+		e, err := s.Get(ctx, "data", k)
+		if err != nil || e.Key != k {
+			t.Fatalf("%q read back as %q (%v)", k, e.Key, err)
+		}
+	}
+	for _, bad := range []string{"", strings.Repeat("k", 1025), "\xff\xfe"} {
+		if _, err := s.Put(ctx, entry(bad)); err == nil {
+			t.Errorf("key %q accepted", bad)
+		}
+	}
+}
+
+func TestListIsInKeyOrderWithPrefixMarkerAndLimit(t *testing.T) {
+	s := NewStore(history.NewMemKV(), "harvest/")
+	for _, k := range []string{"b/2", "a", "b/1", "b%", "c"} {
+		if _, err := s.Put(ctx, entry(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, more, err := s.List(ctx, "data", "b", "", 2)
+	if err != nil || !more || len(got) != 2 || got[0].Key != "b%" || got[1].Key != "b/1" {
+		t.Fatalf("page 1: %v more=%v %v", keysOf(got), more, err)
+	}
+	got, more, _ = s.List(ctx, "data", "b", got[1].Key, 2)
+	if more || len(got) != 1 || got[0].Key != "b/2" {
+		t.Fatalf("page 2: %v more=%v", keysOf(got), more)
+	}
+}
+
+func keysOf(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Key)
+	}
+	return out
+}
+
+func TestPutReturnsWhatItReplacedAndDeleteAndCorruption(t *testing.T) {
+	kv := history.NewMemKV()
+	s := NewStore(kv, "harvest/")
+	if prev, err := s.Put(ctx, entry("k")); err != nil || prev != nil {
+		t.Fatalf("first put: %v %v", prev, err)
+	}
+	e2 := entry("k")
+	e2.Replicas = []Replica{{Node: "n2", Name: "y"}}
+	prev, err := s.Put(ctx, e2)
+	if err != nil || prev == nil || prev.Replicas[0].Node != "n1" {
+		t.Fatalf("overwrite: %+v %v", prev, err)
+	}
+	kv.Put("harvest/blob/objects/data/broken", []byte("{"))
+	var ce *history.CorruptError
+	if _, err := s.Get(ctx, "data", "broken"); !errors.As(err, &ce) || !strings.Contains(err.Error(), "harvest/blob/objects/data/broken") {
+		t.Fatalf("corrupt entry: %v", err)
+	}
+	if _, err := s.Delete(ctx, "data", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "data", "k"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+}
+
+func TestEntryRoundTripsThroughReplicaMetadata(t *testing.T) {
+	e := entry("a/b")
+	back, err := FromMeta(map[string]string{"X-Amz-Meta-Harvest-Entry": Meta(e)["Harvest-Entry"]})
+	if err != nil || back.Key != e.Key || back.ETag != e.ETag || back.UserMeta["mtime"] != "1" || !back.LastModified.Equal(e.LastModified) {
+		t.Fatalf("round trip: %+v %v", back, err)
+	}
+	if _, err := FromMeta(map[string]string{"Other": "x"}); err == nil {
+		t.Fatal("a replica without the entry was accepted")
+	}
+}
+
+func FuzzKeysRoundTrip(f *testing.F) {
+	f.Add("../a//b%2F")
+	f.Fuzz(func(t *testing.T, key string) {
+		s := NewStore(history.NewMemKV(), "harvest/")
+		if _, err := s.Put(ctx, entry(key)); err != nil {
+			return // refused keys are fine
+		}
+		e, err := s.Get(ctx, "data", key)
+		if err != nil || e.Key != key {
+			t.Fatalf("%q came back as %q (%v)", key, e.Key, err)
+		}
+	})
+}
