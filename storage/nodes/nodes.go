@@ -1,0 +1,150 @@
+// Package nodes owns the blob tier's registry of storage nodes: one MinIO-
+// compatible server per harvested Nomad client, with the primary tenant,
+// environment and rack it belongs to, the harvestable capacity its owner
+// declared, and the identity marker written when it joined (a reimage wipes
+// the marker, which is how the repairer notices). Kept in Consul KV at
+// blob/nodes/<node>. It also turns the registry, the tenants' reimage rates
+// and peak CPU into Algorithm 2's grid input.
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/grid"
+)
+
+// Node is one registered storage node.
+type Node struct {
+	ID          string    `json:"id"`
+	Tenant      string    `json:"tenant"` // environment/function
+	Environment string    `json:"environment"`
+	Rack        string    `json:"rack"`
+	Endpoint    string    `json:"endpoint"` // host:port of its S3 API
+	Capacity    int64     `json:"capacity_bytes"`
+	Marker      string    `json:"marker"` // identity marker object's content
+	Joined      time.Time `json:"joined"`
+}
+
+// Validate checks a registration.
+func (n Node) Validate() error {
+	switch {
+	case n.ID == "" || strings.ContainsAny(n.ID, "/ "):
+		return fmt.Errorf("node id %q: want a name without slashes or spaces", n.ID)
+	case n.Endpoint == "":
+		return fmt.Errorf("node %s: no endpoint", n.ID)
+	case n.Capacity <= 0:
+		return fmt.Errorf("node %s: capacity must be positive, got %d", n.ID, n.Capacity)
+	}
+	if _, err := history.ParseTenantID(n.Tenant); err != nil {
+		return fmt.Errorf("node %s: %w", n.ID, err)
+	}
+	return nil
+}
+
+// Registry stores nodes in a KV.
+type Registry struct {
+	kv     history.KV
+	prefix string
+}
+
+// NewRegistry keeps nodes under prefix (e.g. "harvest/").
+func NewRegistry(kv history.KV, prefix string) *Registry {
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return &Registry{kv: kv, prefix: prefix + "blob/nodes/"}
+}
+
+// Register adds or updates a node.
+func (r *Registry) Register(ctx context.Context, n Node) error {
+	if err := n.Validate(); err != nil {
+		return err
+	}
+	data, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+	key := r.prefix + url.PathEscape(n.ID)
+	for attempt := 0; attempt < 50; attempt++ {
+		_, index, err := r.kv.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		if ok, err := r.kv.CAS(ctx, key, data, index); err != nil || ok {
+			return err
+		}
+	}
+	return fmt.Errorf("nodes: %s: too many concurrent writers", key)
+}
+
+// List returns every registered node, by ID.
+func (r *Registry) List(ctx context.Context) ([]Node, error) {
+	pairs, err := r.kv.List(ctx, r.prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Node, 0, len(pairs))
+	for _, p := range pairs {
+		var n Node
+		if err := json.Unmarshal(p.Value, &n); err != nil {
+			return nil, &history.CorruptError{Key: p.Key, Err: err}
+		}
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// Remove forgets a node.
+func (r *Registry) Remove(ctx context.Context, id string) error {
+	return r.kv.Delete(ctx, r.prefix+url.PathEscape(id))
+}
+
+// TenantStats are what Algorithm 2 needs to know of a primary tenant.
+type TenantStats struct {
+	ReimageRate float64 // reimages per server per month
+	PeakCPU     float64 // percent
+}
+
+// ReimageRate is a tenant's reimages per server per month over its history.
+func ReimageRate(events []history.Reimage, servers int, span time.Duration) float64 {
+	if servers == 0 || span <= 0 {
+		return 0
+	}
+	return float64(len(events)) / float64(servers) / (span.Hours() / (30 * 24))
+}
+
+// GridTenants groups nodes by tenant for grid.Build: each node's free space
+// is its capacity less what it holds (used, by node ID); busy nodes are
+// marked; tenants without stats are treated as the worst case (frequent
+// reimages, high peak) until history says otherwise.
+func GridTenants(nodes []Node, stats map[string]TenantStats, used map[string]int64, busy map[string]bool) []*grid.Tenant {
+	byTenant := map[string]*grid.Tenant{}
+	var order []string
+	for _, n := range nodes {
+		t := byTenant[n.Tenant]
+		if t == nil {
+			st, ok := stats[n.Tenant]
+			if !ok {
+				st = TenantStats{ReimageRate: 1e9, PeakCPU: 100}
+			}
+			t = &grid.Tenant{ID: n.Tenant, Environment: n.Environment, ReimageRate: st.ReimageRate, PeakCPU: st.PeakCPU}
+			byTenant[n.Tenant] = t
+			order = append(order, n.Tenant)
+		}
+		t.Nodes = append(t.Nodes, &grid.Node{ID: n.ID, Tenant: n.Tenant, Rack: n.Rack,
+			Free: max(0, n.Capacity-used[n.ID]), Busy: busy[n.ID]})
+	}
+	out := make([]*grid.Tenant, 0, len(order))
+	for _, id := range order {
+		out = append(out, byTenant[id])
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+package nodes
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/harvest-platform/harvest/history"
+)
+
+func TestRegistryRoundTripAndValidation(t *testing.T) {
+	ctx := context.Background()
+	r := NewRegistry(history.NewMemKV(), "harvest")
+	n := Node{ID: "client-1", Tenant: "search/frontend", Environment: "search", Rack: "rack-1", Endpoint: "127.0.0.1:9000", Capacity: 1 << 30}
+	if err := r.Register(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Capacity = 2 << 30
+	if err := r.Register(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.List(ctx)
+	if err != nil || len(got) != 1 || got[0].Capacity != 2<<30 {
+		t.Fatalf("list %+v %v", got, err)
+	}
+	for _, bad := range []Node{{ID: "a/b", Tenant: "x/y", Endpoint: "e", Capacity: 1}, {ID: "a", Tenant: "xy", Endpoint: "e", Capacity: 1},
+		{ID: "a", Tenant: "x/y", Capacity: 1}, {ID: "a", Tenant: "x/y", Endpoint: "e"}} {
+		if err := r.Register(ctx, bad); err == nil {
+			t.Errorf("registered %+v", bad)
+		}
+	}
+	if err := r.Remove(ctx, "client-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.List(ctx); len(got) != 0 {
+		t.Fatalf("removed node still listed: %+v", got)
+	}
+}
+
+func TestGridTenantsAndReimageRate(t *testing.T) {
+	nodes := []Node{
+		{ID: "n1", Tenant: "a/x", Environment: "a", Rack: "r1", Capacity: 100},
+		{ID: "n2", Tenant: "a/x", Environment: "a", Rack: "r2", Capacity: 100},
+		{ID: "n3", Tenant: "b/y", Environment: "b", Rack: "r3", Capacity: 100},
+	}
+	ts := GridTenants(nodes, map[string]TenantStats{"a/x": {ReimageRate: 0.5, PeakCPU: 40}}, map[string]int64{"n1": 30}, map[string]bool{"n2": true})
+	if len(ts) != 2 || len(ts[0].Nodes) != 2 || ts[0].Nodes[0].Free != 70 || !ts[0].Nodes[1].Busy {
+		t.Fatalf("tenants %+v", ts[0])
+	}
+	if ts[1].PeakCPU != 100 || ts[1].ReimageRate < 1e6 {
+		t.Fatalf("a tenant without history must count as the worst case: %+v", ts[1])
+	}
+	rate := ReimageRate(make([]history.Reimage, 6), 2, 90*24*time.Hour) // 6 reimages, 2 servers, 3 months
+	if math.Abs(rate-1) > 1e-9 {
+		t.Fatalf("rate %.3f, want 1 per server per month", rate)
+	}
+}
