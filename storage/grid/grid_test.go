@@ -160,3 +160,27 @@ func BenchmarkPlace10000Servers(b *testing.B) {
 		}
 	}
 }
+
+func TestRepairPlacesAroundSurvivors(t *testing.T) {
+	g := Build(datacenter(17, 90, 2, 20, 40, 1<<30))
+	rng := rand.New(rand.NewPCG(18, 19))
+	for i := 0; i < 500; i++ {
+		p, err := g.Place(Request{Size: 1, Replicas: 3}, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the first replica's node was reimaged: place one around the other two
+		r, err := g.Place(Request{Size: 1, Replicas: 1, Existing: p.Nodes[1:]}, rng)
+		if err != nil || r.Degraded || len(r.Nodes) != 1 {
+			t.Fatalf("repair: %+v %v", r, err)
+		}
+		for k, id := range p.Nodes[1:] {
+			n, _ := g.Node(id)
+			m, _ := g.Node(r.Nodes[0])
+			if id == r.Nodes[0] || p.Cells[k+1].Row == r.Cells[0].Row || p.Cells[k+1].Col == r.Cells[0].Col ||
+				g.tenant[n.Tenant].Environment == g.tenant[m.Tenant].Environment {
+				t.Fatalf("repair replica not diverse from survivor %s: %+v vs %+v", id, r, p)
+			}
+		}
+	}
+}

@@ -14,6 +14,9 @@ type Request struct {
 	Size     int64
 	Replicas int
 	Writer   string // the writing node's ID, "" when the writer is not a storage node
+	// Existing replicas (node IDs) the new ones must be diverse from: a
+	// repair places the missing replicas of a block around its survivors.
+	Existing []string
 	// Strict refuses a placement that cannot keep every diversity rule;
 	// otherwise rules are relaxed (rows/columns, then racks, then
 	// environments) and the placement is marked degraded.
@@ -72,8 +75,19 @@ func (g *Grid) Place(req Request, rng Rand) (Placement, error) {
 			r.racks[n.Rack] = true
 		}
 	}
+	for _, id := range req.Existing {
+		if n, ok := g.nodes[id]; ok {
+			t := g.tenant[n.Tenant]
+			c := g.cellOf[t.ID]
+			r.rows[c.Row], r.cols[c.Col] = true, true
+			r.envs[t.Environment], r.nodes[n.ID] = true, true
+			if n.Rack != "" {
+				r.racks[n.Rack] = true
+			}
+		}
+	}
 	for i := 0; i < req.Replicas; i++ {
-		if i > 0 && i%Size == 0 { // lines 15-16: a new round forgets rows and columns
+		if total := i + len(req.Existing); total > 0 && total%Size == 0 { // lines 15-16: a new round forgets rows and columns
 			r.rows, r.cols = map[int]bool{}, map[int]bool{}
 		}
 		if i == 0 && req.Writer != "" { // lines 6-7: the writer's own server first
