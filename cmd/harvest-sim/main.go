@@ -18,5 +18,6 @@ func main() {
 func commands() map[string]cli.CommandFactory {
 	return map[string]cli.CommandFactory{
 		"storage": storageCommand(),
+		"access":  accessCommand(),
 	}
 }

@@ -83,3 +83,49 @@ func progressBar(label string, done, total int) {
 		fmt.Fprintln(os.Stderr)
 	}
 }
+
+func accessCommand() cli.CommandFactory {
+	var seed uint64
+	var tenants, blocks, accesses int
+	var threshold float64
+	var scaling string
+	var asJSON bool
+	return command.Simple{
+		Name: "harvest-sim access", Synopsis: "Simulate reads as utilisation rises: the share that finds every replica busy, per policy",
+		Usage: "harvest-sim access [-seed N] [-tenants N] [-blocks N] [-accesses N] [-busy-threshold P] [-scaling linear|root] [-json]",
+		Flags: func(fs *flag.FlagSet) {
+			fs.Uint64Var(&seed, "seed", 1, "random seed")
+			fs.IntVar(&tenants, "tenants", 500, "primary tenants in the synthetic datacenter")
+			fs.IntVar(&blocks, "blocks", 20000, "blocks placed")
+			fs.IntVar(&accesses, "accesses", 100000, "reads per utilisation level")
+			fs.Float64Var(&threshold, "busy-threshold", 67, "a server is busy at or above this utilisation (the reserve's edge for a 33% reserve)")
+			fs.StringVar(&scaling, "scaling", "linear", "how utilisation is scaled up: linear or root")
+			fs.BoolVar(&asJSON, "json", false, "print JSON")
+		},
+		Run: func(_ context.Context, _ *flag.FlagSet) error {
+			if scaling != string(storagesim.Linear) && scaling != string(storagesim.Root) {
+				return fmt.Errorf("-scaling %q: want linear or root", scaling)
+			}
+			p := synth.DefaultProfile(seed, tenants)
+			p.Days = 7
+			points, err := storagesim.Availability(synth.Generate(p), storagesim.AccessConfig{
+				Seed: seed, Blocks: blocks, Accesses: accesses, Utilisations: []float64{20, 30, 40, 50, 60, 70},
+				BusyThreshold: threshold, Scaling: storagesim.Scaling(scaling),
+			}, []storagesim.Policy{storagesim.Stock, storagesim.Grid}, []int{3, 4})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(map[string]any{"seed": seed, "tenants": tenants, "scaling": scaling, "points": points})
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "UTILISATION %%\tPOLICY\tR\tFAILED READS %%\n")
+			for _, pt := range points {
+				fmt.Fprintf(tw, "%.0f\t%s\t%d\t%.4f\n", pt.Utilisation, pt.Policy, pt.Replicas, 100*pt.FailedShare())
+			}
+			return tw.Flush()
+		},
+	}.Factory()
+}

@@ -99,24 +99,8 @@ func Run(dc synth.Datacenter, cfg Config, progress func(done, total int)) (Resul
 		return Result{}, fmt.Errorf("replicas must be at least 1 and the repair rate positive")
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 7))
-	var servers []server
-	index := map[string]int{}
-	var tenants []*grid.Tenant
-	for _, t := range dc.Tenants {
-		gt := &grid.Tenant{ID: t.ID.String(), Environment: t.ID.Environment, ReimageRate: t.ReimageRate, PeakCPU: peak(t.Series.Values)}
-		for _, n := range t.Nodes {
-			s := server{id: n, tenant: gt.ID, rack: fmt.Sprintf("rack-%d", len(servers)/cfg.RackSize)}
-			index[n] = len(servers)
-			servers = append(servers, s)
-			gt.Nodes = append(gt.Nodes, &grid.Node{ID: n, Tenant: gt.ID, Rack: s.rack, Free: 1 << 50})
-		}
-		tenants = append(tenants, gt)
-	}
-	g := grid.Build(tenants)
-	byRack := map[string][]int{}
-	for i, s := range servers {
-		byRack[s.rack] = append(byRack[s.rack], i)
-	}
+	w := buildWorld(dc, cfg.RackSize)
+	servers, index, g, byRack := w.servers, w.index, w.grid, w.byRack
 	place := placer{cfg: cfg, rng: rng, g: g, servers: servers, index: index, byRack: byRack}
 
 	q := &events{}
@@ -134,7 +118,7 @@ func Run(dc synth.Datacenter, cfg Config, progress func(done, total int)) (Resul
 		push(event{at: start.Add(time.Duration(rng.Float64() * float64(cfg.Span))), kind: 1, block: b})
 	}
 
-	res := Result{Policy: cfg.Policy, Replicas: cfg.Replicas, Blocks: cfg.Blocks, Servers: len(servers), TenantCount: len(tenants)}
+	res := Result{Policy: cfg.Policy, Replicas: cfg.Replicas, Blocks: cfg.Blocks, Servers: len(servers), TenantCount: len(dc.Tenants)}
 	replicas := make([][]int, cfg.Blocks) // live replicas of each block
 	lost := make([]bool, cfg.Blocks)
 	onNode := make([]map[int]bool, len(servers))
@@ -192,6 +176,37 @@ func Run(dc synth.Datacenter, cfg Config, progress func(done, total int)) (Resul
 		progress(total, total)
 	}
 	return res, nil
+}
+
+// world is the datacenter as the placement policies see it.
+type world struct {
+	servers  []server
+	index    map[string]int // server ID -> position
+	tenantOf []int          // server position -> tenant position in the datacenter
+	grid     *grid.Grid
+	byRack   map[string][]int
+}
+
+// buildWorld lays the datacenter's servers into racks of rackSize (servers
+// of a tenant are neighbours, as a tenant's machines usually are) and
+// builds Algorithm 2's grid over its tenants.
+func buildWorld(dc synth.Datacenter, rackSize int) world {
+	w := world{index: map[string]int{}, byRack: map[string][]int{}}
+	var tenants []*grid.Tenant
+	for ti, t := range dc.Tenants {
+		gt := &grid.Tenant{ID: t.ID.String(), Environment: t.ID.Environment, ReimageRate: t.ReimageRate, PeakCPU: peak(t.Series.Values)}
+		for _, n := range t.Nodes {
+			s := server{id: n, tenant: gt.ID, rack: fmt.Sprintf("rack-%d", len(w.servers)/rackSize)}
+			w.index[n] = len(w.servers)
+			w.byRack[s.rack] = append(w.byRack[s.rack], len(w.servers))
+			w.servers = append(w.servers, s)
+			w.tenantOf = append(w.tenantOf, ti)
+			gt.Nodes = append(gt.Nodes, &grid.Node{ID: n, Tenant: gt.ID, Rack: s.rack, Free: 1 << 50})
+		}
+		tenants = append(tenants, gt)
+	}
+	w.grid = grid.Build(tenants)
+	return w
 }
 
 // peak is the 95th percentile of a series.
