@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/internal/command"
+	"github.com/harvest-platform/harvest/sim/plots"
 	"github.com/harvest-platform/harvest/sim/storagesim"
 )
 
@@ -20,6 +21,7 @@ func storageCommand() cli.CommandFactory {
 	var tenants, blocks int
 	var repair float64
 	var asJSON bool
+	var plotPath string
 	return command.Simple{
 		Name: "harvest-sim storage", Synopsis: "Simulate a year of reimages: blocks lost under stock HDFS placement and Algorithm 2",
 		Usage: "harvest-sim storage [-seed N] [-tenants N] [-blocks N] [-repair-rate N] [-json]",
@@ -29,6 +31,7 @@ func storageCommand() cli.CommandFactory {
 			fs.IntVar(&blocks, "blocks", 200000, "blocks written over the year")
 			fs.Float64Var(&repair, "repair-rate", 30, "replicas re-created per hour per reimaged server")
 			fs.BoolVar(&asJSON, "json", false, "print a JSON summary")
+			fs.StringVar(&plotPath, "plot", "", "also draw lost blocks per policy and replication to this PNG (or SVG) file")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error {
 			p := synth.DefaultProfile(seed, tenants)
@@ -48,6 +51,15 @@ func storageCommand() cli.CommandFactory {
 					return err
 				}
 				results = append(results, res)
+			}
+			if plotPath != "" {
+				bars := map[string]float64{}
+				for _, r := range results {
+					bars[fmt.Sprintf("%s R=%d", r.Policy, r.Replicas)] = float64(r.Lost)
+				}
+				if err := plots.Bars(plotPath, fmt.Sprintf("Blocks lost in a year (%d blocks, %d servers)", blocks, results[0].Servers), "lost blocks", bars); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(os.Stdout)
@@ -88,7 +100,7 @@ func accessCommand() cli.CommandFactory {
 	var seed uint64
 	var tenants, blocks, accesses int
 	var threshold float64
-	var scaling string
+	var scaling, plotPath string
 	var asJSON bool
 	return command.Simple{
 		Name: "harvest-sim access", Synopsis: "Simulate reads as utilisation rises: the share that finds every replica busy, per policy",
@@ -100,6 +112,7 @@ func accessCommand() cli.CommandFactory {
 			fs.IntVar(&accesses, "accesses", 100000, "reads per utilisation level")
 			fs.Float64Var(&threshold, "busy-threshold", 67, "a server is busy at or above this utilisation (the reserve's edge for a 33% reserve)")
 			fs.StringVar(&scaling, "scaling", "linear", "how utilisation is scaled up: linear or root")
+			fs.StringVar(&plotPath, "plot", "", "also draw the curves to this PNG (or SVG) file")
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error {
@@ -114,6 +127,27 @@ func accessCommand() cli.CommandFactory {
 			}, []storagesim.Policy{storagesim.Stock, storagesim.Grid}, []int{3, 4})
 			if err != nil {
 				return err
+			}
+			if plotPath != "" {
+				bySeries := map[string]*plots.Series{}
+				var order []string
+				for _, pt := range points {
+					name := fmt.Sprintf("%s R=%d", pt.Policy, pt.Replicas)
+					if bySeries[name] == nil {
+						bySeries[name] = &plots.Series{Name: name}
+						order = append(order, name)
+					}
+					bySeries[name].X = append(bySeries[name].X, pt.Utilisation)
+					bySeries[name].Y = append(bySeries[name].Y, 100*pt.FailedShare())
+				}
+				var series []plots.Series
+				for _, n := range order {
+					series = append(series, *bySeries[n])
+				}
+				if err := plots.Lines(plotPath, fmt.Sprintf("Reads finding every replica busy (%s scaling, busy at %.0f%%)", scaling, threshold),
+					"mean primary-tenant utilisation (%)", "failed reads (%)", series); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(os.Stdout)
