@@ -65,7 +65,8 @@ func newHarness(t *testing.T) (*dtestutil.DriverHarness, *Driver, *fakeSource) {
 		t.Fatal(err)
 	}
 	d.mu.Lock()
-	d.source, d.settings = fake, s
+	// the loop's first pass may have measured the real host: start clean
+	d.source, d.settings, d.primary, d.tracker = fake, s, guard.Resources{}, guard.NewTracker(s.hysteresis.AdmitWindow)
 	d.mu.Unlock()
 	return h, d, fake
 }

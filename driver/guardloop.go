@@ -49,6 +49,10 @@ func (d *Driver) guardOnce(now time.Time) guard.Decision {
 	d.mu.Unlock()
 	primary, err := src.Primary(harvested)
 	d.mu.Lock()
+	if d.source != src { // reconfigured while measuring: this measurement is stale
+		d.mu.Unlock()
+		return guard.Decision{}
+	}
 	if (err != nil) != (d.sourceErr != nil) {
 		if err != nil {
 			d.logger.Error("cannot measure the primary tenant; evicting on the last measurement", "error", err)
