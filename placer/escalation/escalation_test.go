@@ -1,0 +1,49 @@
+package escalation
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+
+func TestOnlyNodeFaultsGreylistAndCountersReset(t *testing.T) {
+	tr := NewTracker(3, 4*time.Hour, t0)
+	for i := 0; i < 5; i++ {
+		tr.Record("n1", Evicted, t0)
+		tr.Record("n1", Preempted, t0)
+		tr.Record("n1", TaskFault, t0)
+	}
+	if g := tr.Greylisted(t0); len(g) != 0 {
+		t.Fatalf("evictions, preemptions and task limits greylisted %v", g)
+	}
+	for i := 0; i < 3; i++ {
+		tr.Record("n2", NodeFault, t0.Add(time.Minute))
+	}
+	tr.Record("n3", NodeFault, t0)
+	if g := tr.Greylisted(t0.Add(time.Hour)); !slices.Equal(g, []string{"n2"}) {
+		t.Fatalf("greylisted %v, want n2", g)
+	}
+	if g := tr.Greylisted(t0.Add(5 * time.Hour)); len(g) != 0 {
+		t.Fatalf("counters not reset after 4h: %v", g)
+	}
+}
+
+func TestEscalationSteps(t *testing.T) {
+	delay := 30 * time.Second
+	for _, tc := range []struct {
+		waited time.Duration
+		want   Step
+	}{{0, Chosen}, {29 * time.Second, Chosen}, {30 * time.Second, MoreClass}, {61 * time.Second, AnyNode}, {time.Hour, AnyNode}} {
+		if got := Escalate(t0, t0.Add(tc.waited), delay); got != tc.want {
+			t.Errorf("after %s: %s, want %s", tc.waited, got, tc.want)
+		}
+	}
+	if got := Widen(MoreClass, []string{"a"}, []string{"a", "b", "c"}, 1); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("widened to %v", got)
+	}
+	if got := Widen(AnyNode, []string{"a"}, nil, 1); got != nil {
+		t.Fatalf("any node kept classes %v", got)
+	}
+}
