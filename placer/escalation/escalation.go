@@ -74,7 +74,9 @@ const (
 	AnyNode               // any harvested node (still avoiding greylisted ones)
 )
 
-func (s Step) String() string { return [...]string{"chosen-classes", "more-classes", "any-harvested-node"}[s] }
+func (s Step) String() string {
+	return [...]string{"chosen-classes", "more-classes", "any-harvested-node"}[s]
+}
 
 // Escalate returns the step a job blocked since blockedSince should be at:
 // one step further for every delay it has waited, up to AnyNode.
