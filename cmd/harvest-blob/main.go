@@ -16,5 +16,7 @@ func main() {
 }
 
 func commands() map[string]cli.CommandFactory {
-	return map[string]cli.CommandFactory{}
+	return map[string]cli.CommandFactory{
+		"agent": agentCommand(),
+	}
 }

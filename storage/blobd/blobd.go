@@ -1,0 +1,145 @@
+// Package blobd runs harvest-blob: it registers the configured storage
+// nodes, learns their tenants' reimage rates and peaks from the tenant
+// history, follows the nodes' busy flags, and serves S3 through versitygw
+// with the storage/front backend.
+package blobd
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	consulapi "github.com/hashicorp/consul/api"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/hcl/v2/hclsimple"
+	"github.com/versity/versitygw/embedgw"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/front"
+	"github.com/harvest-platform/harvest/storage/nodes"
+)
+
+// Config is harvest-blob's HCL configuration:
+//
+//	listen     = "127.0.0.1:9100"
+//	access_key = "..."  secret_key = "..."
+//	replicas   = 3
+//	consul { address = "127.0.0.1:8500"  prefix = "harvest/" }
+//	node "client-1" {
+//	  endpoint = "127.0.0.1:9000"  access_key = "..."  secret_key = "..."
+//	  tenant = "search/frontend"  environment = "search"  rack = "rack-1"  capacity_mb = 10240
+//	}
+type Config struct {
+	LogLevel  string       `hcl:"log_level,optional"`
+	Listen    string       `hcl:"listen"`
+	AccessKey string       `hcl:"access_key"`
+	SecretKey string       `hcl:"secret_key"`
+	Region    string       `hcl:"region,optional"`
+	Replicas  int          `hcl:"replicas,optional"`
+	Strict    bool         `hcl:"strict,optional"`
+	Consul    ConsulConfig `hcl:"consul,block"`
+	Nodes     []NodeConfig `hcl:"node,block"`
+}
+
+// ConsulConfig says where Harvest's state is.
+type ConsulConfig struct {
+	Address string `hcl:"address"`
+	Prefix  string `hcl:"prefix,optional"`
+}
+
+// NodeConfig is one storage node.
+type NodeConfig struct {
+	ID          string `hcl:"id,label"`
+	Endpoint    string `hcl:"endpoint"`
+	AccessKey   string `hcl:"access_key"`
+	SecretKey   string `hcl:"secret_key"`
+	Tenant      string `hcl:"tenant"`
+	Environment string `hcl:"environment"`
+	Rack        string `hcl:"rack,optional"`
+	CapacityMB  int64  `hcl:"capacity_mb"`
+}
+
+// LoadConfig reads and checks an HCL file.
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	if err := hclsimple.DecodeFile(path, nil, &c); err != nil {
+		return c, err
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 3
+	}
+	if c.Consul.Prefix == "" {
+		c.Consul.Prefix = history.DefaultPrefix
+	}
+	if len(c.Nodes) < c.Replicas {
+		return c, fmt.Errorf("%d storage nodes configured, fewer than replicas = %d", len(c.Nodes), c.Replicas)
+	}
+	return c, nil
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, c Config, log hclog.Logger) error {
+	client, err := consulapi.NewClient(&consulapi.Config{Address: c.Consul.Address})
+	if err != nil {
+		return err
+	}
+	kv := history.NewConsulKV(client)
+	reg := nodes.NewRegistry(kv, c.Consul.Prefix)
+	var cfgs []front.NodeConfig
+	for _, n := range c.Nodes {
+		node := nodes.Node{ID: n.ID, Tenant: n.Tenant, Environment: n.Environment, Rack: n.Rack, Endpoint: n.Endpoint,
+			Capacity: n.CapacityMB << 20, Joined: time.Now().UTC()}
+		if err := reg.Register(ctx, node); err != nil {
+			return err
+		}
+		cfgs = append(cfgs, front.NodeConfig{Node: node, AccessKey: n.AccessKey, SecretKey: n.SecretKey})
+	}
+	stats := tenantStats(ctx, history.NewStore(kv, c.Consul.Prefix), c.Nodes, log)
+	ns, err := front.Connect(ctx, cfgs, stats)
+	if err != nil {
+		return err
+	}
+	be := front.New(front.Options{KV: kv, Prefix: c.Consul.Prefix, Nodes: ns, Replicas: c.Replicas, Strict: c.Strict,
+		Log: log.Named("front"), Seed: uint64(time.Now().UnixNano())})
+	go be.FollowBusy(ctx, 2*time.Second)
+	log.Info("serving S3", "listen", c.Listen, "nodes", len(cfgs), "replicas", c.Replicas)
+	return embedgw.RunVersityGW(ctx, be, &embedgw.Config{
+		RootUserAccess: c.AccessKey, RootUserSecret: c.SecretKey, Region: c.Region, Ports: []string{c.Listen},
+		MaxConnections: 250000, MaxRequests: 100000, MultipartMaxParts: 10000, Quiet: true,
+	})
+}
+
+// tenantStats reads each tenant's reimage rate (per server per month over
+// its history) and peak CPU (95th percentile of its last 30 days).
+func tenantStats(ctx context.Context, store *history.Store, cfgs []NodeConfig, log hclog.Logger) map[string]nodes.TenantStats {
+	servers := map[string]int{}
+	for _, n := range cfgs {
+		servers[n.Tenant]++
+	}
+	out := map[string]nodes.TenantStats{}
+	now := time.Now().UTC()
+	for tenant, count := range servers {
+		id, err := history.ParseTenantID(tenant)
+		if err != nil {
+			continue
+		}
+		reimages, err1 := store.Reimages(ctx, id)
+		series, err2 := store.Series(ctx, id, now.Add(-30*24*time.Hour), now)
+		if err1 != nil || err2 != nil || series.Observed() == 0 {
+			log.Info("no history for tenant; placing it as the worst case", "tenant", tenant)
+			continue
+		}
+		var vals []float64
+		for _, v := range series.Values {
+			if !math.IsNaN(v) {
+				vals = append(vals, v)
+			}
+		}
+		slices.Sort(vals)
+		out[tenant] = nodes.TenantStats{ReimageRate: nodes.ReimageRate(reimages, count, 35*24*time.Hour),
+			PeakCPU: vals[min(len(vals)-1, int(0.95*float64(len(vals))))]}
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+// Package front is the blob tier's S3 front: a versitygw backend (the S3
+// protocol, SigV4, streaming payloads, ranges are versitygw's) whose objects
+// live as replicas on the MinIO servers of harvested nodes, placed by
+// Algorithm 2 (storage/grid), with the catalogue (storage/catalog) as the
+// source of truth clients see. Reads go to a replica whose node is not busy.
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/hashicorp/go-hclog"
+	"github.com/versity/versitygw/backend"
+	"github.com/versity/versitygw/s3err"
+	"github.com/versity/versitygw/s3response"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/grid"
+)
+
+// Backend serves S3 requests from the harvested storage nodes.
+type Backend struct {
+	backend.BackendUnsupported
+	log      hclog.Logger
+	kv       history.KV
+	prefix   string
+	cat      *catalog.Store
+	nodes    *Nodes
+	replicas int
+	strict   bool
+
+	mu   sync.Mutex // guards the grid and rng
+	grid *grid.Grid
+	rng  *rand.Rand
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// Options configure a Backend.
+type Options struct {
+	KV       history.KV
+	Prefix   string // Consul KV prefix, e.g. "harvest/"
+	Nodes    *Nodes
+	Replicas int  // default 3
+	Strict   bool // refuse writes that cannot keep every diversity rule
+	Log      hclog.Logger
+	Seed     uint64
+}
+
+// New returns a backend over the given nodes.
+func New(o Options) *Backend {
+	if o.Replicas == 0 {
+		o.Replicas = 3
+	}
+	b := &Backend{log: o.Log, kv: o.KV, prefix: o.Prefix, cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes,
+		replicas: o.Replicas, strict: o.Strict, rng: rand.New(rand.NewPCG(o.Seed, 99))}
+	b.grid = o.Nodes.Grid()
+	return b
+}
+
+func (b *Backend) String() string { return "harvest" }
+
+// bucketInfo is a bucket's record in Consul KV.
+type bucketInfo struct {
+	Name    string    `json:"name"`
+	Created time.Time `json:"created"`
+	ACL     []byte    `json:"acl"`
+}
+
+func (b *Backend) bucketKey(name string) string {
+	return b.prefix + "blob/buckets/" + url.PathEscape(name)
+}
+
+func (b *Backend) bucket(ctx context.Context, name string) (*bucketInfo, error) {
+	data, index, err := b.kv.Get(ctx, b.bucketKey(name))
+	if err != nil {
+		return nil, err
+	}
+	if index == 0 {
+		return nil, s3err.GetBucketErr(s3err.ErrNoSuchBucket, name)
+	}
+	var info bucketInfo
+	if err := json.Unmarshal(data, &info); err != nil {
+		return nil, &history.CorruptError{Key: b.bucketKey(name), Err: err}
+	}
+	return &info, nil
+}
+
+func (b *Backend) CreateBucket(ctx context.Context, in *s3.CreateBucketInput, defaultACL []byte) error {
+	name := *in.Bucket
+	data, _ := json.Marshal(bucketInfo{Name: name, Created: time.Now().UTC(), ACL: defaultACL})
+	ok, err := b.kv.CAS(ctx, b.bucketKey(name), data, 0)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return s3err.GetAPIError(s3err.ErrBucketAlreadyOwnedByYou)
+	}
+	return nil
+}
+
+func (b *Backend) HeadBucket(ctx context.Context, in *s3.HeadBucketInput) (*s3.HeadBucketOutput, error) {
+	if _, err := b.bucket(ctx, *in.Bucket); err != nil {
+		return nil, err
+	}
+	return &s3.HeadBucketOutput{}, nil
+}
+
+func (b *Backend) GetBucketAcl(ctx context.Context, in *s3.GetBucketAclInput) ([]byte, error) {
+	info, err := b.bucket(ctx, *in.Bucket)
+	if err != nil {
+		return nil, err
+	}
+	return info.ACL, nil
+}
+
+func (b *Backend) PutBucketAcl(ctx context.Context, bucket string, acl []byte) error {
+	info, err := b.bucket(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	info.ACL = acl
+	data, _ := json.Marshal(info)
+	_, index, err := b.kv.Get(ctx, b.bucketKey(bucket))
+	if err != nil {
+		return err
+	}
+	if ok, err := b.kv.CAS(ctx, b.bucketKey(bucket), data, index); err != nil || !ok {
+		return s3err.GetAPIError(s3err.ErrInternalError) // a concurrent ACL change: the client retries
+	}
+	return nil
+}
+
+func (b *Backend) DeleteBucket(ctx context.Context, bucket string) error {
+	if _, err := b.bucket(ctx, bucket); err != nil {
+		return err
+	}
+	if objs, _, err := b.cat.List(ctx, bucket, "", "", 1); err != nil {
+		return err
+	} else if len(objs) > 0 {
+		return s3err.GetBucketErr(s3err.ErrBucketNotEmpty, bucket)
+	}
+	return b.kv.Delete(ctx, b.bucketKey(bucket))
+}
+
+func (b *Backend) ListBuckets(ctx context.Context, in s3response.ListBucketsInput) (s3response.ListAllMyBucketsResult, error) {
+	pairs, err := b.kv.List(ctx, b.prefix+"blob/buckets/")
+	if err != nil {
+		return s3response.ListAllMyBucketsResult{}, err
+	}
+	out := s3response.ListAllMyBucketsResult{Owner: s3response.CanonicalUser{ID: in.Owner}}
+	for _, p := range pairs {
+		var info bucketInfo
+		if err := json.Unmarshal(p.Value, &info); err != nil {
+			return out, &history.CorruptError{Key: p.Key, Err: err}
+		}
+		out.Buckets.Bucket = append(out.Buckets.Bucket, s3response.ListAllMyBucketsEntry{Name: info.Name, CreationDate: info.Created})
+	}
+	sort.Slice(out.Buckets.Bucket, func(i, j int) bool { return out.Buckets.Bucket[i].Name < out.Buckets.Bucket[j].Name })
+	return out, nil
+}
+
+// The configuration getters answer "not configured": the gateway asks for
+// them on every write, and NotImplemented would fail the write.
+func (b *Backend) GetBucketPolicy(_ context.Context, bucket string) ([]byte, error) {
+	return nil, s3err.GetBucketErr(s3err.ErrNoSuchBucketPolicy, bucket)
+}
+func (b *Backend) GetBucketCors(_ context.Context, bucket string) ([]byte, error) {
+	return nil, s3err.GetBucketErr(s3err.ErrNoSuchCORSConfiguration, bucket)
+}
+func (b *Backend) GetObjectLockConfiguration(_ context.Context, bucket string) ([]byte, error) {
+	return nil, s3err.GetBucketErr(s3err.ErrObjectLockConfigurationNotFound, bucket)
+}
+func (b *Backend) GetBucketOwnershipControls(_ context.Context, bucket string) (types.ObjectOwnership, error) {
+	return types.ObjectOwnershipBucketOwnerEnforced, s3err.GetBucketErr(s3err.ErrOwnershipControlsNotFound, bucket)
+}
+
+// FollowBusy keeps the nodes' busy flags current (the harvest driver writes
+// them) and marks busy nodes in the grid, so they get no new replicas.
+func (b *Backend) FollowBusy(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		changed, err := b.nodes.RefreshBusy(ctx, b.kv, b.prefix)
+		if err != nil && ctx.Err() == nil {
+			b.log.Warn("reading busy flags failed", "error", err)
+		}
+		if len(changed) > 0 {
+			b.mu.Lock()
+			for _, id := range changed {
+				if n, ok := b.grid.Node(id); ok {
+					n.Busy = b.nodes.Busy(id)
+				}
+			}
+			b.mu.Unlock()
+			b.log.Info("busy flags changed", "nodes", changed)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

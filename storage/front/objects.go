@@ -1,0 +1,246 @@
+package front
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/minio/minio-go/v7"
+	"github.com/versity/versitygw/backend"
+	"github.com/versity/versitygw/s3err"
+	"github.com/versity/versitygw/s3response"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/grid"
+)
+
+// replicaName is a new, unique name on the nodes for one version of an
+// object, so that an overwrite never touches a replica a reader may use.
+func replicaName(bucket, key string) string {
+	sum := sha256.Sum256([]byte(bucket + "/" + key))
+	var nonce [8]byte
+	_, _ = randRead(nonce[:])
+	return "o/" + hex.EncodeToString(sum[:16]) + "/" + hex.EncodeToString(nonce[:])
+}
+
+// PutObject streams the body to R nodes at once (placed by Algorithm 2) and
+// records the object in the catalogue only when every replica is written:
+// a failed write leaves nothing visible, and removes what it wrote.
+func (b *Backend) PutObject(ctx context.Context, in s3response.PutObjectInput) (s3response.PutObjectOutput, error) {
+	bucket, key := *in.Bucket, *in.Key
+	if _, err := b.bucket(ctx, bucket); err != nil {
+		return s3response.PutObjectOutput{}, err
+	}
+	if err := catalog.ValidateKey(key); err != nil {
+		return s3response.PutObjectOutput{}, s3err.GetAPIError(s3err.ErrInvalidRequest)
+	}
+	if in.ContentLength == nil {
+		return s3response.PutObjectOutput{}, s3err.GetAPIError(s3err.ErrMissingContentLength)
+	}
+	size := *in.ContentLength
+	b.mu.Lock()
+	place, err := b.grid.Place(grid.Request{Size: size, Replicas: b.replicas, Strict: b.strict}, b.rng)
+	if err == nil {
+		b.grid.Commit(place, size) // held until the write ends either way
+	}
+	b.mu.Unlock()
+	if err != nil {
+		b.log.Warn("no placement", "bucket", bucket, "key", key, "size", size, "error", err)
+		return s3response.PutObjectOutput{}, s3err.GetAPIError(s3err.ErrSlowDown)
+	}
+	entry := catalog.Entry{Bucket: bucket, Key: key, Size: size, LastModified: time.Now().UTC().Truncate(time.Second),
+		ContentType: deref(in.ContentType), UserMeta: in.Metadata, Degraded: place.Degraded}
+	name := replicaName(bucket, key)
+	sum, err := b.writeReplicas(ctx, place.Nodes, name, in.Body, size, entry)
+	if err != nil {
+		b.release(place, size)
+		return s3response.PutObjectOutput{}, err
+	}
+	entry.ETag = `"` + hex.EncodeToString(sum) + `"`
+	for _, n := range place.Nodes {
+		entry.Replicas = append(entry.Replicas, catalog.Replica{Node: n, Name: name})
+		b.nodes.addUsed(n, size)
+	}
+	prev, err := b.cat.Put(ctx, entry)
+	if err != nil {
+		b.removeReplicas(entry)
+		b.release(place, size)
+		return s3response.PutObjectOutput{}, err
+	}
+	if prev != nil {
+		b.removeReplicas(*prev)
+	}
+	if place.Degraded {
+		b.log.Warn("degraded placement", "bucket", bucket, "key", key, "reason", place.Reason)
+	}
+	return s3response.PutObjectOutput{ETag: entry.ETag, Size: &size}, nil
+}
+
+// writeReplicas copies body once into a pipe per node and returns its MD5.
+func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, name string, body io.Reader, size int64, e catalog.Entry) ([]byte, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	writers := make([]*io.PipeWriter, len(nodeIDs))
+	errs := make([]error, len(nodeIDs))
+	var wg sync.WaitGroup
+	for i, id := range nodeIDs {
+		pr, pw := io.Pipe()
+		writers[i] = pw
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := b.nodes.client(id).PutObject(ctx, DataBucket, name, pr, size, "", "",
+				minio.PutObjectOptions{UserMetadata: catalog.Meta(e), DisableMultipart: true})
+			errs[i] = err
+			pr.CloseWithError(err) // unblock the copy if this node failed
+		}()
+	}
+	h := md5.New()
+	ws := []io.Writer{h}
+	for _, w := range writers {
+		ws = append(ws, w)
+	}
+	n, copyErr := io.Copy(io.MultiWriter(ws...), body)
+	if copyErr == nil && n != size {
+		copyErr = fmt.Errorf("body had %d bytes, Content-Length said %d", n, size)
+	}
+	for _, w := range writers {
+		w.CloseWithError(copyErr)
+	}
+	if copyErr != nil {
+		cancel()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); copyErr != nil || err != nil {
+		for i, id := range nodeIDs {
+			if errs[i] == nil {
+				_ = b.nodes.client(id).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
+			}
+		}
+		if copyErr != nil {
+			return nil, copyErr // the client's body failed (or its signature): versitygw maps it
+		}
+		b.log.Warn("replica write failed", "name", name, "error", err)
+		return nil, s3err.GetAPIError(s3err.ErrSlowDown)
+	}
+	return h.Sum(nil), nil
+}
+
+func (b *Backend) release(p grid.Placement, size int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.grid.Commit(p, -size)
+}
+
+// removeReplicas deletes an entry's replicas in the background.
+func (b *Backend) removeReplicas(e catalog.Entry) {
+	for _, r := range e.Replicas {
+		go func() {
+			if c := b.nodes.client(r.Node); c != nil {
+				if err := c.RemoveObject(context.Background(), DataBucket, r.Name, minio.RemoveObjectOptions{}); err == nil {
+					b.nodes.addUsed(r.Node, -e.Size)
+				}
+			}
+		}()
+	}
+}
+
+func (b *Backend) entry(ctx context.Context, bucket, key string) (catalog.Entry, error) {
+	if _, err := b.bucket(ctx, bucket); err != nil {
+		return catalog.Entry{}, err
+	}
+	e, err := b.cat.Get(ctx, bucket, key)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return e, s3err.GetAPIError(s3err.ErrNoSuchKey)
+	}
+	return e, err
+}
+
+// HeadObject answers from the catalogue alone.
+func (b *Backend) HeadObject(ctx context.Context, in *s3.HeadObjectInput) (*s3.HeadObjectOutput, error) {
+	e, err := b.entry(ctx, *in.Bucket, *in.Key)
+	if err != nil {
+		return nil, err
+	}
+	return &s3.HeadObjectOutput{ContentLength: &e.Size, ETag: &e.ETag, LastModified: &e.LastModified,
+		Metadata: e.UserMeta, ContentType: nonEmpty(e.ContentType), AcceptRanges: ptr("bytes")}, nil
+}
+
+// GetObject reads from the first replica whose node is not busy and
+// answers; when every replica is busy or gone the read fails with SlowDown,
+// which clients retry.
+func (b *Backend) GetObject(ctx context.Context, in *s3.GetObjectInput) (*s3.GetObjectOutput, error) {
+	e, err := b.entry(ctx, *in.Bucket, *in.Key)
+	if err != nil {
+		return nil, err
+	}
+	start, length, ranged, err := backend.ParseObjectRange(e.Size, deref(in.Range))
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range e.Replicas {
+		c := b.nodes.client(r.Node)
+		if c == nil || b.nodes.Busy(r.Node) {
+			continue
+		}
+		opts := minio.GetObjectOptions{}
+		if ranged && length > 0 {
+			_ = opts.SetRange(start, start+length-1)
+		}
+		body, _, _, err := c.GetObject(ctx, DataBucket, r.Name, opts)
+		if err != nil {
+			b.log.Warn("replica unreadable; trying the next", "node", r.Node, "name", r.Name, "error", err)
+			continue
+		}
+		out := &s3.GetObjectOutput{Body: body, ContentLength: &length, ETag: &e.ETag, LastModified: &e.LastModified,
+			Metadata: e.UserMeta, ContentType: nonEmpty(e.ContentType), AcceptRanges: ptr("bytes")}
+		if ranged {
+			out.ContentRange = ptr(fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, e.Size))
+		}
+		return out, nil
+	}
+	return nil, s3err.GetAPIError(s3err.ErrSlowDown)
+}
+
+// DeleteObject removes the catalogue entry, then the replicas.
+func (b *Backend) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput) (*s3.DeleteObjectOutput, error) {
+	if _, err := b.bucket(ctx, *in.Bucket); err != nil {
+		return nil, err
+	}
+	e, err := b.cat.Delete(ctx, *in.Bucket, *in.Key)
+	var corrupt *history.CorruptError
+	switch {
+	case errors.Is(err, catalog.ErrNotFound):
+		return &s3.DeleteObjectOutput{}, nil // as S3: deleting nothing succeeds
+	case errors.As(err, &corrupt):
+		return nil, err
+	case err != nil:
+		return nil, err
+	}
+	b.removeReplicas(e)
+	return &s3.DeleteObjectOutput{}, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func ptr[T any](v T) *T { return &v }
