@@ -125,11 +125,11 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, name stri
 				_ = b.nodes.client(id).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
 			}
 		}
-		if copyErr != nil {
-			return nil, copyErr // the client's body failed (or its signature): versitygw maps it
+		if err != nil { // a node failed (its pipe closing also stops the copy): the client may retry
+			b.log.Warn("replica write failed", "name", name, "error", err)
+			return nil, s3err.GetAPIError(s3err.ErrSlowDown)
 		}
-		b.log.Warn("replica write failed", "name", name, "error", err)
-		return nil, s3err.GetAPIError(s3err.ErrSlowDown)
+		return nil, copyErr // the client's body failed (or its signature check): versitygw answers it
 	}
 	return h.Sum(nil), nil
 }
