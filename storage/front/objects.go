@@ -108,7 +108,8 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, name stri
 	for _, w := range writers {
 		ws = append(ws, w)
 	}
-	n, copyErr := io.Copy(io.MultiWriter(ws...), body)
+	src := &readErr{r: body}
+	n, copyErr := io.Copy(io.MultiWriter(ws...), src)
 	if copyErr == nil && n != size {
 		copyErr = fmt.Errorf("body had %d bytes, Content-Length said %d", n, size)
 	}
@@ -125,13 +126,31 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, name stri
 				_ = b.nodes.client(id).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
 			}
 		}
-		if err != nil { // a node failed (its pipe closing also stops the copy): the client may retry
-			b.log.Warn("replica write failed", "name", name, "error", err)
-			return nil, s3err.GetAPIError(s3err.ErrSlowDown)
+		if src.err != nil { // the client's body failed (or its signature check): versitygw answers it
+			return nil, src.err
 		}
-		return nil, copyErr // the client's body failed (or its signature check): versitygw answers it
+		if copyErr != nil && err == nil {
+			return nil, copyErr // a short body
+		}
+		b.log.Warn("replica write failed", "name", name, "error", err) // a node failed: the client may retry
+		return nil, s3err.GetAPIError(s3err.ErrSlowDown)
 	}
 	return h.Sum(nil), nil
+}
+
+// readErr remembers the error reading the client's body gave, to tell it
+// from a node failing.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErr) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
 }
 
 func (b *Backend) release(p grid.Placement, size int64) {
