@@ -11,11 +11,9 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -52,26 +50,7 @@ consul {
 %s`, addr, cluster.ConsulAddr(), nodes.String())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logPath := filepath.Join(cluster.RunDir, "logs", "harvest-blob.log")
-	logf, _ := os.Create(logPath)
-	cmd := exec.Command(filepath.Join(bin, "harvest-blob"), "agent", "-config", config)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("harvest-blob ignored SIGTERM (log %s)", logPath)
-		}
-		logf.Close()
-	})
+	logPath := startDaemon(t, "harvest-blob", "agent", "-config", config)
 	for i := 0; i < 100; i++ {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()

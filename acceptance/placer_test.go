@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -58,32 +57,7 @@ proxy {
 `, addr, cluster.NomadAddr(), cluster.ConsulAddr(), cluster.SparePort(1))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logPath := filepath.Join(cluster.RunDir, "logs", "harvest-placer.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(bin, "harvest-placer"), "agent", "-config", config)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("placer did not shut down cleanly on SIGTERM: %v (log %s)", err, logPath)
-			}
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("placer ignored SIGTERM for 15s (log %s)", logPath)
-		}
-		logf.Close()
-	})
+	logPath := startDaemon(t, "harvest-placer", "agent", "-config", config)
 	for i := 0; i < 100; i++ {
 		if resp, err := http.Get("http://" + addr + "/v1/health"); err == nil {
 			resp.Body.Close()

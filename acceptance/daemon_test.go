@@ -1,0 +1,46 @@
+//go:build acceptance
+
+package acceptance
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startDaemon runs one of Harvest's daemons as a real process, its output
+// in the cluster's log folder, and at cleanup stops it with SIGTERM, which
+// must end it cleanly within 15 s. It returns the log's path.
+func startDaemon(t *testing.T, binary string, args ...string) string {
+	t.Helper()
+	logPath := filepath.Join(cluster.RunDir, "logs", binary+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, binary), args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s did not shut down cleanly on SIGTERM: %v (log %s)", binary, err, logPath)
+			}
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("%s ignored SIGTERM for 15s (log %s)", binary, logPath)
+		}
+		logf.Close()
+	})
+	return logPath
+}
