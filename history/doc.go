@@ -10,7 +10,7 @@
 //	reimages/<environment>/<function>/<YYYY-MM> JSON list of {node, time}
 //	classes                                    the placer's class table (JSON)
 //
-// A day is 2.9 KB, so appends rewrite only today's small value (never near
+// A day is 4.3 KB, so appends rewrite only today's small value (never near
 // Consul's 512 KiB limit) and reading a month is one recursive list. Every
 // write is a check-and-set, retried on conflict, so concurrent writers never
 // lose each other's samples. A value that does not decode gives a
