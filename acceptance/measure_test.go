@@ -161,7 +161,7 @@ func TestMeasureProxyLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	harvested, err := direct.Jobs().ParseHCL(fmt.Sprintf(dagJobHCL, uniqueName("acc-lat-dag")), true)
+	harvested, err := direct.Jobs().ParseHCL(dagJob(t, uniqueName("acc-lat-dag")), true)
 	if err != nil {
 		t.Fatal(err)
 	}

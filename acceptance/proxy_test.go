@@ -27,60 +27,24 @@ func nomadVia(t *testing.T, addr string, args ...string) (string, error) {
 	return string(out), err
 }
 
-const dagJobHCL = `
-job %q {
-  type = "batch"
-  meta {
-    harvest = "true"
-  }
-  group "extract" {
-    count = 2
-    task "t" {
-      driver = "harvest"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", "echo stage ${NOMAD_GROUP_NAME}; sleep 2"]
-      }
-      resources {
-        cpu    = 100
-        memory = 32
-      }
-    }
-  }
-  group "transform" {
-    count = 2
-    meta {
-      harvest_after = "extract"
-    }
-    task "t" {
-      driver = "harvest"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", "echo stage ${NOMAD_GROUP_NAME}; sleep 2"]
-      }
-      resources {
-        cpu    = 100
-        memory = 32
-      }
-    }
-  }
-  group "load" {
-    meta {
-      harvest_after = "transform"
-    }
-    task "t" {
-      driver = "harvest"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", "echo stage ${NOMAD_GROUP_NAME}; sleep 1"]
-      }
-      resources {
-        cpu    = 100
-        memory = 32
-      }
-    }
-  }
-}`
+// dagJob is the shipped example DAG job (jobs/examples/harvest-dag.nomad.hcl)
+// under another name, so the tests also prove the example works.
+func dagJob(t *testing.T, name string) string {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "jobs", "examples", "harvest-dag.nomad.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Replace(string(src), `job "harvest-dag" {`, fmt.Sprintf("job %q {", name), 1)
+	if out == string(src) {
+		t.Fatal("the example job's header changed: update dagJob")
+	}
+	return out
+}
 
 // TestProxyRunsAHarvestedDAGJobStageByStage submits a three-stage harvested
 // DAG job with `nomad job run` through the placer's admission proxy, and
@@ -91,7 +55,7 @@ func TestProxyRunsAHarvestedDAGJobStageByStage(t *testing.T) {
 	labels, _, proxyAddr := labelNodes(t)
 	job := uniqueName("acc-dag")
 	purgeJob(t, job) // its stage jobs ("<job>.transform", "<job>.load") go with it
-	path := writeJob(t, fmt.Sprintf(dagJobHCL, job))
+	path := writeJob(t, dagJob(t, job))
 
 	if out, err := nomadVia(t, proxyAddr, "job", "plan", path); err != nil && !strings.Contains(out, "Job Modify Index") {
 		t.Fatalf("nomad job plan through the proxy: %v\n%s", err, out)
@@ -176,7 +140,7 @@ func TestProxyRunsAHarvestedDAGJobStageByStage(t *testing.T) {
 	}
 
 	// A cycle is refused through the proxy as Nomad refuses a bad job, naming the group.
-	cyclic := writeJob(t, strings.Replace(fmt.Sprintf(dagJobHCL, uniqueName("acc-cycle")),
+	cyclic := writeJob(t, strings.Replace(dagJob(t, uniqueName("acc-cycle")),
 		`harvest_after = "extract"`, `harvest_after = "extract,load"`, 1))
 	if out, err := nomadVia(t, proxyAddr, "job", "run", "-detach", cyclic); err == nil ||
 		!strings.Contains(out, `task group \"load\": is in a cycle`) && !strings.Contains(out, `task group "load": is in a cycle`) {

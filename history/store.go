@@ -41,11 +41,18 @@ type Sample struct {
 	CPU  float64
 }
 
-// update is a check-and-set loop: read key, let fn compute the new value,
-// write it only if nobody wrote in between, else start over.
+// update is Update on the store's KV.
 func (s *Store) update(ctx context.Context, key string, fn func(old []byte, exists bool) ([]byte, error)) error {
+	return Update(ctx, s.kv, key, fn)
+}
+
+// Update is a check-and-set loop on one key: read it, let fn compute the
+// new value, write it only if nobody wrote in between, else back off and
+// start over. Every read-modify-write of Harvest's state in Consul goes
+// through it.
+func Update(ctx context.Context, kv KV, key string, fn func(old []byte, exists bool) ([]byte, error)) error {
 	for attempt := 0; attempt < casAttempts; attempt++ {
-		old, index, err := s.kv.Get(ctx, key)
+		old, index, err := kv.Get(ctx, key)
 		if err != nil {
 			return fmt.Errorf("history: read %s: %w", key, err)
 		}
@@ -53,7 +60,7 @@ func (s *Store) update(ctx context.Context, key string, fn func(old []byte, exis
 		if err != nil {
 			return err
 		}
-		ok, err := s.kv.CAS(ctx, key, value, index)
+		ok, err := kv.CAS(ctx, key, value, index)
 		if err != nil {
 			return fmt.Errorf("history: write %s: %w", key, err)
 		}

@@ -115,15 +115,17 @@ func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex
 }
 
 func (s *sequencer) job(ctx context.Context, stub *nomadapi.JobListStub) error {
+	// a run already recorded (or stopped) needs no more reads of Nomad
+	run := fmt.Sprintf("%s/%s@%d", stub.Namespace, stub.ID, stub.JobModifyIndex)
+	if s.done[run] {
+		return nil
+	}
 	q := (&nomadapi.QueryOptions{Namespace: stub.Namespace}).WithContext(ctx)
 	job, _, err := s.nomad.Jobs().Info(stub.ID, q)
 	if err != nil {
 		return err
 	}
-	run := fmt.Sprintf("%s/%s@%d", stub.Namespace, stub.ID, *job.JobModifyIndex)
-	if s.done[run] {
-		return nil
-	}
+	run = fmt.Sprintf("%s/%s@%d", stub.Namespace, stub.ID, *job.JobModifyIndex) // as of the job just read
 	allocs, _, err := s.nomad.Jobs().Allocations(stub.ID, true, q)
 	if err != nil {
 		return err

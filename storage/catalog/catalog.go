@@ -94,28 +94,18 @@ func (s *Store) Put(ctx context.Context, e Entry) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := s.key(e.Bucket, e.Key)
-	for attempt := 0; attempt < 50; attempt++ {
-		old, index, err := s.kv.Get(ctx, k)
-		if err != nil {
-			return nil, err
-		}
-		var prev *Entry
-		if index != 0 {
+	var prev *Entry
+	err = history.Update(ctx, s.kv, s.key(e.Bucket, e.Key), func(old []byte, exists bool) ([]byte, error) {
+		prev = nil
+		if exists {
 			prev = &Entry{}
-			if err := json.Unmarshal(old, prev); err != nil {
+			if json.Unmarshal(old, prev) != nil {
 				prev = nil // a corrupt entry is replaced, its replicas left to the scrubber
 			}
 		}
-		ok, err := s.kv.CAS(ctx, k, data, index)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			return prev, nil
-		}
-	}
-	return nil, fmt.Errorf("catalog: %s: too many concurrent writers", k)
+		return data, nil
+	})
+	return prev, err
 }
 
 // ErrNotFound says the catalogue has no such object.

@@ -123,20 +123,18 @@ func (b *Backend) GetBucketAcl(ctx context.Context, in *s3.GetBucketAclInput) ([
 }
 
 func (b *Backend) PutBucketAcl(ctx context.Context, bucket string, acl []byte) error {
-	info, err := b.bucket(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	info.ACL = acl
-	data, _ := json.Marshal(info)
-	_, index, err := b.kv.Get(ctx, b.bucketKey(bucket))
-	if err != nil {
-		return err
-	}
-	if ok, err := b.kv.CAS(ctx, b.bucketKey(bucket), data, index); err != nil || !ok {
-		return s3err.GetAPIError(s3err.ErrInternalError) // a concurrent ACL change: the client retries
-	}
-	return nil
+	key := b.bucketKey(bucket)
+	return history.Update(ctx, b.kv, key, func(old []byte, exists bool) ([]byte, error) {
+		if !exists {
+			return nil, s3err.GetBucketErr(s3err.ErrNoSuchBucket, bucket)
+		}
+		var info bucketInfo
+		if err := json.Unmarshal(old, &info); err != nil {
+			return nil, &history.CorruptError{Key: key, Err: err}
+		}
+		info.ACL = acl
+		return json.Marshal(info)
+	})
 }
 
 func (b *Backend) DeleteBucket(ctx context.Context, bucket string) error {

@@ -71,17 +71,7 @@ func (r *Registry) Register(ctx context.Context, n Node) error {
 	if err != nil {
 		return err
 	}
-	key := r.prefix + url.PathEscape(n.ID)
-	for attempt := 0; attempt < 50; attempt++ {
-		_, index, err := r.kv.Get(ctx, key)
-		if err != nil {
-			return err
-		}
-		if ok, err := r.kv.CAS(ctx, key, data, index); err != nil || ok {
-			return err
-		}
-	}
-	return fmt.Errorf("nodes: %s: too many concurrent writers", key)
+	return history.Update(ctx, r.kv, r.prefix+url.PathEscape(n.ID), func([]byte, bool) ([]byte, error) { return data, nil })
 }
 
 // List returns every registered node, by ID.
