@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,46 +24,116 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/front"
 )
 
-// startBlob runs harvest-blob as a real process over the cluster's MinIO
-// servers (storage node "store-N" on client-N's MinIO, its tenant's) and
-// returns an S3 client to it.
-func startBlob(t *testing.T) (*minio.Client, string) {
+// blobFront is a harvest-blob process over the cluster's MinIO servers
+// (storage node "store-N" on client-N's MinIO, of its tenant).
+type blobFront struct {
+	s3     *minio.Client
+	log    string
+	addr   string
+	admin  string
+	config string
+	stop   func()
+}
+
+// blobConfig writes harvest-blob's configuration: fast health checks and
+// no repair limit worth the name, so the tests see repairs within seconds.
+//
+// Six tenants fill at most six of the grid's nine cells, and with equal
+// space a 3x3 grid of six gets two rows per column: no placement could
+// keep rows distinct. So the declared capacities, by tenant ID, are 1, 1,
+// 1, 2, 2, 4 units: column 0 holds three tenants (rows 0-2), column 1 two
+// (rows 0 and 2), column 2 one (row 1), and every object has a fully
+// diverse placement. Every tenant gets a history sample first, so all have
+// the same reimage rate (none recorded) whatever the drivers wrote so far.
+func blobConfig(t *testing.T) string {
 	t.Helper()
-	addr := fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(2))
+	store := history.NewStore(history.NewConsulKV(consulAPI(t, cluster.ConsulAddr())), "")
+	order := make([]int, len(cluster.MinIO))
+	for i := range order {
+		order[i] = i
+		id, err := history.ParseTenantID(cluster.NomadClients[i].Meta["harvest_tenant"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.AppendSamples(context.Background(), id, []history.Sample{{Node: cluster.NomadClients[i].Name, Time: time.Now(), CPU: 10}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return strings.Compare(cluster.NomadClients[a].Meta["harvest_tenant"], cluster.NomadClients[b].Meta["harvest_tenant"])
+	})
+	units := []int{1, 1, 1, 2, 2, 4}
+	capacity := map[int]int{}
+	for rank, i := range order {
+		capacity[i] = 8192 * units[min(rank, len(units)-1)]
+	}
 	var nodes strings.Builder
 	for i, m := range cluster.MinIO {
 		meta := cluster.NomadClients[i].Meta
-		fmt.Fprintf(&nodes, "node %q {\n  endpoint = %q\n  access_key = %q\n  secret_key = %q\n  tenant = %q\n  environment = %q\n  rack = %q\n  capacity_mb = 1024\n}\n",
-			fmt.Sprintf("store-%d", i+1), m.HTTPAddr, m.AccessKey, m.SecretKey, meta["harvest_tenant"], meta["harvest_environment"], meta["harvest_rack"])
+		fmt.Fprintf(&nodes, "node %q {\n  endpoint = %q\n  access_key = %q\n  secret_key = %q\n  tenant = %q\n  environment = %q\n  rack = %q\n  capacity_mb = %d\n}\n",
+			fmt.Sprintf("store-%d", i+1), m.HTTPAddr, m.AccessKey, m.SecretKey, meta["harvest_tenant"], meta["harvest_environment"],
+			fmt.Sprintf("rack-%d", i+1), capacity[i])
 	}
-	config := filepath.Join(t.TempDir(), "blob.hcl")
+	config := filepath.Join(cluster.RunDir, "blob.hcl")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
-log_level  = "DEBUG"
-listen     = %q
-access_key = "blob-access"
-secret_key = "blob-secret-key-123"
-replicas   = 3
+log_level    = "DEBUG"
+listen       = "127.0.0.1:%d"
+admin_listen = "127.0.0.1:%d"
+access_key   = "blob-access"
+secret_key   = "blob-secret-key-123"
+replicas     = 3
 consul {
   address = %q
 }
-%s`, addr, cluster.ConsulAddr(), nodes.String())), 0o644); err != nil {
+repair {
+  per_server_per_hour = 360000
+  interval            = "2s"
+  health_interval     = "1s"
+  lost_after          = "30s"
+}
+%s`, cluster.SparePort(2), cluster.SparePort(3), cluster.ConsulAddr(), nodes.String())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logPath := startDaemon(t, "harvest-blob", "agent", "-config", config)
-	for i := 0; i < 100; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
+	return config
+}
+
+// startBlob runs harvest-blob as a real process and waits until it serves.
+func startBlob(t *testing.T) *blobFront {
+	t.Helper()
+	f := &blobFront{addr: fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(2)),
+		admin: fmt.Sprintf("http://127.0.0.1:%d", cluster.SparePort(3)), config: blobConfig(t)}
+	f.log, f.stop = startDaemonStoppable(t, "harvest-blob", "agent", "-config", f.config)
+	for i := 0; i < 150; i++ {
+		if c, err := net.Dial("tcp", f.addr); err == nil {
 			c.Close()
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4("blob-access", "blob-secret-key-123", ""), MaxRetries: 1})
+	c, err := minio.New(f.addr, &minio.Options{Creds: credentials.NewStaticV4("blob-access", "blob-secret-key-123", ""), MaxRetries: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, logPath
+	f.s3 = c
+	return f
+}
+
+// status reads the front's /v1/status.
+func (f *blobFront) status(t *testing.T) front.Status {
+	t.Helper()
+	var st front.Status
+	resp, err := http.Get(f.admin + "/v1/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 func setBusy(t *testing.T, node string, busy bool) {
@@ -79,7 +150,8 @@ func setBusy(t *testing.T, node string, busy bool) {
 // prefixes and delimiters (V1 and V2), keep their metadata, delete; a read
 // avoids busy nodes and fails (retryably) only when all are busy.
 func TestBlobFrontStoresReplicasDiverselyAndReadsAroundBusyNodes(t *testing.T) {
-	s3c, logPath := startBlob(t)
+	f := startBlob(t)
+	s3c, logPath := f.s3, f.log
 	ctx := context.Background()
 	if err := s3c.MakeBucket(ctx, "datasets", minio.MakeBucketOptions{}); err != nil {
 		t.Fatalf("make bucket: %v (log %s)", err, logPath)
@@ -129,21 +201,56 @@ func TestBlobFrontStoresReplicasDiverselyAndReadsAroundBusyNodes(t *testing.T) {
 		}
 	}
 
-	// three replicas, on three nodes of three environments
+	// a multipart upload above 64 MiB (minio-go, 16 MiB parts) and a copy
+	big := make([]byte, 70<<20)
+	if _, err := rand.Read(big); err != nil {
+		t.Fatal(err)
+	}
+	objects["big/seventy.bin"] = big
+	if info, err := s3c.PutObject(ctx, "datasets", "big/seventy.bin", bytes.NewReader(big), int64(len(big)),
+		minio.PutObjectOptions{PartSize: 16 << 20, UserMetadata: map[string]string{"origin": "multipart"}}); err != nil {
+		t.Fatalf("multipart put: %v (log %s)", err, logPath)
+	} else if !strings.HasSuffix(info.ETag, "-5") {
+		t.Fatalf("multipart ETag %q, want the S3 form md5-of-parts-5", info.ETag)
+	}
+	if _, err := s3c.CopyObject(ctx, minio.CopyDestOptions{Bucket: "datasets", Object: "copies/seventy.bin"},
+		minio.CopySrcOptions{Bucket: "datasets", Object: "big/seventy.bin"}); err != nil {
+		t.Fatalf("copy: %v", err)
+	}
+	objects["copies/seventy.bin"] = big
+	for _, k := range []string{"big/seventy.bin", "copies/seventy.bin"} {
+		obj, _ := s3c.GetObject(ctx, "datasets", k, minio.GetObjectOptions{})
+		if got, err := io.ReadAll(obj); err != nil || !bytes.Equal(got, big) {
+			t.Fatalf("get %s: %d bytes back of %d (%v)", k, len(got), len(big), err)
+		}
+	}
+	if st, err := s3c.StatObject(ctx, "datasets", "copies/seventy.bin", minio.StatObjectOptions{}); err != nil || st.UserMetadata["Origin"] != "multipart" {
+		t.Fatalf("copy kept metadata? %+v %v", st.UserMetadata, err)
+	}
+
+	// every object: three replicas, on nodes of three environments and of
+	// grid cells with no row or column twice
+	st := f.status(t)
+	cells := map[string]front.NodeStatus{}
+	for _, n := range st.Nodes {
+		cells[n.ID] = n
+	}
 	store := catalog.NewStore(history.NewConsulKV(consulAPI(t, cluster.ConsulAddr())), "harvest/")
-	e, err := store.Get(ctx, "datasets", "a/b/two.bin")
-	if err != nil || len(e.Replicas) != 3 {
-		t.Fatalf("catalogue entry %+v %v", e, err)
+	for k := range objects {
+		e, err := store.Get(ctx, "datasets", k)
+		if err != nil || len(e.Replicas) != 3 || e.Degraded {
+			t.Fatalf("catalogue entry of %s: %+v %v", k, e, err)
+		}
+		envs, rows, cols := map[string]bool{}, map[int]bool{}, map[int]bool{}
+		for _, r := range e.Replicas {
+			n := cells[r.Node]
+			envs[n.Environment], rows[n.Row], cols[n.Col] = true, true, true
+		}
+		if len(envs) != 3 || len(rows) != 3 || len(cols) != 3 {
+			t.Fatalf("replicas of %s on %v: %d environments, %d rows, %d columns (nodes %+v)", k, e.Replicas, len(envs), len(rows), len(cols), st.Nodes)
+		}
 	}
-	envs := map[string]bool{}
-	for _, r := range e.Replicas {
-		var i int
-		fmt.Sscanf(r.Node, "store-%d", &i)
-		envs[cluster.NomadClients[i-1].Meta["harvest_environment"]] = true
-	}
-	if len(envs) != 3 {
-		t.Fatalf("replicas %+v span %d environments", e.Replicas, len(envs))
-	}
+	e, _ := store.Get(ctx, "datasets", "a/b/two.bin")
 
 	// busy nodes are avoided; when every replica is busy the read fails
 	t.Cleanup(func() {

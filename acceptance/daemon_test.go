@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,8 +17,17 @@ import (
 // must end it cleanly within 15 s. It returns the log's path.
 func startDaemon(t *testing.T, binary string, args ...string) string {
 	t.Helper()
+	logPath, _ := startDaemonStoppable(t, binary, args...)
+	return logPath
+}
+
+// startDaemonStoppable starts a daemon whose log is appended to, and
+// returns a stop function (SIGTERM, checked to exit cleanly) that the test
+// may call to restart it; the cleanup calls it otherwise.
+func startDaemonStoppable(t *testing.T, binary string, args ...string) (string, func()) {
+	t.Helper()
 	logPath := filepath.Join(cluster.RunDir, "logs", binary+".log")
-	logf, err := os.Create(logPath)
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,20 +37,24 @@ func startDaemon(t *testing.T, binary string, args ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s did not shut down cleanly on SIGTERM: %v (log %s)", binary, err, logPath)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%s did not shut down cleanly on SIGTERM: %v (log %s)", binary, err, logPath)
+				}
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Errorf("%s ignored SIGTERM for 15s (log %s)", binary, logPath)
 			}
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("%s ignored SIGTERM for 15s (log %s)", binary, logPath)
-		}
-		logf.Close()
-	})
-	return logPath
+			logf.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return logPath, stop
 }

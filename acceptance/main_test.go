@@ -60,7 +60,7 @@ func run(m *testing.M) int {
 	}()
 	cluster, err = localcluster.Up(ctx, localcluster.Options{
 		RunDir: runDir, StackBin: stack, DriverBinary: filepath.Join(bin, "harvest-driver"), Logger: log,
-		Nodes: localcluster.DefaultNodes(4), // a fourth tenant for the placer's "unclassified" case
+		Nodes: localcluster.DefaultNodes(6), // a fourth tenant for the placer's "unclassified" case; six storage nodes in five environments
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acceptance: local cluster did not start: %v\n(logs in %s)\n", err, filepath.Join(runDir, "logs"))

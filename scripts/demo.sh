@@ -174,7 +174,8 @@ step "Datasets on harvested disks: harvest-blob serves S3 from the MinIO servers
 pidfile=$run_dir/logs/harvest-blob.pid
 if ! { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }; then
 	{
-		printf 'listen = "%s"\naccess_key = "demo-access"\nsecret_key = "demo-secret-key"\nreplicas = 3\n' "$HARVEST_BLOB_ADDR"
+		printf 'listen = "%s"\nadmin_listen = "%s"\naccess_key = "demo-access"\nsecret_key = "demo-secret-key"\nreplicas = 3\n' \
+			"$HARVEST_BLOB_ADDR" "${HARVEST_BLOB_ADMIN_ADDR#http://}"
 		printf 'consul {\n  address = "%s"\n}\n' "$CONSUL_HTTP_ADDR"
 		i=1
 		while mc_var="MC_HOST_minio$i"; [ -n "${!mc_var:-}" ]; do
@@ -206,6 +207,7 @@ got=$(mc cat harvest/demo-data/object.bin | sha256sum | cut -d' ' -f1)
 [ "$got" = "$want" ] && echo "  1 MiB object through harvest-blob read back identical (sha256 ${got:0:16}...)" || { echo "  MISMATCH"; exit 1; }
 curl -s "$CONSUL_HTTP_ADDR/v1/kv/harvest/blob/objects/demo-data/object.bin?raw" 2>/dev/null |
 	sed -n 's/.*"replicas":\(\[[^]]*\]\).*/  replicas: \1/p' || true
+"$bin/harvestctl" blob status | sed 's/^/  /'
 
 step "Done. The cluster keeps running:"
 "$bin/harvestctl" dev-cluster status -run-dir "$run_dir"

@@ -17,6 +17,7 @@ func main() {
 
 func commands() map[string]cli.CommandFactory {
 	return map[string]cli.CommandFactory{
-		"agent": agentCommand(),
+		"agent":   agentCommand(),
+		"rebuild": rebuildCommand(),
 	}
 }

@@ -23,6 +23,9 @@ func commands() map[string]cli.CommandFactory {
 	for name, f := range classesCommands() {
 		cmds[name] = f
 	}
+	for name, f := range blobCommands() {
+		cmds[name] = f
+	}
 	for name, f := range dagCommands() {
 		cmds[name] = f
 	}

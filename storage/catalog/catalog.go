@@ -188,3 +188,47 @@ func FromMeta(meta map[string]string) (Entry, error) {
 	}
 	return Entry{}, errors.New("replica carries no Harvest-Entry metadata")
 }
+
+// Update changes an object's entry with fn under check-and-set (fn may be
+// called again if another writer got there first). ErrNotFound when the
+// object is gone.
+func (s *Store) Update(ctx context.Context, bucket, key string, fn func(e *Entry) error) (Entry, error) {
+	var out Entry
+	k := s.key(bucket, key)
+	err := history.Update(ctx, s.kv, k, func(old []byte, exists bool) ([]byte, error) {
+		if !exists {
+			return nil, ErrNotFound
+		}
+		var e Entry
+		if err := json.Unmarshal(old, &e); err != nil {
+			return nil, &history.CorruptError{Key: k, Err: err}
+		}
+		if err := fn(&e); err != nil {
+			return nil, err
+		}
+		out = e
+		return json.Marshal(e)
+	})
+	return out, err
+}
+
+// HasReplicaOn reports whether the entry has a replica on the node.
+func (e Entry) HasReplicaOn(node string) bool {
+	for _, r := range e.Replicas {
+		if r.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+// WithoutNode returns the replicas not on the node.
+func (e Entry) WithoutNode(node string) []Replica {
+	var out []Replica
+	for _, r := range e.Replicas {
+		if r.Node != node {
+			out = append(out, r)
+		}
+	}
+	return out
+}

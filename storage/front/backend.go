@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/hashicorp/go-hclog"
+	"github.com/minio/minio-go/v7"
 	"github.com/versity/versitygw/backend"
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
@@ -40,6 +41,10 @@ type Backend struct {
 	mu   sync.Mutex // guards the grid and rng
 	grid *grid.Grid
 	rng  *rand.Rand
+
+	metrics   *metrics
+	repair    *repairer
+	lostNodes map[string]bool // nodes whose replicas were dropped; only the health checks touch it
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -53,6 +58,7 @@ type Options struct {
 	Strict   bool // refuse writes that cannot keep every diversity rule
 	Log      hclog.Logger
 	Seed     uint64
+	Repair   RepairOptions
 }
 
 // New returns a backend over the given nodes.
@@ -61,7 +67,8 @@ func New(o Options) *Backend {
 		o.Replicas = 3
 	}
 	b := &Backend{log: o.Log, kv: o.KV, prefix: o.Prefix, cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes,
-		replicas: o.Replicas, strict: o.Strict, rng: rand.New(rand.NewPCG(o.Seed, 99))}
+		replicas: o.Replicas, strict: o.Strict, rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}}
+	b.repair = newRepairer(b, o.Repair)
 	b.grid = o.Nodes.Grid()
 	return b
 }
@@ -104,7 +111,29 @@ func (b *Backend) CreateBucket(ctx context.Context, in *s3.CreateBucketInput, de
 	if !ok {
 		return s3err.GetAPIError(s3err.ErrBucketAlreadyOwnedByYou)
 	}
+	b.mirrorBucket(ctx, name, data)
 	return nil
+}
+
+// mirrorBucket copies a bucket record to every node that is up (nil data
+// removes it), so the catalogue can be rebuilt from the nodes; a node that
+// misses it gets it when it (re)joins.
+func (b *Backend) mirrorBucket(ctx context.Context, name string, data []byte) {
+	for _, n := range b.nodes.List() {
+		if !b.nodes.Up(n.ID) {
+			continue
+		}
+		c := b.nodes.client(n.ID)
+		var err error
+		if data == nil {
+			err = c.RemoveObject(ctx, DataBucket, bucketPrefix+name, minio.RemoveObjectOptions{})
+		} else {
+			err = putSmall(ctx, c, bucketPrefix+name, data)
+		}
+		if err != nil {
+			b.log.Warn("mirroring a bucket record failed", "node", n.ID, "bucket", name, "error", err)
+		}
+	}
 }
 
 func (b *Backend) HeadBucket(ctx context.Context, in *s3.HeadBucketInput) (*s3.HeadBucketOutput, error) {
@@ -146,7 +175,11 @@ func (b *Backend) DeleteBucket(ctx context.Context, bucket string) error {
 	} else if len(objs) > 0 {
 		return s3err.GetBucketErr(s3err.ErrBucketNotEmpty, bucket)
 	}
-	return b.kv.Delete(ctx, b.bucketKey(bucket))
+	if err := b.kv.Delete(ctx, b.bucketKey(bucket)); err != nil {
+		return err
+	}
+	b.mirrorBucket(ctx, bucket, nil)
+	return nil
 }
 
 func (b *Backend) ListBuckets(ctx context.Context, in s3response.ListBucketsInput) (s3response.ListAllMyBucketsResult, error) {
@@ -192,13 +225,9 @@ func (b *Backend) FollowBusy(ctx context.Context, every time.Duration) {
 			b.log.Warn("reading busy flags failed", "error", err)
 		}
 		if len(changed) > 0 {
-			b.mu.Lock()
 			for _, id := range changed {
-				if n, ok := b.grid.Node(id); ok {
-					n.Busy = b.nodes.Busy(id)
-				}
+				b.markInGrid(id)
 			}
-			b.mu.Unlock()
 			b.log.Info("busy flags changed", "nodes", changed)
 		}
 		select {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sync"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -32,36 +34,88 @@ type Nodes struct {
 	used    map[string]int64
 	busy    map[string]bool
 	stats   map[string]nodes.TenantStats
+	up      map[string]bool
+	since   map[string]time.Time // when a node went down
 }
 
-// Connect opens a client to every node and makes sure it has the data
-// bucket. stats are the tenants' reimage rates and peaks (from history).
-func Connect(ctx context.Context, cfgs []NodeConfig, stats map[string]nodes.TenantStats) (*Nodes, error) {
-	n := &Nodes{clients: map[string]*minio.Core{}, used: map[string]int64{}, busy: map[string]bool{}, stats: stats}
+// Connect opens a client to every node. Nodes start down: the health
+// check (Backend.Watch) brings them up once their identity marker is
+// checked. stats are the tenants' reimage rates and peaks (from history).
+func Connect(cfgs []NodeConfig, stats map[string]nodes.TenantStats) (*Nodes, error) {
+	n := &Nodes{clients: map[string]*minio.Core{}, used: map[string]int64{}, busy: map[string]bool{}, stats: stats,
+		up: map[string]bool{}, since: map[string]time.Time{}}
 	for _, c := range cfgs {
 		if err := c.Node.Validate(); err != nil {
 			return nil, err
 		}
-		core, err := minio.NewCore(c.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(c.AccessKey, c.SecretKey, "")})
+		core, err := minio.NewCore(c.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(c.AccessKey, c.SecretKey, ""),
+			Transport: nodeTransport()})
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", c.ID, err)
 		}
-		if err := core.MakeBucket(ctx, DataBucket, minio.MakeBucketOptions{}); err != nil {
-			if exists, errExists := core.BucketExists(ctx, DataBucket); errExists != nil || !exists {
-				return nil, fmt.Errorf("node %s: data bucket: %w", c.ID, err)
-			}
-		}
 		n.clients[c.ID] = core
 		n.list = append(n.list, c.Node)
+		n.since[c.ID] = time.Now()
 	}
 	return n, nil
+}
+
+// List returns the nodes as registered.
+func (n *Nodes) List() []nodes.Node {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return append([]nodes.Node(nil), n.list...)
+}
+
+// Up reports whether a node answered its last health check with its marker.
+func (n *Nodes) Up(id string) bool {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.up[id]
+}
+
+// setUp records a health check's result; it returns how long the node has
+// been down (zero when up).
+func (n *Nodes) setUp(id string, up bool) time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if up {
+		n.up[id] = true
+		delete(n.since, id)
+		return 0
+	}
+	if n.up[id] || n.since[id].IsZero() {
+		n.since[id] = time.Now()
+	}
+	n.up[id] = false
+	return time.Since(n.since[id])
+}
+
+func (n *Nodes) setMarker(id, marker string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i := range n.list {
+		if n.list[i].ID == id {
+			n.list[i].Marker = marker
+		}
+	}
+}
+
+func (n *Nodes) setUsed(used map[string]int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.used = used
 }
 
 // Grid builds Algorithm 2's grid over the nodes as they are now.
 func (n *Nodes) Grid() *grid.Grid {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return grid.Build(nodes.GridTenants(n.list, n.stats, n.used, n.busy))
+	busy := map[string]bool{} // down nodes take no replicas either
+	for _, node := range n.list {
+		busy[node.ID] = n.busy[node.ID] || !n.up[node.ID]
+	}
+	return grid.Build(nodes.GridTenants(n.list, n.stats, n.used, busy))
 }
 
 func (n *Nodes) client(id string) *minio.Core {
@@ -112,4 +166,12 @@ func (n *Nodes) RefreshBusy(ctx context.Context, kv history.KV, prefix string) (
 		}
 	}
 	return changed, nil
+}
+
+// nodeTransport bounds how long a dead node can hold a request.
+func nodeTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 30 * time.Second
+	t.MaxIdleConnsPerHost = 64
+	return t
 }

@@ -45,47 +45,86 @@ func (b *Backend) PutObject(ctx context.Context, in s3response.PutObjectInput) (
 	if in.ContentLength == nil {
 		return s3response.PutObjectOutput{}, s3err.GetAPIError(s3err.ErrMissingContentLength)
 	}
-	size := *in.ContentLength
+	entry := catalog.Entry{Bucket: bucket, Key: key, Size: *in.ContentLength,
+		ContentType: deref(in.ContentType), UserMeta: in.Metadata}
+	entry, err := b.store(ctx, entry, in.Body)
+	if err != nil {
+		return s3response.PutObjectOutput{}, err
+	}
+	return s3response.PutObjectOutput{ETag: entry.ETag, Size: &entry.Size}, nil
+}
+
+// store writes a new object (or version) of e.Size bytes from body to
+// nodes placed by Algorithm 2 and records it in the catalogue.
+func (b *Backend) store(ctx context.Context, e catalog.Entry, body io.Reader) (catalog.Entry, error) {
+	place, err := b.reserve(e.Size, 0, nil)
+	if err != nil {
+		b.log.Warn("no placement", "bucket", e.Bucket, "key", e.Key, "size", e.Size, "error", err)
+		return e, s3err.GetAPIError(s3err.ErrSlowDown)
+	}
+	e.LastModified = time.Now().UTC().Truncate(time.Second)
+	e.Degraded = place.Degraded
+	name := replicaName(e.Bucket, e.Key)
+	meta := catalog.Meta(e)
+	sum, err := b.writeReplicas(ctx, place.Nodes, body, e.Size, func(ctx context.Context, node string, r io.Reader) error {
+		_, err := b.nodes.client(node).PutObject(ctx, DataBucket, name, r, e.Size, "", "",
+			minio.PutObjectOptions{UserMetadata: meta, DisableMultipart: true})
+		return err
+	}, func(node string) {
+		_ = b.nodes.client(node).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
+	})
+	if err != nil {
+		b.release(place, e.Size)
+		return e, err
+	}
+	e.ETag = `"` + hex.EncodeToString(sum) + `"`
+	return e, b.record(ctx, e, place, name)
+}
+
+// reserve places an object and holds its space in the grid until the write
+// ends (release gives it back when it fails).
+func (b *Backend) reserve(size int64, replicas int, existing []string) (grid.Placement, error) {
+	if replicas == 0 {
+		replicas = b.replicas
+	}
 	b.mu.Lock()
-	place, err := b.grid.Place(grid.Request{Size: size, Replicas: b.replicas, Strict: b.strict}, b.rng)
+	defer b.mu.Unlock()
+	place, err := b.grid.Place(grid.Request{Size: size, Replicas: replicas, Strict: b.strict, Existing: existing}, b.rng)
 	if err == nil {
-		b.grid.Commit(place, size) // held until the write ends either way
+		b.grid.Commit(place, size)
 	}
-	b.mu.Unlock()
-	if err != nil {
-		b.log.Warn("no placement", "bucket", bucket, "key", key, "size", size, "error", err)
-		return s3response.PutObjectOutput{}, s3err.GetAPIError(s3err.ErrSlowDown)
-	}
-	entry := catalog.Entry{Bucket: bucket, Key: key, Size: size, LastModified: time.Now().UTC().Truncate(time.Second),
-		ContentType: deref(in.ContentType), UserMeta: in.Metadata, Degraded: place.Degraded}
-	name := replicaName(bucket, key)
-	sum, err := b.writeReplicas(ctx, place.Nodes, name, in.Body, size, entry)
-	if err != nil {
-		b.release(place, size)
-		return s3response.PutObjectOutput{}, err
-	}
-	entry.ETag = `"` + hex.EncodeToString(sum) + `"`
+	return place, err
+}
+
+// record puts a written object into the catalogue and deletes the replicas
+// of the version it replaces; if the catalogue refuses, the new replicas go.
+func (b *Backend) record(ctx context.Context, e catalog.Entry, place grid.Placement, name string) error {
 	for _, n := range place.Nodes {
-		entry.Replicas = append(entry.Replicas, catalog.Replica{Node: n, Name: name})
-		b.nodes.addUsed(n, size)
+		e.Replicas = append(e.Replicas, catalog.Replica{Node: n, Name: name})
+		b.nodes.addUsed(n, e.Size)
 	}
-	prev, err := b.cat.Put(ctx, entry)
+	prev, err := b.cat.Put(ctx, e)
 	if err != nil {
-		b.removeReplicas(entry)
-		b.release(place, size)
-		return s3response.PutObjectOutput{}, err
+		b.removeReplicas(e)
+		b.release(place, e.Size)
+		return err
 	}
 	if prev != nil {
 		b.removeReplicas(*prev)
 	}
+	b.metrics.writes.Inc()
 	if place.Degraded {
-		b.log.Warn("degraded placement", "bucket", bucket, "key", key, "reason", place.Reason)
+		b.metrics.degraded.Inc()
+		b.log.Warn("degraded placement", "bucket", e.Bucket, "key", e.Key, "reason", place.Reason)
 	}
-	return s3response.PutObjectOutput{ETag: entry.ETag, Size: &size}, nil
+	return nil
 }
 
-// writeReplicas copies body once into a pipe per node and returns its MD5.
-func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, name string, body io.Reader, size int64, e catalog.Entry) ([]byte, error) {
+// writeReplicas copies body once into a pipe per node, where write sends it
+// on, and returns its MD5. When any node or the body fails, undo removes
+// what the nodes that succeeded wrote.
+func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.Reader, size int64,
+	write func(ctx context.Context, node string, r io.Reader) error, undo func(node string)) ([]byte, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	writers := make([]*io.PipeWriter, len(nodeIDs))
@@ -97,10 +136,8 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, name stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := b.nodes.client(id).PutObject(ctx, DataBucket, name, pr, size, "", "",
-				minio.PutObjectOptions{UserMetadata: catalog.Meta(e), DisableMultipart: true})
-			errs[i] = err
-			pr.CloseWithError(err) // unblock the copy if this node failed
+			errs[i] = write(ctx, id, pr)
+			pr.CloseWithError(errs[i]) // unblock the copy if this node failed
 		}()
 	}
 	h := md5.New()
@@ -123,7 +160,7 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, name stri
 	if err := errors.Join(errs...); copyErr != nil || err != nil {
 		for i, id := range nodeIDs {
 			if errs[i] == nil {
-				_ = b.nodes.client(id).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
+				undo(id)
 			}
 		}
 		if src.err != nil { // the client's body failed (or its signature check): versitygw answers it
@@ -132,7 +169,8 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, name stri
 		if copyErr != nil && err == nil {
 			return nil, copyErr // a short body
 		}
-		b.log.Warn("replica write failed", "name", name, "error", err) // a node failed: the client may retry
+		b.metrics.writeFailures.Inc()
+		b.log.Warn("replica write failed", "nodes", nodeIDs, "error", err) // a node failed: the client may retry
 		return nil, s3err.GetAPIError(s3err.ErrSlowDown)
 	}
 	return h.Sum(nil), nil
@@ -205,28 +243,17 @@ func (b *Backend) GetObject(ctx context.Context, in *s3.GetObjectInput) (*s3.Get
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range e.Replicas {
-		c := b.nodes.client(r.Node)
-		if c == nil || b.nodes.Busy(r.Node) {
-			continue
-		}
-		opts := minio.GetObjectOptions{}
-		if ranged && length > 0 {
-			_ = opts.SetRange(start, start+length-1)
-		}
-		body, _, _, err := c.GetObject(ctx, DataBucket, r.Name, opts)
-		if err != nil {
-			b.log.Warn("replica unreadable; trying the next", "node", r.Node, "name", r.Name, "error", err)
-			continue
-		}
-		out := &s3.GetObjectOutput{Body: body, ContentLength: &length, ETag: &e.ETag, LastModified: &e.LastModified,
-			Metadata: e.UserMeta, ContentType: nonEmpty(e.ContentType), AcceptRanges: ptr("bytes")}
-		if ranged {
-			out.ContentRange = ptr(fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, e.Size))
-		}
-		return out, nil
+	body, err := b.openReplica(ctx, e, start, length)
+	if err != nil {
+		return nil, err
 	}
-	return nil, s3err.GetAPIError(s3err.ErrSlowDown)
+	b.metrics.reads.Inc()
+	out := &s3.GetObjectOutput{Body: body, ContentLength: &length, ETag: &e.ETag, LastModified: &e.LastModified,
+		Metadata: e.UserMeta, ContentType: nonEmpty(e.ContentType), AcceptRanges: ptr("bytes")}
+	if ranged {
+		out.ContentRange = ptr(fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, e.Size))
+	}
+	return out, nil
 }
 
 // DeleteObject removes the catalogue entry, then the replicas.

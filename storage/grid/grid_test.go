@@ -184,3 +184,39 @@ func TestRepairPlacesAroundSurvivors(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallClusterPlacesDiverselyWhenItCan: six tenants whose cells are
+// column 0 rows 0-2, column 1 rows 0 and 2, column 2 row 1. A single greedy
+// draw dead-ends whenever the first replica takes row 1 of column 0 (only
+// column 2's row 1 is left for the last column); redrawing always finds a
+// transversal, so no placement is degraded.
+func TestSmallClusterPlacesDiverselyWhenItCan(t *testing.T) {
+	sizes := []int64{1, 1, 1, 2, 2, 4} // by ID: thirds of the space give the cells above
+	var tenants []*Tenant
+	for i, s := range sizes {
+		id := fmt.Sprintf("t%d", i)
+		tenants = append(tenants, &Tenant{ID: id, Environment: fmt.Sprintf("env%d", i), ReimageRate: 1, PeakCPU: 50,
+			Nodes: []*Node{{ID: id + "-n", Tenant: id, Rack: fmt.Sprintf("rack%d", i), Free: s << 30}}})
+	}
+	g := Build(tenants)
+	want := map[string]Cell{"t0": {0, 0}, "t1": {1, 0}, "t2": {2, 0}, "t3": {0, 1}, "t4": {2, 1}, "t5": {1, 2}}
+	for id, c := range want {
+		if got, _ := g.CellOf(id); got != c {
+			t.Fatalf("tenant %s in cell %+v, want %+v", id, got, c)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 500; i++ {
+		p, err := g.Place(Request{Size: 1, Replicas: 3}, rng)
+		if err != nil || p.Degraded {
+			t.Fatalf("placement %d: %+v %v", i, p, err)
+		}
+		rows, cols := map[int]bool{}, map[int]bool{}
+		for _, c := range p.Cells {
+			rows[c.Row], cols[c.Col] = true, true
+		}
+		if len(rows) != 3 || len(cols) != 3 {
+			t.Fatalf("placement %d repeats a row or column: %+v", i, p.Cells)
+		}
+	}
+}

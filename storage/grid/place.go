@@ -57,12 +57,30 @@ func (g *Grid) nodeOK(n *Node, t *Tenant, req Request, r *rules) bool {
 		(r.relaxEnv || !r.envs[t.Environment])
 }
 
+// diverseAttempts is how many times Place draws a whole placement before
+// it relaxes a rule. Beyond the paper: its greedy draw can dead-end (the
+// first replica takes the only row another column offers) although a fully
+// diverse placement exists, which small clusters hit often; redrawing keeps
+// the paper's distribution and finds one when it exists, nearly always.
+const diverseAttempts = 8
+
 // Place picks nodes for one object (lines 6-18 of Algorithm 2). It does not
 // reserve space: call Commit once the replicas are written.
 func (g *Grid) Place(req Request, rng Rand) (Placement, error) {
 	if req.Replicas < 1 {
 		return Placement{}, fmt.Errorf("replicas must be at least 1, got %d", req.Replicas)
 	}
+	for attempt := 1; attempt < diverseAttempts; attempt++ {
+		strict := req
+		strict.Strict = true
+		if p, err := g.placeOnce(strict, rng); err == nil || errors.Is(err, ErrNoSpace) {
+			return p, err
+		}
+	}
+	return g.placeOnce(req, rng)
+}
+
+func (g *Grid) placeOnce(req Request, rng Rand) (Placement, error) {
 	r := &rules{rows: map[int]bool{}, cols: map[int]bool{}, envs: map[string]bool{}, racks: map[string]bool{}, nodes: map[string]bool{}}
 	var p Placement
 	var relaxed []string

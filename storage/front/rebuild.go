@@ -1,0 +1,112 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/harvest-platform/harvest/storage/catalog"
+)
+
+// RebuildReport says what a catalogue rebuild found and wrote.
+type RebuildReport struct {
+	Nodes, Unreachable int
+	Buckets, Objects   int
+	Written, KeptNewer int
+	UnreadableReplicas int
+}
+
+// Rebuild recreates the bucket records and the catalogue from the storage
+// nodes alone: every replica carries its object's entry as user metadata
+// and every node the bucket records. Where a key has replicas of several
+// versions, the newest wins; entries already in the catalogue that are as
+// new or newer are kept. Running it twice writes nothing the second time.
+func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
+	var rep RebuildReport
+	type version struct {
+		entry catalog.Entry
+		name  string
+	}
+	newest := map[string]*version{} // bucket + "\x00" + key
+	for _, node := range b.nodes.List() {
+		rep.Nodes++
+		c := b.nodes.client(node.ID)
+		if err := b.rebuildBuckets(ctx, c, &rep); err != nil {
+			rep.Unreachable++
+			continue
+		}
+		for info := range c.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: "o/", Recursive: true, WithMetadata: true}) {
+			if info.Err != nil {
+				return rep, fmt.Errorf("node %s: %w", node.ID, info.Err)
+			}
+			e, err := catalog.FromMeta(info.UserMetadata)
+			if err != nil {
+				rep.UnreadableReplicas++
+				continue
+			}
+			if e.ETag == "" { // written before its ETag was known: the node's is the same MD5
+				e.ETag = `"` + strings.Trim(info.ETag, `"`) + `"`
+			}
+			if e.LastModified.IsZero() {
+				e.LastModified = info.LastModified.UTC().Truncate(time.Second)
+			}
+			if e.Size == 0 {
+				e.Size = info.Size
+			}
+			k := e.Bucket + "\x00" + e.Key
+			v := newest[k]
+			switch {
+			case v == nil || e.LastModified.After(v.entry.LastModified) ||
+				(e.LastModified.Equal(v.entry.LastModified) && info.Key > v.name):
+				e.Replicas = []catalog.Replica{{Node: node.ID, Name: info.Key}}
+				newest[k] = &version{entry: e, name: info.Key}
+			case info.Key == v.name && !v.entry.HasReplicaOn(node.ID):
+				v.entry.Replicas = append(v.entry.Replicas, catalog.Replica{Node: node.ID, Name: info.Key})
+			}
+		}
+	}
+	for _, v := range newest {
+		rep.Objects++
+		cur, err := b.cat.Get(ctx, v.entry.Bucket, v.entry.Key)
+		if err == nil && !cur.LastModified.Before(v.entry.LastModified) {
+			rep.KeptNewer++
+			continue
+		}
+		if _, err := b.cat.Put(ctx, v.entry); err != nil {
+			return rep, err
+		}
+		rep.Written++
+	}
+	b.repair.kick()
+	return rep, nil
+}
+
+// rebuildBuckets restores the bucket records a node mirrors.
+func (b *Backend) rebuildBuckets(ctx context.Context, c *minio.Core, rep *RebuildReport) error {
+	for info := range c.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: bucketPrefix, Recursive: true}) {
+		if info.Err != nil {
+			return info.Err
+		}
+		body, _, _, err := c.GetObject(ctx, DataBucket, info.Key, minio.GetObjectOptions{})
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(io.LimitReader(body, 1<<20))
+		body.Close()
+		var rec bucketInfo
+		if err != nil || json.Unmarshal(data, &rec) != nil || rec.Name == "" {
+			continue
+		}
+		if ok, err := b.kv.CAS(ctx, b.bucketKey(rec.Name), data, 0); err != nil {
+			return err
+		} else if ok {
+			rep.Buckets++
+		}
+	}
+	return nil
+}

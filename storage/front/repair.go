@@ -1,0 +1,252 @@
+package front
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"golang.org/x/time/rate"
+
+	"github.com/harvest-platform/harvest/storage/catalog"
+)
+
+// RepairOptions tune the repairer.
+type RepairOptions struct {
+	// PerServerPerHour caps the replicas one server receives from the
+	// repairer (the paper's production setting: 30 blocks per hour per
+	// server, so that re-replication never loads a primary tenant).
+	PerServerPerHour float64
+	// Interval between catalogue scans (a lost node also starts one).
+	Interval time.Duration
+}
+
+func (o RepairOptions) withDefaults() RepairOptions {
+	if o.PerServerPerHour <= 0 {
+		o.PerServerPerHour = 30
+	}
+	if o.Interval <= 0 {
+		o.Interval = 30 * time.Second
+	}
+	return o
+}
+
+// repairer re-creates missing replicas, fewest-replicas-left first, by the
+// same placement rules as a write (Algorithm 2 around the survivors).
+type repairer struct {
+	b       *Backend
+	opts    RepairOptions
+	kickCh  chan struct{}
+	mu      sync.Mutex
+	limits  map[string]*rate.Limiter
+	done    []time.Time // when each recent replica was re-created
+	status  Status
+	total   int64
+	scanned bool
+}
+
+func newRepairer(b *Backend, o RepairOptions) *repairer {
+	return &repairer{b: b, opts: o.withDefaults(), kickCh: make(chan struct{}, 1), limits: map[string]*rate.Limiter{}}
+}
+
+func (r *repairer) kick() {
+	select {
+	case r.kickCh <- struct{}{}:
+	default:
+	}
+}
+
+// Repair scans and repairs until ctx ends.
+func (b *Backend) Repair(ctx context.Context) {
+	r := b.repair
+	t := time.NewTicker(r.opts.Interval)
+	defer t.Stop()
+	for {
+		if err := r.scan(ctx); err != nil && ctx.Err() == nil {
+			b.log.Warn("repair scan failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-r.kickCh:
+		}
+	}
+}
+
+// allEntries lists every object of every bucket.
+func (b *Backend) allEntries(ctx context.Context) ([]catalog.Entry, error) {
+	pairs, err := b.kv.List(ctx, b.prefix+"blob/buckets/")
+	if err != nil {
+		return nil, err
+	}
+	var out []catalog.Entry
+	for _, p := range pairs {
+		var info bucketInfo
+		if err := json.Unmarshal(p.Value, &info); err != nil {
+			continue
+		}
+		entries, _, err := b.cat.List(ctx, info.Name, "", "", -1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, entries...)
+	}
+	return out, nil
+}
+
+// scan counts what every node holds (the capacity accounting survives a
+// restart this way), rebuilds the grid, and repairs the objects short of
+// replicas, fewest left first.
+func (r *repairer) scan(ctx context.Context) error {
+	b := r.b
+	entries, err := b.allEntries(ctx)
+	if err != nil {
+		return err
+	}
+	used := map[string]int64{}
+	var short []catalog.Entry
+	lost := 0
+	for _, e := range entries {
+		for _, rep := range e.Replicas {
+			used[rep.Node] += e.Size
+		}
+		switch {
+		case len(e.Replicas) == 0:
+			lost++
+		case len(e.Replicas) < b.replicas:
+			short = append(short, e)
+		}
+	}
+	b.nodes.setUsed(used)
+	b.mu.Lock()
+	b.grid = b.nodes.Grid()
+	b.mu.Unlock()
+	r.setScan(len(entries), len(short), lost)
+	sort.SliceStable(short, func(i, j int) bool { return len(short[i].Replicas) < len(short[j].Replicas) })
+	for _, e := range short {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := r.repairOne(ctx, e); err != nil && !errors.Is(err, errRateLimited) {
+			b.metrics.repairFailures.Inc()
+			b.log.Warn("repair failed; retried on the next scan", "bucket", e.Bucket, "key", e.Key, "error", err)
+		}
+	}
+	return nil
+}
+
+var (
+	errRateLimited = errors.New("repair rate limit reached for the target server")
+	errStale       = errors.New("object replaced while it was being repaired")
+)
+
+func (r *repairer) allow(node string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.limits[node]
+	if l == nil {
+		l = rate.NewLimiter(rate.Limit(r.opts.PerServerPerHour/3600), 1)
+		r.limits[node] = l
+	}
+	return l.Allow()
+}
+
+// repairOne copies an object from a live replica to the nodes Algorithm 2
+// picks around its survivors (lines 6-18 with the survivors' rows, columns
+// and environments taken), then adds them to its catalogue entry.
+func (r *repairer) repairOne(ctx context.Context, e catalog.Entry) error {
+	b := r.b
+	existing := make([]string, 0, len(e.Replicas))
+	for _, rep := range e.Replicas {
+		existing = append(existing, rep.Node)
+	}
+	place, err := b.reserve(e.Size, b.replicas-len(e.Replicas), existing)
+	if err != nil {
+		return err
+	}
+	for _, n := range place.Nodes {
+		if !r.allow(n) {
+			b.release(place, e.Size)
+			return errRateLimited
+		}
+	}
+	body, err := b.openReplica(ctx, e, 0, e.Size)
+	if err != nil {
+		b.release(place, e.Size)
+		return err
+	}
+	defer body.Close()
+	name, meta := e.Replicas[0].Name, catalog.Meta(e)
+	sum, err := b.writeReplicas(ctx, place.Nodes, body, e.Size, func(ctx context.Context, node string, rd io.Reader) error {
+		_, err := b.nodes.client(node).PutObject(ctx, DataBucket, name, rd, e.Size, "", "",
+			minio.PutObjectOptions{UserMetadata: meta, DisableMultipart: true})
+		return err
+	}, func(node string) {
+		_ = b.nodes.client(node).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
+	})
+	if err == nil && !strings.Contains(e.ETag, "-") && `"`+hex.EncodeToString(sum)+`"` != e.ETag {
+		err = errors.New("source replica does not match the object's ETag")
+		for _, n := range place.Nodes {
+			_ = b.nodes.client(n).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
+		}
+	}
+	if err != nil {
+		b.release(place, e.Size)
+		return err
+	}
+	_, err = b.cat.Update(ctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
+		if len(cur.Replicas) > 0 && cur.Replicas[0].Name != name || cur.ETag != e.ETag {
+			return errStale
+		}
+		for _, n := range place.Nodes {
+			if !cur.HasReplicaOn(n) {
+				cur.Replicas = append(cur.Replicas, catalog.Replica{Node: n, Name: name})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, n := range place.Nodes {
+			_ = b.nodes.client(n).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
+		}
+		b.release(place, e.Size)
+		return err
+	}
+	for _, n := range place.Nodes {
+		b.nodes.addUsed(n, e.Size)
+	}
+	r.repaired(len(place.Nodes), e.Size)
+	b.log.Info("replicas re-created", "bucket", e.Bucket, "key", e.Key, "nodes", place.Nodes, "degraded", place.Degraded)
+	return nil
+}
+
+func (r *repairer) repaired(n int, size int64) {
+	r.b.metrics.repaired.Add(float64(n))
+	r.b.metrics.repairBytes.Add(float64(n) * float64(size))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	for i := 0; i < n; i++ {
+		r.done = append(r.done, now)
+	}
+	r.total += int64(n)
+	r.status.UnderReplicated = max(0, r.status.UnderReplicated-1)
+	r.b.metrics.underReplicated.Set(float64(r.status.UnderReplicated))
+}
+
+func (r *repairer) setScan(objects, under, lost int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status.Objects, r.status.UnderReplicated, r.status.Lost = objects, under, lost
+	r.status.LastScan = time.Now().UTC()
+	r.scanned = true
+	r.b.metrics.objects.Set(float64(objects))
+	r.b.metrics.underReplicated.Set(float64(under))
+}

@@ -1,0 +1,81 @@
+package front
+
+import (
+	"time"
+
+	"github.com/harvest-platform/harvest/storage/grid"
+)
+
+// Status is the blob tier's state as `harvestctl blob status` shows it.
+type Status struct {
+	Nodes           []NodeStatus `json:"nodes"`
+	Replicas        int          `json:"replicas"`
+	Objects         int          `json:"objects"`
+	UnderReplicated int          `json:"under_replicated"`
+	Lost            int          `json:"lost"` // objects with no replica left
+	Repaired        int64        `json:"repaired_replicas"`
+	// RepairRatePerHour is replicas re-created per hour over the last ten
+	// minutes; ETASeconds is how long the under-replicated objects take at
+	// that rate (or at the configured limit when nothing was repaired yet).
+	RepairRatePerHour float64   `json:"repair_rate_per_hour"`
+	LimitPerHour      float64   `json:"limit_per_server_per_hour"`
+	ETASeconds        float64   `json:"eta_seconds"`
+	LastScan          time.Time `json:"last_scan"`
+}
+
+// NodeStatus is one storage node's standing.
+type NodeStatus struct {
+	ID          string `json:"id"`
+	Tenant      string `json:"tenant"`
+	Environment string `json:"environment"`
+	Rack        string `json:"rack"`
+	Row         int    `json:"row"` // grid cell: peak CPU low..high
+	Col         int    `json:"col"` // grid cell: reimages infrequent..frequent
+	Up          bool   `json:"up"`
+	Busy        bool   `json:"busy"`
+	Used        int64  `json:"used_bytes"`
+	Capacity    int64  `json:"capacity_bytes"`
+}
+
+// Status reports the nodes and the repair's progress.
+func (b *Backend) Status() Status {
+	r := b.repair
+	r.mu.Lock()
+	st := r.status
+	st.Repaired = r.total
+	window := 10 * time.Minute
+	recent := 0
+	for _, t := range r.done {
+		if time.Since(t) <= window {
+			recent++
+		}
+	}
+	r.done = r.done[len(r.done)-recent:]
+	r.mu.Unlock()
+	st.Replicas, st.LimitPerHour = b.replicas, r.opts.PerServerPerHour
+	up := 0
+	b.mu.Lock()
+	cells := map[string]grid.Cell{}
+	for _, n := range b.nodes.List() {
+		cells[n.Tenant], _ = b.grid.CellOf(n.Tenant)
+	}
+	b.mu.Unlock()
+	b.nodes.mu.RLock()
+	for _, n := range b.nodes.list {
+		st.Nodes = append(st.Nodes, NodeStatus{ID: n.ID, Tenant: n.Tenant, Environment: n.Environment, Rack: n.Rack,
+			Row: cells[n.Tenant].Row, Col: cells[n.Tenant].Col, Up: b.nodes.up[n.ID], Busy: b.nodes.busy[n.ID], Used: b.nodes.used[n.ID], Capacity: n.Capacity})
+		if b.nodes.up[n.ID] {
+			up++
+		}
+	}
+	b.nodes.mu.RUnlock()
+	st.RepairRatePerHour = float64(recent) / window.Hours()
+	if st.UnderReplicated > 0 {
+		ratePerHour := st.RepairRatePerHour
+		if ratePerHour == 0 {
+			ratePerHour = st.LimitPerHour * float64(max(up, 1))
+		}
+		st.ETASeconds = float64(st.UnderReplicated) / ratePerHour * 3600
+	}
+	return st
+}
