@@ -77,7 +77,7 @@ func blobStatus(ctx context.Context, addr string) (front.Status, error) {
 
 func printBlobStatus(w io.Writer, st front.Status) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tTENANT\tENV\tRACK\tSTATE\tUSED MiB\tCAPACITY MiB")
+	fmt.Fprintln(tw, "NODE\tTENANT\tENV\tRACK\tCELL\tSTATE\tUSED MiB\tCAPACITY MiB")
 	for _, n := range st.Nodes {
 		state := "up"
 		switch {
@@ -86,7 +86,7 @@ func printBlobStatus(w io.Writer, st front.Status) {
 		case n.Busy:
 			state = "busy"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f\t%d\n", n.ID, n.Tenant, n.Environment, n.Rack, state,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d,%d\t%s\t%.1f\t%d\n", n.ID, n.Tenant, n.Environment, n.Rack, n.Row, n.Col, state,
 			float64(n.Used)/(1<<20), n.Capacity>>20)
 	}
 	tw.Flush()

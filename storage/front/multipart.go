@@ -179,7 +179,7 @@ func (b *Backend) CompleteMultipartUpload(ctx context.Context, in *s3.CompleteMu
 		return out, "", s3err.GetAPIError(s3err.ErrSlowDown)
 	}
 	e := u.Entry
-	e.Size, e.ETag, e.LastModified = size, etag, time.Now().UTC().Truncate(time.Second)
+	e.Size, e.ETag = size, etag // Last-Modified stays the initiation time, as in S3
 	place := grid.Placement{Nodes: u.Nodes, Degraded: u.Degraded}
 	b.mu.Lock()
 	b.grid.Commit(place, size)
