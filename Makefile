@@ -33,14 +33,18 @@ stack: ## build (or reuse) the pinned Nomad, Consul, MinIO and mc into .cache/st
 	@scripts/stack.sh
 
 .PHONY: test
-test: stack build unit acceptance ## install what is needed, then run unit and acceptance tests
+test: stack build clients unit acceptance ## install what is needed, then run unit and acceptance tests
+
+.PHONY: clients
+clients: ## install the real S3 clients (aws, boto3, s3cmd, rclone) from apt when missing
+	@scripts/clients.sh
 
 .PHONY: unit
 unit: ## unit tests (no processes of the stack)
 	go test -count=1 ./...
 
 .PHONY: acceptance
-acceptance: stack build ## acceptance tests against a real local cluster
+acceptance: stack build clients ## acceptance tests against a real local cluster
 	go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) ./acceptance/...
 
 .PHONY: demo
