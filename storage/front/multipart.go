@@ -120,7 +120,7 @@ func (b *Backend) UploadPart(ctx context.Context, in *s3.UploadPartInput) (*s3.U
 	part := int(*in.PartNumber)
 	sum, err := b.writeReplicas(ctx, u.Nodes, in.Body, *in.ContentLength, func(ctx context.Context, node string, r io.Reader) error {
 		_, err := b.nodes.client(node).PutObjectPart(ctx, DataBucket, u.Name, u.NodeIDs[node], part, r, *in.ContentLength,
-			minio.PutObjectPartOptions{})
+			minio.PutObjectPartOptions{DisableContentSha256: true})
 		return err
 	}, func(string) {}) // a part written to some nodes only is overwritten by the client's retry
 	if err != nil {

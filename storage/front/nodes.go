@@ -173,5 +173,7 @@ func nodeTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = 30 * time.Second
 	t.MaxIdleConnsPerHost = 64
+	t.ReadBufferSize, t.WriteBufferSize = 256<<10, 256<<10
+	t.DisableCompression = true
 	return t
 }

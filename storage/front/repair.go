@@ -185,9 +185,7 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry) error {
 	defer body.Close()
 	name, meta := e.Replicas[0].Name, catalog.Meta(e)
 	sum, err := b.writeReplicas(ctx, place.Nodes, body, e.Size, func(ctx context.Context, node string, rd io.Reader) error {
-		_, err := b.nodes.client(node).PutObject(ctx, DataBucket, name, rd, e.Size, "", "",
-			minio.PutObjectOptions{UserMetadata: meta, DisableMultipart: true})
-		return err
+		return b.putReplica(ctx, node, name, rd, e.Size, meta)
 	}, func(node string) {
 		_ = b.nodes.client(node).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
 	})

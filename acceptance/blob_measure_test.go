@@ -1,0 +1,94 @@
+//go:build acceptance
+
+package acceptance
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// TestMeasureBlobThroughput compares, in one run, 64 MiB PUTs and GETs
+// through harvest-blob (R=3) with the same requests made directly to the
+// MinIO servers: GET against one server, PUT against three parallel PUTs
+// (what R=3 costs at least). Medians of 7 rounds, interleaved so that
+// noise hits both sides alike. Runs when HARVEST_MEASURE=1.
+func TestMeasureBlobThroughput(t *testing.T) {
+	if os.Getenv("HARVEST_MEASURE") != "1" {
+		t.Skip("set HARVEST_MEASURE=1 to measure blob throughput")
+	}
+	ctx := context.Background()
+	f := startBlob(t)
+	if err := f.s3.MakeBucket(ctx, "measure", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var direct []*minio.Client
+	for i := 0; i < 3; i++ {
+		m := cluster.MinIO[i]
+		c, err := minio.New(m.HTTPAddr, &minio.Options{Creds: credentials.NewStaticV4(m.AccessKey, m.SecretKey, "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.MakeBucket(ctx, "measure-direct", minio.MakeBucketOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		direct = append(direct, c)
+	}
+	data := make([]byte, 64<<20)
+	if _, err := rand.Read(data); err != nil {
+		t.Fatal(err)
+	}
+	put := func(c *minio.Client, bucket, key string) {
+		if _, err := c.PutObject(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{DisableMultipart: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(c *minio.Client, bucket, key string) {
+		obj, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := io.Copy(io.Discard, obj); err != nil || n != int64(len(data)) {
+			t.Fatalf("get %s: %d bytes, %v", key, n, err)
+		}
+	}
+	timed := func(fn func()) float64 {
+		start := time.Now()
+		fn()
+		return time.Since(start).Seconds()
+	}
+	var frontPut, directPut3, frontGet, directGet []float64
+	const rounds = 7
+	for i := 0; i < rounds; i++ {
+		key := fmt.Sprintf("obj-%d", i)
+		frontPut = append(frontPut, timed(func() { put(f.s3, "measure", key) }))
+		directPut3 = append(directPut3, timed(func() {
+			var wg sync.WaitGroup
+			for _, c := range direct {
+				wg.Add(1)
+				go func() { defer wg.Done(); put(c, "measure-direct", key) }()
+			}
+			wg.Wait()
+		}))
+		frontGet = append(frontGet, timed(func() { get(f.s3, "measure", key) }))
+		directGet = append(directGet, timed(func() { get(direct[0], "measure-direct", key) }))
+	}
+	median := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
+	mib := float64(len(data)) / (1 << 20)
+	fp, dp, fg, dg := median(frontPut), median(directPut3), median(frontGet), median(directGet)
+	t.Logf("64 MiB PUT: front (R=3) %.0f MiB/s, three parallel direct PUTs %.0f MiB/s per object: ratio %.2f (goal >= 0.8)", mib/fp, mib/dp, dp/fp)
+	t.Logf("64 MiB GET: front %.0f MiB/s, direct %.0f MiB/s: ratio %.2f (goal >= 0.8)", mib/fg, mib/dg, dg/fg)
+	if fg <= 0 || fp <= 0 {
+		t.Fatal("no measurement")
+	}
+}
