@@ -99,7 +99,9 @@ func TestBlobServesRealS3Clients(t *testing.T) {
 	t.Run("aws-cli", func(t *testing.T) {
 		need(t, "aws")
 		c := s3Client{t: t, env: clientEnv(), name: "aws"}
-		aws := func(args ...string) string { return c.run(append([]string{"aws", "--endpoint-url", endpoint}, args...)...) }
+		aws := func(args ...string) string {
+			return c.run(append([]string{"aws", "--endpoint-url", endpoint}, args...)...)
+		}
 		aws("s3", "mb", "s3://aws-bucket")
 		aws("s3", "cp", bigPath, "s3://aws-bucket/dir/big.bin")
 		aws("s3api", "put-object", "--bucket", "aws-bucket", "--key", "dir/sub/small.txt", "--body", smallPath, "--metadata", "owner=aws")
