@@ -1,0 +1,119 @@
+# The blob tier's storage nodes: one MinIO server on every harvested Nomad
+# client (a system job), keeping replicas on the harvested part of the
+# server's disk. Each registers in Consul as "harvest-storage" with its
+# primary tenant, environment, rack and the capacity its owner declared;
+# harvest-blob places replicas by those (Algorithm 2) and counts bytes
+# against the declared capacity itself (MinIO's quotas are best-effort).
+#
+# Credentials come from a Nomad variable, never from this file:
+#   nomad var put nomad/jobs/harvest-storage access_key=... secret_key=...
+#
+# A reimage wipes data_root on the host; harvest-blob notices by the
+# identity marker it keeps there and re-creates the replicas elsewhere.
+
+variable "datacenters" {
+  type        = list(string)
+  default     = ["dc1"]
+  description = "datacenters whose harvested clients run a storage node"
+}
+
+variable "minio_path" {
+  type        = string
+  default     = "/usr/local/bin/minio"
+  description = "the MinIO server binary on every client (nothing is downloaded at run time)"
+}
+
+variable "data_root" {
+  type        = string
+  default     = "/srv/harvest/storage"
+  description = "host folder on the harvested disk; each node keeps its data in <data_root>/<node name>"
+}
+
+variable "capacity_mb" {
+  type        = number
+  default     = 10240
+  description = "harvestable storage each node's owner declared, in MiB"
+}
+
+variable "driver" {
+  type        = string
+  default     = "raw_exec"
+  description = "task driver that runs MinIO (raw_exec or exec)"
+}
+
+variable "memory_mb" {
+  type    = number
+  default = 512
+}
+
+job "harvest-storage" {
+  type        = "system"
+  datacenters = var.datacenters
+
+  # only servers that offer harvested capacity
+  constraint {
+    attribute = "${meta.harvest_tenant}"
+    operator  = "is_set"
+  }
+
+  group "storage" {
+    network {
+      port "s3" {}
+    }
+
+    service {
+      name     = "harvest-storage"
+      port     = "s3"
+      provider = "consul"
+      tags     = ["harvest", "s3"]
+      meta {
+        node        = "${node.unique.name}"
+        tenant      = "${meta.harvest_tenant}"
+        environment = "${meta.harvest_environment}"
+        rack        = "${meta.harvest_rack}"
+        capacity_mb = "${var.capacity_mb}"
+      }
+      check {
+        name     = "minio live"
+        type     = "http"
+        path     = "/minio/health/live"
+        interval = "10s"
+        timeout  = "2s"
+      }
+    }
+
+    restart {
+      attempts = 10
+      interval = "5m"
+      delay    = "5s"
+      mode     = "delay"
+    }
+
+    task "minio" {
+      driver = var.driver
+
+      config {
+        command = var.minio_path
+        args    = ["server", "${var.data_root}/${node.unique.name}", "--address", "${NOMAD_IP_s3}:${NOMAD_PORT_s3}", "--quiet"]
+      }
+
+      template {
+        destination = "secrets/minio.env"
+        env         = true
+        data        = <<-EOT
+        {{ with nomadVar "nomad/jobs/harvest-storage" }}
+        MINIO_ROOT_USER={{ .access_key }}
+        MINIO_ROOT_PASSWORD={{ .secret_key }}
+        {{ end }}
+        MINIO_BROWSER=off
+        MINIO_UPDATE=off
+        EOT
+      }
+
+      resources {
+        cpu    = 200
+        memory = var.memory_mb
+      }
+    }
+  }
+}
