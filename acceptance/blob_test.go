@@ -21,6 +21,7 @@ import (
 	consulapi "github.com/hashicorp/consul/api"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/tags"
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
@@ -251,6 +252,45 @@ func TestBlobFrontStoresReplicasDiverselyAndReadsAroundBusyNodes(t *testing.T) {
 		}
 	}
 	e, _ := store.Get(ctx, "datasets", "a/b/two.bin")
+
+	// a bucket's policy, set with standard bucket tags: four replicas, in
+	// four environments; a bad value is refused
+	if err := s3c.MakeBucket(ctx, "four-copies", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := tags.NewTags(map[string]string{"harvest-replicas": "ten"}, false)
+	if err := s3c.SetBucketTagging(ctx, "four-copies", bad); minio.ToErrorResponse(err).Code != "InvalidArgument" {
+		t.Fatalf("harvest-replicas=ten: %v", err)
+	}
+	four, _ := tags.NewTags(map[string]string{"harvest-replicas": "4"}, false)
+	if err := s3c.SetBucketTagging(ctx, "four-copies", four); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s3c.PutObject(ctx, "four-copies", "x", bytes.NewReader([]byte("four")), 4, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if e4, err := store.Get(ctx, "four-copies", "x"); err != nil || len(e4.Replicas) != 4 {
+		t.Fatalf("object in a harvest-replicas=4 bucket: %+v %v", e4, err)
+	} else {
+		envs := map[string]bool{}
+		for _, r := range e4.Replicas {
+			envs[cells[r.Node].Environment] = true
+		}
+		if len(envs) != 4 {
+			t.Fatalf("four replicas in %d environments: %v", len(envs), e4.Replicas)
+		}
+	}
+
+	// requests not signed with the front's credentials are refused
+	stranger, _ := minio.New(f.addr, &minio.Options{Creds: credentials.NewStaticV4("blob-access", "not-the-secret", ""), MaxRetries: 1})
+	if _, err := stranger.ListBuckets(ctx); minio.ToErrorResponse(err).Code != "SignatureDoesNotMatch" {
+		t.Fatalf("a bad signature: %v", err)
+	}
+	if resp, err := http.Get("http://" + f.addr + "/datasets/c.txt"); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("an unsigned GET: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 
 	// busy nodes are avoided; when every replica is busy the read fails
 	t.Cleanup(func() {

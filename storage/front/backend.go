@@ -77,9 +77,10 @@ func (b *Backend) String() string { return "harvest" }
 
 // bucketInfo is a bucket's record in Consul KV.
 type bucketInfo struct {
-	Name    string    `json:"name"`
-	Created time.Time `json:"created"`
-	ACL     []byte    `json:"acl"`
+	Name    string            `json:"name"`
+	Created time.Time         `json:"created"`
+	ACL     []byte            `json:"acl"`
+	Tags    map[string]string `json:"tags,omitempty"` // the bucket's policy among them (policy.go)
 }
 
 func (b *Backend) bucketKey(name string) string {
@@ -152,18 +153,7 @@ func (b *Backend) GetBucketAcl(ctx context.Context, in *s3.GetBucketAclInput) ([
 }
 
 func (b *Backend) PutBucketAcl(ctx context.Context, bucket string, acl []byte) error {
-	key := b.bucketKey(bucket)
-	return history.Update(ctx, b.kv, key, func(old []byte, exists bool) ([]byte, error) {
-		if !exists {
-			return nil, s3err.GetBucketErr(s3err.ErrNoSuchBucket, bucket)
-		}
-		var info bucketInfo
-		if err := json.Unmarshal(old, &info); err != nil {
-			return nil, &history.CorruptError{Key: key, Err: err}
-		}
-		info.ACL = acl
-		return json.Marshal(info)
-	})
+	return b.updateBucket(ctx, bucket, func(info *bucketInfo) { info.ACL = acl })
 }
 
 func (b *Backend) DeleteBucket(ctx context.Context, bucket string) error {

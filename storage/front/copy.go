@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"sort"
 	"strings"
 	"sync"
 
@@ -30,7 +31,8 @@ func (b *Backend) CopyObject(ctx context.Context, in s3response.CopyObjectInput)
 	if err != nil {
 		return s3response.CopyObjectOutput{}, err
 	}
-	if _, err := b.bucket(ctx, *in.Bucket); err != nil {
+	dstInfo, err := b.bucket(ctx, *in.Bucket)
+	if err != nil {
 		return s3response.CopyObjectOutput{}, err
 	}
 	if err := backend.EvaluatePreconditions(src.ETag, src.LastModified, backend.PreConditions{
@@ -60,7 +62,7 @@ func (b *Backend) CopyObject(ctx context.Context, in s3response.CopyObjectInput)
 		return s3response.CopyObjectOutput{}, err
 	}
 	defer body.Close()
-	dst, err = b.store(ctx, dst, body)
+	dst, err = b.store(ctx, dst, body, b.policyOf(dstInfo))
 	if err != nil {
 		return s3response.CopyObjectOutput{}, err
 	}
@@ -71,31 +73,56 @@ func copyResult(e catalog.Entry) s3response.CopyObjectOutput {
 	return s3response.CopyObjectOutput{CopyObjectResult: &s3response.CopyObjectResult{ETag: &e.ETag, LastModified: &e.LastModified}}
 }
 
-// openReplica reads length bytes from start of the first replica that is
-// up, not busy and readable; SlowDown when there is none.
+// openReplica reads length bytes from start of a replica whose node is up
+// and not busy, the least loaded first (reads in flight through this front;
+// a node over maxInflight is tried last); SlowDown when there is none.
 func (b *Backend) openReplica(ctx context.Context, e catalog.Entry, start, length int64) (io.ReadCloser, error) {
+	var candidates []catalog.Replica
 	for _, r := range e.Replicas {
-		c := b.nodes.client(r.Node)
-		if c == nil || !b.nodes.Up(r.Node) {
+		if b.nodes.client(r.Node) == nil || !b.nodes.Up(r.Node) {
 			continue
 		}
 		if b.nodes.Busy(r.Node) {
 			b.metrics.busyDenials.Inc()
 			continue
 		}
+		candidates = append(candidates, r)
+	}
+	sort.SliceStable(candidates, func(i, j int) bool {
+		return min(b.nodes.inflight(candidates[i].Node), maxInflight) < min(b.nodes.inflight(candidates[j].Node), maxInflight)
+	})
+	for _, r := range candidates {
 		opts := minio.GetObjectOptions{}
 		if length > 0 && (start > 0 || length < e.Size) {
 			_ = opts.SetRange(start, start+length-1)
 		}
-		body, _, _, err := c.GetObject(ctx, DataBucket, r.Name, opts)
+		done := b.nodes.startRead(r.Node)
+		body, _, _, err := b.nodes.client(r.Node).GetObject(ctx, DataBucket, r.Name, opts)
 		if err != nil {
+			done()
 			b.log.Warn("replica unreadable; trying the next", "node", r.Node, "name", r.Name, "error", err)
 			continue
 		}
-		return bigChunks{body}, nil
+		return bigChunks{&countedBody{ReadCloser: body, done: done}}, nil
 	}
 	b.metrics.readFailures.Inc()
 	return nil, s3err.GetAPIError(s3err.ErrSlowDown)
+}
+
+// maxInflight reads at once make a node overloaded: beyond it, replicas on
+// other nodes are read first.
+const maxInflight = 32
+
+// countedBody ends a node's in-flight read when the body is closed.
+type countedBody struct {
+	io.ReadCloser
+	once sync.Once
+	done func()
+}
+
+func (c *countedBody) Close() error {
+	c.once.Do(c.done)
+	return c.ReadCloser.Close()
 }
 
 // DeleteObjects deletes each key in turn (aws s3 rm --recursive, rclone purge).

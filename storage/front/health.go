@@ -157,7 +157,7 @@ func putSmall(ctx context.Context, c *minio.Core, name string, data []byte) erro
 
 // forgetNode drops a node's replicas from every catalogue entry.
 func (b *Backend) forgetNode(ctx context.Context, id string) error {
-	entries, err := b.allEntries(ctx)
+	entries, _, err := b.allEntries(ctx)
 	if err != nil {
 		b.log.Warn("forgetting a node's replicas: listing the catalogue failed", "node", id, "error", err)
 		return err

@@ -70,13 +70,15 @@ func (b *Backend) loadUpload(ctx context.Context, bucket, key, id string) (uploa
 // space is accounted when it completes) and opens an upload on each node.
 func (b *Backend) CreateMultipartUpload(ctx context.Context, in s3response.CreateMultipartUploadInput) (s3response.InitiateMultipartUploadResult, error) {
 	bucket, key := *in.Bucket, *in.Key
-	if _, err := b.bucket(ctx, bucket); err != nil {
+	info, err := b.bucket(ctx, bucket)
+	if err != nil {
 		return s3response.InitiateMultipartUploadResult{}, err
 	}
 	if err := catalog.ValidateKey(key); err != nil {
 		return s3response.InitiateMultipartUploadResult{}, s3err.GetAPIError(s3err.ErrInvalidRequest)
 	}
-	place, err := b.reserve(0, 0, nil)
+	pol := b.policyOf(info)
+	place, err := b.reserve(0, pol.replicas, pol.strict, nil)
 	if err != nil {
 		b.log.Warn("no placement", "bucket", bucket, "key", key, "error", err)
 		return s3response.InitiateMultipartUploadResult{}, s3err.GetAPIError(s3err.ErrSlowDown)

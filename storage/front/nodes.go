@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -36,6 +37,21 @@ type Nodes struct {
 	stats   map[string]nodes.TenantStats
 	up      map[string]bool
 	since   map[string]time.Time // when a node went down
+	reads   sync.Map             // node ID -> *atomic.Int64: reads in flight
+}
+
+func (n *Nodes) counter(id string) *atomic.Int64 {
+	c, _ := n.reads.LoadOrStore(id, new(atomic.Int64))
+	return c.(*atomic.Int64)
+}
+
+func (n *Nodes) inflight(id string) int64 { return n.counter(id).Load() }
+
+// startRead counts a read in flight on a node until the returned func runs.
+func (n *Nodes) startRead(id string) func() {
+	c := n.counter(id)
+	c.Add(1)
+	return func() { c.Add(-1) }
 }
 
 // Connect opens a client to every node. Nodes start down: the health

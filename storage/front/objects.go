@@ -37,7 +37,8 @@ func replicaName(bucket, key string) string {
 // a failed write leaves nothing visible, and removes what it wrote.
 func (b *Backend) PutObject(ctx context.Context, in s3response.PutObjectInput) (s3response.PutObjectOutput, error) {
 	bucket, key := *in.Bucket, *in.Key
-	if _, err := b.bucket(ctx, bucket); err != nil {
+	info, err := b.bucket(ctx, bucket)
+	if err != nil {
 		return s3response.PutObjectOutput{}, err
 	}
 	if err := catalog.ValidateKey(key); err != nil {
@@ -48,7 +49,7 @@ func (b *Backend) PutObject(ctx context.Context, in s3response.PutObjectInput) (
 	}
 	entry := catalog.Entry{Bucket: bucket, Key: key, Size: *in.ContentLength,
 		ContentType: deref(in.ContentType), UserMeta: in.Metadata}
-	entry, err := b.store(ctx, entry, in.Body)
+	entry, err = b.store(ctx, entry, in.Body, b.policyOf(info))
 	if err != nil {
 		return s3response.PutObjectOutput{}, err
 	}
@@ -57,8 +58,8 @@ func (b *Backend) PutObject(ctx context.Context, in s3response.PutObjectInput) (
 
 // store writes a new object (or version) of e.Size bytes from body to
 // nodes placed by Algorithm 2 and records it in the catalogue.
-func (b *Backend) store(ctx context.Context, e catalog.Entry, body io.Reader) (catalog.Entry, error) {
-	place, err := b.reserve(e.Size, 0, nil)
+func (b *Backend) store(ctx context.Context, e catalog.Entry, body io.Reader, pol policy) (catalog.Entry, error) {
+	place, err := b.reserve(e.Size, pol.replicas, pol.strict, nil)
 	if err != nil {
 		b.log.Warn("no placement", "bucket", e.Bucket, "key", e.Key, "size", e.Size, "error", err)
 		return e, s3err.GetAPIError(s3err.ErrSlowDown)
@@ -82,13 +83,10 @@ func (b *Backend) store(ctx context.Context, e catalog.Entry, body io.Reader) (c
 
 // reserve places an object and holds its space in the grid until the write
 // ends (release gives it back when it fails).
-func (b *Backend) reserve(size int64, replicas int, existing []string) (grid.Placement, error) {
-	if replicas == 0 {
-		replicas = b.replicas
-	}
+func (b *Backend) reserve(size int64, replicas int, strict bool, existing []string) (grid.Placement, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	place, err := b.grid.Place(grid.Request{Size: size, Replicas: replicas, Strict: b.strict, Existing: existing}, b.rng)
+	place, err := b.grid.Place(grid.Request{Size: size, Replicas: replicas, Strict: strict, Existing: existing}, b.rng)
 	if err == nil {
 		b.grid.Commit(place, size)
 	}

@@ -80,25 +80,27 @@ func (b *Backend) Repair(ctx context.Context) {
 	}
 }
 
-// allEntries lists every object of every bucket.
-func (b *Backend) allEntries(ctx context.Context) ([]catalog.Entry, error) {
+// allEntries lists every object of every bucket, and each bucket's policy.
+func (b *Backend) allEntries(ctx context.Context) ([]catalog.Entry, map[string]policy, error) {
 	pairs, err := b.kv.List(ctx, b.prefix+"blob/buckets/")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []catalog.Entry
+	policies := map[string]policy{}
 	for _, p := range pairs {
 		var info bucketInfo
 		if err := json.Unmarshal(p.Value, &info); err != nil {
 			continue
 		}
+		policies[info.Name] = b.policyOf(&info)
 		entries, _, err := b.cat.List(ctx, info.Name, "", "", -1)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, entries...)
 	}
-	return out, nil
+	return out, policies, nil
 }
 
 // scan counts what every node holds (the capacity accounting survives a
@@ -106,7 +108,7 @@ func (b *Backend) allEntries(ctx context.Context) ([]catalog.Entry, error) {
 // replicas, fewest left first.
 func (r *repairer) scan(ctx context.Context) error {
 	b := r.b
-	entries, err := b.allEntries(ctx)
+	entries, policies, err := b.allEntries(ctx)
 	if err != nil {
 		return err
 	}
@@ -120,7 +122,7 @@ func (r *repairer) scan(ctx context.Context) error {
 		switch {
 		case len(e.Replicas) == 0:
 			lost++
-		case len(e.Replicas) < b.replicas:
+		case len(e.Replicas) < policies[e.Bucket].replicas:
 			short = append(short, e)
 		}
 	}
@@ -134,7 +136,7 @@ func (r *repairer) scan(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err := r.repairOne(ctx, e); err != nil && !errors.Is(err, errRateLimited) {
+		if err := r.repairOne(ctx, e, policies[e.Bucket]); err != nil && !errors.Is(err, errRateLimited) {
 			b.metrics.repairFailures.Inc()
 			b.log.Warn("repair failed; retried on the next scan", "bucket", e.Bucket, "key", e.Key, "error", err)
 		}
@@ -161,13 +163,13 @@ func (r *repairer) allow(node string) bool {
 // repairOne copies an object from a live replica to the nodes Algorithm 2
 // picks around its survivors (lines 6-18 with the survivors' rows, columns
 // and environments taken), then adds them to its catalogue entry.
-func (r *repairer) repairOne(ctx context.Context, e catalog.Entry) error {
+func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) error {
 	b := r.b
 	existing := make([]string, 0, len(e.Replicas))
 	for _, rep := range e.Replicas {
 		existing = append(existing, rep.Node)
 	}
-	place, err := b.reserve(e.Size, b.replicas-len(e.Replicas), existing)
+	place, err := b.reserve(e.Size, pol.replicas-len(e.Replicas), pol.strict, existing)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,109 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/versity/versitygw/s3err"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/grid"
+)
+
+// A bucket's durability policy is set with ordinary S3 bucket tags, so any
+// client (aws s3api put-bucket-tagging, Terraform) can set it:
+//
+//	harvest-replicas   = 1..9        replicas of each object (default: the front's `replicas`)
+//	harvest-diversity  = strict      refuse writes that cannot keep every diversity rule
+//	                   | degraded    accept them, report and repair later (default: the front's `strict`)
+const (
+	tagReplicas  = "harvest-replicas"
+	tagDiversity = "harvest-diversity"
+)
+
+// policy is what a bucket asks of placement.
+type policy struct {
+	replicas int
+	strict   bool
+}
+
+func (b *Backend) policyOf(info *bucketInfo) policy {
+	p := policy{replicas: b.replicas, strict: b.strict}
+	if n, err := strconv.Atoi(info.Tags[tagReplicas]); err == nil && n >= 1 && n <= grid.Size*grid.Size {
+		p.replicas = n
+	}
+	switch info.Tags[tagDiversity] {
+	case "strict":
+		p.strict = true
+	case "degraded":
+		p.strict = false
+	}
+	return p
+}
+
+func validateTags(tags map[string]string) error {
+	if v, ok := tags[tagReplicas]; ok {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > grid.Size*grid.Size {
+			return s3err.InvalidArgumentError{ArgumentName: tagReplicas, ArgumentValue: v,
+				Description: "harvest-replicas must be a whole number from 1 to 9"}
+		}
+	}
+	if v, ok := tags[tagDiversity]; ok && v != "strict" && v != "degraded" {
+		return s3err.InvalidArgumentError{ArgumentName: tagDiversity, ArgumentValue: v,
+			Description: `harvest-diversity must be "strict" or "degraded"`}
+	}
+	return nil
+}
+
+func (b *Backend) GetBucketTagging(ctx context.Context, bucket string) (map[string]string, error) {
+	info, err := b.bucket(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if len(info.Tags) == 0 {
+		return nil, s3err.GetAPIError(s3err.ErrBucketTaggingNotFound)
+	}
+	return info.Tags, nil
+}
+
+// PutBucketTagging sets the bucket's tags, its policy among them; objects
+// already written are brought to a new replica count by the repairer.
+func (b *Backend) PutBucketTagging(ctx context.Context, bucket string, tags map[string]string) error {
+	if err := validateTags(tags); err != nil {
+		return err
+	}
+	if err := b.updateBucket(ctx, bucket, func(info *bucketInfo) { info.Tags = tags }); err != nil {
+		return err
+	}
+	b.repair.kick()
+	return nil
+}
+
+func (b *Backend) DeleteBucketTagging(ctx context.Context, bucket string) error {
+	return b.updateBucket(ctx, bucket, func(info *bucketInfo) { info.Tags = nil })
+}
+
+// updateBucket changes a bucket's record under check-and-set and mirrors it
+// on the nodes.
+func (b *Backend) updateBucket(ctx context.Context, bucket string, fn func(*bucketInfo)) error {
+	key := b.bucketKey(bucket)
+	var data []byte
+	err := history.Update(ctx, b.kv, key, func(old []byte, exists bool) ([]byte, error) {
+		if !exists {
+			return nil, s3err.GetBucketErr(s3err.ErrNoSuchBucket, bucket)
+		}
+		var info bucketInfo
+		if err := json.Unmarshal(old, &info); err != nil {
+			return nil, &history.CorruptError{Key: key, Err: err}
+		}
+		fn(&info)
+		var err error
+		data, err = json.Marshal(info)
+		return data, err
+	})
+	if err == nil {
+		b.mirrorBucket(ctx, bucket, data)
+	}
+	return err
+}

@@ -1,0 +1,114 @@
+package front
+
+import (
+	"bytes"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/nodes"
+)
+
+func testBackend(t *testing.T, repair RepairOptions) *Backend {
+	t.Helper()
+	var cfgs []NodeConfig
+	for i, env := range []string{"a", "b", "c", "d"} {
+		cfgs = append(cfgs, NodeConfig{Node: nodes.Node{ID: "n" + env, Tenant: env + "/fn", Environment: env,
+			Endpoint: "127.0.0.1:1", Capacity: int64(i+1) << 30}, AccessKey: "k", SecretKey: "s"})
+	}
+	ns, err := Connect(cfgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(Options{KV: history.NewMemKV(), Prefix: "harvest/", Nodes: ns, Log: hclog.NewNullLogger(), Repair: repair})
+}
+
+func TestStatusETAFollowsTheMeasuredRepairRate(t *testing.T) {
+	b := testBackend(t, RepairOptions{PerServerPerHour: 30})
+	b.nodes.setUp("na", true)
+	b.nodes.setUp("nb", true)
+	b.repair.setScan(100, 12, 1)
+	st := b.Status()
+	// nothing repaired yet: the limit of two live servers, 60 per hour, 12 left
+	if st.UnderReplicated != 12 || st.Lost != 1 || st.ETASeconds != 12.0/60*3600 {
+		t.Fatalf("before any repair: %+v", st)
+	}
+	for i := 0; i < 6; i++ {
+		b.repair.repaired(1, 10)
+	}
+	b.repair.mu.Lock()
+	b.repair.done = append([]time.Time{time.Now().Add(-time.Hour)}, b.repair.done...) // outside the window
+	b.repair.mu.Unlock()
+	st = b.Status()
+	// 6 in the last ten minutes: 36 per hour; 6 objects left: 10 minutes
+	if st.Repaired != 6 || st.UnderReplicated != 6 || st.RepairRatePerHour != 36 || st.ETASeconds != 600 {
+		t.Fatalf("after six repairs: %+v", st)
+	}
+	up := 0
+	for _, n := range st.Nodes {
+		if n.Up {
+			up++
+		}
+	}
+	if len(st.Nodes) != 4 || up != 2 {
+		t.Fatalf("nodes %+v", st.Nodes)
+	}
+}
+
+func TestDownNodesTakeNoReplicas(t *testing.T) {
+	b := testBackend(t, RepairOptions{})
+	for _, id := range []string{"na", "nb", "nc"} {
+		b.nodes.setUp(id, true)
+	}
+	b.grid = b.nodes.Grid()
+	for i := 0; i < 50; i++ {
+		p, err := b.reserve(1, 3, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range p.Nodes {
+			if n == "nd" {
+				t.Fatalf("a replica placed on a node never seen up: %v", p.Nodes)
+			}
+		}
+	}
+	if down := b.nodes.setUp("na", false); down != 0 && down > time.Second {
+		t.Fatalf("a node just gone down reports %s down", down)
+	}
+	b.markInGrid("na")
+	if _, err := b.reserve(1, 3, false, nil); err == nil {
+		t.Fatal("three replicas placed with two nodes up")
+	}
+}
+
+func TestBigChunksCopiesEverything(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 300_000)
+	var out bytes.Buffer
+	n, err := bigChunks{io.NopCloser(bytes.NewReader(data))}.WriteTo(&out)
+	if err != nil || n != int64(len(data)) || !bytes.Equal(out.Bytes(), data) {
+		t.Fatalf("copied %d of %d (%v)", n, len(data), err)
+	}
+}
+
+func TestReadsPreferTheLeastLoadedReplica(t *testing.T) {
+	b := testBackend(t, RepairOptions{})
+	for i := 0; i < maxInflight+5; i++ {
+		b.nodes.startRead("na")
+	}
+	b.nodes.startRead("nb")
+	done := b.nodes.startRead("nb")
+	done()
+	if b.nodes.inflight("na") != maxInflight+5 || b.nodes.inflight("nb") != 1 {
+		t.Fatalf("in flight: na %d nb %d", b.nodes.inflight("na"), b.nodes.inflight("nb"))
+	}
+	closed := 0
+	body := &countedBody{ReadCloser: io.NopCloser(bytes.NewReader(nil)), done: func() { closed++ }}
+	body.Close()
+	body.Close()
+	if closed != 1 {
+		t.Fatalf("a body closed twice ended %d reads", closed)
+	}
+}
