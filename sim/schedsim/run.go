@@ -1,0 +1,141 @@
+package schedsim
+
+import (
+	"container/heap"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/harvest-platform/harvest/history"
+)
+
+// Result is what one run measured.
+type Result struct {
+	Policy            Policy         `json:"policy"`
+	Scaling           Scaling        `json:"scaling"`
+	Factor            float64        `json:"factor"`
+	Servers           int            `json:"servers"`
+	PrimaryUtil       float64        `json:"primary_utilisation"` // mean share of cores the primaries used
+	Utilisation       float64        `json:"utilisation"`         // primary + harvested
+	Jobs              int            `json:"jobs"`                // arrived and finished in the span
+	Unfinished        int            `json:"unfinished"`
+	MeanJobSeconds    float64        `json:"mean_job_seconds"`
+	P99JobSeconds     float64        `json:"p99_job_seconds"`
+	Evicted           int            `json:"tasks_evicted"`
+	WastedTaskSeconds float64        `json:"wasted_task_seconds"`
+	OverrunSlots      int            `json:"reserve_overrun_server_slots"` // stock: harvested tasks in the primary's reserve
+	OverrunShare      float64        `json:"reserve_overrun_share"`
+	Fits              map[string]int `json:"algorithm1_fits,omitempty"`
+	WallSeconds       float64        `json:"wall_seconds"`
+}
+
+// Run simulates the span under one policy.
+func Run(cfg Config) (Result, error) {
+	began := time.Now()
+	if err := cfg.defaults(); err != nil {
+		return Result{}, err
+	}
+	s := &sim{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), byTenant: make([][]int, len(cfg.Tenants)),
+		start: cfg.Tenants[0].Series.Start.Add(time.Duration(cfg.HistoryDays) * 24 * time.Hour)}
+	s.res = Result{Policy: cfg.Policy, Scaling: cfg.Scaling, Factor: cfg.Factor, Fits: map[string]int{}}
+	for ti, t := range cfg.Tenants {
+		for k := 0; k < t.Servers; k++ {
+			s.byTenant[ti] = append(s.byTenant[ti], len(s.servers))
+			s.servers = append(s.servers, server{tenant: ti, class: -1})
+		}
+	}
+	s.res.Servers = len(s.servers)
+	if cfg.Policy == History {
+		s.classifyTenants()
+	}
+	span := cfg.Span.Seconds()
+	rate := cfg.JobsPerHour / 3600
+	if rate == 0 {
+		rate = cfg.OfferedLoad * float64(len(s.servers)*cfg.Cores) / cfg.Mix.meanCoreSeconds(cfg.Seed)
+	}
+	// the same arrivals and jobs under every policy: their own random stream
+	arrivals := rand.New(rand.NewPCG(cfg.Seed, 0xa77))
+	nextArrival := arrivals.ExpFloat64() / rate
+	if cfg.Arrivals != nil {
+		nextArrival = math.Inf(1)
+		if len(cfg.Arrivals) > 0 {
+			nextArrival = cfg.Arrivals[0]
+		}
+	}
+	slotSeconds := history.Slot.Seconds()
+	nextSlot := 0
+	for {
+		nextSlotAt := float64(nextSlot) * slotSeconds
+		at, kind := nextSlotAt, 0
+		if nextArrival < at {
+			at, kind = nextArrival, 1
+		}
+		if len(s.events) > 0 && s.events[0].at < at {
+			at, kind = s.events[0].at, 2
+		}
+		if at >= span {
+			break
+		}
+		s.now = at
+		switch kind {
+		case 0:
+			s.slot(nextSlot)
+			nextSlot++
+			s.place()
+			if cfg.Progress != nil && nextSlot%720 == 0 {
+				cfg.Progress(at / span)
+			}
+		case 1:
+			j := &job{arrival: at, spec: cfg.Mix.draw(arrivals)}
+			nextArrival = at + arrivals.ExpFloat64()/rate
+			if cfg.Arrivals != nil {
+				nextArrival = math.Inf(1)
+				if len(s.jobs)+1 < len(cfg.Arrivals) {
+					nextArrival = cfg.Arrivals[len(s.jobs)+1]
+				}
+			}
+			if cfg.Policy == History {
+				j.classes = s.choose(j.spec)
+			}
+			s.jobs = append(s.jobs, j)
+			s.releaseStage(j)
+			s.place()
+		case 2:
+			f := heap.Pop(&s.events).(finish)
+			if f.gen == f.t.gen {
+				s.taskDone(f)
+			}
+		}
+	}
+	s.finishResult(span)
+	s.res.WallSeconds = time.Since(began).Seconds()
+	return s.res, nil
+}
+
+func (s *sim) finishResult(span float64) {
+	var times []float64
+	for _, j := range s.jobs {
+		if j.done > 0 || (j.stage == len(j.spec.stages)) {
+			times = append(times, j.done-j.arrival)
+		} else {
+			s.res.Unfinished++
+		}
+	}
+	sort.Float64s(times)
+	s.res.Jobs = len(times)
+	if len(times) > 0 {
+		var sum float64
+		for _, t := range times {
+			sum += t
+		}
+		s.res.MeanJobSeconds = sum / float64(len(times))
+		s.res.P99JobSeconds = times[min(len(times)-1, int(math.Ceil(0.99*float64(len(times))))-1)]
+	}
+	if s.slots > 0 {
+		s.res.Utilisation = s.util / float64(s.slots)
+		s.res.PrimaryUtil = s.primUtil / float64(s.slots)
+		s.res.OverrunShare = float64(s.res.OverrunSlots) / float64(s.slots*len(s.servers))
+	}
+	_ = span
+}

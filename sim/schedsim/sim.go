@@ -1,0 +1,276 @@
+package schedsim
+
+import (
+	"container/heap"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/history"
+)
+
+// taskMiB is each task's memory: the simulated servers are CPU-bound.
+const taskMiB = 1024
+
+type server struct {
+	tenant  int
+	class   int // index into the class table; -1 unclassified
+	primary float64
+	running []*task
+}
+
+type task struct {
+	job    *job
+	dur    float64
+	start  float64
+	server int
+	gen    int // bumped on eviction: the finish event of an evicted run is stale
+	id     int64
+}
+
+type job struct {
+	arrival float64
+	spec    jobSpec
+	stage   int
+	left    int
+	classes map[int]bool // nil: any server
+	done    float64
+}
+
+type finish struct {
+	at  float64
+	t   *task
+	gen int
+}
+
+type finishes []finish
+
+func (f finishes) Len() int           { return len(f) }
+func (f finishes) Less(i, j int) bool { return f[i].at < f[j].at }
+func (f finishes) Swap(i, j int)      { f[i], f[j] = f[j], f[i] }
+func (f *finishes) Push(x any)        { *f = append(*f, x.(finish)) }
+func (f *finishes) Pop() any {
+	old := *f
+	x := old[len(old)-1]
+	*f = old[:len(old)-1]
+	return x
+}
+
+// sim is one run's state.
+type sim struct {
+	cfg      Config
+	rng      *rand.Rand
+	servers  []server
+	byTenant [][]int // servers of each tenant
+	classes  *classView
+	pending  []*task
+	events   finishes
+	jobs     []*job
+	nextID   int64
+	now      float64
+	start    time.Time // of the simulated span, for guard's task ages
+	res      Result
+	util     float64 // sum over slots of the cluster's utilisation
+	primUtil float64
+	slots    int
+}
+
+func (s *sim) capacity() guard.Resources {
+	return guard.Resources{CPU: float64(s.cfg.Cores), MemoryMiB: s.cfg.MemoryMiB}
+}
+
+// free is what a new task could have on a server under the policy.
+func (s *sim) free(i int) float64 {
+	sv := &s.servers[i]
+	if s.cfg.Policy == Stock {
+		return float64(s.cfg.Cores - len(sv.running))
+	}
+	return float64(s.cfg.Cores) - math.Ceil(sv.primary-1e-9) - float64(len(sv.running)) - s.cfg.Reserve
+}
+
+func (s *sim) allowed(j *job, i int) bool {
+	return j.classes == nil || j.classes[s.servers[i].class]
+}
+
+func (s *sim) guardState(i int) guard.State {
+	sv := &s.servers[i]
+	st := guard.State{Capacity: s.capacity(), Reserve: guard.Resources{CPU: s.cfg.Reserve},
+		Primary: guard.Resources{CPU: sv.primary}}
+	for _, t := range sv.running {
+		st.Tasks = append(st.Tasks, guard.Task{ID: strconv.FormatInt(t.id, 10), Started: s.start.Add(time.Duration(t.start * float64(time.Second))),
+			Alloc: guard.Resources{CPU: 1, MemoryMiB: taskMiB}})
+	}
+	return st
+}
+
+// pick samples servers the job may use and returns the one with the most
+// room, or -1. For PT and H the choice is confirmed by the driver's own
+// admission check (guard.Admit with the primary's current use).
+func (s *sim) pick(j *job) int {
+	best, bestFree := -1, 0.0
+	var pool []int
+	if j.classes != nil {
+		pool = s.classes.servers(j.classes)
+	}
+	for k := 0; k < 24; k++ {
+		var i int
+		if pool != nil {
+			i = pool[s.rng.IntN(len(pool))]
+		} else {
+			i = s.rng.IntN(len(s.servers))
+		}
+		if f := s.free(i); f >= 1 && f > bestFree {
+			best, bestFree = i, f
+		}
+	}
+	if best >= 0 && s.cfg.Policy != Stock {
+		sv := &s.servers[best]
+		if guard.Admit(s.guardState(best), guard.Resources{CPU: sv.primary}, guard.Hysteresis{},
+			guard.Resources{CPU: 1, MemoryMiB: taskMiB}) != nil {
+			return -1
+		}
+	}
+	return best
+}
+
+func (s *sim) startTask(t *task, i int) {
+	t.server, t.start = i, s.now
+	s.servers[i].running = append(s.servers[i].running, t)
+	heap.Push(&s.events, finish{at: s.now + t.dur, t: t, gen: t.gen})
+}
+
+func (s *sim) removeRunning(t *task) {
+	sv := &s.servers[t.server]
+	for k, r := range sv.running {
+		if r == t {
+			sv.running = append(sv.running[:k], sv.running[k+1:]...)
+			return
+		}
+	}
+}
+
+// place starts pending tasks, oldest first, until 64 in a row find no room.
+func (s *sim) place() {
+	misses := 0
+	for k, t := range s.pending {
+		if t == nil {
+			continue
+		}
+		if misses >= 64 {
+			break
+		}
+		if i := s.pick(t.job); i >= 0 {
+			s.startTask(t, i)
+			s.pending[k] = nil
+			misses = 0
+		} else {
+			misses++
+		}
+	}
+	s.compact()
+}
+
+// placeOn gives a server that just freed a core to the oldest pending tasks
+// allowed there.
+func (s *sim) placeOn(i int) {
+	for k, t := range s.pending {
+		if s.free(i) < 1 || k > 512 {
+			break
+		}
+		if t != nil && s.allowed(t.job, i) {
+			s.startTask(t, i)
+			s.pending[k] = nil
+		}
+	}
+	s.compact()
+}
+
+func (s *sim) compact() {
+	out := s.pending[:0]
+	for _, t := range s.pending {
+		if t != nil {
+			out = append(out, t)
+		}
+	}
+	for k := len(out); k < len(s.pending); k++ {
+		s.pending[k] = nil
+	}
+	s.pending = out
+}
+
+func (s *sim) releaseStage(j *job) {
+	for _, d := range j.spec.stages[j.stage] {
+		s.nextID++
+		s.pending = append(s.pending, &task{job: j, dur: d, id: s.nextID})
+	}
+	j.left = len(j.spec.stages[j.stage])
+}
+
+func (s *sim) taskDone(f finish) {
+	t := f.t
+	s.removeRunning(t)
+	j := t.job
+	j.left--
+	if j.left == 0 {
+		j.stage++
+		if j.stage == len(j.spec.stages) {
+			j.done = s.now
+		} else {
+			s.releaseStage(j)
+		}
+	}
+	s.placeOn(t.server)
+}
+
+// slot moves every server's primary to slot n and lets the driver's guard
+// evict what breaks the reserve (PT, H); under stock it counts the
+// server-slots where harvested tasks left the primary short of its reserve.
+func (s *sim) slot(n int) {
+	hist := s.cfg.HistoryDays * history.SlotsPerDay
+	var used, prim float64
+	for i := range s.servers {
+		sv := &s.servers[i]
+		u := s.series(sv.tenant, hist+n)
+		sv.primary = u / 100 * float64(s.cfg.Cores)
+		prim += sv.primary
+		if len(sv.running) > 0 && float64(s.cfg.Cores)-math.Ceil(sv.primary-1e-9)-float64(len(sv.running)) < s.cfg.Reserve {
+			if s.cfg.Policy == Stock {
+				s.res.OverrunSlots++ // the harvested tasks sit in the primary's reserve
+			} else {
+				s.evict(i)
+			}
+		}
+		used += math.Min(float64(s.cfg.Cores), sv.primary+float64(len(sv.running)))
+	}
+	total := float64(len(s.servers) * s.cfg.Cores)
+	s.util += used / total
+	s.primUtil += prim / total
+	s.slots++
+}
+
+func (s *sim) evict(i int) {
+	d := guard.Evictions(s.guardState(i))
+	for _, g := range d.Evict {
+		id, _ := strconv.ParseInt(g.ID, 10, 64)
+		for _, t := range s.servers[i].running {
+			if t.id == id {
+				s.removeRunning(t)
+				s.res.Evicted++
+				s.res.WastedTaskSeconds += s.now - t.start
+				t.gen++
+				s.pending = append(s.pending, t) // re-run from the start, elsewhere if it must
+				break
+			}
+		}
+	}
+}
+
+func (s *sim) series(tenant, slot int) float64 {
+	v := s.cfg.Tenants[tenant].Series.Values[slot]
+	if math.IsNaN(v) {
+		return 0
+	}
+	return Scale(s.cfg.Scaling, s.cfg.Factor, v)
+}
