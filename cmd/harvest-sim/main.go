@@ -19,5 +19,6 @@ func commands() map[string]cli.CommandFactory {
 	return map[string]cli.CommandFactory{
 		"storage": storageCommand(),
 		"access":  accessCommand(),
+		"sched":   schedCommand(),
 	}
 }

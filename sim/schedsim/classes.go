@@ -13,9 +13,11 @@ import (
 // classView is H's knowledge: the class table the placer's classifier
 // builds from the history window, and each class's servers.
 type classView struct {
-	table   classify.Table
-	members [][]int // servers per class
-	cache   map[string][]int
+	table     classify.Table
+	members   [][]int // servers per class
+	cache     map[string][]int
+	primary   []float64 // cores the members' primaries use now (updated every slot)
+	committed []float64 // cores at the peak of the jobs placed in the class and not done
 }
 
 // classifyTenants runs the placer's classifier over the (scaled) history
@@ -41,6 +43,8 @@ func (s *sim) classifyTenants() {
 		}
 	}
 	cv.members = make([][]int, len(cv.table.Classes))
+	cv.primary = make([]float64, len(cv.table.Classes))
+	cv.committed = make([]float64, len(cv.table.Classes))
 	for i := range s.servers {
 		sv := &s.servers[i]
 		sv.class = -1
@@ -54,8 +58,10 @@ func (s *sim) classifyTenants() {
 
 // choose runs Algorithm 1 for a job: its type from its length (the
 // placer's thresholds), its peak concurrency as the request, and for each
-// class its headroom for that type at the class's current utilisation.
-// No fit leaves the job unconstrained, as the proxy does.
+// class its headroom for that type at the class's current utilisation,
+// which counts the harvested jobs already sent there (as the live node
+// stats the placer reads would). No fit leaves the job unconstrained, as
+// the proxy does.
 func (s *sim) choose(spec jobSpec) map[int]bool {
 	typ := jobtype.Default().Of(time.Duration(spec.length()*float64(time.Second)), true)
 	var cands []selectclass.Candidate
@@ -64,11 +70,7 @@ func (s *sim) choose(spec jobSpec) map[int]bool {
 		if len(m) == 0 {
 			continue
 		}
-		var cur float64
-		for _, i := range m {
-			cur += s.servers[i].primary
-		}
-		current := 100 * cur / float64(len(m)*s.cfg.Cores)
+		current := min(100, 100*(s.classes.primary[ci]+s.classes.committed[ci])/float64(len(m)*s.cfg.Cores))
 		room := classify.Headroom(classify.JobType(typ), c, current)
 		// the reserve is never the job's: take it off the class's capacity
 		cores := float64(len(m)) * (float64(s.cfg.Cores) - s.cfg.Reserve)
@@ -89,8 +91,19 @@ func (s *sim) choose(spec jobSpec) map[int]bool {
 			}
 		}
 	}
+	s.commit(set, spec, 1)
 	return set
 }
+
+// commit adds (sign 1) or removes (-1) a job's peak from its classes.
+func (s *sim) commit(set map[int]bool, spec jobSpec, sign float64) {
+	for ci := range set {
+		s.classes.committed[ci] += sign * float64(spec.peak()) / float64(len(set))
+	}
+}
+
+// classMoved is called when a server gains or loses a running task.
+func (s *sim) classMoved(int, int) {}
 
 // servers lists the servers of a set of classes (cached per set).
 func (cv *classView) servers(set map[int]bool) []int {

@@ -19,6 +19,7 @@ type server struct {
 	class   int // index into the class table; -1 unclassified
 	primary float64
 	running []*task
+	guarded []guard.Task // running, as the driver's guard sees them
 }
 
 type task struct {
@@ -28,6 +29,7 @@ type task struct {
 	server int
 	gen    int // bumped on eviction: the finish event of an evicted run is stale
 	id     int64
+	gid    string
 }
 
 type job struct {
@@ -37,6 +39,8 @@ type job struct {
 	left    int
 	classes map[int]bool // nil: any server
 	done    float64
+	pending []*task // ready, waiting for a core
+	queued  bool    // in the sim's queue
 }
 
 type finish struct {
@@ -65,7 +69,8 @@ type sim struct {
 	servers  []server
 	byTenant [][]int // servers of each tenant
 	classes  *classView
-	pending  []*task
+	queue    []*job // jobs with pending tasks, oldest first; nil where one left
+	gone     int    // nil entries in queue
 	events   finishes
 	jobs     []*job
 	nextID   int64
@@ -96,13 +101,8 @@ func (s *sim) allowed(j *job, i int) bool {
 
 func (s *sim) guardState(i int) guard.State {
 	sv := &s.servers[i]
-	st := guard.State{Capacity: s.capacity(), Reserve: guard.Resources{CPU: s.cfg.Reserve},
-		Primary: guard.Resources{CPU: sv.primary}}
-	for _, t := range sv.running {
-		st.Tasks = append(st.Tasks, guard.Task{ID: strconv.FormatInt(t.id, 10), Started: s.start.Add(time.Duration(t.start * float64(time.Second))),
-			Alloc: guard.Resources{CPU: 1, MemoryMiB: taskMiB}})
-	}
-	return st
+	return guard.State{Capacity: s.capacity(), Reserve: guard.Resources{CPU: s.cfg.Reserve},
+		Primary: guard.Resources{CPU: sv.primary}, Tasks: sv.guarded}
 }
 
 // pick samples servers the job may use and returns the one with the most
@@ -125,19 +125,19 @@ func (s *sim) pick(j *job) int {
 			best, bestFree = i, f
 		}
 	}
-	if best >= 0 && s.cfg.Policy != Stock {
-		sv := &s.servers[best]
-		if guard.Admit(s.guardState(best), guard.Resources{CPU: sv.primary}, guard.Hysteresis{},
-			guard.Resources{CPU: 1, MemoryMiB: taskMiB}) != nil {
-			return -1
-		}
+	if best >= 0 && !s.admits(best) {
+		return -1
 	}
 	return best
 }
 
 func (s *sim) startTask(t *task, i int) {
 	t.server, t.start = i, s.now
-	s.servers[i].running = append(s.servers[i].running, t)
+	sv := &s.servers[i]
+	sv.running = append(sv.running, t)
+	sv.guarded = append(sv.guarded, guard.Task{ID: t.gid, Started: s.start.Add(time.Duration(t.start * float64(time.Second))),
+		Alloc: guard.Resources{CPU: 1, MemoryMiB: taskMiB}})
+	s.classMoved(i, 1)
 	heap.Push(&s.events, finish{at: s.now + t.dur, t: t, gen: t.gen})
 }
 
@@ -146,64 +146,106 @@ func (s *sim) removeRunning(t *task) {
 	for k, r := range sv.running {
 		if r == t {
 			sv.running = append(sv.running[:k], sv.running[k+1:]...)
+			sv.guarded = append(sv.guarded[:k], sv.guarded[k+1:]...)
+			s.classMoved(t.server, -1)
 			return
 		}
 	}
 }
 
-// place starts pending tasks, oldest first, until 64 in a row find no room.
+// enqueue makes a task wait for a core, behind the jobs already waiting.
+func (s *sim) enqueue(t *task) {
+	j := t.job
+	j.pending = append(j.pending, t)
+	if !j.queued {
+		j.queued = true
+		s.queue = append(s.queue, j)
+	}
+}
+
+// dequeue takes a job that has nothing left to place off the queue.
+func (s *sim) dequeue(k int) {
+	s.queue[k].queued = false
+	s.queue[k] = nil
+	s.gone++
+	if s.gone > 64 && s.gone > len(s.queue)/2 {
+		out := s.queue[:0]
+		for _, j := range s.queue {
+			if j != nil {
+				out = append(out, j)
+			}
+		}
+		clear(s.queue[len(out):])
+		s.queue, s.gone = out, 0
+	}
+}
+
+func (s *sim) startPending(j *job, i int) {
+	t := j.pending[0]
+	j.pending[0] = nil
+	j.pending = j.pending[1:]
+	s.startTask(t, i)
+}
+
+// place starts waiting tasks, oldest job first, until 32 jobs in a row
+// find no room.
 func (s *sim) place() {
 	misses := 0
-	for k, t := range s.pending {
-		if t == nil {
+	for k := 0; k < len(s.queue) && misses < 32; k++ {
+		j := s.queue[k]
+		if j == nil {
 			continue
 		}
-		if misses >= 64 {
-			break
-		}
-		if i := s.pick(t.job); i >= 0 {
-			s.startTask(t, i)
-			s.pending[k] = nil
+		for len(j.pending) > 0 {
+			i := s.pick(j)
+			if i < 0 {
+				misses++
+				break
+			}
+			s.startPending(j, i)
 			misses = 0
-		} else {
-			misses++
+		}
+		if len(j.pending) == 0 {
+			s.dequeue(k)
 		}
 	}
-	s.compact()
 }
 
-// placeOn gives a server that just freed a core to the oldest pending tasks
+// placeOn gives a server that just freed a core to the oldest waiting jobs
 // allowed there.
 func (s *sim) placeOn(i int) {
-	for k, t := range s.pending {
-		if s.free(i) < 1 || k > 512 {
-			break
+	looked := 0
+	for k := 0; k < len(s.queue) && looked < 64 && s.free(i) >= 1; k++ {
+		j := s.queue[k]
+		if j == nil {
+			continue
 		}
-		if t != nil && s.allowed(t.job, i) {
-			s.startTask(t, i)
-			s.pending[k] = nil
+		looked++
+		if !s.allowed(j, i) {
+			continue
+		}
+		for len(j.pending) > 0 && s.free(i) >= 1 && s.admits(i) {
+			s.startPending(j, i)
+		}
+		if len(j.pending) == 0 {
+			s.dequeue(k)
 		}
 	}
-	s.compact()
 }
 
-func (s *sim) compact() {
-	out := s.pending[:0]
-	for _, t := range s.pending {
-		if t != nil {
-			out = append(out, t)
-		}
+// admits is the driver's admission check (PT, H) for one more task.
+func (s *sim) admits(i int) bool {
+	if s.cfg.Policy == Stock {
+		return true
 	}
-	for k := len(out); k < len(s.pending); k++ {
-		s.pending[k] = nil
-	}
-	s.pending = out
+	return guard.Admit(s.guardState(i), guard.Resources{CPU: s.servers[i].primary}, guard.Hysteresis{},
+		guard.Resources{CPU: 1, MemoryMiB: taskMiB}) == nil
 }
 
 func (s *sim) releaseStage(j *job) {
 	for _, d := range j.spec.stages[j.stage] {
 		s.nextID++
-		s.pending = append(s.pending, &task{job: j, dur: d, id: s.nextID})
+		s.enqueue(&task{job: j, dur: d, id: s.nextID, gid: strconv.FormatInt(s.nextID, 10)})
 	}
 	j.left = len(j.spec.stages[j.stage])
 }
@@ -217,6 +259,9 @@ func (s *sim) taskDone(f finish) {
 		j.stage++
 		if j.stage == len(j.spec.stages) {
 			j.done = s.now
+			if j.classes != nil {
+				s.commit(j.classes, j.spec, -1)
+			}
 		} else {
 			s.releaseStage(j)
 		}
@@ -230,11 +275,17 @@ func (s *sim) taskDone(f finish) {
 func (s *sim) slot(n int) {
 	hist := s.cfg.HistoryDays * history.SlotsPerDay
 	var used, prim float64
+	if s.classes != nil {
+		clear(s.classes.primary)
+	}
 	for i := range s.servers {
 		sv := &s.servers[i]
 		u := s.series(sv.tenant, hist+n)
 		sv.primary = u / 100 * float64(s.cfg.Cores)
 		prim += sv.primary
+		if s.classes != nil && sv.class >= 0 {
+			s.classes.primary[sv.class] += sv.primary
+		}
 		if len(sv.running) > 0 && float64(s.cfg.Cores)-math.Ceil(sv.primary-1e-9)-float64(len(sv.running)) < s.cfg.Reserve {
 			if s.cfg.Policy == Stock {
 				s.res.OverrunSlots++ // the harvested tasks sit in the primary's reserve
@@ -253,14 +304,13 @@ func (s *sim) slot(n int) {
 func (s *sim) evict(i int) {
 	d := guard.Evictions(s.guardState(i))
 	for _, g := range d.Evict {
-		id, _ := strconv.ParseInt(g.ID, 10, 64)
 		for _, t := range s.servers[i].running {
-			if t.id == id {
+			if t.gid == g.ID {
 				s.removeRunning(t)
 				s.res.Evicted++
 				s.res.WastedTaskSeconds += s.now - t.start
 				t.gen++
-				s.pending = append(s.pending, t) // re-run from the start, elsewhere if it must
+				s.enqueue(t) // re-run from the start, elsewhere if it must
 				break
 			}
 		}
