@@ -232,11 +232,8 @@ func TestBlobLosesNothingToKilledNodesReimagesOrFrontRestarts(t *testing.T) {
 		}
 	}
 	out, err = exec.Command(filepath.Join(bin, "harvest-blob"), "rebuild", "-config", f.config).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), fmt.Sprintf("written %d", len(d))) {
-		t.Logf("(objects of other tests are rebuilt too)")
-		if err != nil {
-			t.Fatalf("harvest-blob rebuild: %v\n%s", err, out)
-		}
+	if err != nil {
+		t.Fatalf("harvest-blob rebuild: %v\n%s", err, out)
 	}
 	t.Logf("harvest-blob rebuild: %s", out)
 	f = startBlob(t)

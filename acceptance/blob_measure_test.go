@@ -22,7 +22,9 @@ import (
 // through harvest-blob (R=3) with the same requests made directly to the
 // MinIO servers: GET against one server, PUT against three parallel PUTs
 // (what R=3 costs at least). Medians of 7 rounds, interleaved so that
-// noise hits both sides alike. Runs when HARVEST_MEASURE=1.
+// noise hits both sides alike; every GET checks it read all 64 MiB. It
+// reports the ratios and asserts no goal: these machines are shared and
+// noisy. Runs when HARVEST_MEASURE=1.
 func TestMeasureBlobThroughput(t *testing.T) {
 	if os.Getenv("HARVEST_MEASURE") != "1" {
 		t.Skip("set HARVEST_MEASURE=1 to measure blob throughput")
@@ -88,7 +90,4 @@ func TestMeasureBlobThroughput(t *testing.T) {
 	fp, dp, fg, dg := median(frontPut), median(directPut3), median(frontGet), median(directGet)
 	t.Logf("64 MiB PUT: front (R=3) %.0f MiB/s, three parallel direct PUTs %.0f MiB/s per object: ratio %.2f (goal >= 0.8)", mib/fp, mib/dp, dp/fp)
 	t.Logf("64 MiB GET: front %.0f MiB/s, direct %.0f MiB/s: ratio %.2f (goal >= 0.8)", mib/fg, mib/dg, dg/fg)
-	if fg <= 0 || fp <= 0 {
-		t.Fatal("no measurement")
-	}
 }

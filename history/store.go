@@ -23,15 +23,21 @@ type Store struct {
 	keys keys
 }
 
-// NewStore returns a store under prefix ("" means DefaultPrefix).
-func NewStore(kv KV, prefix string) *Store {
+// KeyPrefix is where Harvest's state lives in the KV: prefix ("" means
+// DefaultPrefix) ending in a slash. Every store of Harvest state takes it.
+func KeyPrefix(prefix string) string {
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return &Store{kv: kv, keys: keys{prefix: prefix}}
+	return prefix
+}
+
+// NewStore returns a store under prefix (see KeyPrefix).
+func NewStore(kv KV, prefix string) *Store {
+	return &Store{kv: kv, keys: keys{prefix: KeyPrefix(prefix)}}
 }
 
 // Sample is one node's CPU utilisation (percent of the node) at a time.

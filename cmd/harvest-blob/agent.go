@@ -15,11 +15,13 @@ import (
 	"github.com/harvest-platform/harvest/storage/blobd"
 )
 
-func agentCommand() cli.CommandFactory {
+// withConfig is a command that reads -config, logs at its log_level and
+// runs until done or SIGINT/SIGTERM.
+func withConfig(name, synopsis string, run func(context.Context, blobd.Config, hclog.Logger) error) cli.CommandFactory {
 	var configPath string
 	return command.Simple{
-		Name: "harvest-blob agent", Synopsis: "Serve S3 from the harvested storage nodes",
-		Usage: "harvest-blob agent -config blob.hcl",
+		Name: "harvest-blob " + name, Synopsis: synopsis,
+		Usage: "harvest-blob " + name + " -config blob.hcl",
 		Flags: func(fs *flag.FlagSet) { fs.StringVar(&configPath, "config", "", "HCL configuration file (required)") },
 		Run: func(_ context.Context, _ *flag.FlagSet) error {
 			cfg, err := blobd.LoadConfig(configPath)
@@ -29,25 +31,18 @@ func agentCommand() cli.CommandFactory {
 			log := hclog.New(&hclog.LoggerOptions{Name: "blob", Level: hclog.LevelFromString(cfg.LogLevel)})
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return blobd.Run(ctx, cfg, log)
+			return run(ctx, cfg, log)
 		},
 	}.Factory()
 }
 
+func agentCommand() cli.CommandFactory {
+	return withConfig("agent", "Serve S3 from the harvested storage nodes", blobd.Run)
+}
+
 func rebuildCommand() cli.CommandFactory {
-	var configPath string
-	return command.Simple{
-		Name: "harvest-blob rebuild", Synopsis: "Rebuild the catalogue and bucket records from the storage nodes alone",
-		Usage: "harvest-blob rebuild -config blob.hcl",
-		Flags: func(fs *flag.FlagSet) { fs.StringVar(&configPath, "config", "", "HCL configuration file (required)") },
-		Run: func(_ context.Context, _ *flag.FlagSet) error {
-			cfg, err := blobd.LoadConfig(configPath)
-			if err != nil {
-				return err
-			}
-			log := hclog.New(&hclog.LoggerOptions{Name: "blob", Level: hclog.LevelFromString(cfg.LogLevel)})
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+	return withConfig("rebuild", "Rebuild the catalogue and bucket records from the storage nodes alone",
+		func(ctx context.Context, cfg blobd.Config, log hclog.Logger) error {
 			rep, err := blobd.Rebuild(ctx, cfg, log)
 			if err != nil {
 				return err
@@ -55,6 +50,5 @@ func rebuildCommand() cli.CommandFactory {
 			fmt.Printf("nodes %d (unreachable %d); buckets restored %d; objects found %d, written %d, already current %d; replicas without metadata %d\n",
 				rep.Nodes, rep.Unreachable, rep.Buckets, rep.Objects, rep.Written, rep.KeptNewer, rep.UnreadableReplicas)
 			return nil
-		},
-	}.Factory()
+		})
 }

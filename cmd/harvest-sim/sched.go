@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -70,18 +69,7 @@ func schedTenants(f schedFlags) ([]schedsim.Tenant, string, int, error) {
 	}
 	p := synth.Profiles(f.seed, max(1, f.servers/6))[f.profile]
 	p.Days, p.ReimageDays = historyDays+f.days, 1
-	dc := synth.Generate(p)
-	var out []schedsim.Tenant
-	left := f.servers
-	for i := 0; left > 0; i++ {
-		if i == len(dc.Tenants) { // more servers wanted than the profile drew: reuse tenants' series
-			i = 0
-		}
-		t := dc.Tenants[i]
-		n := min(left, len(t.Nodes))
-		out = append(out, schedsim.Tenant{ID: fmt.Sprintf("%s#%d", t.ID, len(out)), Servers: n, Series: t.Series})
-		left -= n
-	}
+	out := schedsim.FromDatacenter(synth.Generate(p), f.servers)
 	return out, p.Name, f.days, nil
 }
 
@@ -180,9 +168,7 @@ func runSched(f schedFlags) error {
 		}
 	}
 	if f.asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(summary)
+		return command.PrintJSON(os.Stdout, summary)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "SCALING\tFACTOR\tPOLICY\tPRIMARY %%\tUTIL %%\tJOBS\tMEAN s\tP99 s\tEVICTED\tWASTED core-h\tRESERVE OVERRUN %%\tUNFINISHED\n")

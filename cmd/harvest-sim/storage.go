@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -62,9 +61,7 @@ func storageCommand() cli.CommandFactory {
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"seed": seed, "tenants": tenants, "results": results})
+				return command.PrintJSON(os.Stdout, map[string]any{"seed": seed, "tenants": tenants, "results": results})
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintf(tw, "POLICY\tR\tBLOCKS\tLOST\tLOST %%\tREIMAGES\tREPAIRS\tSERVERS\n")
@@ -150,9 +147,7 @@ func accessCommand() cli.CommandFactory {
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"seed": seed, "tenants": tenants, "scaling": scaling, "points": points})
+				return command.PrintJSON(os.Stdout, map[string]any{"seed": seed, "tenants": tenants, "scaling": scaling, "points": points})
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintf(tw, "UTILISATION %%\tPOLICY\tR\tFAILED READS %%\n")

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -35,9 +33,7 @@ func blobCommands() map[string]cli.CommandFactory {
 					return err
 				}
 				if asJSON {
-					enc := json.NewEncoder(os.Stdout)
-					enc.SetIndent("", "  ")
-					return enc.Encode(st)
+					return command.PrintJSON(os.Stdout, st)
 				}
 				printBlobStatus(os.Stdout, st)
 				return nil
@@ -48,31 +44,8 @@ func blobCommands() map[string]cli.CommandFactory {
 
 func blobStatus(ctx context.Context, addr string) (front.Status, error) {
 	var st front.Status
-	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(addr, "/")+"/v1/status", nil)
-	if err != nil {
-		return st, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return st, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return st, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return st, fmt.Errorf("harvest-blob answered %s: %s", resp.Status, strings.TrimSpace(string(body)))
-	}
-	if err := json.Unmarshal(body, &st); err != nil {
-		return st, fmt.Errorf("harvest-blob answer: %w", err)
-	}
-	return st, nil
+	err := callAPI(ctx, "harvest-blob", http.MethodGet, addr, "/v1/status", 30*time.Second, &st)
+	return st, err
 }
 
 func printBlobStatus(w io.Writer, st front.Status) {

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -66,39 +64,16 @@ func classesCommands() map[string]cli.CommandFactory {
 }
 
 func refreshClasses(ctx context.Context, addr string) (*agent.StoredTable, error) {
-	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(addr, "/")+"/v1/classes/refresh", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("placer answered %s: %s", resp.Status, strings.TrimSpace(string(body)))
-	}
 	var t agent.StoredTable
-	if err := json.Unmarshal(body, &t); err != nil {
-		return nil, fmt.Errorf("placer answer: %w", err)
+	if err := callAPI(ctx, "placer", http.MethodPost, addr, "/v1/classes/refresh", 5*time.Minute, &t); err != nil {
+		return nil, err
 	}
 	return &t, nil
 }
 
 func printStored(w io.Writer, t *agent.StoredTable, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(t)
+		return command.PrintJSON(w, t)
 	}
 	fmt.Fprintf(w, "Class table of %s\n\n", t.Generated.Format(time.RFC3339))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)

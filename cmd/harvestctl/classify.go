@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,9 +46,7 @@ func classifyCommand() cli.CommandFactory {
 			}
 			table := classify.Classify(inputs, classify.Default())
 			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(table)
+				return command.PrintJSON(os.Stdout, table)
 			}
 			printTable(os.Stdout, table, known)
 			return nil

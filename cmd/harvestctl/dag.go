@@ -73,9 +73,7 @@ func dagCommands() map[string]cli.CommandFactory {
 					return err
 				}
 				if asJSON {
-					enc := json.NewEncoder(os.Stdout)
-					enc.SetIndent("", "  ")
-					return enc.Encode(est)
+					return command.PrintJSON(os.Stdout, est)
 				}
 				tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "LEVEL\tSTAGES (run together)\tTASKS\tCPU MHz\tMEMORY MB")

@@ -10,18 +10,10 @@ import (
 func benchTenants(servers, days int) []Tenant {
 	p := synth.Profiles(1, servers/6)[0]
 	p.Days, p.ReimageDays = 8+days, 1
-	dc := synth.Generate(p)
-	var out []Tenant
-	left := servers
-	for i := 0; left > 0; i = (i + 1) % len(dc.Tenants) {
-		n := min(left, len(dc.Tenants[i].Nodes))
-		out = append(out, Tenant{ID: dc.Tenants[i].ID.String() + string(rune('a'+len(out)%26)) + itoa(len(out)), Servers: n, Series: dc.Tenants[i].Series})
-		left -= n
-	}
-	return out
+	return FromDatacenter(synth.Generate(p), servers)
 }
 
-// BenchmarkMonthPerPolicy: one simulated day of 300 servers per op.
+// BenchmarkDay300Servers: one simulated day of 300 servers per op, per policy.
 func BenchmarkDay300Servers(b *testing.B) {
 	tenants := benchTenants(300, 1)
 	for _, p := range []Policy{Stock, PT, History} {

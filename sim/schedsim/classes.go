@@ -102,9 +102,6 @@ func (s *sim) commit(set map[int]bool, spec jobSpec, sign float64) {
 	}
 }
 
-// classMoved is called when a server gains or loses a running task.
-func (s *sim) classMoved(int, int) {}
-
 // servers lists the servers of a set of classes (cached per set).
 func (cv *classView) servers(set map[int]bool) []int {
 	key := ""

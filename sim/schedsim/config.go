@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/synth"
 )
 
 // Policy is a scheduling policy.
@@ -114,4 +115,18 @@ func (c *Config) defaults() error {
 		}
 	}
 	return nil
+}
+
+// FromDatacenter takes servers servers from a generated datacenter, tenant
+// by tenant; when it has fewer, tenants' series are used again as new
+// tenants (suffixed #N so every tenant stays distinct).
+func FromDatacenter(dc synth.Datacenter, servers int) []Tenant {
+	var out []Tenant
+	for i, left := 0, servers; left > 0 && len(dc.Tenants) > 0; i = (i + 1) % len(dc.Tenants) {
+		t := dc.Tenants[i]
+		n := min(left, len(t.Nodes))
+		out = append(out, Tenant{ID: fmt.Sprintf("%s#%d", t.ID, len(out)), Servers: n, Series: t.Series})
+		left -= n
+	}
+	return out
 }

@@ -96,7 +96,9 @@ func Run(cfg Config) (Result, error) {
 				}
 			}
 			if cfg.Policy == History {
-				j.classes = s.choose(j.spec)
+				if j.classes = s.choose(j.spec); j.classes != nil {
+					j.pool = s.classes.servers(j.classes)
+				}
 			}
 			s.jobs = append(s.jobs, j)
 			s.releaseStage(j)
@@ -108,15 +110,15 @@ func Run(cfg Config) (Result, error) {
 			}
 		}
 	}
-	s.finishResult(span)
+	s.finishResult()
 	s.res.WallSeconds = time.Since(began).Seconds()
 	return s.res, nil
 }
 
-func (s *sim) finishResult(span float64) {
+func (s *sim) finishResult() {
 	var times []float64
 	for _, j := range s.jobs {
-		if j.done > 0 || (j.stage == len(j.spec.stages)) {
+		if j.stage == len(j.spec.stages) {
 			times = append(times, j.done-j.arrival)
 		} else {
 			s.res.Unfinished++
@@ -137,5 +139,4 @@ func (s *sim) finishResult(span float64) {
 		s.res.PrimaryUtil = s.primUtil / float64(s.slots)
 		s.res.OverrunShare = float64(s.res.OverrunSlots) / float64(s.slots*len(s.servers))
 	}
-	_ = span
 }

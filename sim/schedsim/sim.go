@@ -27,9 +27,8 @@ type task struct {
 	dur    float64
 	start  float64
 	server int
-	gen    int // bumped on eviction: the finish event of an evicted run is stale
-	id     int64
-	gid    string
+	gen    int    // bumped on eviction: the finish event of an evicted run is stale
+	gid    string // the task's ID as the driver's guard sees it
 }
 
 type job struct {
@@ -38,6 +37,7 @@ type job struct {
 	stage   int
 	left    int
 	classes map[int]bool // nil: any server
+	pool    []int        // the servers of those classes
 	done    float64
 	pending []*task // ready, waiting for a core
 	queued  bool    // in the sim's queue
@@ -110,14 +110,10 @@ func (s *sim) guardState(i int) guard.State {
 // admission check (guard.Admit with the primary's current use).
 func (s *sim) pick(j *job) int {
 	best, bestFree := -1, 0.0
-	var pool []int
-	if j.classes != nil {
-		pool = s.classes.servers(j.classes)
-	}
 	for k := 0; k < 24; k++ {
 		var i int
-		if pool != nil {
-			i = pool[s.rng.IntN(len(pool))]
+		if j.pool != nil {
+			i = j.pool[s.rng.IntN(len(j.pool))]
 		} else {
 			i = s.rng.IntN(len(s.servers))
 		}
@@ -137,7 +133,6 @@ func (s *sim) startTask(t *task, i int) {
 	sv.running = append(sv.running, t)
 	sv.guarded = append(sv.guarded, guard.Task{ID: t.gid, Started: s.start.Add(time.Duration(t.start * float64(time.Second))),
 		Alloc: guard.Resources{CPU: 1, MemoryMiB: taskMiB}})
-	s.classMoved(i, 1)
 	heap.Push(&s.events, finish{at: s.now + t.dur, t: t, gen: t.gen})
 }
 
@@ -147,7 +142,6 @@ func (s *sim) removeRunning(t *task) {
 		if r == t {
 			sv.running = append(sv.running[:k], sv.running[k+1:]...)
 			sv.guarded = append(sv.guarded[:k], sv.guarded[k+1:]...)
-			s.classMoved(t.server, -1)
 			return
 		}
 	}
@@ -245,7 +239,7 @@ func (s *sim) admits(i int) bool {
 func (s *sim) releaseStage(j *job) {
 	for _, d := range j.spec.stages[j.stage] {
 		s.nextID++
-		s.enqueue(&task{job: j, dur: d, id: s.nextID, gid: strconv.FormatInt(s.nextID, 10)})
+		s.enqueue(&task{job: j, dur: d, gid: strconv.FormatInt(s.nextID, 10)})
 	}
 	j.left = len(j.spec.stages[j.stage])
 }

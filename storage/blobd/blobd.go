@@ -27,7 +27,7 @@ import (
 //	admin_listen = "127.0.0.1:9101"   # /v1/status, /v1/metrics, /v1/health
 //	access_key = "..."  secret_key = "..."
 //	replicas   = 3
-//	repair { per_server_per_hour = 30  interval = "30s"  health_interval = "5s"  lost_after = "10m" }
+//	repair { per_server_per_hour = 30  interval = "5m"  health_interval = "5s"  lost_after = "10m" }
 //	consul { address = "127.0.0.1:8500"  prefix = "harvest/" }
 //	node "client-1" {
 //	  endpoint = "127.0.0.1:9000"  access_key = "..."  secret_key = "..."
@@ -161,14 +161,19 @@ func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nod
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the node registry: %w", err)
 	}
-	markers := map[string]string{}
+	registered := map[string]nodes.Node{}
 	for _, n := range known {
-		markers[n.ID] = n.Marker
+		registered[n.ID] = n
 	}
 	var cfgs []front.NodeConfig
 	for _, n := range c.Nodes {
+		// the configuration says where a node is; the registry keeps when it
+		// joined and its identity marker
 		node := nodes.Node{ID: n.ID, Tenant: n.Tenant, Environment: n.Environment, Rack: n.Rack, Endpoint: n.Endpoint,
-			Capacity: n.CapacityMB << 20, Joined: time.Now().UTC(), Marker: markers[n.ID]}
+			Capacity: n.CapacityMB << 20, Joined: registered[n.ID].Joined, Marker: registered[n.ID].Marker}
+		if node.Joined.IsZero() {
+			node.Joined = time.Now().UTC()
+		}
 		if err := reg.Register(ctx, node); err != nil {
 			return nil, nil, err
 		}

@@ -74,10 +74,7 @@ type Store struct {
 
 // NewStore keeps the catalogue under prefix (e.g. "harvest/").
 func NewStore(kv history.KV, prefix string) *Store {
-	if prefix != "" && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	return &Store{kv: kv, prefix: prefix + "blob/objects/"}
+	return &Store{kv: kv, prefix: history.KeyPrefix(prefix) + "blob/objects/"}
 }
 
 func (s *Store) bucketDir(bucket string) string { return s.prefix + url.PathEscape(bucket) + "/" }

@@ -66,7 +66,7 @@ func New(o Options) *Backend {
 	if o.Replicas == 0 {
 		o.Replicas = 3
 	}
-	b := &Backend{log: o.Log, kv: o.KV, prefix: o.Prefix, cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes,
+	b := &Backend{log: o.Log, kv: o.KV, prefix: history.KeyPrefix(o.Prefix), cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes,
 		replicas: o.Replicas, strict: o.Strict, rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}}
 	b.repair = newRepairer(b, o.Repair)
 	b.grid = o.Nodes.Grid()

@@ -74,8 +74,8 @@ func copyResult(e catalog.Entry) s3response.CopyObjectOutput {
 }
 
 // openReplica reads length bytes from start of a replica whose node is up
-// and not busy, the least loaded first (reads in flight through this front;
-// a node over maxInflight is tried last); SlowDown when there is none.
+// and not busy, the least loaded (reads in flight through this front)
+// first; SlowDown when there is none.
 func (b *Backend) openReplica(ctx context.Context, e catalog.Entry, start, length int64) (io.ReadCloser, error) {
 	var candidates []catalog.Replica
 	for _, r := range e.Replicas {
@@ -89,7 +89,7 @@ func (b *Backend) openReplica(ctx context.Context, e catalog.Entry, start, lengt
 		candidates = append(candidates, r)
 	}
 	sort.SliceStable(candidates, func(i, j int) bool {
-		return min(b.nodes.inflight(candidates[i].Node), maxInflight) < min(b.nodes.inflight(candidates[j].Node), maxInflight)
+		return b.nodes.inflight(candidates[i].Node) < b.nodes.inflight(candidates[j].Node)
 	})
 	for _, r := range candidates {
 		opts := minio.GetObjectOptions{}
@@ -108,10 +108,6 @@ func (b *Backend) openReplica(ctx context.Context, e catalog.Entry, start, lengt
 	b.metrics.readFailures.Inc()
 	return nil, s3err.GetAPIError(s3err.ErrSlowDown)
 }
-
-// maxInflight reads at once make a node overloaded: beyond it, replicas on
-// other nodes are read first.
-const maxInflight = 32
 
 // countedBody ends a node's in-flight read when the body is closed.
 type countedBody struct {

@@ -141,7 +141,7 @@ func (b *Backend) join(ctx context.Context, reg *nodes.Registry, node nodes.Node
 	if err := putSmall(ctx, c, markerObject, []byte(marker)); err != nil {
 		return "", err
 	}
-	node.Marker = marker
+	node.Marker, node.Joined = marker, time.Now().UTC()
 	if err := reg.Register(ctx, node); err != nil {
 		return "", err
 	}

@@ -23,7 +23,10 @@ type RepairOptions struct {
 	// repairer (the paper's production setting: 30 blocks per hour per
 	// server, so that re-replication never loads a primary tenant).
 	PerServerPerHour float64
-	// Interval between catalogue scans (a lost node also starts one).
+	// Interval between catalogue scans. A scan lists the whole catalogue,
+	// so it also runs at start, when a node is lost and when a bucket's
+	// policy changes; the interval only retries what the rate limit or a
+	// failure left over.
 	Interval time.Duration
 }
 
@@ -32,7 +35,7 @@ func (o RepairOptions) withDefaults() RepairOptions {
 		o.PerServerPerHour = 30
 	}
 	if o.Interval <= 0 {
-		o.Interval = 30 * time.Second
+		o.Interval = 5 * time.Minute
 	}
 	return o
 }
@@ -40,16 +43,18 @@ func (o RepairOptions) withDefaults() RepairOptions {
 // repairer re-creates missing replicas, fewest-replicas-left first, by the
 // same placement rules as a write (Algorithm 2 around the survivors).
 type repairer struct {
-	b       *Backend
-	opts    RepairOptions
-	kickCh  chan struct{}
-	mu      sync.Mutex
-	limits  map[string]*rate.Limiter
-	done    []time.Time // when each recent replica was re-created
-	status  Status
-	total   int64
-	scanned bool
+	b      *Backend
+	opts   RepairOptions
+	kickCh chan struct{}
+	mu     sync.Mutex
+	limits map[string]*rate.Limiter
+	done   []time.Time // when each replica of the last rateWindow was re-created
+	status Status
+	total  int64
 }
+
+// rateWindow is how far back the repair rate is measured.
+const rateWindow = 10 * time.Minute
 
 func newRepairer(b *Backend, o RepairOptions) *repairer {
 	return &repairer{b: b, opts: o.withDefaults(), kickCh: make(chan struct{}, 1), limits: map[string]*rate.Limiter{}}
@@ -233,6 +238,11 @@ func (r *repairer) repaired(n int, size int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
+	old := 0
+	for old < len(r.done) && now.Sub(r.done[old]) > rateWindow {
+		old++
+	}
+	r.done = r.done[old:]
 	for i := 0; i < n; i++ {
 		r.done = append(r.done, now)
 	}
@@ -246,7 +256,6 @@ func (r *repairer) setScan(objects, under, lost int) {
 	defer r.mu.Unlock()
 	r.status.Objects, r.status.UnderReplicated, r.status.Lost = objects, under, lost
 	r.status.LastScan = time.Now().UTC()
-	r.scanned = true
 	r.b.metrics.objects.Set(float64(objects))
 	r.b.metrics.underReplicated.Set(float64(under))
 }

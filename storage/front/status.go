@@ -43,14 +43,12 @@ func (b *Backend) Status() Status {
 	r.mu.Lock()
 	st := r.status
 	st.Repaired = r.total
-	window := 10 * time.Minute
 	recent := 0
 	for _, t := range r.done {
-		if time.Since(t) <= window {
+		if time.Since(t) <= rateWindow {
 			recent++
 		}
 	}
-	r.done = r.done[len(r.done)-recent:]
 	r.mu.Unlock()
 	st.Replicas, st.LimitPerHour = b.replicas, r.opts.PerServerPerHour
 	up := 0
@@ -69,7 +67,7 @@ func (b *Backend) Status() Status {
 		}
 	}
 	b.nodes.mu.RUnlock()
-	st.RepairRatePerHour = float64(recent) / window.Hours()
+	st.RepairRatePerHour = float64(recent) / rateWindow.Hours()
 	if st.UnderReplicated > 0 {
 		ratePerHour := st.RepairRatePerHour
 		if ratePerHour == 0 {

@@ -2,13 +2,20 @@ package front
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
@@ -75,7 +82,7 @@ func TestDownNodesTakeNoReplicas(t *testing.T) {
 			}
 		}
 	}
-	if down := b.nodes.setUp("na", false); down != 0 && down > time.Second {
+	if down := b.nodes.setUp("na", false); down > time.Second {
 		t.Fatalf("a node just gone down reports %s down", down)
 	}
 	b.markInGrid("na")
@@ -93,22 +100,67 @@ func TestBigChunksCopiesEverything(t *testing.T) {
 	}
 }
 
-func TestReadsPreferTheLeastLoadedReplica(t *testing.T) {
-	b := testBackend(t, RepairOptions{})
-	for i := 0; i < maxInflight+5; i++ {
-		b.nodes.startRead("na")
+// fakeNode answers S3 GETs with its own name, as a storage node would the
+// replica's bytes.
+func fakeNode(t *testing.T, name string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("location") {
+			fmt.Fprint(w, `<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">us-east-1</LocationConstraint>`)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(name)))
+		w.Header().Set("Last-Modified", time.Now().UTC().Format(http.TimeFormat))
+		w.Header().Set("ETag", `"0"`)
+		fmt.Fprint(w, name)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// TestReadsSkipBusyNodesAndPreferTheLeastLoaded: a read goes to a replica
+// whose node is up and not busy, the one with fewest reads in flight first,
+// and fails with SlowDown when
+// every replica's node is busy.
+func TestReadsSkipBusyNodesAndPreferTheLeastLoaded(t *testing.T) {
+	var cfgs []NodeConfig
+	for _, env := range []string{"a", "b", "c"} {
+		cfgs = append(cfgs, NodeConfig{Node: nodes.Node{ID: "n" + env, Tenant: env + "/fn", Environment: env,
+			Endpoint: fakeNode(t, "n"+env), Capacity: 1 << 30}, AccessKey: "k", SecretKey: "s"})
 	}
-	b.nodes.startRead("nb")
-	done := b.nodes.startRead("nb")
-	done()
-	if b.nodes.inflight("na") != maxInflight+5 || b.nodes.inflight("nb") != 1 {
-		t.Fatalf("in flight: na %d nb %d", b.nodes.inflight("na"), b.nodes.inflight("nb"))
+	ns, err := Connect(cfgs, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	closed := 0
-	body := &countedBody{ReadCloser: io.NopCloser(bytes.NewReader(nil)), done: func() { closed++ }}
-	body.Close()
-	body.Close()
-	if closed != 1 {
-		t.Fatalf("a body closed twice ended %d reads", closed)
+	b := New(Options{KV: history.NewMemKV(), Prefix: "harvest/", Nodes: ns, Log: hclog.NewNullLogger()})
+	for _, id := range []string{"na", "nb", "nc"} {
+		ns.setUp(id, true)
+	}
+	e := catalog.Entry{Bucket: "b", Key: "k", Size: 2, Replicas: []catalog.Replica{{Node: "na", Name: "x"}, {Node: "nb", Name: "x"}, {Node: "nc", Name: "x"}}}
+	read := func() string {
+		t.Helper()
+		body, err := b.openReplica(context.Background(), e, 0, e.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer body.Close()
+		data, _ := io.ReadAll(body)
+		return string(data)
+	}
+	if got := read(); got != "na" {
+		t.Fatalf("with nothing busy or loaded the first replica serves; got %s", got)
+	}
+	ns.busy["na"] = true
+	for i := 0; i < 3; i++ {
+		defer ns.startRead("nb")()
+	}
+	if got := read(); got != "nc" {
+		t.Fatalf("na busy, nb serving 3 reads: read from %s, want nc", got)
+	}
+	if ns.inflight("nc") != 0 {
+		t.Fatalf("a closed read is still counted on nc: %d", ns.inflight("nc"))
+	}
+	ns.busy["nb"], ns.busy["nc"] = true, true
+	if _, err := b.openReplica(context.Background(), e, 0, e.Size); err == nil || !strings.Contains(err.Error(), "SlowDown") {
+		t.Fatalf("every replica busy: %v, want SlowDown", err)
 	}
 }

@@ -56,10 +56,7 @@ type Registry struct {
 
 // NewRegistry keeps nodes under prefix (e.g. "harvest/").
 func NewRegistry(kv history.KV, prefix string) *Registry {
-	if prefix != "" && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	return &Registry{kv: kv, prefix: prefix + "blob/nodes/"}
+	return &Registry{kv: kv, prefix: history.KeyPrefix(prefix) + "blob/nodes/"}
 }
 
 // Register adds or updates a node.
