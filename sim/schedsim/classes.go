@@ -1,6 +1,7 @@
 package schedsim
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -13,11 +14,12 @@ import (
 // classView is H's knowledge: the class table the placer's classifier
 // builds from the history window, and each class's servers.
 type classView struct {
-	table     classify.Table
-	members   [][]int // servers per class
-	cache     map[string][]int
-	primary   []float64 // cores the members' primaries use now (updated every slot)
-	committed []float64 // cores at the peak of the jobs placed in the class and not done
+	table      classify.Table
+	thresholds jobtype.Thresholds // from the workload and the classes' capacity
+	members    [][]int            // servers per class
+	cache      map[string][]int
+	primary    []float64 // cores the members' primaries use now (updated every slot)
+	committed  []float64 // cores the tasks of jobs sent to the class use or wait for
 }
 
 // classifyTenants runs the placer's classifier over the (scaled) history
@@ -54,6 +56,45 @@ func (s *sim) classifyTenants() {
 		}
 	}
 	s.classes = cv
+	cv.thresholds = s.cfg.Thresholds
+	if cv.thresholds == (jobtype.Thresholds{}) {
+		cv.thresholds = s.splitThresholds()
+	}
+}
+
+// splitThresholds sets the job-type thresholds as the paper does (Section
+// 4.1): each type's share of the work is its preferred classes' share of
+// the harvestable capacity (long: the pattern Algorithm 1's weights rank
+// first for long jobs, and so on), over a sample of the workload's jobs.
+func (s *sim) splitThresholds() jobtype.Thresholds {
+	w := selectclass.DefaultWeights()
+	capacity := map[string]float64{}
+	var total float64
+	for _, typ := range []string{jobtype.Short, jobtype.Medium, jobtype.Long} {
+		best, bestW := "", 0.0
+		for pattern, weight := range w[typ] {
+			if weight > bestW || weight == bestW && pattern < best {
+				best, bestW = pattern, weight
+			}
+		}
+		for ci, c := range s.classes.table.Classes {
+			if string(c.Pattern) == best {
+				room := float64(s.cfg.Cores)*classify.Headroom(classify.JobType(typ), c, c.Average) - s.cfg.Reserve
+				capacity[typ] += float64(len(s.classes.members[ci])) * max(0, room)
+			}
+		}
+		total += capacity[typ]
+	}
+	if total == 0 {
+		return jobtype.Default()
+	}
+	rng := rand.New(rand.NewPCG(s.cfg.Seed, 0x7e5))
+	runs := make([]jobtype.Run, 4000)
+	for i := range runs {
+		j := s.cfg.Mix.draw(rng)
+		runs[i] = jobtype.Run{Length: time.Duration(j.length() * float64(time.Second)), Work: j.coreSeconds()}
+	}
+	return jobtype.Split(runs, capacity[jobtype.Short]/total, capacity[jobtype.Long]/total)
 }
 
 // choose runs Algorithm 1 for a job: its type from its length (the
@@ -62,8 +103,10 @@ func (s *sim) classifyTenants() {
 // which counts the harvested jobs already sent there (as the live node
 // stats the placer reads would). No fit leaves the job unconstrained, as
 // the proxy does.
-func (s *sim) choose(spec jobSpec) map[int]bool {
-	typ := jobtype.Default().Of(time.Duration(spec.length()*float64(time.Second)), true)
+func (s *sim) choose(j *job) map[int]bool {
+	spec := j.spec
+	typ := s.classes.thresholds.Of(time.Duration(spec.length()*float64(time.Second)), true)
+	j.typ = typ
 	var cands []selectclass.Candidate
 	for ci, c := range s.classes.table.Classes {
 		m := s.classes.members[ci]
@@ -91,14 +134,47 @@ func (s *sim) choose(spec jobSpec) map[int]bool {
 			}
 		}
 	}
-	s.commit(set, spec, 1)
 	return set
 }
 
-// commit adds (sign 1) or removes (-1) a job's peak from its classes.
-func (s *sim) commit(set map[int]bool, spec jobSpec, sign float64) {
-	for ci := range set {
-		s.classes.committed[ci] += sign * float64(spec.peak()) / float64(len(set))
+// admitJob starts a job that just arrived. Under H it first runs Algorithm
+// 1; a job no class combination can take (line 16) is not started but waits
+// for the next slot's headrooms, as the paper's scheduler holds it.
+func (s *sim) admitJob(j *job) {
+	if s.cfg.Policy == History {
+		j.classes = s.choose(j)
+		if j.classes == nil {
+			s.unplaced = append(s.unplaced, j)
+			return
+		}
+		j.pool = s.classes.servers(j.classes)
+	}
+	s.releaseStage(j)
+}
+
+// retryUnplaced runs Algorithm 1 again for the jobs still waiting, oldest
+// first, and starts those that now fit.
+func (s *sim) retryUnplaced() {
+	waiting := s.unplaced
+	s.unplaced = nil
+	for k, j := range waiting {
+		if j.classes = s.choose(j); j.classes == nil {
+			s.unplaced = append(s.unplaced, waiting[k:]...) // keep the order: no overtaking
+			return
+		}
+		j.pool = s.classes.servers(j.classes)
+		s.releaseStage(j)
+	}
+}
+
+// commit adds (tasks > 0) or removes a job's outstanding tasks (running
+// or waiting for a core) to or from its classes' load, shared evenly.
+func (s *sim) commit(j *job, tasks int) {
+	if j.classes == nil {
+		return
+	}
+	for ci := range j.classes {
+		s.classes.committed[ci] += float64(tasks) / float64(len(j.classes))
 	}
 }
 

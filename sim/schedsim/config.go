@@ -5,8 +5,10 @@ import (
 	"math"
 	"time"
 
+	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/placer/jobtype"
 )
 
 // Policy is a scheduling policy.
@@ -71,8 +73,24 @@ type Config struct {
 	// Arrivals, if set, are the jobs' arrival times (seconds into the span)
 	// instead of a Poisson process: for hand-checked scenarios.
 	Arrivals []float64
+	// Thresholds type jobs short/medium/long for H; zero: set from the
+	// workload and the classes' capacity (jobtype.Split).
+	Thresholds jobtype.Thresholds
+	// ClassConstraint (H) makes Algorithm 1's classes a hard constraint, as
+	// the admission proxy writes them; by default they are a preference, as
+	// a Nomad affinity would be, and a task goes elsewhere when its classes
+	// have no room.
+	ClassConstraint bool
+	// NoHistoryRanking (H) turns off ranking servers by the room the
+	// primary's history leaves for the job's type (see sim.safe).
+	NoHistoryRanking bool
+	// NoMargin drops the driver's default admission margin (one core on top
+	// of the reserve, guard.DefaultHysteresis) for PT and H.
+	NoMargin bool
 	// Progress, if set, is called with the share of the span simulated.
 	Progress func(done float64)
+
+	margin float64 // cores
 }
 
 func (c *Config) defaults() error {
@@ -93,6 +111,10 @@ func (c *Config) defaults() error {
 	}
 	if c.Reserve == 0 {
 		c.Reserve = 2
+	}
+	c.margin = guard.DefaultHysteresis().AdmitMargin.CPU
+	if c.NoMargin {
+		c.margin = 0
 	}
 	if c.OfferedLoad == 0 {
 		c.OfferedLoad = 0.2

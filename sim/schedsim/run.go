@@ -27,7 +27,12 @@ type Result struct {
 	OverrunSlots      int            `json:"reserve_overrun_server_slots"` // stock: harvested tasks in the primary's reserve
 	OverrunShare      float64        `json:"reserve_overrun_share"`
 	Fits              map[string]int `json:"algorithm1_fits,omitempty"`
-	WallSeconds       float64        `json:"wall_seconds"`
+	// ByJobClass breaks jobs down by the workload's job class (short,
+	// medium, long); EvictedByPattern counts evictions by the utilisation
+	// pattern of the server's tenant, as the placer classifies it.
+	ByJobClass       map[string]*ClassResult `json:"by_job_class,omitempty"`
+	EvictedByPattern map[string]int          `json:"evicted_by_pattern,omitempty"`
+	WallSeconds      float64                 `json:"wall_seconds"`
 }
 
 // Run simulates the span under one policy.
@@ -38,7 +43,8 @@ func Run(cfg Config) (Result, error) {
 	}
 	s := &sim{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), byTenant: make([][]int, len(cfg.Tenants)),
 		start: cfg.Tenants[0].Series.Start.Add(time.Duration(cfg.HistoryDays) * 24 * time.Hour)}
-	s.res = Result{Policy: cfg.Policy, Scaling: cfg.Scaling, Factor: cfg.Factor, Fits: map[string]int{}}
+	s.res = Result{Policy: cfg.Policy, Scaling: cfg.Scaling, Factor: cfg.Factor, Fits: map[string]int{},
+		ByJobClass: map[string]*ClassResult{}, EvictedByPattern: map[string]int{}}
 	for ti, t := range cfg.Tenants {
 		for k := 0; k < t.Servers; k++ {
 			s.byTenant[ti] = append(s.byTenant[ti], len(s.servers))
@@ -46,9 +52,7 @@ func Run(cfg Config) (Result, error) {
 		}
 	}
 	s.res.Servers = len(s.servers)
-	if cfg.Policy == History {
-		s.classifyTenants()
-	}
+	s.classifyTenants() // H places by it; every policy reports by it
 	span := cfg.Span.Seconds()
 	rate := cfg.JobsPerHour / 3600
 	if rate == 0 {
@@ -82,6 +86,7 @@ func Run(cfg Config) (Result, error) {
 		case 0:
 			s.slot(nextSlot)
 			nextSlot++
+			s.retryUnplaced()
 			s.place()
 			if cfg.Progress != nil && nextSlot%720 == 0 {
 				cfg.Progress(at / span)
@@ -95,13 +100,8 @@ func Run(cfg Config) (Result, error) {
 					nextArrival = cfg.Arrivals[len(s.jobs)+1]
 				}
 			}
-			if cfg.Policy == History {
-				if j.classes = s.choose(j.spec); j.classes != nil {
-					j.pool = s.classes.servers(j.classes)
-				}
-			}
 			s.jobs = append(s.jobs, j)
-			s.releaseStage(j)
+			s.admitJob(j)
 			s.place()
 		case 2:
 			f := heap.Pop(&s.events).(finish)
@@ -115,11 +115,31 @@ func Run(cfg Config) (Result, error) {
 	return s.res, nil
 }
 
+// ClassResult is one job class's share of a run.
+type ClassResult struct {
+	Jobs              int     `json:"jobs"`
+	MeanJobSeconds    float64 `json:"mean_job_seconds"`
+	Evicted           int     `json:"tasks_evicted"`
+	WastedTaskSeconds float64 `json:"wasted_task_seconds"`
+}
+
+func (s *sim) classResult(name string) *ClassResult {
+	c := s.res.ByJobClass[name]
+	if c == nil {
+		c = &ClassResult{}
+		s.res.ByJobClass[name] = c
+	}
+	return c
+}
+
 func (s *sim) finishResult() {
 	var times []float64
 	for _, j := range s.jobs {
 		if j.stage == len(j.spec.stages) {
 			times = append(times, j.done-j.arrival)
+			c := s.classResult(j.spec.class)
+			c.Jobs++
+			c.MeanJobSeconds += j.done - j.arrival
 		} else {
 			s.res.Unfinished++
 		}
@@ -132,6 +152,9 @@ func (s *sim) finishResult() {
 			sum += t
 		}
 		s.res.MeanJobSeconds = sum / float64(len(times))
+		for _, c := range s.res.ByJobClass {
+			c.MeanJobSeconds /= float64(max(1, c.Jobs))
+		}
 		s.res.P99JobSeconds = times[min(len(times)-1, int(math.Ceil(0.99*float64(len(times))))-1)]
 	}
 	if s.slots > 0 {

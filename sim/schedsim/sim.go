@@ -9,6 +9,7 @@ import (
 
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/classify"
 )
 
 // taskMiB is each task's memory: the simulated servers are CPU-bound.
@@ -36,6 +37,7 @@ type job struct {
 	spec    jobSpec
 	stage   int
 	left    int
+	typ     string       // H: short, medium or long, as the placer types it
 	classes map[int]bool // nil: any server
 	pool    []int        // the servers of those classes
 	done    float64
@@ -70,6 +72,7 @@ type sim struct {
 	byTenant [][]int // servers of each tenant
 	classes  *classView
 	queue    []*job // jobs with pending tasks, oldest first; nil where one left
+	unplaced []*job // H: jobs Algorithm 1 found no room for yet
 	gone     int    // nil entries in queue
 	events   finishes
 	jobs     []*job
@@ -86,17 +89,34 @@ func (s *sim) capacity() guard.Resources {
 	return guard.Resources{CPU: float64(s.cfg.Cores), MemoryMiB: s.cfg.MemoryMiB}
 }
 
-// free is what a new task could have on a server under the policy.
+// free is the room a new task has on a server under the policy: the cores
+// the primary's current use, the running tasks, the reserve and the
+// driver's margin leave.
 func (s *sim) free(i int) float64 {
 	sv := &s.servers[i]
 	if s.cfg.Policy == Stock {
 		return float64(s.cfg.Cores - len(sv.running))
 	}
-	return float64(s.cfg.Cores) - math.Ceil(sv.primary-1e-9) - float64(len(sv.running)) - s.cfg.Reserve
+	return float64(s.cfg.Cores) - math.Ceil(sv.primary-1e-9) - float64(len(sv.running)) - s.cfg.Reserve - s.cfg.margin
+}
+
+// safe is the room a task of j has if the primary rises to the level the
+// placer's headroom plans for the job's type (H unless NoHistoryRanking): the
+// server's class peak for long jobs, its average for medium ones, its
+// current use for short ones, whichever is higher than now.
+func (s *sim) safe(j *job, i int) float64 {
+	sv := &s.servers[i]
+	if j.typ == "" || sv.class < 0 || s.cfg.NoHistoryRanking {
+		return s.free(i)
+	}
+	c := s.classes.table.Classes[sv.class]
+	current := 100 * sv.primary / float64(s.cfg.Cores)
+	expected := (1 - classify.Headroom(classify.JobType(j.typ), c, current)) * float64(s.cfg.Cores)
+	return float64(s.cfg.Cores) - math.Ceil(expected-1e-9) - float64(len(sv.running)) - s.cfg.Reserve - s.cfg.margin
 }
 
 func (s *sim) allowed(j *job, i int) bool {
-	return j.classes == nil || j.classes[s.servers[i].class]
+	return j.classes == nil || !s.cfg.ClassConstraint || j.classes[s.servers[i].class]
 }
 
 func (s *sim) guardState(i int) guard.State {
@@ -106,19 +126,35 @@ func (s *sim) guardState(i int) guard.State {
 }
 
 // pick samples servers the job may use and returns the one with the most
-// room, or -1. For PT and H the choice is confirmed by the driver's own
+// room, or -1; under H (unless NoHistoryRanking) servers where the job's type is
+// safe come first. For PT and H the choice is confirmed by the driver's own
 // admission check (guard.Admit with the primary's current use).
 func (s *sim) pick(j *job) int {
-	best, bestFree := -1, 0.0
+	if i := s.pickFrom(j, j.pool); i >= 0 || j.pool == nil || s.cfg.ClassConstraint {
+		return i
+	}
+	return s.pickFrom(j, nil) // the classes are a preference: any server will do
+}
+
+func (s *sim) pickFrom(j *job, pool []int) int {
+	best, bestScore := -1, 0.0
 	for k := 0; k < 24; k++ {
 		var i int
-		if j.pool != nil {
-			i = j.pool[s.rng.IntN(len(j.pool))]
+		if pool != nil {
+			i = pool[s.rng.IntN(len(pool))]
 		} else {
 			i = s.rng.IntN(len(s.servers))
 		}
-		if f := s.free(i); f >= 1 && f > bestFree {
-			best, bestFree = i, f
+		f := s.free(i)
+		if f < 1 {
+			continue
+		}
+		score := f
+		if safe := s.safe(j, i); safe >= 1 {
+			score = 1000 + safe
+		}
+		if score > bestScore {
+			best, bestScore = i, score
 		}
 	}
 	if best >= 0 && !s.admits(best) {
@@ -218,7 +254,7 @@ func (s *sim) placeOn(i int) {
 		if !s.allowed(j, i) {
 			continue
 		}
-		for len(j.pending) > 0 && s.free(i) >= 1 && s.admits(i) {
+		for len(j.pending) > 0 && s.safe(j, i) >= 1 && s.admits(i) {
 			s.startPending(j, i)
 		}
 		if len(j.pending) == 0 {
@@ -232,7 +268,8 @@ func (s *sim) admits(i int) bool {
 	if s.cfg.Policy == Stock {
 		return true
 	}
-	return guard.Admit(s.guardState(i), guard.Resources{CPU: s.servers[i].primary}, guard.Hysteresis{},
+	return guard.Admit(s.guardState(i), guard.Resources{CPU: s.servers[i].primary},
+		guard.Hysteresis{AdmitMargin: guard.Resources{CPU: s.cfg.margin}},
 		guard.Resources{CPU: 1, MemoryMiB: taskMiB}) == nil
 }
 
@@ -242,6 +279,7 @@ func (s *sim) releaseStage(j *job) {
 		s.enqueue(&task{job: j, dur: d, gid: strconv.FormatInt(s.nextID, 10)})
 	}
 	j.left = len(j.spec.stages[j.stage])
+	s.commit(j, j.left)
 }
 
 func (s *sim) taskDone(f finish) {
@@ -249,13 +287,11 @@ func (s *sim) taskDone(f finish) {
 	s.removeRunning(t)
 	j := t.job
 	j.left--
+	s.commit(j, -1)
 	if j.left == 0 {
 		j.stage++
 		if j.stage == len(j.spec.stages) {
 			j.done = s.now
-			if j.classes != nil {
-				s.commit(j.classes, j.spec, -1)
-			}
 		} else {
 			s.releaseStage(j)
 		}
@@ -303,12 +339,23 @@ func (s *sim) evict(i int) {
 				s.removeRunning(t)
 				s.res.Evicted++
 				s.res.WastedTaskSeconds += s.now - t.start
+				c := s.classResult(t.job.spec.class)
+				c.Evicted++
+				c.WastedTaskSeconds += s.now - t.start
+				s.res.EvictedByPattern[t.job.spec.class+"@"+s.patternOf(i)]++
 				t.gen++
 				s.enqueue(t) // re-run from the start, elsewhere if it must
 				break
 			}
 		}
 	}
+}
+
+func (s *sim) patternOf(i int) string {
+	if c := s.servers[i].class; c >= 0 {
+		return string(s.classes.table.Classes[c].Pattern)
+	}
+	return "unclassified"
 }
 
 func (s *sim) series(tenant, slot int) float64 {
