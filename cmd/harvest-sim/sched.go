@@ -32,6 +32,12 @@ type schedFlags struct {
 	load                     float64
 	asJSON                   bool
 	csvPath, plotPath        string
+	cores, taskCores         int
+	reserve                  float64
+	workers                  int
+	classConstraint          bool
+	noHistoryRanking         bool
+	noMargin                 bool
 }
 
 func schedCommand() cli.CommandFactory {
@@ -49,6 +55,13 @@ func schedCommand() cli.CommandFactory {
 			fs.StringVar(&f.factors, "factors", "1,1.5,2,2.5,3", "scaling factors to sweep")
 			fs.StringVar(&f.policies, "policies", "stock,pt,h", "policies to run")
 			fs.Float64Var(&f.load, "load", 0.2, "offered harvested load: share of all cores the jobs' task-seconds would fill")
+			fs.IntVar(&f.cores, "cores", 16, "cores per server")
+			fs.Float64Var(&f.reserve, "reserve", 2, "cores per server kept free for the primary tenant")
+			fs.IntVar(&f.taskCores, "task-cores", 1, "run every N one-core tasks of a stage as one N-core container (the paper's scaling of container usage for large datacenters)")
+			fs.BoolVar(&f.classConstraint, "h-constraint", false, "H: make Algorithm 1's classes a hard constraint (as the proxy writes them) rather than a preference")
+			fs.BoolVar(&f.noHistoryRanking, "h-no-history-ranking", false, "H: do not rank servers by the room their class's history leaves for the job's type")
+			fs.BoolVar(&f.noMargin, "no-margin", false, "drop the driver's one-core admission margin (PT and H)")
+			fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs simulated at once")
 			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
 			fs.StringVar(&f.csvPath, "csv", "", "write the curves as CSV")
 			fs.StringVar(&f.plotPath, "plot", "", "draw mean job time against utilisation per policy and scaling (PNG or SVG)")
@@ -132,30 +145,26 @@ func runSched(f schedFlags) error {
 		}
 		factors = append(factors, x)
 	}
-	var results []schedsim.Result
-	var peak uint64
-	began := time.Now()
-	runs := len(parseList(f.scalings)) * len(factors) * len(parseList(f.policies))
+	var cfgs []schedsim.Config
 	for _, sc := range parseList(f.scalings) {
 		for _, x := range factors {
 			for _, p := range parseList(f.policies) {
-				label := fmt.Sprintf("run %d/%d %s x%.1f %s", len(results)+1, runs, sc, x, p)
-				res, err := schedsim.Run(schedsim.Config{Seed: f.seed, Policy: schedsim.Policy(p), Tenants: tenants,
+				cfgs = append(cfgs, schedsim.Config{Seed: f.seed, Policy: schedsim.Policy(p), Tenants: tenants,
 					HistoryDays: historyDays, Span: time.Duration(days) * 24 * time.Hour, Scaling: schedsim.Scaling(sc), Factor: x,
-					OfferedLoad: f.load, Progress: func(done float64) { progressBar(label, int(done*100), 100) }})
-				if err != nil {
-					return err
-				}
-				progressBar(label, 100, 100)
-				results = append(results, res)
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.Sys)
+					OfferedLoad: f.load, Cores: f.cores, Reserve: f.reserve, TaskCores: f.taskCores,
+					ClassConstraint: f.classConstraint, NoHistoryRanking: f.noHistoryRanking, NoMargin: f.noMargin})
 			}
 		}
 	}
+	began := time.Now()
+	results, err := runAll(cfgs, f.workers)
+	if err != nil {
+		return err
+	}
+	peak := peakRSS()
 	summary := map[string]any{"seed": f.seed, "source": source, "days": days, "servers": results[0].Servers,
-		"offered_load": f.load, "results": results, "wall_seconds": time.Since(began).Seconds(), "peak_memory_bytes": peak,
+		"offered_load": f.load, "task_cores": f.taskCores, "cores": f.cores, "reserve": f.reserve,
+		"results": results, "wall_seconds": time.Since(began).Seconds(), "peak_rss_bytes": peak, "workers": f.workers,
 		"h_vs_pt_mean_job_time_reduction": reductions(results)}
 	if f.csvPath != "" {
 		if err := writeSchedCSV(f.csvPath, results); err != nil {
@@ -180,8 +189,8 @@ func runSched(f schedFlags) error {
 	for k, v := range reductions(results) {
 		fmt.Printf("H vs PT mean job time, %s: %.1f%% shorter\n", k, v)
 	}
-	fmt.Printf("%s, %d servers, %d days: %.0f s wall, peak memory %.0f MiB\n", source, results[0].Servers, days,
-		time.Since(began).Seconds(), float64(peak)/(1<<20))
+	fmt.Printf("%s, %d servers, %d days, %d runs on %d workers: %.0f s wall, peak RSS %.0f MiB\n", source, results[0].Servers, days,
+		len(results), f.workers, time.Since(began).Seconds(), float64(peak)/(1<<20))
 	return nil
 }
 

@@ -92,7 +92,7 @@ func (s *sim) splitThresholds() jobtype.Thresholds {
 	runs := make([]jobtype.Run, 4000)
 	for i := range runs {
 		j := s.cfg.Mix.draw(rng)
-		runs[i] = jobtype.Run{Length: time.Duration(j.length() * float64(time.Second)), Work: j.coreSeconds()}
+		runs[i] = jobtype.Run{Length: time.Duration(j.length() * float64(time.Second)), Work: j.coreSeconds(1)}
 	}
 	return jobtype.Split(runs, capacity[jobtype.Short]/total, capacity[jobtype.Long]/total)
 }
@@ -106,7 +106,11 @@ func (s *sim) splitThresholds() jobtype.Thresholds {
 func (s *sim) choose(j *job) map[int]bool {
 	spec := j.spec
 	typ := s.classes.thresholds.Of(time.Duration(spec.length()*float64(time.Second)), true)
-	j.typ = typ
+	for k, name := range jobTypes {
+		if name == typ {
+			j.typ = k
+		}
+	}
 	var cands []selectclass.Candidate
 	for ci, c := range s.classes.table.Classes {
 		m := s.classes.members[ci]
@@ -120,7 +124,7 @@ func (s *sim) choose(j *job) map[int]bool {
 		cands = append(cands, selectclass.Candidate{Class: c.Name, Pattern: string(c.Pattern), Headroom: room,
 			CPU: cores * 1000, MemoryMB: float64(len(m)) * s.cfg.MemoryMiB})
 	}
-	out := selectclass.Select(typ, selectclass.Request{CPU: float64(spec.peak()) * 1000, MemoryMB: float64(spec.peak() * taskMiB)},
+	out := selectclass.Select(typ, selectclass.Request{CPU: float64(spec.peak()) * 1000, MemoryMB: float64(spec.peak()) * taskMiB},
 		cands, selectclass.DefaultWeights(), s.rng)
 	s.res.Fits[out.Fit]++
 	if len(out.Classes) == 0 {

@@ -87,6 +87,10 @@ type Config struct {
 	// NoMargin drops the driver's default admission margin (one core on top
 	// of the reserve, guard.DefaultHysteresis) for PT and H.
 	NoMargin bool
+	// TaskCores runs every that many one-core tasks of a stage as one
+	// container of that many cores (default 1): the paper's simulator scales
+	// container usage so that large datacenters simulate quickly.
+	TaskCores int
 	// Progress, if set, is called with the share of the span simulated.
 	Progress func(done float64)
 
@@ -115,6 +119,9 @@ func (c *Config) defaults() error {
 	c.margin = guard.DefaultHysteresis().AdmitMargin.CPU
 	if c.NoMargin {
 		c.margin = 0
+	}
+	if c.TaskCores == 0 {
+		c.TaskCores = 1
 	}
 	if c.OfferedLoad == 0 {
 		c.OfferedLoad = 0.2

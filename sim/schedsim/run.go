@@ -56,7 +56,7 @@ func Run(cfg Config) (Result, error) {
 	span := cfg.Span.Seconds()
 	rate := cfg.JobsPerHour / 3600
 	if rate == 0 {
-		rate = cfg.OfferedLoad * float64(len(s.servers)*cfg.Cores) / cfg.Mix.meanCoreSeconds(cfg.Seed)
+		rate = cfg.OfferedLoad * float64(len(s.servers)*cfg.Cores) / cfg.Mix.meanCoreSeconds(cfg.Seed, cfg.TaskCores)
 	}
 	// the same arrivals and jobs under every policy: their own random stream
 	arrivals := rand.New(rand.NewPCG(cfg.Seed, 0xa77))
@@ -92,7 +92,7 @@ func Run(cfg Config) (Result, error) {
 				cfg.Progress(at / span)
 			}
 		case 1:
-			j := &job{arrival: at, spec: cfg.Mix.draw(arrivals)}
+			j := &job{arrival: at, spec: cfg.Mix.draw(arrivals), typ: -1, cores: cfg.TaskCores}
 			nextArrival = at + arrivals.ExpFloat64()/rate
 			if cfg.Arrivals != nil {
 				nextArrival = math.Inf(1)

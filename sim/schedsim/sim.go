@@ -10,7 +10,11 @@ import (
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/jobtype"
 )
+
+// jobTypes are the placer's job types, indexed by job.typ.
+var jobTypes = [3]string{jobtype.Short, jobtype.Medium, jobtype.Long}
 
 // taskMiB is each task's memory: the simulated servers are CPU-bound.
 const taskMiB = 1024
@@ -19,6 +23,8 @@ type server struct {
 	tenant  int
 	class   int // index into the class table; -1 unclassified
 	primary float64
+	safe    [3]float64 // H: primary cores planned for short, medium, long jobs this slot
+	used    int        // cores the running tasks hold
 	running []*task
 	guarded []guard.Task // running, as the driver's guard sees them
 }
@@ -26,6 +32,7 @@ type server struct {
 type task struct {
 	job    *job
 	dur    float64
+	cores  int
 	start  float64
 	server int
 	gen    int    // bumped on eviction: the finish event of an evicted run is stale
@@ -37,7 +44,8 @@ type job struct {
 	spec    jobSpec
 	stage   int
 	left    int
-	typ     string       // H: short, medium or long, as the placer types it
+	typ     int          // H: index into jobTypes, as the placer types it; -1 untyped
+	cores   int          // per task (Config.TaskCores)
 	classes map[int]bool // nil: any server
 	pool    []int        // the servers of those classes
 	done    float64
@@ -95,9 +103,9 @@ func (s *sim) capacity() guard.Resources {
 func (s *sim) free(i int) float64 {
 	sv := &s.servers[i]
 	if s.cfg.Policy == Stock {
-		return float64(s.cfg.Cores - len(sv.running))
+		return float64(s.cfg.Cores - sv.used)
 	}
-	return float64(s.cfg.Cores) - math.Ceil(sv.primary-1e-9) - float64(len(sv.running)) - s.cfg.Reserve - s.cfg.margin
+	return float64(s.cfg.Cores) - math.Ceil(sv.primary-1e-9) - float64(sv.used) - s.cfg.Reserve - s.cfg.margin
 }
 
 // safe is the room a task of j has if the primary rises to the level the
@@ -106,13 +114,21 @@ func (s *sim) free(i int) float64 {
 // current use for short ones, whichever is higher than now.
 func (s *sim) safe(j *job, i int) float64 {
 	sv := &s.servers[i]
-	if j.typ == "" || sv.class < 0 || s.cfg.NoHistoryRanking {
+	if j.typ < 0 || sv.class < 0 || s.cfg.NoHistoryRanking {
 		return s.free(i)
 	}
-	c := s.classes.table.Classes[sv.class]
+	return float64(s.cfg.Cores) - sv.safe[j.typ] - float64(sv.used) - s.cfg.Reserve - s.cfg.margin
+}
+
+// planSafe sets a server's planned primary use per job type for the slot:
+// the level the placer's headroom (classify.Headroom) assumes, rounded up
+// to whole cores as the driver rounds the primary.
+func (s *sim) planSafe(sv *server) {
+	c := &s.classes.table.Classes[sv.class]
 	current := 100 * sv.primary / float64(s.cfg.Cores)
-	expected := (1 - classify.Headroom(classify.JobType(j.typ), c, current)) * float64(s.cfg.Cores)
-	return float64(s.cfg.Cores) - math.Ceil(expected-1e-9) - float64(len(sv.running)) - s.cfg.Reserve - s.cfg.margin
+	for typ, name := range jobTypes {
+		sv.safe[typ] = math.Ceil((1-classify.Headroom(classify.JobType(name), *c, current))*float64(s.cfg.Cores) - 1e-9)
+	}
 }
 
 func (s *sim) allowed(j *job, i int) bool {
@@ -146,18 +162,18 @@ func (s *sim) pickFrom(j *job, pool []int) int {
 			i = s.rng.IntN(len(s.servers))
 		}
 		f := s.free(i)
-		if f < 1 {
+		if f < float64(j.cores) {
 			continue
 		}
 		score := f
-		if safe := s.safe(j, i); safe >= 1 {
+		if safe := s.safe(j, i); safe >= float64(j.cores) {
 			score = 1000 + safe
 		}
 		if score > bestScore {
 			best, bestScore = i, score
 		}
 	}
-	if best >= 0 && !s.admits(best) {
+	if best >= 0 && !s.admits(best, j.cores) {
 		return -1
 	}
 	return best
@@ -168,7 +184,8 @@ func (s *sim) startTask(t *task, i int) {
 	sv := &s.servers[i]
 	sv.running = append(sv.running, t)
 	sv.guarded = append(sv.guarded, guard.Task{ID: t.gid, Started: s.start.Add(time.Duration(t.start * float64(time.Second))),
-		Alloc: guard.Resources{CPU: 1, MemoryMiB: taskMiB}})
+		Alloc: guard.Resources{CPU: float64(t.cores), MemoryMiB: float64(t.cores) * taskMiB}})
+	sv.used += t.cores
 	heap.Push(&s.events, finish{at: s.now + t.dur, t: t, gen: t.gen})
 }
 
@@ -177,6 +194,7 @@ func (s *sim) removeRunning(t *task) {
 	for k, r := range sv.running {
 		if r == t {
 			sv.running = append(sv.running[:k], sv.running[k+1:]...)
+			sv.used -= t.cores
 			sv.guarded = append(sv.guarded[:k], sv.guarded[k+1:]...)
 			return
 		}
@@ -254,7 +272,7 @@ func (s *sim) placeOn(i int) {
 		if !s.allowed(j, i) {
 			continue
 		}
-		for len(j.pending) > 0 && s.safe(j, i) >= 1 && s.admits(i) {
+		for len(j.pending) > 0 && s.safe(j, i) >= float64(j.cores) && s.admits(i, j.cores) {
 			s.startPending(j, i)
 		}
 		if len(j.pending) == 0 {
@@ -263,23 +281,29 @@ func (s *sim) placeOn(i int) {
 	}
 }
 
-// admits is the driver's admission check (PT, H) for one more task.
-func (s *sim) admits(i int) bool {
+// admits is the driver's admission check (PT, H) for one more task of
+// cores cores.
+func (s *sim) admits(i, cores int) bool {
 	if s.cfg.Policy == Stock {
 		return true
 	}
 	return guard.Admit(s.guardState(i), guard.Resources{CPU: s.servers[i].primary},
 		guard.Hysteresis{AdmitMargin: guard.Resources{CPU: s.cfg.margin}},
-		guard.Resources{CPU: 1, MemoryMiB: taskMiB}) == nil
+		guard.Resources{CPU: float64(cores), MemoryMiB: float64(cores) * taskMiB}) == nil
 }
 
+// releaseStage makes a stage's tasks wait for cores. With TaskCores c > 1
+// every c one-core tasks run as one c-core container as long as the longest
+// of them (the paper's simulator scales container usage the same way to keep
+// large datacenters fast; the job's critical path stays as it was).
 func (s *sim) releaseStage(j *job) {
-	for _, d := range j.spec.stages[j.stage] {
+	durations := containers(j.spec.stages[j.stage], j.cores)
+	for _, d := range durations {
 		s.nextID++
-		s.enqueue(&task{job: j, dur: d, gid: strconv.FormatInt(s.nextID, 10)})
+		s.enqueue(&task{job: j, dur: d, cores: j.cores, gid: strconv.FormatInt(s.nextID, 10)})
 	}
-	j.left = len(j.spec.stages[j.stage])
-	s.commit(j, j.left)
+	j.left = len(durations)
+	s.commit(j, j.left*j.cores)
 }
 
 func (s *sim) taskDone(f finish) {
@@ -287,7 +311,7 @@ func (s *sim) taskDone(f finish) {
 	s.removeRunning(t)
 	j := t.job
 	j.left--
-	s.commit(j, -1)
+	s.commit(j, -t.cores)
 	if j.left == 0 {
 		j.stage++
 		if j.stage == len(j.spec.stages) {
@@ -308,24 +332,30 @@ func (s *sim) slot(n int) {
 	if s.classes != nil {
 		clear(s.classes.primary)
 	}
-	for i := range s.servers {
-		sv := &s.servers[i]
-		u := s.series(sv.tenant, hist+n)
-		sv.primary = u / 100 * float64(s.cfg.Cores)
-		prim += sv.primary
-		if s.classes != nil && sv.class >= 0 {
-			s.classes.primary[sv.class] += sv.primary
-		}
-		if len(sv.running) > 0 && float64(s.cfg.Cores)-math.Ceil(sv.primary-1e-9)-float64(len(sv.running)) < s.cfg.Reserve {
-			if s.cfg.Policy == Stock {
-				s.res.OverrunSlots++ // the harvested tasks sit in the primary's reserve
-			} else {
-				s.evict(i)
+	cores := float64(s.cfg.Cores)
+	for ti, members := range s.byTenant {
+		primary := s.series(ti, hist+n) / 100 * cores
+		for _, i := range members {
+			sv := &s.servers[i]
+			sv.primary = primary
+			prim += primary
+			if sv.class >= 0 {
+				s.classes.primary[sv.class] += primary
+				if s.cfg.Policy == History {
+					s.planSafe(sv)
+				}
 			}
+			if sv.used > 0 && cores-math.Ceil(primary-1e-9)-float64(sv.used) < s.cfg.Reserve {
+				if s.cfg.Policy == Stock {
+					s.res.OverrunSlots++ // the harvested tasks sit in the primary's reserve
+				} else {
+					s.evict(i)
+				}
+			}
+			used += math.Min(cores, primary+float64(sv.used))
 		}
-		used += math.Min(float64(s.cfg.Cores), sv.primary+float64(len(sv.running)))
 	}
-	total := float64(len(s.servers) * s.cfg.Cores)
+	total := float64(len(s.servers)) * cores
 	s.util += used / total
 	s.primUtil += prim / total
 	s.slots++

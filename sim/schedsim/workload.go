@@ -51,14 +51,28 @@ func (j jobSpec) peak() int {
 	return p
 }
 
-func (j jobSpec) coreSeconds() float64 {
+// coreSeconds is the job's work when it runs in containers of c cores.
+func (j jobSpec) coreSeconds(c int) float64 {
 	var s float64
 	for _, st := range j.stages {
-		for _, d := range st {
-			s += d
+		for _, d := range containers(st, c) {
+			s += d * float64(c)
 		}
 	}
 	return s
+}
+
+// containers groups a stage's one-core tasks c at a time into containers
+// lasting as long as their longest task.
+func containers(stage []float64, c int) []float64 {
+	if c <= 1 {
+		return stage
+	}
+	out := make([]float64, 0, (len(stage)+c-1)/c)
+	for k := 0; k < len(stage); k += c {
+		out = append(out, maxOf(stage[k:min(len(stage), k+c)]))
+	}
+	return out
 }
 
 func maxOf(v []float64) float64 {
@@ -94,13 +108,14 @@ func (m Mix) draw(rng *rand.Rand) jobSpec {
 	return j
 }
 
-// meanCoreSeconds estimates a mix's task-seconds per job.
-func (m Mix) meanCoreSeconds(seed uint64) float64 {
+// meanCoreSeconds estimates a mix's core-seconds per job in containers of
+// c cores.
+func (m Mix) meanCoreSeconds(seed uint64, c int) float64 {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var s float64
 	const n = 4000
 	for i := 0; i < n; i++ {
-		s += m.draw(rng).coreSeconds()
+		s += m.draw(rng).coreSeconds(c)
 	}
 	return s / n
 }
