@@ -2,75 +2,326 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"flag"
 	"fmt"
+	"math"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/hashicorp/cli"
 
+	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/sim/plots"
 	"github.com/harvest-platform/harvest/sim/storagesim"
 )
 
+// storageFlags are harvest-sim storage's settings.
+type storageFlags struct {
+	seed                           uint64
+	profiles, replicas, policies   string
+	servers, blocks, runs, history int
+	repair, fill                   float64
+	reimages                       string
+	asJSON                         bool
+	csvPath, plotPath              string
+}
+
 func storageCommand() cli.CommandFactory {
-	var seed uint64
-	var tenants, blocks int
-	var repair float64
-	var asJSON bool
-	var plotPath string
+	var f storageFlags
 	return command.Simple{
-		Name: "harvest-sim storage", Synopsis: "Simulate a year of reimages: blocks lost under stock HDFS placement and Algorithm 2",
-		Usage: "harvest-sim storage [-seed N] [-tenants N] [-blocks N] [-repair-rate N] [-json]",
+		Name: "harvest-sim storage", Synopsis: "Simulate a year of reimages: blocks lost per datacenter under stock HDFS placement and Algorithm 2",
+		Usage: "harvest-sim storage [-seed N] [-profiles all|0-9|0,3] [-servers N] [-blocks N] [-replicas 3,4] [-repair-rate 30] [-fill F] " +
+			"[-runs N] [-reimages FILE.csv] [-json] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
-			fs.Uint64Var(&seed, "seed", 1, "random seed: the same seed gives the same datacenter and run")
-			fs.IntVar(&tenants, "tenants", 1000, "primary tenants in the synthetic datacenter")
-			fs.IntVar(&blocks, "blocks", 200000, "blocks written over the year")
-			fs.Float64Var(&repair, "repair-rate", 30, "replicas re-created per hour per reimaged server")
-			fs.BoolVar(&asJSON, "json", false, "print a JSON summary")
-			fs.StringVar(&plotPath, "plot", "", "also draw lost blocks per policy and replication to this PNG (or SVG) file")
+			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenters and runs")
+			fs.StringVar(&f.profiles, "profiles", "all", "synthetic datacenter profiles: all, a range 0-9 or a list 0,3,5")
+			fs.IntVar(&f.servers, "servers", 2000, "servers in each synthetic datacenter (about: tenants come whole)")
+			fs.IntVar(&f.blocks, "blocks", 100000, "blocks written over the simulated year (the paper: 4000000)")
+			fs.StringVar(&f.replicas, "replicas", "3,4", "replication levels")
+			fs.StringVar(&f.policies, "policies", "stock,grid", "placement policies: stock, grid")
+			fs.Float64Var(&f.repair, "repair-rate", 30, "replicas re-created per hour per reimaged server")
+			fs.Float64Var(&f.fill, "fill", 0.5, "share of the harvestable space the year's replicas fill (sets each server's capacity; 0: unlimited)")
+			fs.IntVar(&f.history, "history-days", 365, "days of reimages before the simulated year that give the grid each tenant's reimage rate")
+			fs.IntVar(&f.runs, "runs", 1, "runs per datacenter, policy and replication (seeds seed, seed+1, ...): the bars show their mean, min and max")
+			fs.StringVar(&f.reimages, "reimages", "", "replay this reimage CSV (tenant,node,timestamp) instead of synthetic datacenters; its first -history-days days are history")
+			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
+			fs.StringVar(&f.csvPath, "csv", "", "write every run as CSV")
+			fs.StringVar(&f.plotPath, "plot", "", "draw lost blocks per datacenter, policy and replication, as the paper's Figure 15 (PNG or SVG)")
 		},
-		Run: func(_ context.Context, _ *flag.FlagSet) error {
-			p := synth.DefaultProfile(seed, tenants)
-			p.Days, p.ReimageDays = 1, 365
-			dc := synth.Generate(p)
-			var results []storagesim.Result
-			runs := []struct {
-				policy   storagesim.Policy
-				replicas int
-			}{{storagesim.Stock, 3}, {storagesim.Grid, 3}, {storagesim.Stock, 4}, {storagesim.Grid, 4}}
-			for i, r := range runs {
-				res, err := storagesim.Run(dc, storagesim.Config{Seed: seed, Policy: r.policy, Replicas: r.replicas, Blocks: blocks, RepairPerHour: repair},
-					func(done, total int) {
-						progressBar(fmt.Sprintf("run %d/%d %s R=%d", i+1, len(runs), r.policy, r.replicas), done, total)
-					})
-				if err != nil {
-					return err
-				}
-				results = append(results, res)
-			}
-			if plotPath != "" {
-				bars := map[string]float64{}
-				for _, r := range results {
-					bars[fmt.Sprintf("%s R=%d", r.Policy, r.Replicas)] = float64(r.Lost)
-				}
-				if err := plots.Bars(plotPath, fmt.Sprintf("Blocks lost in a year (%d blocks, %d servers)", blocks, results[0].Servers), "lost blocks", bars); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				return command.PrintJSON(os.Stdout, map[string]any{"seed": seed, "tenants": tenants, "results": results})
-			}
-			tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "POLICY\tR\tBLOCKS\tLOST\tLOST %%\tREIMAGES\tREPAIRS\tSERVERS\n")
-			for _, r := range results {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.4f\t%d\t%d\t%d\n", r.Policy, r.Replicas, r.Blocks, r.Lost, 100*r.LostShare(), r.Reimages, r.Repairs, r.Servers)
-			}
-			return tw.Flush()
-		},
+		Run: func(_ context.Context, _ *flag.FlagSet) error { return runStorage(f) },
 	}.Factory()
+}
+
+// storageInputs yields the datacenters to replay, one at a time (a big one
+// is dropped before the next is generated).
+func storageInputs(f storageFlags) (names []string, load func(i int) (storagesim.Datacenter, error), err error) {
+	if f.reimages != "" {
+		fh, err := os.Open(f.reimages)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer fh.Close()
+		events, err := csvfmt.ParseReimages(fh)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.reimages, err)
+		}
+		var first time.Time
+		for _, evs := range events {
+			for _, r := range evs {
+				if first.IsZero() || r.Time.Before(first) {
+					first = r.Time
+				}
+			}
+		}
+		dc := storagesim.FromReimages(f.reimages, events, first.Truncate(24*time.Hour), f.history)
+		return []string{dc.Name}, func(int) (storagesim.Datacenter, error) { return dc, nil }, nil
+	}
+	idx, err := parseProfiles(f.profiles)
+	if err != nil {
+		return nil, nil, err
+	}
+	profiles := synth.Profiles(f.seed, 1)
+	for _, i := range idx {
+		names = append(names, profiles[i].Name)
+	}
+	return names, func(k int) (storagesim.Datacenter, error) {
+		p := profiles[idx[k]]
+		// a tenant runs PeriodicServers or OtherServers on average, less half a server (whole servers)
+		perTenant := p.PeriodicShare*p.PeriodicServers + (1-p.PeriodicShare)*p.OtherServers - 0.5
+		p.Tenants = max(3, int(math.Round(float64(f.servers)/perTenant)))
+		p.Days, p.ReimageDays = 7, f.history+366
+		return storagesim.FromSynth(synth.Generate(p), f.history), nil
+	}, nil
+}
+
+// parseProfiles reads "all", "a-b" or "a,b,c" of profiles 0-9.
+func parseProfiles(s string) ([]int, error) {
+	if s == "all" {
+		return []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b > 9 || a > b {
+			return nil, fmt.Errorf("-profiles %q: want all, a range such as 0-9, or a list such as 0,3,5 of profiles 0-9", s)
+		}
+		for i := a; i <= b; i++ {
+			if !slices.Contains(out, i) {
+				out = append(out, i)
+			}
+		}
+	}
+	return out, nil
+}
+
+// splitInts reads a comma-separated list of positive integers.
+func splitInts(flagName, s string) ([]int, error) {
+	var out []int
+	for _, v := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-%s: %q is not a positive integer", flagName, v)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// splitPolicies reads a comma-separated list of placement policies.
+func splitPolicies(s string) ([]storagesim.Policy, error) {
+	var out []storagesim.Policy
+	for _, v := range strings.Split(s, ",") {
+		p, err := storagesim.ParsePolicy(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("-policies: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func runStorage(f storageFlags) error {
+	replicas, err := splitInts("replicas", f.replicas)
+	if err != nil {
+		return err
+	}
+	policies, err := splitPolicies(f.policies)
+	if err != nil {
+		return err
+	}
+	if f.blocks < 1 || f.runs < 1 || f.fill < 0 || f.fill > 1 || f.history < 0 {
+		return fmt.Errorf("want -blocks and -runs of at least 1, -fill in 0-1 and -history-days not negative")
+	}
+	names, load, err := storageInputs(f)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	var results []storagesim.Result
+	total := len(names) * len(replicas) * len(policies) * f.runs
+	for k := range names {
+		dc, err := load(k)
+		if err != nil {
+			return err
+		}
+		servers := 0
+		for _, t := range dc.Tenants {
+			servers += len(t.Servers)
+		}
+		for _, r := range replicas {
+			capacity := 0
+			if f.fill > 0 {
+				capacity = int(math.Ceil(float64(f.blocks*r) / float64(servers) / f.fill))
+			}
+			for _, pol := range policies {
+				for run := 0; run < f.runs; run++ {
+					label := fmt.Sprintf("%d/%d %s %s R=%d", len(results)+1, total, dc.Name, pol, r)
+					res, err := storagesim.Run(dc, storagesim.Config{Seed: f.seed + uint64(run), Policy: pol, Replicas: r, Blocks: f.blocks,
+						RepairPerHour: f.repair, Capacity: capacity}, func(done, total int) { progressBar(label, done, total) })
+					if err != nil {
+						return fmt.Errorf("%s: %w", dc.Name, err)
+					}
+					results = append(results, res)
+				}
+			}
+		}
+	}
+	wall, rss := time.Since(began).Seconds(), peakRSSMiB()
+	bars := lossBars(names, replicas, policies, results)
+	if f.csvPath != "" {
+		if err := writeStorageCSV(f.csvPath, results); err != nil {
+			return err
+		}
+	}
+	if f.plotPath != "" {
+		title := fmt.Sprintf("Lost blocks in a year (%d blocks, %.0f replicas/h repair)", f.blocks, f.repair)
+		if err := plots.GroupedBars(f.plotPath, title, "lost blocks (% of blocks, log)", names, bars, true); err != nil {
+			return err
+		}
+	}
+	ratios := lossRatios(replicas, results)
+	if f.asJSON {
+		return command.PrintJSON(os.Stdout, map[string]any{"seed": f.seed, "blocks": f.blocks, "servers": f.servers, "fill": f.fill,
+			"repair_per_hour": f.repair, "history_days": f.history, "runs": f.runs, "results": results, "bars": bars,
+			"stock_over_grid_lost": ratios, "wall_seconds": wall, "peak_rss_mib": rss})
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "DC\tPOLICY\tR\tSEED\tBLOCKS\tLOST\tLOST %%\tREIMAGES\tREPAIRS\tDOWN TO 1\tLONGEST REPAIR h\tUNWRITTEN\tSERVERS\n")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.5f\t%d\t%d\t%d\t%.1f\t%d\t%d\n", r.Datacenter, r.Policy, r.Replicas, r.Seed, r.Blocks, r.Lost,
+			r.LostPct, r.Reimages, r.Repairs, r.DownToOne, r.LongestRepairHours, r.Unwritten, r.Servers)
+	}
+	tw.Flush()
+	for _, r := range replicas {
+		if v, ok := ratios[fmt.Sprintf("R=%d", r)]; ok {
+			fmt.Printf("R=%d: stock lost %d blocks, grid %d (stock/grid %s)\n", r, v.Stock, v.Grid, v.ratio())
+		}
+	}
+	fmt.Printf("%d runs: %.1f s wall, peak RSS %.0f MiB\n", len(results), wall, rss)
+	return nil
+}
+
+// lossRatio is the blocks lost by stock and grid over all runs of one R.
+type lossRatio struct {
+	Stock int `json:"stock_lost"`
+	Grid  int `json:"grid_lost"`
+}
+
+func (l lossRatio) ratio() string {
+	if l.Grid == 0 {
+		return "infinite: grid lost none"
+	}
+	return fmt.Sprintf("%.1fx", float64(l.Stock)/float64(l.Grid))
+}
+
+func lossRatios(replicas []int, results []storagesim.Result) map[string]lossRatio {
+	out := map[string]lossRatio{}
+	for _, r := range replicas {
+		var l lossRatio
+		for _, res := range results {
+			if res.Replicas == r && res.Policy == storagesim.Stock {
+				l.Stock += res.Lost
+			} else if res.Replicas == r && res.Policy == storagesim.Grid {
+				l.Grid += res.Lost
+			}
+		}
+		out[fmt.Sprintf("R=%d", r)] = l
+	}
+	return out
+}
+
+// lossBars is Figure 15's data: per policy and R, the mean, min and max
+// lost-block percentage of each datacenter's runs.
+func lossBars(names []string, replicas []int, policies []storagesim.Policy, results []storagesim.Result) []plots.BarSeries {
+	var out []plots.BarSeries
+	for _, r := range replicas {
+		for _, pol := range policies {
+			s := plots.BarSeries{Name: fmt.Sprintf("%s R=%d", pol, r), Values: make([]float64, len(names)),
+				Low: make([]float64, len(names)), High: make([]float64, len(names))}
+			for i, name := range names {
+				n := 0
+				for _, res := range results {
+					if res.Datacenter != name || res.Policy != pol || res.Replicas != r {
+						continue
+					}
+					if n == 0 || res.LostPct < s.Low[i] {
+						s.Low[i] = res.LostPct
+					}
+					s.High[i] = math.Max(s.High[i], res.LostPct)
+					s.Values[i] += res.LostPct
+					n++
+				}
+				s.Values[i] /= float64(max(1, n))
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func writeStorageCSV(path string, results []storagesim.Result) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(fh)
+	_ = w.Write([]string{"datacenter", "policy", "replicas", "seed", "blocks", "lost_blocks", "lost_percent", "reimages", "repairs",
+		"down_to_one_replica", "longest_repair_hours", "degraded_placements", "unwritten_blocks", "servers", "tenants"})
+	for _, r := range results {
+		_ = w.Write([]string{r.Datacenter, string(r.Policy), strconv.Itoa(r.Replicas), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Blocks),
+			strconv.Itoa(r.Lost), strconv.FormatFloat(r.LostPct, 'g', 6, 64), strconv.Itoa(r.Reimages), strconv.Itoa(r.Repairs),
+			strconv.Itoa(r.DownToOne), strconv.FormatFloat(r.LongestRepairHours, 'f', 2, 64), strconv.Itoa(r.Degraded),
+			strconv.Itoa(r.Unwritten), strconv.Itoa(r.Servers), strconv.Itoa(r.Tenants)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
+
+// peakRSSMiB is this process's peak resident memory (getrusage; Linux
+// reports KiB).
+func peakRSSMiB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024
 }
 
 // progressBar redraws a bar on a terminal's stderr; elsewhere it is silent.
@@ -87,74 +338,8 @@ func progressBar(label string, done, total int) {
 			bar[i] = '#'
 		}
 	}
-	fmt.Fprintf(os.Stderr, "\r%-22s [%s] %3d%%", label, bar, done*100/total)
+	fmt.Fprintf(os.Stderr, "\r%-28s [%s] %3d%%", label, bar, done*100/total)
 	if done == total {
 		fmt.Fprintln(os.Stderr)
 	}
-}
-
-func accessCommand() cli.CommandFactory {
-	var seed uint64
-	var tenants, blocks, accesses int
-	var threshold float64
-	var scaling, plotPath string
-	var asJSON bool
-	return command.Simple{
-		Name: "harvest-sim access", Synopsis: "Simulate reads as utilisation rises: the share that finds every replica busy, per policy",
-		Usage: "harvest-sim access [-seed N] [-tenants N] [-blocks N] [-accesses N] [-busy-threshold P] [-scaling linear|root] [-json]",
-		Flags: func(fs *flag.FlagSet) {
-			fs.Uint64Var(&seed, "seed", 1, "random seed")
-			fs.IntVar(&tenants, "tenants", 500, "primary tenants in the synthetic datacenter")
-			fs.IntVar(&blocks, "blocks", 20000, "blocks placed")
-			fs.IntVar(&accesses, "accesses", 100000, "reads per utilisation level")
-			fs.Float64Var(&threshold, "busy-threshold", 67, "a server is busy at or above this utilisation (the reserve's edge for a 33% reserve)")
-			fs.StringVar(&scaling, "scaling", "linear", "how utilisation is scaled up: linear or root")
-			fs.StringVar(&plotPath, "plot", "", "also draw the curves to this PNG (or SVG) file")
-			fs.BoolVar(&asJSON, "json", false, "print JSON")
-		},
-		Run: func(_ context.Context, _ *flag.FlagSet) error {
-			if scaling != string(storagesim.Linear) && scaling != string(storagesim.Root) {
-				return fmt.Errorf("-scaling %q: want linear or root", scaling)
-			}
-			p := synth.DefaultProfile(seed, tenants)
-			p.Days = 7
-			points, err := storagesim.Availability(synth.Generate(p), storagesim.AccessConfig{
-				Seed: seed, Blocks: blocks, Accesses: accesses, Utilisations: []float64{20, 30, 40, 50, 60, 70},
-				BusyThreshold: threshold, Scaling: storagesim.Scaling(scaling),
-			}, []storagesim.Policy{storagesim.Stock, storagesim.Grid}, []int{3, 4})
-			if err != nil {
-				return err
-			}
-			if plotPath != "" {
-				bySeries := map[string]*plots.Series{}
-				var order []string
-				for _, pt := range points {
-					name := fmt.Sprintf("%s R=%d", pt.Policy, pt.Replicas)
-					if bySeries[name] == nil {
-						bySeries[name] = &plots.Series{Name: name}
-						order = append(order, name)
-					}
-					bySeries[name].X = append(bySeries[name].X, pt.Utilisation)
-					bySeries[name].Y = append(bySeries[name].Y, 100*pt.FailedShare())
-				}
-				var series []plots.Series
-				for _, n := range order {
-					series = append(series, *bySeries[n])
-				}
-				if err := plots.Lines(plotPath, fmt.Sprintf("Reads finding every replica busy (%s scaling, busy at %.0f%%)", scaling, threshold),
-					"mean primary-tenant utilisation (%)", "failed reads (%)", series); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				return command.PrintJSON(os.Stdout, map[string]any{"seed": seed, "tenants": tenants, "scaling": scaling, "points": points})
-			}
-			tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "UTILISATION %%\tPOLICY\tR\tFAILED READS %%\n")
-			for _, pt := range points {
-				fmt.Fprintf(tw, "%.0f\t%s\t%d\t%.4f\n", pt.Utilisation, pt.Policy, pt.Replicas, 100*pt.FailedShare())
-			}
-			return tw.Flush()
-		},
-	}.Factory()
 }

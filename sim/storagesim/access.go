@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
+	"time"
 
+	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // Scaling stretches a tenant's utilisation to sweep the datacenter's load,
@@ -25,68 +28,146 @@ func scale(u, k float64, how Scaling) float64 {
 	return math.Min(100, u*k)
 }
 
+// DefaultBusyThreshold is the utilisation (percent) at which the harvest
+// driver flags a server busy for the blob tier by default: the edge of the
+// default CPU reserve, 100% - 33% = 67%. The blob front reads no replica
+// from a busy server.
+func DefaultBusyThreshold() float64 {
+	reserve, err := guard.ParseAmount(guard.DefaultReserveCPU, 100)
+	if err != nil {
+		panic(err) // a constant of the guard package
+	}
+	return 100 - reserve
+}
+
 // AccessConfig says how to measure availability.
 type AccessConfig struct {
-	Seed          uint64
-	Blocks        int
-	Accesses      int       // reads per utilisation level
-	Utilisations  []float64 // target mean utilisations (percent)
-	BusyThreshold float64   // a server is busy at or above this utilisation (percent)
+	Seed         uint64
+	Blocks       int       // placed before the reads
+	Accesses     int       // reads per policy, replication and utilisation
+	Utilisations []float64 // target mean primary-tenant utilisations (percent) over the read window
+	// BusyThreshold: a server is busy at or above this utilisation
+	// (percent); default DefaultBusyThreshold.
+	BusyThreshold float64
 	Scaling       Scaling
-	RackSize      int
+	// HistoryDays of each series only give the grid its tenants' peaks
+	// (of the scaled utilisation, as the blob tier would see them at that
+	// load); the reads sample the days after them.
+	HistoryDays int
+	RackSize    int
 }
 
-// AccessPoint is the share of reads that found every replica busy.
+// AccessPoint is the share of reads that found every replica busy at one
+// utilisation.
 type AccessPoint struct {
+	Datacenter  string  `json:"datacenter"`
 	Policy      Policy  `json:"policy"`
 	Replicas    int     `json:"replicas"`
-	Utilisation float64 `json:"utilisation"`
-	Failed      int     `json:"failed"`
-	Accesses    int     `json:"accesses"`
+	Utilisation float64 `json:"utilisation"` // target mean over the read window, percent
+	// BusyPct is the share of server-slots of the read window at or above
+	// the busy threshold.
+	BusyPct   float64 `json:"busy_server_percent"`
+	Failed    int     `json:"failed"`
+	Accesses  int     `json:"accesses"`
+	FailedPct float64 `json:"failed_percent"`
 }
 
-// FailedShare is the share of failed reads.
-func (a AccessPoint) FailedShare() float64 { return float64(a.Failed) / float64(max(1, a.Accesses)) }
-
-// Availability places cfg.Blocks blocks by each policy and replication, then
-// for each target utilisation scales every tenant's series so the
-// datacenter's mean reaches it, and reads random blocks at random times: a
-// read fails when every replica's server is busy (its primary tenant at or
-// above the threshold), as the blob tier would deny it.
+// Availability places cfg.Blocks blocks by each policy and replication and,
+// at each target utilisation, scales every tenant's series (cfg.Scaling)
+// so the read window's server-weighted mean reaches it, rebuilds the grid
+// from the scaled history, and reads random blocks at random slots of the
+// read window: a read fails when every replica's server is busy, as the
+// blob front then answers SlowDown.
 func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, replicas []int) ([]AccessPoint, error) {
 	if cfg.RackSize == 0 {
 		cfg.RackSize = 20
 	}
-	if len(dc.Tenants) == 0 || len(dc.Tenants[0].Series.Values) == 0 {
-		return nil, fmt.Errorf("the datacenter has no utilisation series")
+	if cfg.BusyThreshold == 0 {
+		cfg.BusyThreshold = DefaultBusyThreshold()
+	}
+	if cfg.Scaling == "" {
+		cfg.Scaling = Linear
+	}
+	if len(dc.Tenants) == 0 {
+		return nil, fmt.Errorf("the datacenter has no tenants")
 	}
 	slots := len(dc.Tenants[0].Series.Values)
-	w := buildWorld(dc, cfg.RackSize)
+	hist := cfg.HistoryDays * history.SlotsPerDay
+	if hist < 1 || hist >= slots {
+		return nil, fmt.Errorf("the series hold %d slots: want at least one day of history (%d asked) and a read window after it", slots, hist)
+	}
+	for _, t := range dc.Tenants {
+		if len(t.Series.Values) != slots {
+			return nil, fmt.Errorf("tenant %s has %d slots, the first %d", t.ID, len(t.Series.Values), slots)
+		}
+	}
+	if cfg.Blocks < 1 || cfg.Accesses < 1 {
+		return nil, fmt.Errorf("want at least one block and one access")
+	}
+	historySpan := time.Duration(cfg.HistoryDays) * 24 * time.Hour
 	var out []AccessPoint
 	for _, target := range cfg.Utilisations {
-		k := scaleFor(dc, target, cfg.Scaling)
-		busy := make([][]bool, len(dc.Tenants))
-		for ti, t := range dc.Tenants {
-			busy[ti] = make([]bool, slots)
-			for s, v := range t.Series.Values {
-				busy[ti][s] = scale(v, k, cfg.Scaling) >= cfg.BusyThreshold
+		k := scaleFor(dc, target, cfg.Scaling, hist)
+		tenants := make([]Tenant, len(dc.Tenants))
+		scaledHistory := make([]float64, hist)
+		busySlots, serverSlots := 0.0, 0.0
+		for i, t := range dc.Tenants {
+			for s, v := range t.Series.Values[:hist] {
+				scaledHistory[s] = scale(v, k, cfg.Scaling)
 			}
+			var past []history.Reimage
+			for _, r := range t.Reimages {
+				if r.Time.Sub(dc.Profile.Start) < historySpan {
+					past = append(past, r)
+				}
+			}
+			tenants[i] = Tenant{ID: t.ID.String(), Environment: t.ID.Environment, Servers: t.Nodes,
+				ReimageRate: nodes.ReimageRate(past, len(t.Nodes), historySpan), PeakCPU: Peak(scaledHistory)}
+			for _, v := range t.Series.Values[hist:] {
+				if scale(v, k, cfg.Scaling) >= cfg.BusyThreshold {
+					busySlots += float64(len(t.Nodes))
+				}
+				serverSlots += float64(len(t.Nodes))
+			}
+		}
+		w, err := buildWorld(tenants, cfg.RackSize)
+		if err != nil {
+			return nil, err
+		}
+		busy := func(server int32, slot int) bool {
+			return scale(dc.Tenants[w.tenantOf[server]].Series.Values[slot], k, cfg.Scaling) >= cfg.BusyThreshold
 		}
 		for _, pol := range policies {
 			for _, r := range replicas {
-				rng := rand.New(rand.NewPCG(cfg.Seed, uint64(r)))
-				p := placer{cfg: Config{Policy: pol, Replicas: r}, rng: rng, g: w.grid, servers: w.servers, index: w.index, byRack: w.byRack}
-				placed := make([][]int, cfg.Blocks)
-				for b := range placed {
-					placed[b], _ = p.initial(rng.IntN(len(w.servers)))
+				if r < 1 || r > len(w.id) {
+					return nil, fmt.Errorf("%d replicas with %d servers", r, len(w.id))
 				}
-				pt := AccessPoint{Policy: pol, Replicas: r, Utilisation: target, Accesses: cfg.Accesses}
+				stream := uint64(r) << 8
+				if pol == Grid {
+					stream |= 1
+				}
+				rng := rand.New(rand.NewPCG(cfg.Seed, stream))
+				p := placer{policy: pol, replicas: r, rng: rng, w: w}
+				placed := make([][]int32, cfg.Blocks)
+				for b := range placed {
+					placed[b], _ = p.initial(int32(rng.IntN(len(w.id))))
+				}
+				pt := AccessPoint{Datacenter: dc.Profile.Name, Policy: pol, Replicas: r, Utilisation: target,
+					BusyPct: 100 * busySlots / serverSlots, Accesses: cfg.Accesses}
 				for a := 0; a < cfg.Accesses; a++ {
-					b, slot := rng.IntN(cfg.Blocks), rng.IntN(slots)
-					if !slices.ContainsFunc(placed[b], func(n int) bool { return !busy[w.tenantOf[n]][slot] }) {
+					b, slot := rng.IntN(cfg.Blocks), hist+rng.IntN(slots-hist)
+					allBusy := true
+					for _, n := range placed[b] {
+						if !busy(n, slot) {
+							allBusy = false
+							break
+						}
+					}
+					if allBusy {
 						pt.Failed++
 					}
 				}
+				pt.FailedPct = 100 * float64(pt.Failed) / float64(pt.Accesses)
 				out = append(out, pt)
 			}
 		}
@@ -95,21 +176,24 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 }
 
 // scaleFor finds the factor that brings the server-weighted mean scaled
-// utilisation to target (bisection; the mean grows with the factor).
-func scaleFor(dc synth.Datacenter, target float64, how Scaling) float64 {
+// utilisation of the slots from `from` on to target (bisection on a sample
+// of at most ~200k tenant-slots; the mean grows with the factor).
+func scaleFor(dc synth.Datacenter, target float64, how Scaling, from int) float64 {
+	window := len(dc.Tenants[0].Series.Values) - from
+	stride := max(1, len(dc.Tenants)*window/200000)
 	meanAt := func(k float64) float64 {
 		sum, n := 0.0, 0.0
 		for _, t := range dc.Tenants {
 			w := float64(len(t.Nodes))
-			for _, v := range t.Series.Values {
-				sum += w * scale(v, k, how)
+			for s := from; s < len(t.Series.Values); s += stride {
+				sum += w * scale(t.Series.Values[s], k, how)
+				n += w
 			}
-			n += w * float64(len(t.Series.Values))
 		}
 		return sum / n
 	}
 	lo, hi := 0.01, 100.0
-	for i := 0; i < 50; i++ {
+	for i := 0; i < 40; i++ {
 		mid := (lo + hi) / 2
 		if meanAt(mid) < target {
 			lo = mid

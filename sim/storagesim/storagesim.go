@@ -1,220 +1,311 @@
-// Package storagesim simulates a year of a harvested file system
-// (history-based-harvesting.txt, Section 6, "Simulator"): blocks written
-// over time, disks reimaged by their primary tenants (the synthetic
-// generator's model, correlated mass reimages included), lost replicas
-// re-created at a per-server rate, and placement by either the stock HDFS
-// policy or Algorithm 2, the very storage/grid code the blob tier runs. A
-// block is lost when its last replica is reimaged before repair.
+// Package storagesim owns the storage half of the datacenter simulator
+// (history-based-harvesting.txt, Section 6, "Simulator" and "Data placement
+// and access comparisons"): a year of a harvested file system whose disks
+// the primary tenants reimage (the synthetic generator's model, correlated
+// mass reimages included, or reimages read from a CSV file), with blocks
+// written over the year and lost replicas re-created at a per-server rate,
+// placed by stock HDFS or by Algorithm 2 (the storage/grid code the blob
+// tier runs); and reads against busy servers as utilisation rises. A block
+// is lost when its last replica is reimaged before a repair re-creates
+// another; a read fails when every replica sits on a busy server.
 package storagesim
 
 import (
 	"container/heap"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sort"
 	"time"
-
-	"github.com/harvest-platform/harvest/history/synth"
-	"github.com/harvest-platform/harvest/storage/grid"
 )
 
-// Policy is a replica placement policy.
-type Policy string
-
-const (
-	// Stock is HDFS's default: the writer's server, another server in its
-	// rack, one in a remote rack (further replicas anywhere else).
-	Stock Policy = "stock"
-	// Grid is Algorithm 2.
-	Grid Policy = "grid"
-)
+// Year is the span the paper simulates for durability.
+const Year = 365 * 24 * time.Hour
 
 // Config says what to simulate.
 type Config struct {
-	Seed          uint64
-	Policy        Policy
-	Replicas      int
-	Blocks        int           // written uniformly over the span
-	Span          time.Duration // default one year
-	RepairPerHour float64       // re-created replicas per hour per reimaged server (paper: 30)
-	RackSize      int           // servers per rack (default 20)
+	Seed     uint64
+	Policy   Policy
+	Replicas int
+	Blocks   int           // written at a steady rate over the span
+	Span     time.Duration // default Year
+	// RepairPerHour is how many of a reimaged server's lost replicas are
+	// re-created per hour (the paper's HDFS setting and the blob
+	// repairer's default: 30), fewest-surviving-replicas first.
+	RepairPerHour float64
+	RackSize      int // servers per rack (default 20)
+	// Capacity is how many replicas a server's harvestable space holds
+	// (0: unlimited). Full servers take no replica; the grid is re-clustered
+	// by free space once a simulated day, as the blob front re-clusters
+	// after its catalogue scans.
+	Capacity int
 }
 
 // Result is what one run measured.
 type Result struct {
-	Policy      Policy `json:"policy"`
-	Replicas    int    `json:"replicas"`
-	Blocks      int    `json:"blocks"`
-	Lost        int    `json:"lost_blocks"`
-	Reimages    int    `json:"reimages"`
-	Repairs     int    `json:"repairs"`
-	Degraded    int    `json:"degraded_placements"`
-	Servers     int    `json:"servers"`
-	TenantCount int    `json:"tenants"`
+	Datacenter string  `json:"datacenter"`
+	Policy     Policy  `json:"policy"`
+	Replicas   int     `json:"replicas"`
+	Seed       uint64  `json:"seed"`
+	Blocks     int     `json:"blocks"`
+	Lost       int     `json:"lost_blocks"`
+	LostPct    float64 `json:"lost_percent"`
+	Reimages   int     `json:"reimages"`
+	Repairs    int     `json:"repairs"`
+	// DownToOne counts the times a block was left with a single replica.
+	DownToOne int `json:"down_to_one_replica"`
+	// LongestRepairHours is the longest a reimaged server's lost replicas
+	// took to re-create.
+	LongestRepairHours float64 `json:"longest_repair_hours"`
+	Degraded           int     `json:"degraded_placements"`
+	// Unwritten counts blocks that found fewer than R servers with room.
+	Unwritten int `json:"unwritten_blocks"`
+	Servers   int `json:"servers"`
+	Tenants   int `json:"tenants"`
 }
 
-// LostShare is the share of blocks lost.
-func (r Result) LostShare() float64 { return float64(r.Lost) / float64(max(1, r.Blocks)) }
-
-type event struct {
-	at    time.Time
-	kind  int // 0 reimage, 1 write, 2 repair done
-	node  int
-	block int
-	seq   int
+// reimage is one replayed reimage: when (from the span's start) and which
+// server.
+type reimage struct {
+	at     time.Duration
+	server int32
 }
 
-type events []event
+// repairJob re-creates the replicas one reimaged server lost, one every
+// step, in order.
+type repairJob struct {
+	next, step time.Duration
+	blocks     []int32
+	i          int
+	seq        int
+}
 
-func (e events) Len() int { return len(e) }
-func (e events) Less(i, j int) bool {
-	if !e[i].at.Equal(e[j].at) {
-		return e[i].at.Before(e[j].at)
+type jobQueue []*repairJob
+
+func (q jobQueue) Len() int { return len(q) }
+func (q jobQueue) Less(i, j int) bool {
+	if q[i].next != q[j].next {
+		return q[i].next < q[j].next
 	}
-	return e[i].seq < e[j].seq
+	return q[i].seq < q[j].seq
 }
-func (e events) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
-func (e *events) Push(x any)   { *e = append(*e, x.(event)) }
-func (e *events) Pop() any {
-	old := *e
+func (q jobQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *jobQueue) Push(x any)   { *q = append(*q, x.(*repairJob)) }
+func (q *jobQueue) Pop() any {
+	old := *q
 	x := old[len(old)-1]
-	*e = old[:len(old)-1]
+	*q = old[:len(old)-1]
 	return x
 }
 
-type server struct {
-	id, tenant, rack string
-}
-
-// Run simulates dc under cfg; progress (may be nil) is told how far it is.
-func Run(dc synth.Datacenter, cfg Config, progress func(done, total int)) (Result, error) {
+// Run simulates dc under cfg; progress (may be nil) hears how many of the
+// writes and reimages are done. The same seed gives the same result.
+func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, error) {
 	if cfg.Span == 0 {
-		cfg.Span = 365 * 24 * time.Hour
+		cfg.Span = Year
 	}
 	if cfg.RackSize == 0 {
 		cfg.RackSize = 20
 	}
-	if cfg.Replicas < 1 || cfg.RepairPerHour <= 0 {
-		return Result{}, fmt.Errorf("replicas must be at least 1 and the repair rate positive")
+	if cfg.Replicas < 1 || cfg.Replicas > 255 || cfg.RepairPerHour <= 0 || cfg.Blocks < 0 || cfg.Capacity < 0 {
+		return Result{}, fmt.Errorf("want 1-255 replicas, a positive repair rate, and no negative blocks or capacity")
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 7))
-	w := buildWorld(dc, cfg.RackSize)
-	servers, index, g, byRack := w.servers, w.index, w.grid, w.byRack
-	place := placer{cfg: cfg, rng: rng, g: g, servers: servers, index: index, byRack: byRack}
-
-	q := &events{}
-	seq := 0
-	push := func(e event) { e.seq = seq; seq++; heap.Push(q, e) }
-	start := dc.Profile.Start
-	for _, t := range dc.Tenants {
-		for _, r := range t.Reimages {
-			if r.Time.Sub(start) < cfg.Span {
-				push(event{at: r.Time, kind: 0, node: index[r.Node]})
+	if cfg.Policy != Stock && cfg.Policy != Grid {
+		return Result{}, fmt.Errorf("policy %q: want stock or grid", cfg.Policy)
+	}
+	w, err := buildWorld(dc.Tenants, cfg.RackSize)
+	if err != nil {
+		return Result{}, err
+	}
+	if cfg.Replicas > len(w.id) {
+		return Result{}, fmt.Errorf("%d replicas but only %d servers", cfg.Replicas, len(w.id))
+	}
+	var reimages []reimage
+	for _, r := range dc.Reimages {
+		at := r.Time.Sub(dc.Start)
+		if at < 0 || at >= cfg.Span {
+			continue
+		}
+		s, ok := w.index[r.Node]
+		if !ok {
+			return Result{}, fmt.Errorf("reimage of %s, which is no tenant's server", r.Node)
+		}
+		reimages = append(reimages, reimage{at, s})
+	}
+	sort.Slice(reimages, func(i, j int) bool {
+		if reimages[i].at != reimages[j].at {
+			return reimages[i].at < reimages[j].at
+		}
+		return reimages[i].server < reimages[j].server
+	})
+	s := newState(w, cfg)
+	res := Result{Datacenter: dc.Name, Policy: cfg.Policy, Replicas: cfg.Replicas, Seed: cfg.Seed, Blocks: cfg.Blocks,
+		Reimages: len(reimages), Servers: len(w.id), Tenants: len(dc.Tenants)}
+	total := cfg.Blocks + len(reimages)
+	step := time.Duration(float64(time.Hour) / cfg.RepairPerHour)
+	writeAt := func(b int) time.Duration { // a steady rate: block b in the middle of the b-th slice of the span
+		return time.Duration((float64(b) + 0.5) / float64(cfg.Blocks) * float64(cfg.Span))
+	}
+	nextWrite, nextReimage, seq := 0, 0, 0
+	nextRegrid := 24 * time.Hour
+	for done := 0; ; done++ {
+		if progress != nil && done%(1<<14) == 0 {
+			progress(nextWrite+nextReimage, total)
+		}
+		// the earliest event; on a tie a reimage comes first, then a repair, then a write
+		const never = time.Duration(1<<63 - 1)
+		tReimage, tRepair, tWrite := never, never, never
+		if nextReimage < len(reimages) {
+			tReimage = reimages[nextReimage].at
+		}
+		if s.jobs.Len() > 0 {
+			tRepair = s.jobs[0].next
+		}
+		if nextWrite < cfg.Blocks {
+			tWrite = writeAt(nextWrite)
+		}
+		if now := min(tReimage, tRepair, tWrite); cfg.Capacity > 0 && now != never && now >= nextRegrid {
+			w.regrid(int32(cfg.Capacity), s.used)
+			nextRegrid = (now/(24*time.Hour) + 1) * 24 * time.Hour
+		}
+		switch {
+		case tReimage == never && tRepair == never && tWrite == never:
+			if progress != nil {
+				progress(total, total)
 			}
+			res.Lost, res.Repairs, res.DownToOne, res.Degraded, res.Unwritten = s.lost, s.repairs, s.downToOne, s.degraded, s.unwritten
+			res.LostPct = 100 * float64(s.lost) / float64(max(1, cfg.Blocks))
+			res.LongestRepairHours = float64(s.longestJob) * step.Hours()
+			return res, nil
+		case tReimage <= tRepair && tReimage <= tWrite:
+			if job := s.wipe(reimages[nextReimage].server); job != nil {
+				job.next, job.step, job.seq = tReimage+step, step, seq
+				seq++
+				heap.Push(&s.jobs, job)
+			}
+			nextReimage++
+		case tRepair <= tWrite:
+			job := s.jobs[0]
+			s.repairOne(job.blocks[job.i])
+			if job.i++; job.i < len(job.blocks) {
+				job.next += job.step
+				heap.Fix(&s.jobs, 0)
+			} else {
+				heap.Pop(&s.jobs)
+			}
+		default:
+			s.write(int32(nextWrite))
+			nextWrite++
 		}
 	}
-	for b := 0; b < cfg.Blocks; b++ {
-		push(event{at: start.Add(time.Duration(rng.Float64() * float64(cfg.Span))), kind: 1, block: b})
-	}
-
-	res := Result{Policy: cfg.Policy, Replicas: cfg.Replicas, Blocks: cfg.Blocks, Servers: len(servers), TenantCount: len(dc.Tenants)}
-	replicas := make([][]int, cfg.Blocks) // live replicas of each block
-	lost := make([]bool, cfg.Blocks)
-	onNode := make([]map[int]bool, len(servers))
-	for i := range onNode {
-		onNode[i] = map[int]bool{}
-	}
-	total := q.Len()
-	for done := 0; q.Len() > 0; done++ {
-		e := heap.Pop(q).(event)
-		if progress != nil && done%4096 == 0 {
-			progress(done, total)
-		}
-		switch e.kind {
-		case 1: // a write
-			nodes, degraded := place.initial(rng.IntN(len(servers)))
-			if degraded {
-				res.Degraded++
-			}
-			replicas[e.block] = nodes
-			for _, n := range nodes {
-				onNode[n][e.block] = true
-			}
-		case 0: // a reimage wipes the server's disk
-			res.Reimages++
-			blocks := make([]int, 0, len(onNode[e.node]))
-			for b := range onNode[e.node] {
-				blocks = append(blocks, b)
-			}
-			sort.Ints(blocks) // deterministic order
-			onNode[e.node] = map[int]bool{}
-			for k, b := range blocks {
-				replicas[b] = slices.DeleteFunc(replicas[b], func(n int) bool { return n == e.node })
-				if len(replicas[b]) == 0 {
-					if !lost[b] {
-						lost[b] = true
-						res.Lost++
-					}
-					continue
-				}
-				delay := time.Duration(float64(k+1) / cfg.RepairPerHour * float64(time.Hour))
-				push(event{at: e.at.Add(delay), kind: 2, block: b})
-			}
-		case 2: // a repair re-creates one replica, around the survivors
-			if lost[e.block] || len(replicas[e.block]) >= cfg.Replicas || len(replicas[e.block]) == 0 {
-				continue
-			}
-			if n, ok := place.repair(replicas[e.block]); ok {
-				replicas[e.block] = append(replicas[e.block], n)
-				onNode[n][e.block] = true
-				res.Repairs++
-			}
-		}
-	}
-	if progress != nil {
-		progress(total, total)
-	}
-	return res, nil
 }
 
-// world is the datacenter as the placement policies see it.
-type world struct {
-	servers  []server
-	index    map[string]int // server ID -> position
-	tenantOf []int          // server position -> tenant position in the datacenter
-	grid     *grid.Grid
-	byRack   map[string][]int
+// state is the file system during a run: where each block's live replicas
+// are and what each server holds.
+type state struct {
+	cfg      Config
+	w        *world
+	place    placer
+	rng      *rand.Rand
+	replicas []int32   // block b's live replicas are replicas[b*R : b*R+live[b]]
+	live     []uint8   // live replicas of each block (0: not written yet, or lost)
+	onServer [][]int32 // blocks with a replica on each server, in arrival order
+	used     []int32   // replicas on each server
+	jobs     jobQueue
+
+	lost, repairs, downToOne, degraded, unwritten, longestJob int
 }
 
-// buildWorld lays the datacenter's servers into racks of rackSize (servers
-// of a tenant are neighbours, as a tenant's machines usually are) and
-// builds Algorithm 2's grid over its tenants.
-func buildWorld(dc synth.Datacenter, rackSize int) world {
-	w := world{index: map[string]int{}, byRack: map[string][]int{}}
-	var tenants []*grid.Tenant
-	for ti, t := range dc.Tenants {
-		gt := &grid.Tenant{ID: t.ID.String(), Environment: t.ID.Environment, ReimageRate: t.ReimageRate, PeakCPU: peak(t.Series.Values)}
-		for _, n := range t.Nodes {
-			s := server{id: n, tenant: gt.ID, rack: fmt.Sprintf("rack-%d", len(w.servers)/rackSize)}
-			w.index[n] = len(w.servers)
-			w.byRack[s.rack] = append(w.byRack[s.rack], len(w.servers))
-			w.servers = append(w.servers, s)
-			w.tenantOf = append(w.tenantOf, ti)
-			gt.Nodes = append(gt.Nodes, &grid.Node{ID: n, Tenant: gt.ID, Rack: s.rack, Free: 1 << 50})
+func newState(w *world, cfg Config) *state {
+	stream := uint64(cfg.Replicas) << 8
+	if cfg.Policy == Grid {
+		stream |= 1
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, stream))
+	s := &state{cfg: cfg, w: w, rng: rng, replicas: make([]int32, cfg.Blocks*cfg.Replicas), live: make([]uint8, cfg.Blocks),
+		onServer: make([][]int32, len(w.id)), used: make([]int32, len(w.id))}
+	s.place = placer{policy: cfg.Policy, replicas: cfg.Replicas, rng: rng, w: w, capacity: int32(cfg.Capacity), used: s.used}
+	if cfg.Capacity > 0 {
+		w.regrid(int32(cfg.Capacity), s.used)
+	}
+	return s
+}
+
+// blockReplicas is the live replicas of block b.
+func (s *state) blockReplicas(b int32) []int32 {
+	r := s.cfg.Replicas
+	return s.replicas[int(b)*r : int(b)*r+int(s.live[b])]
+}
+
+// write places a new block, written by a random server.
+func (s *state) write(b int32) {
+	servers, degraded := s.place.initial(int32(s.rng.IntN(len(s.w.id))))
+	if degraded {
+		s.degraded++
+	}
+	if servers == nil {
+		s.unwritten++
+		return
+	}
+	for _, n := range servers {
+		s.add(b, n)
+	}
+}
+
+func (s *state) add(b, server int32) {
+	s.replicas[int(b)*s.cfg.Replicas+int(s.live[b])] = server
+	s.live[b]++
+	s.onServer[server] = append(s.onServer[server], b)
+	s.used[server]++
+	if s.cfg.Capacity > 0 {
+		s.w.gridNode[server].Free-- // grid.Commit's bookkeeping
+	}
+}
+
+// wipe reimages a server: every replica on it is gone; a block left with
+// none is lost, the others wait for repair, fewest survivors first (as the
+// blob repairer and HDFS's under-replication queues order them).
+func (s *state) wipe(server int32) *repairJob {
+	held := s.onServer[server]
+	s.onServer[server] = nil
+	s.used[server] = 0
+	if s.cfg.Capacity > 0 {
+		s.w.gridNode[server].Free = int64(s.cfg.Capacity)
+	}
+	pending := held[:0]
+	for _, b := range held {
+		reps := s.blockReplicas(b)
+		for i, n := range reps {
+			if n == server {
+				reps[i] = reps[len(reps)-1]
+				s.live[b]--
+				break
+			}
 		}
-		tenants = append(tenants, gt)
+		switch s.live[b] {
+		case 0:
+			s.lost++
+			continue
+		case 1:
+			s.downToOne++
+		}
+		pending = append(pending, b)
 	}
-	w.grid = grid.Build(tenants)
-	return w
+	if len(pending) == 0 {
+		return nil
+	}
+	sort.SliceStable(pending, func(i, j int) bool { return s.live[pending[i]] < s.live[pending[j]] })
+	s.longestJob = max(s.longestJob, len(pending))
+	return &repairJob{blocks: pending}
 }
 
-// peak is the 95th percentile of a series.
-func peak(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
+// repairOne re-creates one replica of block b unless it is lost or whole
+// again.
+func (s *state) repairOne(b int32) {
+	if s.live[b] == 0 || int(s.live[b]) >= s.cfg.Replicas {
+		return
 	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(0.95*float64(len(s))))]
+	if n, ok := s.place.repair(s.blockReplicas(b)); ok {
+		s.add(b, n)
+		s.repairs++
+	}
 }

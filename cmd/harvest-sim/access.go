@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hashicorp/cli"
+
+	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/internal/command"
+	"github.com/harvest-platform/harvest/sim/plots"
+	"github.com/harvest-platform/harvest/sim/storagesim"
+)
+
+// accessFlags are harvest-sim access's settings.
+type accessFlags struct {
+	seed                                     uint64
+	profile, servers, blocks, accesses, days int
+	historyDays                              int
+	threshold                                float64
+	utilisations, replicas, policies         string
+	scaling                                  string
+	asJSON                                   bool
+	csvPath, plotPath                        string
+}
+
+func accessCommand() cli.CommandFactory {
+	var f accessFlags
+	return command.Simple{
+		Name: "harvest-sim access", Synopsis: "Simulate reads as utilisation rises: the share that finds every replica busy, stock HDFS placement against Algorithm 2",
+		Usage: "harvest-sim access [-seed N] [-profile 0-9] [-servers N] [-blocks N] [-accesses N] [-utilisations 20,30,...] [-replicas 3,4] " +
+			"[-busy-threshold P] [-scaling linear|root] [-json] [-csv F] [-plot F]",
+		Flags: func(fs *flag.FlagSet) {
+			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenter and reads")
+			fs.IntVar(&f.profile, "profile", 9, "synthetic datacenter profile dc-0..dc-9")
+			fs.IntVar(&f.servers, "servers", 2000, "servers in the synthetic datacenter (about: tenants come whole)")
+			fs.IntVar(&f.blocks, "blocks", 50000, "blocks placed before the reads")
+			fs.IntVar(&f.accesses, "accesses", 500000, "reads per policy, replication and utilisation")
+			fs.IntVar(&f.days, "days", 30, "days of reads (the paper simulates a month)")
+			fs.IntVar(&f.historyDays, "history-days", 7, "days of utilisation before the reads that give the grid each tenant's peak")
+			fs.StringVar(&f.utilisations, "utilisations", "20,25,30,35,40,45,50,55,60,70,80", "mean primary-tenant utilisations (percent) to sweep")
+			fs.StringVar(&f.replicas, "replicas", "3,4", "replication levels")
+			fs.StringVar(&f.policies, "policies", "stock,grid", "placement policies: stock, grid")
+			fs.Float64Var(&f.threshold, "busy-threshold", storagesim.DefaultBusyThreshold(),
+				"a server is busy at or above this utilisation (percent): the driver's default, the edge of its 33% CPU reserve")
+			fs.StringVar(&f.scaling, "scaling", "linear", "how utilisation is scaled: linear (saturating at 100%) or root")
+			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
+			fs.StringVar(&f.csvPath, "csv", "", "write the curves as CSV")
+			fs.StringVar(&f.plotPath, "plot", "", "draw failed reads against utilisation, as the paper's Figure 16 (PNG or SVG)")
+		},
+		Run: func(_ context.Context, _ *flag.FlagSet) error { return runAccess(f) },
+	}.Factory()
+}
+
+func runAccess(f accessFlags) error {
+	if f.scaling != string(storagesim.Linear) && f.scaling != string(storagesim.Root) {
+		return fmt.Errorf("-scaling %q: want linear or root", f.scaling)
+	}
+	if f.profile < 0 || f.profile > 9 {
+		return fmt.Errorf("-profile %d: want 0-9", f.profile)
+	}
+	if f.days < 1 || f.historyDays < 1 {
+		return fmt.Errorf("want at least one day of history and one of reads")
+	}
+	replicas, err := splitInts("replicas", f.replicas)
+	if err != nil {
+		return err
+	}
+	policies, err := splitPolicies(f.policies)
+	if err != nil {
+		return err
+	}
+	var utils []float64
+	for _, v := range strings.Split(f.utilisations, ",") {
+		u, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || u <= 0 || u >= 100 {
+			return fmt.Errorf("-utilisations: %q is not a percentage between 0 and 100", v)
+		}
+		utils = append(utils, u)
+	}
+	slices.Sort(utils)
+	began := time.Now()
+	p := synth.Profiles(f.seed, 1)[f.profile]
+	perTenant := p.PeriodicShare*p.PeriodicServers + (1-p.PeriodicShare)*p.OtherServers - 0.5
+	p.Tenants = max(3, int(math.Round(float64(f.servers)/perTenant)))
+	p.Days = f.historyDays + f.days
+	dc := synth.Generate(p)
+	var points []storagesim.AccessPoint
+	for i, u := range utils { // one level at a time, for the progress bar
+		progressBar(fmt.Sprintf("%s at %.0f%%", p.Name, u), i, len(utils))
+		pts, err := storagesim.Availability(dc, storagesim.AccessConfig{Seed: f.seed, Blocks: f.blocks, Accesses: f.accesses,
+			Utilisations: []float64{u}, BusyThreshold: f.threshold, Scaling: storagesim.Scaling(f.scaling), HistoryDays: f.historyDays},
+			policies, replicas)
+		if err != nil {
+			return err
+		}
+		points = append(points, pts...)
+	}
+	progressBar(p.Name, len(utils), len(utils))
+	wall, rss := time.Since(began).Seconds(), peakRSSMiB()
+	if f.csvPath != "" {
+		if err := writeAccessCSV(f.csvPath, points); err != nil {
+			return err
+		}
+	}
+	if f.plotPath != "" {
+		title := fmt.Sprintf("Reads finding every replica busy (%s, %s scaling, busy at %.0f%%)", p.Name, f.scaling, f.threshold)
+		if err := plots.Lines(f.plotPath, title, "mean primary-tenant utilisation (%)", "failed reads (%)", accessSeries(points)); err != nil {
+			return err
+		}
+	}
+	clean := cleanUpTo(points)
+	if f.asJSON {
+		return command.PrintJSON(os.Stdout, map[string]any{"seed": f.seed, "datacenter": p.Name, "scaling": f.scaling,
+			"busy_threshold": f.threshold, "blocks": f.blocks, "accesses": f.accesses, "days": f.days, "points": points,
+			"no_failed_reads_up_to": clean, "wall_seconds": wall, "peak_rss_mib": rss})
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "UTILISATION %%\tBUSY SERVERS %%\tPOLICY\tR\tFAILED READS\tFAILED %%\n")
+	for _, pt := range points {
+		fmt.Fprintf(tw, "%.0f\t%.1f\t%s\t%d\t%d\t%.4f\n", pt.Utilisation, pt.BusyPct, pt.Policy, pt.Replicas, pt.Failed, pt.FailedPct)
+	}
+	tw.Flush()
+	for _, s := range accessSeries(points) {
+		fmt.Printf("%s: no failed read up to %.0f%% utilisation\n", s.Name, clean[s.Name])
+	}
+	servers := 0
+	for _, t := range dc.Tenants {
+		servers += len(t.Nodes)
+	}
+	fmt.Printf("%s, %d servers: %.1f s wall, peak RSS %.0f MiB\n", p.Name, servers, wall, rss)
+	return nil
+}
+
+// accessSeries is Figure 16's curves: failed reads against utilisation,
+// one per policy and R.
+func accessSeries(points []storagesim.AccessPoint) []plots.Series {
+	by := map[string]*plots.Series{}
+	var order []string
+	for _, pt := range points {
+		name := fmt.Sprintf("%s R=%d", pt.Policy, pt.Replicas)
+		if by[name] == nil {
+			by[name] = &plots.Series{Name: name}
+			order = append(order, name)
+		}
+		by[name].X = append(by[name].X, pt.Utilisation)
+		by[name].Y = append(by[name].Y, pt.FailedPct)
+	}
+	out := make([]plots.Series, 0, len(order))
+	for _, n := range order {
+		out = append(out, *by[n])
+	}
+	return out
+}
+
+// cleanUpTo is, per curve, the highest utilisation below which no read
+// failed (0 when the lowest already saw failures).
+func cleanUpTo(points []storagesim.AccessPoint) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range accessSeries(points) {
+		out[s.Name] = 0
+		for i := range s.X { // the sweep's order
+			if s.Y[i] > 0 {
+				break
+			}
+			out[s.Name] = s.X[i]
+		}
+	}
+	return out
+}
+
+func writeAccessCSV(path string, points []storagesim.AccessPoint) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(fh)
+	_ = w.Write([]string{"datacenter", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent"})
+	for _, pt := range points {
+		_ = w.Write([]string{pt.Datacenter, string(pt.Policy), strconv.Itoa(pt.Replicas), strconv.FormatFloat(pt.Utilisation, 'g', 6, 64),
+			strconv.FormatFloat(pt.BusyPct, 'f', 3, 64), strconv.Itoa(pt.Accesses), strconv.Itoa(pt.Failed),
+			strconv.FormatFloat(pt.FailedPct, 'g', 6, 64)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}

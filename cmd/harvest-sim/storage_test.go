@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/csvfmt"
+)
+
+// stdoutOf runs fn with os.Stdout sent to a pipe and returns what it wrote.
+func stdoutOf(t *testing.T, fn func() error) []byte {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	err = fn()
+	os.Stdout = saved
+	w.Close()
+	out := <-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	rows, err := csv.NewReader(fh).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestStorageCommandWritesJSONCSVAndPlot(t *testing.T) {
+	dir := t.TempDir()
+	f := storageFlags{seed: 3, profiles: "2-3", replicas: "3,4", policies: "stock,grid", servers: 150, blocks: 3000, runs: 2,
+		repair: 30, fill: 0.5, history: 60, asJSON: true, csvPath: filepath.Join(dir, "lost.csv"), plotPath: filepath.Join(dir, "fig15.png")}
+	var summary struct {
+		Results []struct {
+			Datacenter string `json:"datacenter"`
+			Policy     string `json:"policy"`
+			Replicas   int    `json:"replicas"`
+			Blocks     int    `json:"blocks"`
+			Reimages   int    `json:"reimages"`
+		} `json:"results"`
+		Wall float64 `json:"wall_seconds"`
+		RSS  float64 `json:"peak_rss_mib"`
+	}
+	if err := json.Unmarshal(stdoutOf(t, func() error { return runStorage(f) }), &summary); err != nil {
+		t.Fatal(err)
+	}
+	// 2 datacenters x 2 replication levels x 2 policies x 2 runs
+	if len(summary.Results) != 16 || summary.Wall <= 0 || summary.RSS <= 0 {
+		t.Fatalf("%d results, wall %v s, peak RSS %v MiB; want 16 and both measured", len(summary.Results), summary.Wall, summary.RSS)
+	}
+	if r := summary.Results[0]; r.Datacenter != "dc-2" || r.Policy != "stock" || r.Replicas != 3 || r.Blocks != 3000 || r.Reimages == 0 {
+		t.Errorf("first result %+v, want dc-2 stock R=3 with 3000 blocks and some reimages", r)
+	}
+	rows := readCSV(t, f.csvPath)
+	if len(rows) != 17 || rows[0][0] != "datacenter" || rows[16][0] != "dc-3" || rows[16][1] != "grid" {
+		t.Errorf("CSV has %d rows (want a header and 16), last %v", len(rows), rows[len(rows)-1])
+	}
+	if fi, err := os.Stat(f.plotPath); err != nil || fi.Size() < 2000 {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+func TestStorageCommandReplaysAReimageCSV(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	events := map[history.TenantID][]history.Reimage{}
+	for i, env := range []string{"search", "mail", "ads", "maps", "video"} {
+		id := history.TenantID{Environment: env, Function: "fe"}
+		for s := 0; s < 4; s++ {
+			node := env + "-" + string(rune('a'+s))
+			events[id] = append(events[id], history.Reimage{Node: node, Time: start.Add(time.Duration(i*7+s) * time.Hour)})
+			if env == "mail" { // mail's servers all go again together on day 100
+				events[id] = append(events[id], history.Reimage{Node: node, Time: start.Add(100*24*time.Hour + time.Duration(s)*time.Minute)})
+			}
+		}
+	}
+	path := filepath.Join(dir, "reimages.csv")
+	fh, _ := os.Create(path)
+	if err := csvfmt.WriteReimages(fh, events); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	f := storageFlags{seed: 1, replicas: "3", policies: "stock,grid", blocks: 2000, runs: 1, repair: 30, fill: 0.5, history: 30,
+		reimages: path, csvPath: filepath.Join(dir, "out.csv")}
+	out := stdoutOf(t, func() error { return runStorage(f) })
+	rows := readCSV(t, f.csvPath)
+	if len(rows) != 3 {
+		t.Fatalf("%d CSV rows, want a header and 2:\n%s", len(rows), out)
+	}
+	for _, row := range rows[1:] {
+		// the four day-100 reimages replay; the day-0 ones are history; 20 servers
+		if row[7] != "4" || row[13] != "20" {
+			t.Errorf("%v: want 4 reimages replayed on 20 servers", row)
+		}
+	}
+	if !strings.Contains(string(out), "R=3: stock lost") {
+		t.Errorf("no stock/grid summary in:\n%s", out)
+	}
+}
+
+func TestAccessCommandFindsWhereFailedReadsBegin(t *testing.T) {
+	dir := t.TempDir()
+	f := accessFlags{seed: 2, profile: 9, servers: 200, blocks: 2000, accesses: 20000, days: 3, historyDays: 1, threshold: 67,
+		utilisations: "70,20,45", replicas: "3", policies: "stock,grid", scaling: "linear", asJSON: true,
+		csvPath: filepath.Join(dir, "access.csv"), plotPath: filepath.Join(dir, "fig16.png")}
+	var summary struct {
+		Points []struct {
+			Utilisation float64 `json:"utilisation"`
+			FailedPct   float64 `json:"failed_percent"`
+		} `json:"points"`
+		Clean map[string]float64 `json:"no_failed_reads_up_to"`
+	}
+	if err := json.Unmarshal(stdoutOf(t, func() error { return runAccess(f) }), &summary); err != nil {
+		t.Fatal(err)
+	}
+	if len(summary.Points) != 6 || summary.Points[0].Utilisation != 20 || summary.Points[5].Utilisation != 70 {
+		t.Fatalf("points %+v: want 3 utilisations, sorted, x 2 policies", summary.Points)
+	}
+	if summary.Points[5].FailedPct <= summary.Points[0].FailedPct {
+		t.Errorf("failed reads did not rise from 20%% to 70%%: %+v", summary.Points)
+	}
+	if _, ok := summary.Clean["grid R=3"]; !ok {
+		t.Errorf("no clean-up-to for grid R=3: %v", summary.Clean)
+	}
+	if rows := readCSV(t, f.csvPath); len(rows) != 7 {
+		t.Errorf("%d CSV rows, want 7", len(rows))
+	}
+	if fi, err := os.Stat(f.plotPath); err != nil || fi.Size() < 2000 {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+func TestParseProfiles(t *testing.T) {
+	for in, want := range map[string][]int{"all": {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, "3": {3}, "0-2": {0, 1, 2}, "7,1-2,7": {7, 1, 2}} {
+		if got, err := parseProfiles(in); err != nil || !slices.Equal(got, want) {
+			t.Errorf("%q: %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "10", "3-1", "a", "-1"} {
+		if _, err := parseProfiles(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

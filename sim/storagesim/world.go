@@ -1,0 +1,198 @@
+package storagesim
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/nodes"
+)
+
+// Tenant is a primary tenant as the storage simulation sees it: its servers
+// and what Algorithm 2 knows of it from history.
+type Tenant struct {
+	ID          string // environment/function
+	Environment string
+	Servers     []string
+	ReimageRate float64 // reimages per server per month before the simulated span (the grid's column)
+	PeakCPU     float64 // 95th percentile of its utilisation, percent (the grid's row)
+}
+
+// Datacenter is what a durability run replays: the tenants and the
+// reimages of the simulated span.
+type Datacenter struct {
+	Name     string
+	Start    time.Time // the simulated span begins here
+	Tenants  []Tenant
+	Reimages []history.Reimage // any order; every node must be a server of a tenant
+}
+
+// FromSynth turns a generated datacenter into a durability input: the
+// first historyDays of its reimages (the profile's ReimageDays must cover
+// them and the span) only give each tenant its reimage rate, as the blob
+// tier computes it from history (nodes.ReimageRate); the reimages after
+// them are replayed. The peak is the 95th percentile of the tenant's
+// series, as blobd's tenantStats takes it.
+func FromSynth(dc synth.Datacenter, historyDays int) Datacenter {
+	start := dc.Profile.Start.Add(time.Duration(historyDays) * 24 * time.Hour)
+	out := Datacenter{Name: dc.Profile.Name, Start: start}
+	for _, t := range dc.Tenants {
+		var past []history.Reimage
+		for _, r := range t.Reimages {
+			if r.Time.Before(start) {
+				past = append(past, r)
+			} else {
+				out.Reimages = append(out.Reimages, r)
+			}
+		}
+		rate := t.ReimageRate // no history: the generator's rate
+		if historyDays > 0 {
+			rate = nodes.ReimageRate(past, len(t.Nodes), time.Duration(historyDays)*24*time.Hour)
+		}
+		out.Tenants = append(out.Tenants, Tenant{ID: t.ID.String(), Environment: t.ID.Environment,
+			Servers: t.Nodes, ReimageRate: rate, PeakCPU: Peak(t.Series.Values)})
+	}
+	return out
+}
+
+// FromReimages builds a durability input from reimage events (the
+// "reimages" CSV format of history/csvfmt): every node named is a server of
+// its tenant; events in the first historyDays after start only give the
+// tenants their reimage rates, the later ones are replayed. With
+// historyDays 0 the rates come from the replayed events themselves (the
+// grid then knows each tenant's rate in hindsight). The file says nothing of
+// utilisation, so every tenant's peak is 0 and the grid's rows split the
+// tenants by ID.
+func FromReimages(name string, events map[history.TenantID][]history.Reimage, start time.Time, historyDays int) Datacenter {
+	ids := make([]history.TenantID, 0, len(events))
+	for id := range events {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	span := time.Duration(historyDays) * 24 * time.Hour
+	out := Datacenter{Name: name, Start: start.Add(span)}
+	for _, id := range ids {
+		var servers []string
+		var past, replay []history.Reimage
+		for _, r := range events[id] {
+			if !slices.Contains(servers, r.Node) {
+				servers = append(servers, r.Node)
+			}
+			if r.Time.Before(out.Start) {
+				past = append(past, r)
+			} else {
+				replay = append(replay, r)
+			}
+		}
+		sort.Strings(servers)
+		t := Tenant{ID: id.String(), Environment: id.Environment, Servers: servers}
+		if historyDays > 0 {
+			t.ReimageRate = nodes.ReimageRate(past, len(servers), span)
+		} else if len(replay) > 0 {
+			last := replay[0].Time
+			for _, r := range replay {
+				last = maxTime(last, r.Time)
+			}
+			t.ReimageRate = nodes.ReimageRate(replay, len(servers), max(last.Sub(out.Start), 30*24*time.Hour))
+		}
+		out.Tenants = append(out.Tenants, t)
+		out.Reimages = append(out.Reimages, replay...)
+	}
+	return out
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// Peak is the 95th percentile of a series, the blob tier's peak CPU.
+func Peak(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(0.95*float64(len(s))))]
+}
+
+// world is the datacenter as the placement policies see it: servers by
+// position, racks, and Algorithm 2's grid built by the blob tier's own
+// code (nodes.GridTenants, grid.Build).
+type world struct {
+	id       []string         // server position -> ID
+	index    map[string]int32 // server ID -> position
+	tenantOf []int32          // server position -> tenant position
+	rackOf   []int32          // server position -> rack
+	racks    [][]int32        // rack -> its servers
+	grid     *grid.Grid
+	gridNode []*grid.Node // server position -> its node in grid
+
+	regs  []nodes.Node // what the grid is rebuilt from
+	stats map[string]nodes.TenantStats
+}
+
+// unlimited is a server's space when the run sets no capacity: nothing
+// fills, and the grid's cells split the servers as equal empty disks.
+const unlimited = 1 << 50
+
+// buildWorld lays the tenants' servers into racks of rackSize, a tenant's
+// servers side by side (a tenant's machines usually are neighbours), and
+// clusters the tenants into the grid.
+func buildWorld(tenants []Tenant, rackSize int) (*world, error) {
+	if rackSize < 1 {
+		return nil, fmt.Errorf("rack size must be at least 1, got %d", rackSize)
+	}
+	w := &world{index: map[string]int32{}, stats: map[string]nodes.TenantStats{}}
+	for ti, t := range tenants {
+		w.stats[t.ID] = nodes.TenantStats{ReimageRate: t.ReimageRate, PeakCPU: t.PeakCPU}
+		for _, s := range t.Servers {
+			if _, dup := w.index[s]; dup {
+				return nil, fmt.Errorf("server %s belongs to two tenants", s)
+			}
+			pos := int32(len(w.id))
+			rack := pos / int32(rackSize)
+			if int(rack) == len(w.racks) {
+				w.racks = append(w.racks, nil)
+			}
+			w.index[s] = pos
+			w.id = append(w.id, s)
+			w.tenantOf = append(w.tenantOf, int32(ti))
+			w.rackOf = append(w.rackOf, rack)
+			w.racks[rack] = append(w.racks[rack], pos)
+			w.regs = append(w.regs, nodes.Node{ID: s, Tenant: t.ID, Environment: t.Environment,
+				Rack: fmt.Sprintf("rack-%d", rack), Capacity: unlimited})
+		}
+	}
+	if len(w.id) == 0 {
+		return nil, fmt.Errorf("the datacenter has no servers")
+	}
+	w.regrid(0, nil)
+	return w, nil
+}
+
+// regrid re-clusters the tenants by the space each server has left, as the
+// blob front does after every catalogue scan (lines 4-5 of Algorithm 2: each
+// cell holds about a ninth of the free space): capacity blocks per server
+// (0: unlimited), used holding how many each server holds.
+func (w *world) regrid(capacity int32, used []int32) {
+	var usedBy map[string]int64
+	if capacity > 0 {
+		usedBy = make(map[string]int64, len(used))
+		for i := range w.regs {
+			w.regs[i].Capacity = int64(capacity)
+			usedBy[w.id[i]] = int64(used[i])
+		}
+	}
+	w.grid = grid.Build(nodes.GridTenants(w.regs, w.stats, usedBy, nil))
+	w.gridNode = make([]*grid.Node, len(w.id))
+	for i, id := range w.id {
+		w.gridNode[i], _ = w.grid.Node(id)
+	}
+}
