@@ -64,6 +64,10 @@ cluster-down: ## stop the local cluster and remove everything it started
 bench: ## run the benchmarks
 	go test -run '^$$' -bench . -benchmem ./...
 
+.PHONY: sim-report
+sim-report: build ## regenerate the simulator's plots, CSVs and a markdown summary into out/sim-report
+	HARVEST_SIM=$(BIN)/harvest-sim scripts/sim-report.sh
+
 .PHONY: lint
 lint: ## gofmt and go vet (with and without the acceptance tag)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \

@@ -2,11 +2,26 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"syscall"
 
+	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/sim/schedsim"
 )
+
+// writeJSON writes v as indented JSON to path.
+func writeJSON(path string, v any) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := command.PrintJSON(fh, v); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
 
 // runAll simulates every configuration, workers at a time, with one
 // progress bar over all of them; results keep the configurations' order.

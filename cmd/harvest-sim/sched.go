@@ -31,6 +31,7 @@ type schedFlags struct {
 	policies                 string
 	load                     float64
 	asJSON                   bool
+	jsonPath                 string
 	csvPath, plotPath        string
 	cores, taskCores         int
 	reserve                  float64
@@ -63,6 +64,7 @@ func schedCommand() cli.CommandFactory {
 			fs.BoolVar(&f.noMargin, "no-margin", false, "drop the driver's one-core admission margin (PT and H)")
 			fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs simulated at once")
 			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
+			fs.StringVar(&f.jsonPath, "json-file", "", "also write the JSON summary to this file")
 			fs.StringVar(&f.csvPath, "csv", "", "write the curves as CSV")
 			fs.StringVar(&f.plotPath, "plot", "", "draw mean job time against utilisation per policy and scaling (PNG or SVG)")
 		},
@@ -173,6 +175,11 @@ func runSched(f schedFlags) error {
 	}
 	if f.plotPath != "" {
 		if err := plotSched(f.plotPath, source, results); err != nil {
+			return err
+		}
+	}
+	if f.jsonPath != "" {
+		if err := writeJSON(f.jsonPath, summary); err != nil {
 			return err
 		}
 	}

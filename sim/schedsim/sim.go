@@ -372,7 +372,7 @@ func (s *sim) evict(i int) {
 				c := s.classResult(t.job.spec.class)
 				c.Evicted++
 				c.WastedTaskSeconds += s.now - t.start
-				s.res.EvictedByPattern[t.job.spec.class+"@"+s.patternOf(i)]++
+				s.res.EvictedByPattern[s.patternOf(i)]++
 				t.gen++
 				s.enqueue(t) // re-run from the start, elsewhere if it must
 				break
