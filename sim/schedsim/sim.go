@@ -48,9 +48,8 @@ type job struct {
 	cores   int          // per task (Config.TaskCores)
 	classes map[int]bool // nil: any server
 	pool    []int        // the servers of those classes
-	done    float64
-	pending []*task // ready, waiting for a core
-	queued  bool    // in the sim's queue
+	pending []*task      // ready, waiting for a core
+	queued  bool         // in the sim's queue
 }
 
 type finish struct {
@@ -83,7 +82,8 @@ type sim struct {
 	unplaced []*job // H: jobs Algorithm 1 found no room for yet
 	gone     int    // nil entries in queue
 	events   finishes
-	jobs     []*job
+	arrived  int       // jobs that arrived
+	times    []float64 // job times of the jobs done, in completion order
 	nextID   int64
 	now      float64
 	start    time.Time // of the simulated span, for guard's task ages
@@ -315,7 +315,7 @@ func (s *sim) taskDone(f finish) {
 	if j.left == 0 {
 		j.stage++
 		if j.stage == len(j.spec.stages) {
-			j.done = s.now
+			s.jobDone(j)
 		} else {
 			s.releaseStage(j)
 		}
