@@ -46,7 +46,7 @@ func accessCommand() cli.CommandFactory {
 			fs.IntVar(&f.blocks, "blocks", 50000, "blocks placed before the reads")
 			fs.IntVar(&f.accesses, "accesses", 500000, "reads per policy, replication and utilisation")
 			fs.IntVar(&f.days, "days", 30, "days of reads (the paper simulates a month)")
-			fs.IntVar(&f.historyDays, "history-days", 7, "days of utilisation before the reads that give the grid each tenant's peak")
+			fs.IntVar(&f.historyDays, "history-days", 30, "days of utilisation before the reads that give the grid each tenant's peak (blobd takes the 95th percentile of 30 days)")
 			fs.StringVar(&f.utilisations, "utilisations", "20,25,30,35,40,45,50,55,60,70,80", "mean primary-tenant utilisations (percent) to sweep")
 			fs.StringVar(&f.replicas, "replicas", "3,4", "replication levels")
 			fs.StringVar(&f.policies, "policies", "stock,grid", "placement policies: stock, grid")

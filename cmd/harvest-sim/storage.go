@@ -43,7 +43,7 @@ func storageCommand() cli.CommandFactory {
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenters and runs")
 			fs.StringVar(&f.profiles, "profiles", "all", "synthetic datacenter profiles: all, a range 0-9 or a list 0,3,5")
-			fs.IntVar(&f.servers, "servers", 2000, "servers in each synthetic datacenter (about: tenants come whole)")
+			fs.IntVar(&f.servers, "servers", 1000, "servers in each synthetic datacenter (about: tenants come whole)")
 			fs.IntVar(&f.blocks, "blocks", 100000, "blocks written over the simulated year (the paper: 4000000)")
 			fs.StringVar(&f.replicas, "replicas", "3,4", "replication levels")
 			fs.StringVar(&f.policies, "policies", "stock,grid", "placement policies: stock, grid")

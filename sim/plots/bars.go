@@ -89,7 +89,7 @@ func (g *groups) Plot(c draw.Canvas, p *plot.Plot) {
 				rect := c.ClipPolygonY([]vg.Point{{X: x0, Y: trY(g.base)}, {X: x1, Y: trY(g.base)}, {X: x1, Y: trY(v)}, {X: x0, Y: trY(v)}})
 				c.FillPolygon(plotutil.Color(si), rect)
 			}
-			if s.Low != nil && s.High != nil && s.High[ci] > g.base {
+			if s.Low != nil && s.High != nil && s.High[ci] > g.base && s.High[ci] > s.Low[ci] { // a range, not one run
 				low := math.Max(s.Low[ci], g.base)
 				line := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
 				cap := (x1 - x0) / 4
