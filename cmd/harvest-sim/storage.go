@@ -82,6 +82,9 @@ func storageInputs(f storageFlags) (names []string, load func(i int) (storagesim
 			}
 		}
 		dc := storagesim.FromReimages(f.reimages, events, first.Truncate(24*time.Hour), f.history)
+		if len(dc.Reimages) == 0 {
+			return nil, nil, fmt.Errorf("%s: no reimage after its first %d days (history); lower -history-days", f.reimages, f.history)
+		}
 		return []string{dc.Name}, func(int) (storagesim.Datacenter, error) { return dc, nil }, nil
 	}
 	idx, err := parseProfiles(f.profiles)

@@ -157,7 +157,7 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 		if nextReimage < len(reimages) {
 			tReimage = reimages[nextReimage].at
 		}
-		if s.jobs.Len() > 0 {
+		if s.jobs.Len() > 0 && s.jobs[0].next < cfg.Span { // the year's end leaves the rest undone
 			tRepair = s.jobs[0].next
 		}
 		if nextWrite < cfg.Blocks {
