@@ -39,6 +39,8 @@ type schedFlags struct {
 	classConstraint          bool
 	noHistoryRanking         bool
 	noMargin                 bool
+	jobs                     string
+	swimSeconds              float64
 }
 
 func schedCommand() cli.CommandFactory {
@@ -56,6 +58,8 @@ func schedCommand() cli.CommandFactory {
 			fs.StringVar(&f.factors, "factors", "1,1.5,2,2.5,3", "scaling factors to sweep")
 			fs.StringVar(&f.policies, "policies", "stock,pt,h", "policies to run")
 			fs.Float64Var(&f.load, "load", 0.2, "offered harvested load: share of all cores the jobs' task-seconds would fill")
+			fs.StringVar(&f.jobs, "jobs", "tpcds", "job shapes: tpcds (the TPC-DS-like mix), swim:FILE (a SWIM .tsv) or alibaba:FILE (Alibaba 2017 batch_task.csv[.gz])")
+			fs.Float64Var(&f.swimSeconds, "swim-task-seconds", 30, "seconds a SWIM task takes per 64 MiB (SWIM has sizes, not times)")
 			fs.IntVar(&f.cores, "cores", 16, "cores per server")
 			fs.Float64Var(&f.reserve, "reserve", 2, "cores per server kept free for the primary tenant")
 			fs.IntVar(&f.taskCores, "task-cores", 1, "run every N one-core tasks of a stage as one N-core container (the paper's scaling of container usage for large datacenters)")
@@ -121,6 +125,36 @@ func azureTenants(dir string) ([]schedsim.Tenant, int, error) {
 	return out, minSlots / history.SlotsPerDay, nil
 }
 
+// schedMix is the workload -jobs names.
+func schedMix(f schedFlags) (schedsim.Mix, error) {
+	kind, path, _ := strings.Cut(f.jobs, ":")
+	if kind == "tpcds" {
+		return schedsim.TPCDSMix(), nil
+	}
+	if path == "" || kind != "swim" && kind != "alibaba" {
+		return schedsim.Mix{}, fmt.Errorf("-jobs %q: want tpcds, swim:FILE or alibaba:FILE", f.jobs)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return schedsim.Mix{}, err
+	}
+	defer fh.Close()
+	r, err := csvfmt.Decompress(fh)
+	if err != nil {
+		return schedsim.Mix{}, err
+	}
+	var trace []schedsim.TraceJob
+	if kind == "swim" {
+		trace, err = schedsim.ParseSWIM(r, f.swimSeconds)
+	} else {
+		trace, err = schedsim.ParseAlibaba(r)
+	}
+	if err != nil {
+		return schedsim.Mix{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return schedsim.Mix{Trace: trace}, nil
+}
+
 func parseList(s string) []string {
 	var out []string
 	for _, v := range strings.Split(s, ",") {
@@ -147,13 +181,17 @@ func runSched(f schedFlags) error {
 		}
 		factors = append(factors, x)
 	}
+	mix, err := schedMix(f)
+	if err != nil {
+		return err
+	}
 	var cfgs []schedsim.Config
 	for _, sc := range parseList(f.scalings) {
 		for _, x := range factors {
 			for _, p := range parseList(f.policies) {
 				cfgs = append(cfgs, schedsim.Config{Seed: f.seed, Policy: schedsim.Policy(p), Tenants: tenants,
 					HistoryDays: historyDays, Span: time.Duration(days) * 24 * time.Hour, Scaling: schedsim.Scaling(sc), Factor: x,
-					OfferedLoad: f.load, Cores: f.cores, Reserve: f.reserve, TaskCores: f.taskCores,
+					OfferedLoad: f.load, Mix: mix, Cores: f.cores, Reserve: f.reserve, TaskCores: f.taskCores,
 					ClassConstraint: f.classConstraint, NoHistoryRanking: f.noHistoryRanking, NoMargin: f.noMargin})
 			}
 		}
@@ -165,7 +203,7 @@ func runSched(f schedFlags) error {
 	}
 	peak := peakRSS()
 	summary := map[string]any{"seed": f.seed, "source": source, "days": days, "servers": results[0].Servers,
-		"offered_load": f.load, "task_cores": f.taskCores, "cores": f.cores, "reserve": f.reserve,
+		"offered_load": f.load, "jobs": f.jobs, "task_cores": f.taskCores, "cores": f.cores, "reserve": f.reserve,
 		"results": results, "wall_seconds": time.Since(began).Seconds(), "peak_rss_bytes": peak, "workers": f.workers,
 		"h_vs_pt_mean_job_time_reduction": reductions(results)}
 	if f.csvPath != "" {

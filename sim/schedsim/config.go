@@ -126,7 +126,7 @@ func (c *Config) defaults() error {
 	if c.OfferedLoad == 0 {
 		c.OfferedLoad = 0.2
 	}
-	if c.Mix.Classes == nil {
+	if c.Mix.Classes == nil && c.Mix.Trace == nil {
 		c.Mix = TPCDSMix()
 	}
 	switch c.Policy {

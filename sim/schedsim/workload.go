@@ -3,6 +3,9 @@ package schedsim
 import (
 	"math"
 	"math/rand/v2"
+	"time"
+
+	"github.com/harvest-platform/harvest/placer/jobtype"
 )
 
 // JobClass is one kind of DAG job in a mix: a chain of stages, each a set
@@ -16,8 +19,13 @@ type JobClass struct {
 	Sigma       float64 // of the duration's logarithm (0: every task takes TaskSeconds)
 }
 
-// Mix is a workload: job classes drawn by weight.
-type Mix struct{ Classes []JobClass }
+// Mix is a workload: job classes drawn by weight, or, when Trace is set,
+// jobs drawn uniformly from a real trace's shapes (their class is then
+// their type by the paper's thresholds, for the breakdown).
+type Mix struct {
+	Classes []JobClass
+	Trace   []TraceJob
+}
 
 // TPCDSMix is a TPC-DS-like mix in the spirit of the paper's: many short
 // queries, fewer medium ones, a few long ones with wide stages.
@@ -84,6 +92,12 @@ func maxOf(v []float64) float64 {
 }
 
 func (m Mix) draw(rng *rand.Rand) jobSpec {
+	if len(m.Trace) > 0 {
+		t := m.Trace[rng.IntN(len(m.Trace))]
+		j := jobSpec{stages: t.Stages}
+		j.class = jobtype.Default().Of(time.Duration(j.length()*float64(time.Second)), true)
+		return j
+	}
 	var total float64
 	for _, c := range m.Classes {
 		total += c.Weight
