@@ -77,7 +77,8 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	rw := &proxy.Rewriter{
 		Classes: &classView{store: a.store, nomad: nomad, ttl: 10 * time.Second}, History: a.store,
 		Thresholds: th, Weights: cfg.weights(), Namespaces: cfg.Proxy.Namespaces,
-		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
+		Affinity: cfg.Proxy.ClassPlacement == "affinity",
+		Rng:      rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
 	l, err := net.Listen("tcp", cfg.Proxy.Address)
 	if err != nil {

@@ -42,6 +42,9 @@ type ProxyConfig struct {
 	// Job typing thresholds (defaults 173s and 433s).
 	ShortThreshold string `hcl:"short_threshold,optional"`
 	LongThreshold  string `hcl:"long_threshold,optional"`
+	// ClassPlacement is how a job is tied to Algorithm 1's classes:
+	// "constraint" (default) or "affinity" (a preference).
+	ClassPlacement string `hcl:"class_placement,optional"`
 	// Weights[type][pattern] for Algorithm 1 (defaults as the paper ranks).
 	Weights map[string]map[string]float64 `hcl:"weights,optional"`
 }
@@ -176,6 +179,11 @@ func (c Config) validate() error {
 	}
 	if _, err := c.thresholds(); err != nil {
 		return err
+	}
+	switch c.Proxy.ClassPlacement {
+	case "", "constraint", "affinity":
+	default:
+		return fmt.Errorf("proxy: class_placement %q: want \"constraint\" or \"affinity\"", c.Proxy.ClassPlacement)
 	}
 	if (c.Proxy.TLSCertFile == "") != (c.Proxy.TLSKeyFile == "") {
 		return fmt.Errorf("proxy: tls_cert_file and tls_key_file go together")

@@ -46,12 +46,13 @@ classify {
 
 func TestLoadConfigRejectsBadValuesClearly(t *testing.T) {
 	cases := map[string]string{
-		`classify { interval = "daily" }`: `classify.interval "daily"`,
-		`classify { window = "-1h" }`:     `classify.window "-1h"`,
-		`classify { max_classes = 0 }`:    "max_classes must be at least 1",
-		`classify { retention = "240h" }`: "at least 35 days",
-		`nomad { adress = "x" }`:          `Unsupported argument; An argument named "adress"`,
-		`http_addr = `:                    "Missing expression",
+		`proxy { class_placement = "soft" }`: `class_placement "soft"`,
+		`classify { interval = "daily" }`:    `classify.interval "daily"`,
+		`classify { window = "-1h" }`:        `classify.window "-1h"`,
+		`classify { max_classes = 0 }`:       "max_classes must be at least 1",
+		`classify { retention = "240h" }`:    "at least 35 days",
+		`nomad { adress = "x" }`:             `Unsupported argument; An argument named "adress"`,
+		`http_addr = `:                       "Missing expression",
 	}
 	for src, want := range cases {
 		_, err := LoadConfig(writeConfig(t, src))

@@ -127,6 +127,23 @@ func TestHarvestedJobIsRewritten(t *testing.T) {
 	}
 }
 
+// With Affinity the classes become a Nomad affinity; a job no class fits
+// still waits on the NoClass constraint.
+func TestAffinityPlacement(t *testing.T) {
+	decision := &Decision{Outcome: selectclass.Outcome{Classes: []string{"constant-1", "periodic-2"}}}
+	job := map[string]any{"Constraints": []any{map[string]any{"LTarget": "${attr.kernel.name}"}}}
+	apply(job, decision, true)
+	a := job["Affinities"].([]any)[0].(map[string]any)
+	if a["RTarget"] != "constant-1,periodic-2" || a["Operand"] != "set_contains_any" || a["Weight"] != 100 || len(job["Constraints"].([]any)) != 1 {
+		t.Fatalf("affinity %v, constraints %v", a, job["Constraints"])
+	}
+	none := map[string]any{}
+	apply(none, &Decision{}, true)
+	if c := none["Constraints"].([]any)[0].(map[string]any); c["RTarget"] != NoClass || none["Affinities"] != nil {
+		t.Fatalf("no fit: %v", none)
+	}
+}
+
 func TestOtherRequestsPassUntouched(t *testing.T) {
 	srv, up := newTestProxy(t)
 	plain := `{"Job":{"ID":"web","TaskGroups":[{"Name":"g","Count":3}]},"EnforceIndex":false}`

@@ -55,6 +55,12 @@ type Rewriter struct {
 	Weights    selectclass.Weights
 	// Namespaces whose every job is harvested, meta or not.
 	Namespaces []string
+	// Affinity writes the chosen classes as a Nomad affinity (a preference:
+	// tasks spill to other harvested nodes when the classes are full)
+	// instead of a constraint. A job no class fits still waits on NoClass.
+	// The simulator found the preference shortens jobs at high load
+	// (harvest-sim sched -h-constraint compares).
+	Affinity bool
 
 	mu  sync.Mutex
 	Rng selectclass.Rand // guarded by mu
@@ -97,7 +103,7 @@ func (r *Rewriter) Rewrite(ctx context.Context, body []byte) ([]byte, *Decision,
 	if err != nil {
 		return nil, nil, err
 	}
-	apply(job, d)
+	apply(job, d, r.Affinity)
 	out, err := json.Marshal(req)
 	return out, d, err
 }
@@ -176,15 +182,20 @@ func stagesOf(job map[string]any) ([]dag.Stage, error) {
 }
 
 // apply edits the job tree as the decision says.
-func apply(job map[string]any, d *Decision) {
+func apply(job map[string]any, d *Decision, affinity bool) {
 	classes := strings.Join(d.Outcome.Classes, ",")
 	if classes == "" {
 		classes = NoClass
 	}
-	constraints, _ := job["Constraints"].([]any)
-	job["Constraints"] = append(constraints, map[string]any{
-		"LTarget": ClassAttribute, "RTarget": classes, "Operand": "set_contains_any",
-	})
+	rule := map[string]any{"LTarget": ClassAttribute, "RTarget": classes, "Operand": "set_contains_any"}
+	if affinity && classes != NoClass {
+		rule["Weight"] = 100
+		affinities, _ := job["Affinities"].([]any)
+		job["Affinities"] = append(affinities, rule)
+	} else {
+		constraints, _ := job["Constraints"].([]any)
+		job["Constraints"] = append(constraints, rule)
+	}
 	groups, _ := job["TaskGroups"].([]any)
 	for _, g := range groups {
 		group := g.(map[string]any)
