@@ -146,6 +146,7 @@ func merge(dst *Config, src Config) {
 	set(&dst.Proxy.TLSKeyFile, src.Proxy.TLSKeyFile)
 	set(&dst.Proxy.ShortThreshold, src.Proxy.ShortThreshold)
 	set(&dst.Proxy.LongThreshold, src.Proxy.LongThreshold)
+	set(&dst.Proxy.ClassPlacement, src.Proxy.ClassPlacement)
 	if src.Proxy.Namespaces != nil {
 		dst.Proxy.Namespaces = src.Proxy.Namespaces
 	}
