@@ -4,7 +4,7 @@
 #   SIM_OUT      output folder (default out/sim-report)
 #   SIM_SERVERS  servers in the scheduling runs (default 1000)
 #   SIM_DAYS     simulated days of scheduling (default 7)
-#   SIM_BLOCKS   blocks written in the storage year (default 400000)
+#   SIM_BLOCKS   blocks written in the storage year (default 400000; the paper: 4000000)
 #   AZURE_DIR    Azure V1 trace folder (default ../shared/data/azure-v1; skipped if absent)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,8 +60,8 @@ else
 fi
 
 section "Storage: blocks lost in a year (Figure 15)" storage \
-	"$sim" storage -blocks "$blocks" -plot "$out/storage.png"
+	"$sim" storage -blocks "$blocks" -csv "$out/storage.csv" -plot "$out/storage.png"
 section "Storage: failed accesses as utilisation rises (Figure 16)" access \
-	"$sim" access -plot "$out/access.png"
+	"$sim" access -csv "$out/access.csv" -plot "$out/access.png"
 
 echo "report: $md" >&2
