@@ -35,8 +35,9 @@ type Datacenter struct {
 // first historyDays of its reimages (the profile's ReimageDays must cover
 // them and the span) only give each tenant its reimage rate, as the blob
 // tier computes it from history (nodes.ReimageRate); the reimages after
-// them are replayed. The peak is the 95th percentile of the tenant's
-// series, as blobd's tenantStats takes it.
+// them are replayed (with historyDays 0 the grid gets the generator's own
+// rate, which it could not know). The peak is the 95th percentile of the
+// tenant's series, as blobd's tenantStats takes it.
 func FromSynth(dc synth.Datacenter, historyDays int) Datacenter {
 	start := dc.Profile.Start.Add(time.Duration(historyDays) * 24 * time.Hour)
 	out := Datacenter{Name: dc.Profile.Name, Start: start}
