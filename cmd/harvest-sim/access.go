@@ -131,7 +131,11 @@ func runAccess(f accessFlags) error {
 	}
 	tw.Flush()
 	for _, s := range accessSeries(points) {
-		fmt.Printf("%s: no failed read up to %.0f%% utilisation\n", s.Name, clean[s.Name])
+		if clean[s.Name] == 0 {
+			fmt.Printf("%s: failed reads already at %.0f%% utilisation, the lowest swept\n", s.Name, s.X[0])
+		} else {
+			fmt.Printf("%s: no failed read up to %.0f%% utilisation\n", s.Name, clean[s.Name])
+		}
 	}
 	servers := 0
 	for _, t := range dc.Tenants {
