@@ -6,6 +6,7 @@
 #   SIM_DAYS     simulated days of scheduling (default 7)
 #   SIM_BLOCKS   blocks written in the storage year (default 400000; the paper: 4000000)
 #   AZURE_DIR    Azure V1 trace folder (default ../shared/data/azure-v1; skipped if absent)
+#   JOBS_DIR     folder with alibaba-2017/ and swim-fb/ (default ../shared/data; skipped if absent)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${SIM_OUT:-out/sim-report}
@@ -53,10 +54,22 @@ section "Scheduling: mean job time as utilisation rises, synthetic DC-0 (Figure 
 
 if [ -d "$azure" ]; then
 	section "Scheduling on the Azure V1 trace as the primary tenants" sched-azure \
-		"$sim" sched -azure "$azure" -factors 1,1.5,2,2.5 -scalings linear,root \
+		"$sim" sched -azure "$azure" -days "$days" -factors 1,2,3 -scalings linear,root \
 		-csv "$out/sched-azure.csv" -plot "$out/sched-azure.png" -json-file "$out/sched-azure.json"
 else
 	echo "(Azure V1 trace not found at $azure: skipped)" >>"$md"
+fi
+
+jobs=${JOBS_DIR:-../shared/data}
+if [ -f "$jobs/alibaba-2017/batch_task.csv.gz" ] && [ -f "$jobs/swim-fb/FB-2009_samples_24_times_1hr_0.tsv" ]; then
+	section "Scheduling with Alibaba 2017 job shapes" sched-alibaba \
+		"$sim" sched -servers "$servers" -days 3 -factors 1,1.5,2 -scalings linear \
+		-jobs "alibaba:$jobs/alibaba-2017/batch_task.csv.gz" -csv "$out/sched-alibaba.csv" -plot "$out/sched-alibaba.png"
+	section "Scheduling with SWIM Facebook 2009 job shapes" sched-swim \
+		"$sim" sched -servers "$servers" -days 3 -factors 1,1.5,2 -scalings linear \
+		-jobs "swim:$jobs/swim-fb/FB-2009_samples_24_times_1hr_0.tsv" -csv "$out/sched-swim.csv" -plot "$out/sched-swim.png"
+else
+	echo "(job traces not found under $jobs: skipped)" >>"$md"
 fi
 
 section "Storage: blocks lost in a year (Figure 15)" storage \

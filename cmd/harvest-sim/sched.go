@@ -51,7 +51,7 @@ func schedCommand() cli.CommandFactory {
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenter, jobs and run")
 			fs.IntVar(&f.servers, "servers", 2000, "servers in the synthetic datacenter")
-			fs.IntVar(&f.days, "days", 30, "simulated days after the 8-day history the placer classifies")
+			fs.IntVar(&f.days, "days", 30, "simulated days after the 8-day history the placer classifies (with -azure: at most what the trace holds)")
 			fs.IntVar(&f.profile, "profile", 0, "synthetic datacenter profile dc-0..dc-9")
 			fs.StringVar(&f.azure, "azure", "", "folder of Azure V1 files (*_avg_*.csv.gz): each VM a tenant of 10 servers, instead of a synthetic datacenter")
 			fs.StringVar(&f.scalings, "scalings", "linear,root", "utilisation scalings to sweep")
@@ -81,7 +81,7 @@ const historyDays = 8
 func schedTenants(f schedFlags) ([]schedsim.Tenant, string, int, error) {
 	if f.azure != "" {
 		ts, days, err := azureTenants(f.azure)
-		return ts, "azure-v1", days - historyDays, err
+		return ts, "azure-v1", min(f.days, days-historyDays), err // the trace holds about 19 days after the history
 	}
 	if f.profile < 0 || f.profile > 9 {
 		return nil, "", 0, fmt.Errorf("-profile %d: want 0-9", f.profile)
