@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"math"
@@ -183,21 +182,11 @@ func cleanUpTo(points []storagesim.AccessPoint) map[string]float64 {
 }
 
 func writeAccessCSV(path string, points []storagesim.AccessPoint) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(fh)
-	_ = w.Write([]string{"datacenter", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent"})
+	rows := [][]string{{"datacenter", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent"}}
 	for _, pt := range points {
-		_ = w.Write([]string{pt.Datacenter, string(pt.Policy), strconv.Itoa(pt.Replicas), strconv.FormatFloat(pt.Utilisation, 'g', 6, 64),
+		rows = append(rows, []string{pt.Datacenter, string(pt.Policy), strconv.Itoa(pt.Replicas), strconv.FormatFloat(pt.Utilisation, 'g', 6, 64),
 			strconv.FormatFloat(pt.BusyPct, 'f', 3, 64), strconv.Itoa(pt.Accesses), strconv.Itoa(pt.Failed),
 			strconv.FormatFloat(pt.FailedPct, 'g', 6, 64)})
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
+	return writeCSV(path, rows)
 }

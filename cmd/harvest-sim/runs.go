@@ -1,10 +1,10 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/sim/schedsim"
@@ -67,12 +67,17 @@ func runAll(cfgs []schedsim.Config, workers int) ([]schedsim.Result, error) {
 	return results, nil
 }
 
-// peakRSS is the process's peak resident set size in bytes (Linux reports
-// it in KiB).
-func peakRSS() uint64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+// writeCSV writes rows (the header first) to path.
+func writeCSV(path string, rows [][]string) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
 	}
-	return uint64(ru.Maxrss) * 1024
+	w := csv.NewWriter(fh)
+	_ = w.WriteAll(rows) // its error is w.Error's
+	if err := w.Error(); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"os"
@@ -201,7 +200,7 @@ func runSched(f schedFlags) error {
 	if err != nil {
 		return err
 	}
-	peak := peakRSS()
+	peak := uint64(peakRSSMiB() * (1 << 20))
 	summary := map[string]any{"seed": f.seed, "source": source, "days": days, "servers": results[0].Servers,
 		"offered_load": f.load, "jobs": f.jobs, "task_cores": f.taskCores, "cores": f.cores, "reserve": f.reserve,
 		"results": results, "wall_seconds": time.Since(began).Seconds(), "peak_rss_bytes": peak, "workers": f.workers,
@@ -258,24 +257,14 @@ func reductions(results []schedsim.Result) map[string]float64 {
 }
 
 func writeSchedCSV(path string, results []schedsim.Result) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(fh)
-	_ = w.Write([]string{"scaling", "factor", "policy", "primary_utilisation", "utilisation", "jobs", "mean_job_seconds",
-		"p99_job_seconds", "tasks_evicted", "wasted_task_seconds", "reserve_overrun_share", "unfinished"})
+	rows := [][]string{{"scaling", "factor", "policy", "primary_utilisation", "utilisation", "jobs", "mean_job_seconds",
+		"p99_job_seconds", "tasks_evicted", "wasted_task_seconds", "reserve_overrun_share", "unfinished"}}
 	for _, r := range results {
-		_ = w.Write([]string{string(r.Scaling), ftoa(r.Factor), string(r.Policy), ftoa(r.PrimaryUtil), ftoa(r.Utilisation),
+		rows = append(rows, []string{string(r.Scaling), ftoa(r.Factor), string(r.Policy), ftoa(r.PrimaryUtil), ftoa(r.Utilisation),
 			strconv.Itoa(r.Jobs), ftoa(r.MeanJobSeconds), ftoa(r.P99JobSeconds), strconv.Itoa(r.Evicted),
 			ftoa(r.WastedTaskSeconds), ftoa(r.OverrunShare), strconv.Itoa(r.Unfinished)})
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
+	return writeCSV(path, rows)
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }

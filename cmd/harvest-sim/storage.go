@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"math"
@@ -296,25 +295,15 @@ func lossBars(names []string, replicas []int, policies []storagesim.Policy, resu
 }
 
 func writeStorageCSV(path string, results []storagesim.Result) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(fh)
-	_ = w.Write([]string{"datacenter", "policy", "replicas", "seed", "blocks", "lost_blocks", "lost_percent", "reimages", "repairs",
-		"down_to_one_replica", "longest_repair_hours", "degraded_placements", "unwritten_blocks", "servers", "tenants"})
+	rows := [][]string{{"datacenter", "policy", "replicas", "seed", "blocks", "lost_blocks", "lost_percent", "reimages", "repairs",
+		"down_to_one_replica", "longest_repair_hours", "degraded_placements", "unwritten_blocks", "servers", "tenants"}}
 	for _, r := range results {
-		_ = w.Write([]string{r.Datacenter, string(r.Policy), strconv.Itoa(r.Replicas), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Blocks),
+		rows = append(rows, []string{r.Datacenter, string(r.Policy), strconv.Itoa(r.Replicas), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Blocks),
 			strconv.Itoa(r.Lost), strconv.FormatFloat(r.LostPct, 'g', 6, 64), strconv.Itoa(r.Reimages), strconv.Itoa(r.Repairs),
 			strconv.Itoa(r.DownToOne), strconv.FormatFloat(r.LongestRepairHours, 'f', 2, 64), strconv.Itoa(r.Degraded),
 			strconv.Itoa(r.Unwritten), strconv.Itoa(r.Servers), strconv.Itoa(r.Tenants)})
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
+	return writeCSV(path, rows)
 }
 
 // peakRSSMiB is this process's peak resident memory (getrusage; Linux
