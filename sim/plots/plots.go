@@ -5,7 +5,6 @@ package plots
 
 import (
 	"fmt"
-	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -38,28 +37,5 @@ func Lines(path, title, xLabel, yLabel string, series []Series) error {
 	if err := plotutil.AddLinePoints(p, args...); err != nil {
 		return err
 	}
-	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
-}
-
-// Bars writes a bar chart of named values to path.
-func Bars(path, title, yLabel string, values map[string]float64) error {
-	names := make([]string, 0, len(values))
-	for n := range values {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	vals := make(plotter.Values, len(names))
-	for i, n := range names {
-		vals[i] = values[n]
-	}
-	p := plot.New()
-	p.Title.Text, p.Y.Label.Text = title, yLabel
-	bars, err := plotter.NewBarChart(vals, vg.Points(30))
-	if err != nil {
-		return err
-	}
-	bars.Color = plotutil.Color(0)
-	p.Add(bars)
-	p.NominalX(names...)
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
 }
