@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -88,23 +87,21 @@ func runAccess(f accessFlags) error {
 	}
 	slices.Sort(utils)
 	began := time.Now()
-	p := synth.Profiles(f.seed, 1)[f.profile]
-	perTenant := p.PeriodicShare*p.PeriodicServers + (1-p.PeriodicShare)*p.OtherServers - 0.5
-	p.Tenants = max(3, int(math.Round(float64(f.servers)/perTenant)))
+	p := withServers(synth.Profiles(f.seed, 1)[f.profile], f.servers)
 	p.Days = f.historyDays + f.days
 	dc := synth.Generate(p)
-	var points []storagesim.AccessPoint
-	for i, u := range utils { // one level at a time, for the progress bar
-		progressBar(fmt.Sprintf("%s at %.0f%%", p.Name, u), i, len(utils))
-		pts, err := storagesim.Availability(dc, storagesim.AccessConfig{Seed: f.seed, Blocks: f.blocks, Accesses: f.accesses,
-			Utilisations: []float64{u}, BusyThreshold: f.threshold, Scaling: storagesim.Scaling(f.scaling), HistoryDays: f.historyDays},
-			policies, replicas)
-		if err != nil {
-			return err
-		}
-		points = append(points, pts...)
+	points, err := storagesim.Availability(dc, storagesim.AccessConfig{Seed: f.seed, Blocks: f.blocks, Accesses: f.accesses,
+		Utilisations: utils, BusyThreshold: f.threshold, Scaling: storagesim.Scaling(f.scaling), HistoryDays: f.historyDays},
+		policies, replicas, func(done, total int) {
+			label := p.Name
+			if done < total {
+				label = fmt.Sprintf("%s at %.0f%%", p.Name, utils[done])
+			}
+			progressBar(label, done, total)
+		})
+	if err != nil {
+		return err
 	}
-	progressBar(p.Name, len(utils), len(utils))
 	wall, rss := time.Since(began).Seconds(), peakRSSMiB()
 	if f.csvPath != "" {
 		if err := writeAccessCSV(f.csvPath, points); err != nil {

@@ -95,13 +95,19 @@ func storageInputs(f storageFlags) (names []string, load func(i int) (storagesim
 		names = append(names, profiles[i].Name)
 	}
 	return names, func(k int) (storagesim.Datacenter, error) {
-		p := profiles[idx[k]]
-		// a tenant runs PeriodicServers or OtherServers on average, less half a server (whole servers)
-		perTenant := p.PeriodicShare*p.PeriodicServers + (1-p.PeriodicShare)*p.OtherServers - 0.5
-		p.Tenants = max(3, int(math.Round(float64(f.servers)/perTenant)))
+		p := withServers(profiles[idx[k]], f.servers)
 		p.Days, p.ReimageDays = 7, f.history+366
 		return storagesim.FromSynth(synth.Generate(p), f.history), nil
 	}, nil
+}
+
+// withServers sizes a synthetic profile to about servers servers: tenants
+// come whole, and a tenant runs PeriodicServers or OtherServers on average,
+// less half a server.
+func withServers(p synth.Profile, servers int) synth.Profile {
+	perTenant := p.PeriodicShare*p.PeriodicServers + (1-p.PeriodicShare)*p.OtherServers - 0.5
+	p.Tenants = max(3, int(math.Round(float64(servers)/perTenant)))
+	return p
 }
 
 // parseProfiles reads "all", "a-b" or "a,b,c" of profiles 0-9.

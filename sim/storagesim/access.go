@@ -2,31 +2,23 @@ package storagesim
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"time"
+	"slices"
 
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
-	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/sim/schedsim"
 )
 
 // Scaling stretches a tenant's utilisation to sweep the datacenter's load,
-// as the paper's simulator does: linear (saturating at 100%) or n-th root.
-type Scaling string
+// as the paper's simulator does: the scheduling simulator's scaling
+// (schedsim.Scale), linear (saturating at 100%) or n-th root.
+type Scaling = schedsim.Scaling
 
 const (
-	Linear Scaling = "linear"
-	Root   Scaling = "root"
+	Linear = schedsim.Linear
+	Root   = schedsim.Root
 )
-
-func scale(u, k float64, how Scaling) float64 {
-	if how == Root { // 100 * (u/100)^(1/k): lifts low values most
-		return 100 * math.Pow(u/100, 1/k)
-	}
-	return math.Min(100, u*k)
-}
 
 // DefaultBusyThreshold is the utilisation (percent) at which the harvest
 // driver flags a server busy for the blob tier by default: the edge of the
@@ -77,8 +69,9 @@ type AccessPoint struct {
 // so the read window's server-weighted mean reaches it, rebuilds the grid
 // from the scaled history, and reads random blocks at random slots of the
 // read window: a read fails when every replica's server is busy, as the
-// blob front then answers SlowDown.
-func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, replicas []int) ([]AccessPoint, error) {
+// blob front then answers SlowDown. progress (may be nil) hears how many of
+// the utilisations are done.
+func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, replicas []int, progress func(done, total int)) ([]AccessPoint, error) {
 	if cfg.RackSize == 0 {
 		cfg.RackSize = 20
 	}
@@ -104,27 +97,31 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 	if cfg.Blocks < 1 || cfg.Accesses < 1 {
 		return nil, fmt.Errorf("want at least one block and one access")
 	}
-	historySpan := time.Duration(cfg.HistoryDays) * 24 * time.Hour
+	// What the history gives the grid, whatever the load: each tenant's
+	// reimage rate and its unscaled peak. Scaling is non-decreasing, so the
+	// peak of the scaled history is the scaled peak.
+	base, _ := synthTenants(dc, cfg.HistoryDays)
+	peaks := make([]float64, len(dc.Tenants))
+	for i, t := range dc.Tenants {
+		peaks[i] = Peak(t.Series.Values[:hist])
+	}
+	busyAt := make([][]bool, len(dc.Tenants)) // tenant -> read-window slot -> busy at this load
+	for i := range busyAt {
+		busyAt[i] = make([]bool, slots-hist)
+	}
 	var out []AccessPoint
-	for _, target := range cfg.Utilisations {
+	for ui, target := range cfg.Utilisations {
+		if progress != nil {
+			progress(ui, len(cfg.Utilisations))
+		}
 		k := scaleFor(dc, target, cfg.Scaling, hist)
-		tenants := make([]Tenant, len(dc.Tenants))
-		scaledHistory := make([]float64, hist)
+		tenants := slices.Clone(base)
 		busySlots, serverSlots := 0.0, 0.0
 		for i, t := range dc.Tenants {
-			for s, v := range t.Series.Values[:hist] {
-				scaledHistory[s] = scale(v, k, cfg.Scaling)
-			}
-			var past []history.Reimage
-			for _, r := range t.Reimages {
-				if r.Time.Sub(dc.Profile.Start) < historySpan {
-					past = append(past, r)
-				}
-			}
-			tenants[i] = Tenant{ID: t.ID.String(), Environment: t.ID.Environment, Servers: t.Nodes,
-				ReimageRate: nodes.ReimageRate(past, len(t.Nodes), historySpan), PeakCPU: Peak(scaledHistory)}
-			for _, v := range t.Series.Values[hist:] {
-				if scale(v, k, cfg.Scaling) >= cfg.BusyThreshold {
+			tenants[i].PeakCPU = schedsim.Scale(cfg.Scaling, k, peaks[i])
+			for s, v := range t.Series.Values[hist:] {
+				busyAt[i][s] = schedsim.Scale(cfg.Scaling, k, v) >= cfg.BusyThreshold
+				if busyAt[i][s] {
 					busySlots += float64(len(t.Nodes))
 				}
 				serverSlots += float64(len(t.Nodes))
@@ -134,19 +131,12 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 		if err != nil {
 			return nil, err
 		}
-		busy := func(server int32, slot int) bool {
-			return scale(dc.Tenants[w.tenantOf[server]].Series.Values[slot], k, cfg.Scaling) >= cfg.BusyThreshold
-		}
 		for _, pol := range policies {
 			for _, r := range replicas {
 				if r < 1 || r > len(w.id) {
 					return nil, fmt.Errorf("%d replicas with %d servers", r, len(w.id))
 				}
-				stream := uint64(r) << 8
-				if pol == Grid {
-					stream |= 1
-				}
-				rng := rand.New(rand.NewPCG(cfg.Seed, stream))
+				rng := runRNG(cfg.Seed, pol, r)
 				p := placer{policy: pol, replicas: r, rng: rng, w: w}
 				placed := make([][]int32, cfg.Blocks)
 				for b := range placed {
@@ -155,10 +145,10 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 				pt := AccessPoint{Datacenter: dc.Profile.Name, Policy: pol, Replicas: r, Utilisation: target,
 					BusyPct: 100 * busySlots / serverSlots, Accesses: cfg.Accesses}
 				for a := 0; a < cfg.Accesses; a++ {
-					b, slot := rng.IntN(cfg.Blocks), hist+rng.IntN(slots-hist)
+					b, slot := rng.IntN(cfg.Blocks), rng.IntN(slots-hist)
 					allBusy := true
 					for _, n := range placed[b] {
-						if !busy(n, slot) {
+						if !busyAt[w.tenantOf[n]][slot] {
 							allBusy = false
 							break
 						}
@@ -171,6 +161,9 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 				out = append(out, pt)
 			}
 		}
+	}
+	if progress != nil {
+		progress(len(cfg.Utilisations), len(cfg.Utilisations))
 	}
 	return out, nil
 }
@@ -186,7 +179,7 @@ func scaleFor(dc synth.Datacenter, target float64, how Scaling, from int) float6
 		for _, t := range dc.Tenants {
 			w := float64(len(t.Nodes))
 			for s := from; s < len(t.Series.Values); s += stride {
-				sum += w * scale(t.Series.Values[s], k, how)
+				sum += w * schedsim.Scale(how, k, t.Series.Values[s])
 				n += w
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/sim/schedsim"
 )
 
 func TestFailedAccessesRiseWithUtilisationAndGridDoesBetter(t *testing.T) {
@@ -12,7 +13,7 @@ func TestFailedAccessesRiseWithUtilisationAndGridDoesBetter(t *testing.T) {
 	p.Days = 9
 	dc := synth.Generate(p)
 	points, err := Availability(dc, AccessConfig{Seed: 2, Blocks: 5000, Accesses: 40000, Utilisations: []float64{30, 50, 70},
-		Scaling: Linear, HistoryDays: 2}, []Policy{Stock, Grid}, []int{3, 4})
+		Scaling: Linear, HistoryDays: 2}, []Policy{Stock, Grid}, []int{3, 4}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestAvailabilityNeedsHistoryAndAReadWindow(t *testing.T) {
 	dc := synth.Generate(p)
 	for _, days := range []int{0, 2} {
 		if _, err := Availability(dc, AccessConfig{Blocks: 1, Accesses: 1, Utilisations: []float64{30}, HistoryDays: days},
-			[]Policy{Stock}, []int{3}); err == nil {
+			[]Policy{Stock}, []int{3}, nil); err == nil {
 			t.Errorf("%d history days of a 2-day series: no error", days)
 		}
 	}
@@ -60,12 +61,32 @@ func TestScaleForReachesTheTarget(t *testing.T) {
 		sum, n := 0.0, 0.0
 		for _, tn := range dc.Tenants {
 			for _, v := range tn.Series.Values {
-				sum += float64(len(tn.Nodes)) * scale(v, k, how)
+				sum += float64(len(tn.Nodes)) * schedsim.Scale(how, k, v)
 				n += float64(len(tn.Nodes))
 			}
 		}
 		if got := sum / n; got < 54.5 || got > 55.5 {
 			t.Errorf("%s: mean %.2f after scaling by %.3f, want 55", how, got, k)
+		}
+	}
+}
+
+// Availability scales each tenant's unscaled peak rather than taking the
+// peak of its scaled history: the two must agree for every scaling.
+func TestPeakOfScaledHistoryIsTheScaledPeak(t *testing.T) {
+	p := synth.DefaultProfile(33, 20)
+	p.Days = 2
+	for _, tn := range synth.Generate(p).Tenants {
+		for _, how := range []Scaling{Linear, Root} {
+			for _, k := range []float64{0.5, 1, 1.7, 3} {
+				scaled := make([]float64, len(tn.Series.Values))
+				for i, v := range tn.Series.Values {
+					scaled[i] = schedsim.Scale(how, k, v)
+				}
+				if got, want := schedsim.Scale(how, k, Peak(tn.Series.Values)), Peak(scaled); got != want {
+					t.Fatalf("%s %s x%v: scaled peak %v, peak of the scaled series %v", tn.ID, how, k, got, want)
+				}
+			}
 		}
 	}
 }

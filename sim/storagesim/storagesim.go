@@ -215,12 +215,18 @@ type state struct {
 	lost, repairs, downToOne, degraded, unwritten, longestJob int
 }
 
-func newState(w *world, cfg Config) *state {
-	stream := uint64(cfg.Replicas) << 8
-	if cfg.Policy == Grid {
+// runRNG is the random source of one policy and replication: runs of other
+// policies or replications with the same seed draw their own streams.
+func runRNG(seed uint64, pol Policy, replicas int) *rand.Rand {
+	stream := uint64(replicas) << 8
+	if pol == Grid {
 		stream |= 1
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, stream))
+	return rand.New(rand.NewPCG(seed, stream))
+}
+
+func newState(w *world, cfg Config) *state {
+	rng := runRNG(cfg.Seed, cfg.Policy, cfg.Replicas)
 	s := &state{cfg: cfg, w: w, rng: rng, replicas: make([]int32, cfg.Blocks*cfg.Replicas), live: make([]uint8, cfg.Blocks),
 		onServer: make([][]int32, len(w.id)), used: make([]int32, len(w.id))}
 	s.place = placer{policy: cfg.Policy, replicas: cfg.Replicas, rng: rng, w: w, capacity: int32(cfg.Capacity), used: s.used}

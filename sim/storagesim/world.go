@@ -39,25 +39,36 @@ type Datacenter struct {
 // rate, which it could not know). The peak is the 95th percentile of the
 // tenant's series, as blobd's tenantStats takes it.
 func FromSynth(dc synth.Datacenter, historyDays int) Datacenter {
-	start := dc.Profile.Start.Add(time.Duration(historyDays) * 24 * time.Hour)
-	out := Datacenter{Name: dc.Profile.Name, Start: start}
+	tenants, replay := synthTenants(dc, historyDays)
+	for i, t := range dc.Tenants {
+		tenants[i].PeakCPU = Peak(t.Series.Values)
+	}
+	return Datacenter{Name: dc.Profile.Name, Start: dc.Profile.Start.Add(time.Duration(historyDays) * 24 * time.Hour),
+		Tenants: tenants, Reimages: replay}
+}
+
+// synthTenants is dc's tenants with the reimage rates of their first
+// historyDays (the generator's own rate with 0) and no peak yet, and the
+// reimages after those days.
+func synthTenants(dc synth.Datacenter, historyDays int) (tenants []Tenant, replay []history.Reimage) {
+	span := time.Duration(historyDays) * 24 * time.Hour
+	start := dc.Profile.Start.Add(span)
 	for _, t := range dc.Tenants {
 		var past []history.Reimage
 		for _, r := range t.Reimages {
 			if r.Time.Before(start) {
 				past = append(past, r)
 			} else {
-				out.Reimages = append(out.Reimages, r)
+				replay = append(replay, r)
 			}
 		}
 		rate := t.ReimageRate // no history: the generator's rate
 		if historyDays > 0 {
-			rate = nodes.ReimageRate(past, len(t.Nodes), time.Duration(historyDays)*24*time.Hour)
+			rate = nodes.ReimageRate(past, len(t.Nodes), span)
 		}
-		out.Tenants = append(out.Tenants, Tenant{ID: t.ID.String(), Environment: t.ID.Environment,
-			Servers: t.Nodes, ReimageRate: rate, PeakCPU: Peak(t.Series.Values)})
+		tenants = append(tenants, Tenant{ID: t.ID.String(), Environment: t.ID.Environment, Servers: t.Nodes, ReimageRate: rate})
 	}
-	return out
+	return tenants, replay
 }
 
 // FromReimages builds a durability input from reimage events (the
@@ -94,23 +105,13 @@ func FromReimages(name string, events map[history.TenantID][]history.Reimage, st
 		if historyDays > 0 {
 			t.ReimageRate = nodes.ReimageRate(past, len(servers), span)
 		} else if len(replay) > 0 {
-			last := replay[0].Time
-			for _, r := range replay {
-				last = maxTime(last, r.Time)
-			}
+			last := slices.MaxFunc(replay, func(a, b history.Reimage) int { return a.Time.Compare(b.Time) }).Time
 			t.ReimageRate = nodes.ReimageRate(replay, len(servers), max(last.Sub(out.Start), 30*24*time.Hour))
 		}
 		out.Tenants = append(out.Tenants, t)
 		out.Reimages = append(out.Reimages, replay...)
 	}
 	return out
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // Peak is the 95th percentile of a series, the blob tier's peak CPU.
