@@ -4,9 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/hashicorp/cli"
 
+	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/history/synth"
@@ -33,7 +36,7 @@ type schedFlags struct {
 	jsonPath                 string
 	csvPath, plotPath        string
 	cores, taskCores         int
-	reserve                  float64
+	reserve                  string
 	workers                  int
 	classConstraint          bool
 	noHistoryRanking         bool
@@ -56,11 +59,11 @@ func schedCommand() cli.CommandFactory {
 			fs.StringVar(&f.scalings, "scalings", "linear,root", "utilisation scalings to sweep")
 			fs.StringVar(&f.factors, "factors", "1,1.5,2,2.5,3", "scaling factors to sweep")
 			fs.StringVar(&f.policies, "policies", "stock,pt,h", "policies to run")
-			fs.Float64Var(&f.load, "load", 0.2, "offered harvested load: share of all cores the jobs' task-seconds would fill")
+			fs.Float64Var(&f.load, "load", 0.1, "offered harvested load: share of all cores the jobs' task-seconds would fill")
 			fs.StringVar(&f.jobs, "jobs", "tpcds", "job shapes: tpcds (the TPC-DS-like mix), swim:FILE (a SWIM .tsv) or alibaba:FILE (Alibaba 2017 batch_task.csv[.gz])")
 			fs.Float64Var(&f.swimSeconds, "swim-task-seconds", 30, "seconds a SWIM task takes per 64 MiB (SWIM has sizes, not times)")
 			fs.IntVar(&f.cores, "cores", 16, "cores per server")
-			fs.Float64Var(&f.reserve, "reserve", 2, "cores per server kept free for the primary tenant")
+			fs.StringVar(&f.reserve, "reserve", guard.DefaultReserveCPU, "kept free for the primary tenant: cores or a percent of the server, as the driver's reserve_cpu")
 			fs.IntVar(&f.taskCores, "task-cores", 1, "run every N one-core tasks of a stage as one N-core container (the paper's scaling of container usage for large datacenters)")
 			fs.BoolVar(&f.classConstraint, "h-constraint", false, "H: make Algorithm 1's classes a hard constraint (as the proxy writes them) rather than a preference")
 			fs.BoolVar(&f.noHistoryRanking, "h-no-history-ranking", false, "H: do not rank servers by the room their class's history leaves for the job's type")
@@ -104,12 +107,7 @@ func azureTenants(dir string) ([]schedsim.Tenant, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		r, err := csvfmt.Decompress(fh)
-		if err != nil {
-			fh.Close()
-			return nil, 0, err
-		}
-		vms, err := csvfmt.ParseAzure(r, start)
+		vms, err := csvfmt.ParseAzure(fh, start) // gunzips by itself
 		fh.Close()
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", path, err)
@@ -180,6 +178,10 @@ func runSched(f schedFlags) error {
 		}
 		factors = append(factors, x)
 	}
+	reserve, err := guard.ParseAmount(f.reserve, float64(f.cores))
+	if err != nil {
+		return fmt.Errorf("-reserve %w", err)
+	}
 	mix, err := schedMix(f)
 	if err != nil {
 		return err
@@ -190,7 +192,7 @@ func runSched(f schedFlags) error {
 			for _, p := range parseList(f.policies) {
 				cfgs = append(cfgs, schedsim.Config{Seed: f.seed, Policy: schedsim.Policy(p), Tenants: tenants,
 					HistoryDays: historyDays, Span: time.Duration(days) * 24 * time.Hour, Scaling: schedsim.Scaling(sc), Factor: x,
-					OfferedLoad: f.load, Mix: mix, Cores: f.cores, Reserve: f.reserve, TaskCores: f.taskCores,
+					OfferedLoad: f.load, Mix: mix, Cores: f.cores, Reserve: reserve, TaskCores: f.taskCores,
 					ClassConstraint: f.classConstraint, NoHistoryRanking: f.noHistoryRanking, NoMargin: f.noMargin})
 			}
 		}
@@ -201,10 +203,11 @@ func runSched(f schedFlags) error {
 		return err
 	}
 	peak := uint64(peakRSSMiB() * (1 << 20))
+	gains := reductions(results)
 	summary := map[string]any{"seed": f.seed, "source": source, "days": days, "servers": results[0].Servers,
-		"offered_load": f.load, "jobs": f.jobs, "task_cores": f.taskCores, "cores": f.cores, "reserve": f.reserve,
+		"offered_load": f.load, "jobs": f.jobs, "task_cores": f.taskCores, "cores": f.cores, "reserve_cores": reserve,
 		"results": results, "wall_seconds": time.Since(began).Seconds(), "peak_rss_bytes": peak, "workers": f.workers,
-		"h_vs_pt_mean_job_time_reduction": reductions(results)}
+		"h_vs_pt_mean_job_time_reduction": gains}
 	if f.csvPath != "" {
 		if err := writeSchedCSV(f.csvPath, results); err != nil {
 			return err
@@ -230,8 +233,8 @@ func runSched(f schedFlags) error {
 			100*r.Utilisation, r.Jobs, r.MeanJobSeconds, r.P99JobSeconds, r.Evicted, r.WastedTaskSeconds/3600, 100*r.OverrunShare, r.Unfinished)
 	}
 	tw.Flush()
-	for k, v := range reductions(results) {
-		fmt.Printf("H vs PT mean job time, %s: %.1f%% shorter\n", k, v)
+	for _, k := range slices.Sorted(maps.Keys(gains)) {
+		fmt.Printf("H vs PT mean job time, %s: %.1f%% shorter\n", k, gains[k])
 	}
 	fmt.Printf("%s, %d servers, %d days, %d runs on %d workers: %.0f s wall, peak RSS %.0f MiB\n", source, results[0].Servers, days,
 		len(results), f.workers, time.Since(began).Seconds(), float64(peak)/(1<<20))

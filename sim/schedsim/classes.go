@@ -100,10 +100,10 @@ func (s *sim) splitThresholds() jobtype.Thresholds {
 // choose runs Algorithm 1 for a job: its type from its length (the
 // placer's thresholds), its peak concurrency as the request, and for each
 // class its headroom for that type at the class's current utilisation,
-// which counts the harvested jobs already sent there (as the live node
-// stats the placer reads would). No fit leaves the job unconstrained, as
-// the proxy does.
-func (s *sim) choose(j *job) map[int]bool {
+// which counts the harvested tasks already sent there (as the live node
+// stats the placer reads would). It returns the classes (nil: none fits)
+// and the fit.
+func (s *sim) choose(j *job) (map[int]bool, string) {
 	spec := j.spec
 	typ := s.classes.thresholds.Of(time.Duration(spec.length()*float64(time.Second)), true)
 	for k, name := range jobTypes {
@@ -126,9 +126,8 @@ func (s *sim) choose(j *job) map[int]bool {
 	}
 	out := selectclass.Select(typ, selectclass.Request{CPU: float64(spec.peak()) * 1000, MemoryMB: float64(spec.peak()) * taskMiB},
 		cands, selectclass.DefaultWeights(), s.rng)
-	s.res.Fits[out.Fit]++
 	if len(out.Classes) == 0 {
-		return nil
+		return nil, out.Fit
 	}
 	set := map[int]bool{}
 	for ci, c := range s.classes.table.Classes {
@@ -138,15 +137,18 @@ func (s *sim) choose(j *job) map[int]bool {
 			}
 		}
 	}
-	return set
+	return set, out.Fit
 }
 
 // admitJob starts a job that just arrived. Under H it first runs Algorithm
 // 1; a job no class combination can take (line 16) is not started but waits
-// for the next slot's headrooms, as the paper's scheduler holds it.
+// for the next slot's headrooms, as the paper's scheduler holds it. Fits
+// counts each job once, by its first outcome.
 func (s *sim) admitJob(j *job) {
 	if s.cfg.Policy == History {
-		j.classes = s.choose(j)
+		var fit string
+		j.classes, fit = s.choose(j)
+		s.res.Fits[fit]++
 		if j.classes == nil {
 			s.unplaced = append(s.unplaced, j)
 			return
@@ -162,7 +164,7 @@ func (s *sim) retryUnplaced() {
 	waiting := s.unplaced
 	s.unplaced = nil
 	for k, j := range waiting {
-		if j.classes = s.choose(j); j.classes == nil {
+		if j.classes, _ = s.choose(j); j.classes == nil {
 			s.unplaced = append(s.unplaced, waiting[k:]...) // keep the order: no overtaking
 			return
 		}

@@ -64,9 +64,9 @@ type Config struct {
 	Factor      float64 // scaling factor, default 1
 	Cores       int     // per server, default 16
 	MemoryMiB   float64 // per server, default 64 GiB
-	Reserve     float64 // cores kept free for the primary tenant, default 2
+	Reserve     float64 // cores kept free for the primary tenant, default the driver's (guard.DefaultReserveCPU, 33%)
 	// JobsPerHour is the Poisson arrival rate; when zero, OfferedLoad (share
-	// of all cores the jobs' task-seconds would fill, default 0.2) sets it.
+	// of all cores the jobs' task-seconds would fill, default 0.1) sets it.
 	JobsPerHour float64
 	OfferedLoad float64
 	Mix         Mix
@@ -114,7 +114,7 @@ func (c *Config) defaults() error {
 		c.MemoryMiB = 64 << 10
 	}
 	if c.Reserve == 0 {
-		c.Reserve = 2
+		c.Reserve, _ = guard.ParseAmount(guard.DefaultReserveCPU, float64(c.Cores))
 	}
 	c.margin = guard.DefaultHysteresis().AdmitMargin.CPU
 	if c.NoMargin {
@@ -124,7 +124,7 @@ func (c *Config) defaults() error {
 		c.TaskCores = 1
 	}
 	if c.OfferedLoad == 0 {
-		c.OfferedLoad = 0.2
+		c.OfferedLoad = 0.1
 	}
 	if c.Mix.Classes == nil && c.Mix.Trace == nil {
 		c.Mix = TPCDSMix()

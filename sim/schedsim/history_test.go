@@ -22,7 +22,7 @@ func dailyAndSteady(p Policy) Config {
 		daily[k] = 50 - 40*math.Cos(2*math.Pi*float64(k)/float64(history.SlotsPerDay))
 		steady[k] = 25
 	}
-	return Config{Policy: p, HistoryDays: 8, Span: 24 * time.Hour, Arrivals: []float64{10},
+	return Config{Policy: p, HistoryDays: 8, Reserve: 2, Span: 24 * time.Hour, Arrivals: []float64{10},
 		Thresholds: jobtype.Default(),
 		Mix:        Mix{Classes: []JobClass{{Name: "long", Weight: 1, Stages: [2]int{1, 1}, Tasks: [2]int{8, 8}, TaskSeconds: 8 * 3600}}},
 		Tenants: []Tenant{

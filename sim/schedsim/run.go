@@ -26,7 +26,7 @@ type Result struct {
 	WastedTaskSeconds float64        `json:"wasted_task_seconds"`
 	OverrunSlots      int            `json:"reserve_overrun_server_slots"` // stock: harvested tasks in the primary's reserve
 	OverrunShare      float64        `json:"reserve_overrun_share"`
-	Fits              map[string]int `json:"algorithm1_fits,omitempty"`
+	Fits              map[string]int `json:"algorithm1_fits,omitempty"` // H: jobs by Algorithm 1's first outcome ("none": held)
 	// ByJobClass breaks jobs down by the workload's job class (short,
 	// medium, long); EvictedByPattern counts evictions by the utilisation
 	// pattern of the server's tenant, as the placer classifies it.

@@ -105,8 +105,12 @@ func (s *sim) free(i int) float64 {
 	if s.cfg.Policy == Stock {
 		return float64(s.cfg.Cores - sv.used)
 	}
-	return float64(s.cfg.Cores) - math.Ceil(sv.primary-1e-9) - float64(sv.used) - s.cfg.Reserve - s.cfg.margin
+	return float64(s.cfg.Cores) - wholeCores(sv.primary) - float64(sv.used) - s.cfg.Reserve - s.cfg.margin
 }
+
+// wholeCores rounds a primary's use up to whole cores, as the driver's guard
+// does (guard.RoundUp).
+func wholeCores(cores float64) float64 { return guard.RoundUp(guard.Resources{CPU: cores}).CPU }
 
 // safe is the room a task of j has if the primary rises to the level the
 // placer's headroom plans for the job's type (H unless NoHistoryRanking): the
@@ -127,7 +131,7 @@ func (s *sim) planSafe(sv *server) {
 	c := &s.classes.table.Classes[sv.class]
 	current := 100 * sv.primary / float64(s.cfg.Cores)
 	for typ, name := range jobTypes {
-		sv.safe[typ] = math.Ceil((1-classify.Headroom(classify.JobType(name), *c, current))*float64(s.cfg.Cores) - 1e-9)
+		sv.safe[typ] = wholeCores((1 - classify.Headroom(classify.JobType(name), *c, current)) * float64(s.cfg.Cores))
 	}
 }
 
@@ -329,9 +333,7 @@ func (s *sim) taskDone(f finish) {
 func (s *sim) slot(n int) {
 	hist := s.cfg.HistoryDays * history.SlotsPerDay
 	var used, prim float64
-	if s.classes != nil {
-		clear(s.classes.primary)
-	}
+	clear(s.classes.primary)
 	cores := float64(s.cfg.Cores)
 	for ti, members := range s.byTenant {
 		primary := s.series(ti, hist+n) / 100 * cores
@@ -345,7 +347,7 @@ func (s *sim) slot(n int) {
 					s.planSafe(sv)
 				}
 			}
-			if sv.used > 0 && cores-math.Ceil(primary-1e-9)-float64(sv.used) < s.cfg.Reserve {
+			if sv.used > 0 && cores-wholeCores(primary)-float64(sv.used) < s.cfg.Reserve { // guard's Shortfall, without building its State
 				if s.cfg.Policy == Stock {
 					s.res.OverrunSlots++ // the harvested tasks sit in the primary's reserve
 				} else {
