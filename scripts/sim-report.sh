@@ -49,7 +49,7 @@ section() { # title, file stem, command...
 } >"$md"
 
 section "Scheduling: mean job time as utilisation rises, synthetic DC-0 (Figure 13)" sched-dc0 \
-	"$sim" sched -servers "$servers" -days "$days" -profile 0 -factors 1,1.5,2,2.5 -scalings linear,root \
+	"$sim" sched -servers "$servers" -days "$days" -profile 0 -factors 1,1.25,1.5,1.75,2 -scalings linear,root \
 	-csv "$out/sched-dc0.csv" -plot "$out/sched-dc0.png" -json-file "$out/sched-dc0.json"
 
 if [ -d "$azure" ]; then
