@@ -2,7 +2,6 @@ package blobd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/storage/front"
 )
 
@@ -44,7 +44,5 @@ func serveAdmin(addr string, be *front.Backend, log hclog.Logger) (func(), error
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+	_ = command.PrintJSON(w, v)
 }

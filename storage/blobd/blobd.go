@@ -7,8 +7,6 @@ package blobd
 import (
 	"context"
 	"fmt"
-	"math"
-	"slices"
 	"time"
 
 	consulapi "github.com/hashicorp/consul/api"
@@ -119,9 +117,7 @@ func Run(ctx context.Context, c Config, log hclog.Logger) error {
 	if err != nil {
 		return err
 	}
-	for _, n := range be.Nodes().List() { // the first health check, before any request
-		be.CheckNode(ctx, reg, n, c.health.lostAfter)
-	}
+	be.CheckNodes(ctx, reg, c.health.lostAfter) // the first health check, before any request
 	go be.Watch(ctx, reg, c.health.interval, c.health.lostAfter)
 	go be.Repair(ctx)
 	go be.FollowBusy(ctx, 2*time.Second)
@@ -209,15 +205,8 @@ func tenantStats(ctx context.Context, store *history.Store, cfgs []NodeConfig, l
 			log.Info("no history for tenant; placing it as the worst case", "tenant", tenant)
 			continue
 		}
-		var vals []float64
-		for _, v := range series.Values {
-			if !math.IsNaN(v) {
-				vals = append(vals, v)
-			}
-		}
-		slices.Sort(vals)
 		out[tenant] = nodes.TenantStats{ReimageRate: nodes.ReimageRate(reimages, count, 35*24*time.Hour),
-			PeakCPU: vals[min(len(vals)-1, int(0.95*float64(len(vals))))]}
+			PeakCPU: nodes.PeakCPU(series.Values)}
 	}
 	return out
 }

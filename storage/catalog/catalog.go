@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/harvest-platform/harvest/history"
 )
@@ -43,8 +44,8 @@ type Entry struct {
 	ContentType  string            `json:"content_type,omitempty"`
 	UserMeta     map[string]string `json:"user_meta,omitempty"`
 	Replicas     []Replica         `json:"replicas"`
-	// Degraded says the placement could not keep every diversity rule; the
-	// repairer moves replicas when it can.
+	// Degraded says the placement could not keep every diversity rule
+	// (moving its replicas once it can is not built yet).
 	Degraded bool `json:"degraded,omitempty"`
 }
 
@@ -58,13 +59,11 @@ func ValidateKey(key string) error {
 		return errors.New("empty object key")
 	case len(key) > maxKey:
 		return fmt.Errorf("object key of %d bytes, S3 allows %d", len(key), maxKey)
-	case !utf8Valid(key):
+	case !utf8.ValidString(key):
 		return errors.New("object key is not valid UTF-8")
 	}
 	return nil
 }
-
-func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
 // Store reads and writes the catalogue.
 type Store struct {
@@ -140,8 +139,9 @@ func (s *Store) Delete(ctx context.Context, bucket, key string) (Entry, error) {
 
 // List returns the entries of a bucket whose keys start with prefix and sort
 // after marker, at most max of them, in key order, and whether more remain.
+// Escaping keeps prefixes (byte by byte), so only the prefix's KV keys are read.
 func (s *Store) List(ctx context.Context, bucket, prefix, marker string, max int) ([]Entry, bool, error) {
-	pairs, err := s.kv.List(ctx, s.bucketDir(bucket))
+	pairs, err := s.kv.List(ctx, s.key(bucket, prefix))
 	if err != nil {
 		return nil, false, err
 	}

@@ -50,7 +50,7 @@ func TestHostileKeysMapToOneKVKeyEachAndBack(t *testing.T) {
 
 func TestListIsInKeyOrderWithPrefixMarkerAndLimit(t *testing.T) {
 	s := NewStore(history.NewMemKV(), "harvest/")
-	for _, k := range []string{"b/2", "a", "b/1", "b%", "c"} {
+	for _, k := range []string{"b/2", "a", "b/1", "b%", "c", "日本"} {
 		if _, err := s.Put(ctx, entry(k)); err != nil {
 			t.Fatal(err)
 		}
@@ -62,6 +62,13 @@ func TestListIsInKeyOrderWithPrefixMarkerAndLimit(t *testing.T) {
 	got, more, _ = s.List(ctx, "data", "b", got[1].Key, 2)
 	if more || len(got) != 1 || got[0].Key != "b/2" {
 		t.Fatalf("page 2: %v more=%v", keysOf(got), more)
+	}
+	// prefixes that escape (a slash, a percent sign, half a UTF-8 rune) select the same keys
+	for prefix, want := range map[string]string{"b/": "b/1 b/2", "b%": "b%", "\xe6": "日本", "日": "日本"} {
+		got, _, err := s.List(ctx, "data", prefix, "", -1)
+		if err != nil || strings.Join(keysOf(got), " ") != want {
+			t.Errorf("prefix %q: %v %v, want %s", prefix, keysOf(got), err, want)
+		}
 	}
 }
 

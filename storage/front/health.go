@@ -22,35 +22,33 @@ const (
 	bucketPrefix = ".harvest/buckets/"
 )
 
-// CheckNode runs one health check of a node now.
-func (b *Backend) CheckNode(ctx context.Context, reg *nodes.Registry, node nodes.Node, lostAfter time.Duration) {
-	b.checkNode(ctx, reg, node, lostAfter, b.lostNodes)
+// CheckNodes checks every node's identity marker once: a node that answers
+// with its marker is up; one that does not answer is down (reads and
+// placement skip it) and, after lostAfter, lost; one that answers without
+// its marker was reimaged. A lost or reimaged node's replicas are dropped
+// from the catalogue, which the repairer then restores; only then does the
+// node get a new marker and rejoin.
+func (b *Backend) CheckNodes(ctx context.Context, reg *nodes.Registry, lostAfter time.Duration) {
+	for _, node := range b.nodes.List() {
+		b.checkNode(ctx, reg, node, lostAfter)
+	}
 }
 
-// Nodes returns the storage nodes the backend writes to.
-func (b *Backend) Nodes() *Nodes { return b.nodes }
-
-// Watch checks every node's identity marker each interval until ctx ends:
-// a node that answers with its marker is up; one that does not answer is
-// down (reads and placement skip it) and, after lostAfter, lost; one that
-// answers without its marker was reimaged. A lost or reimaged node's
-// replicas are dropped from the catalogue, which the repairer then
-// restores; only then does the node get a new marker and rejoin.
+// Watch runs CheckNodes every interval until ctx ends (the first check is
+// the caller's, before it serves).
 func (b *Backend) Watch(ctx context.Context, reg *nodes.Registry, interval, lostAfter time.Duration) {
-	lost := b.lostNodes
 	for {
-		for _, node := range b.nodes.List() {
-			b.checkNode(ctx, reg, node, lostAfter, lost)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(interval):
 		}
+		b.CheckNodes(ctx, reg, lostAfter)
 	}
 }
 
-func (b *Backend) checkNode(ctx context.Context, reg *nodes.Registry, node nodes.Node, lostAfter time.Duration, lost map[string]bool) {
+func (b *Backend) checkNode(ctx context.Context, reg *nodes.Registry, node nodes.Node, lostAfter time.Duration) {
+	lost := b.lostNodes
 	c := b.nodes.client(node.ID)
 	probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -26,13 +26,13 @@ type listing struct {
 // prefix; with a delimiter, keys sharing the part up to it roll up into one
 // common prefix; at most max entries (keys and prefixes) a page.
 func (b *Backend) list(ctx context.Context, bucket, prefix, delimiter, marker string, max int) (listing, error) {
-	if _, err := b.bucket(ctx, bucket); err != nil {
-		return listing{}, err
-	}
 	if max <= 0 {
 		max = 1000
 	}
 	entries, _, err := b.cat.List(ctx, bucket, prefix, marker, -1)
+	if err == nil && len(entries) == 0 {
+		err = b.missing(ctx, bucket, nil) // an empty page: say so if the bucket is gone
+	}
 	if err != nil {
 		return listing{}, err
 	}

@@ -34,7 +34,6 @@ type upload struct {
 	Name      string            `json:"name"`  // the replicas' name on the nodes
 	NodeIDs   map[string]string `json:"node_uploads"`
 	Nodes     []string          `json:"nodes"` // placement order
-	Degraded  bool              `json:"degraded,omitempty"`
 	Initiated time.Time         `json:"initiated"`
 }
 
@@ -44,18 +43,15 @@ func (b *Backend) uploadKey(bucket, id string) string {
 
 func (b *Backend) loadUpload(ctx context.Context, bucket, key, id string) (upload, error) {
 	var u upload
-	if _, err := b.bucket(ctx, bucket); err != nil {
-		return u, err
-	}
 	if strings.ContainsAny(id, "/.") || id == "" {
-		return u, s3err.GetAPIError(s3err.ErrNoSuchUpload)
+		return u, b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchUpload))
 	}
 	data, index, err := b.kv.Get(ctx, b.uploadKey(bucket, id))
 	if err != nil {
 		return u, err
 	}
 	if index == 0 {
-		return u, s3err.GetAPIError(s3err.ErrNoSuchUpload)
+		return u, b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchUpload))
 	}
 	if err := json.Unmarshal(data, &u); err != nil {
 		return u, &history.CorruptError{Key: b.uploadKey(bucket, id), Err: err}
@@ -86,7 +82,7 @@ func (b *Backend) CreateMultipartUpload(ctx context.Context, in s3response.Creat
 	var id [16]byte
 	_, _ = randRead(id[:])
 	u := upload{ID: hex.EncodeToString(id[:]), Name: replicaName(bucket, key), Nodes: place.Nodes, NodeIDs: map[string]string{},
-		Degraded: place.Degraded, Initiated: time.Now().UTC(),
+		Initiated: time.Now().UTC(),
 		Entry: catalog.Entry{Bucket: bucket, Key: key, ContentType: deref(in.ContentType), UserMeta: in.Metadata,
 			LastModified: time.Now().UTC().Truncate(time.Second), Degraded: place.Degraded}}
 	meta := catalog.Meta(u.Entry)
@@ -171,9 +167,8 @@ func (b *Backend) CompleteMultipartUpload(ctx context.Context, in *s3.CompleteMu
 		size = info.Size
 	}
 	if err != nil {
-		if resp := minio.ToErrorResponse(err); resp.Code == "InvalidPart" || resp.Code == "InvalidPartOrder" || resp.Code == "EntityTooSmall" {
-			return out, "", s3err.GetAPIError(map[string]s3err.ErrorCode{"InvalidPart": s3err.ErrInvalidPart,
-				"InvalidPartOrder": s3err.ErrInvalidPartOrder, "EntityTooSmall": s3err.ErrEntityTooSmall}[resp.Code])
+		if code, ok := clientErrors[minio.ToErrorResponse(err).Code]; ok { // the client's parts are wrong: it is told so
+			return out, "", s3err.GetAPIError(code)
 		}
 		b.log.Warn("completing an upload failed; undoing it", "bucket", u.Entry.Bucket, "key", u.Entry.Key, "error", err)
 		b.metrics.writeFailures.Inc()
@@ -182,16 +177,19 @@ func (b *Backend) CompleteMultipartUpload(ctx context.Context, in *s3.CompleteMu
 	}
 	e := u.Entry
 	e.Size, e.ETag = size, etag // Last-Modified stays the initiation time, as in S3
-	place := grid.Placement{Nodes: u.Nodes, Degraded: u.Degraded}
-	b.mu.Lock()
-	b.grid.Commit(place, size)
-	b.mu.Unlock()
+	place := grid.Placement{Nodes: u.Nodes, Degraded: e.Degraded}
+	b.commit(place, size)
 	if err := b.record(ctx, e, place, u.Name); err != nil {
 		return out, "", err
 	}
 	_ = b.kv.Delete(ctx, b.uploadKey(u.Entry.Bucket, u.ID))
 	return s3response.CompleteMultipartUploadResult{Bucket: &e.Bucket, Key: &e.Key, ETag: &etag}, "", nil
 }
+
+// clientErrors are the nodes' answers to a completion that the client's
+// part list caused.
+var clientErrors = map[string]s3err.ErrorCode{"InvalidPart": s3err.ErrInvalidPart,
+	"InvalidPartOrder": s3err.ErrInvalidPartOrder, "EntityTooSmall": s3err.ErrEntityTooSmall}
 
 // AbortMultipartUpload drops the upload on every node.
 func (b *Backend) AbortMultipartUpload(ctx context.Context, in *s3.AbortMultipartUploadInput) error {
@@ -208,7 +206,7 @@ func (b *Backend) AbortMultipartUpload(ctx context.Context, in *s3.AbortMultipar
 func (b *Backend) discardUpload(u upload) {
 	b.abortOnNodes(u)
 	for _, n := range u.Nodes {
-		_ = b.nodes.client(n).RemoveObject(context.Background(), DataBucket, u.Name, minio.RemoveObjectOptions{})
+		b.removeObject(n, u.Name)
 	}
 	_ = b.kv.Delete(context.Background(), b.uploadKey(u.Entry.Bucket, u.ID))
 }
@@ -251,7 +249,7 @@ func (b *Backend) ListMultipartUploads(ctx context.Context, in *s3.ListMultipart
 	if _, err := b.bucket(ctx, bucket); err != nil {
 		return s3response.ListMultipartUploadsResult{}, err
 	}
-	pairs, err := b.kv.List(ctx, b.prefix+"blob/uploads/"+url.PathEscape(bucket)+"/")
+	pairs, err := b.kv.List(ctx, b.uploadKey(bucket, ""))
 	if err != nil {
 		return s3response.ListMultipartUploadsResult{}, err
 	}

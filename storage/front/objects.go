@@ -18,7 +18,6 @@ import (
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
 
-	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
 )
@@ -67,12 +66,7 @@ func (b *Backend) store(ctx context.Context, e catalog.Entry, body io.Reader, po
 	e.LastModified = time.Now().UTC().Truncate(time.Second)
 	e.Degraded = place.Degraded
 	name := replicaName(e.Bucket, e.Key)
-	meta := catalog.Meta(e)
-	sum, err := b.writeReplicas(ctx, place.Nodes, body, e.Size, func(ctx context.Context, node string, r io.Reader) error {
-		return b.putReplica(ctx, node, name, r, e.Size, meta)
-	}, func(node string) {
-		_ = b.nodes.client(node).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
-	})
+	sum, err := b.putReplicas(ctx, place.Nodes, name, body, e)
 	if err != nil {
 		b.release(place, e.Size)
 		return e, err
@@ -173,6 +167,20 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.R
 	return h.Sum(nil), nil
 }
 
+// putReplicas writes e's body to every node as the replica name (carrying
+// e as metadata) and returns its MD5; on failure nothing stays behind.
+func (b *Backend) putReplicas(ctx context.Context, nodeIDs []string, name string, body io.Reader, e catalog.Entry) ([]byte, error) {
+	meta := catalog.Meta(e)
+	return b.writeReplicas(ctx, nodeIDs, body, e.Size, func(ctx context.Context, node string, r io.Reader) error {
+		return b.putReplica(ctx, node, name, r, e.Size, meta)
+	}, func(node string) { b.removeObject(node, name) })
+}
+
+// removeObject deletes an object from a node, whatever the request's fate.
+func (b *Backend) removeObject(node, name string) {
+	_ = b.nodes.client(node).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
+}
+
 // putReplica writes one replica. The body is sent unsigned (signing it
 // would hash every byte once more per replica, on the front's cores); its
 // integrity is checked instead by the MD5 the node computes, which must be
@@ -202,11 +210,15 @@ func (e *readErr) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *Backend) release(p grid.Placement, size int64) {
+// commit takes size off the placement's nodes in the grid; release gives
+// it back.
+func (b *Backend) commit(p grid.Placement, size int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.grid.Commit(p, -size)
+	b.grid.Commit(p, size)
 }
+
+func (b *Backend) release(p grid.Placement, size int64) { b.commit(p, -size) }
 
 // removeReplicas deletes an entry's replicas in the background.
 func (b *Backend) removeReplicas(e catalog.Entry) {
@@ -221,13 +233,20 @@ func (b *Backend) removeReplicas(e catalog.Entry) {
 	}
 }
 
-func (b *Backend) entry(ctx context.Context, bucket, key string) (catalog.Entry, error) {
+// missing is the error for an object or upload that is not there:
+// NoSuchBucket when its bucket is gone too, else notFound. Only a miss reads
+// the bucket: the gateway reads it (GetBucketAcl) before every request.
+func (b *Backend) missing(ctx context.Context, bucket string, notFound error) error {
 	if _, err := b.bucket(ctx, bucket); err != nil {
-		return catalog.Entry{}, err
+		return err
 	}
+	return notFound
+}
+
+func (b *Backend) entry(ctx context.Context, bucket, key string) (catalog.Entry, error) {
 	e, err := b.cat.Get(ctx, bucket, key)
 	if errors.Is(err, catalog.ErrNotFound) {
-		return e, s3err.GetAPIError(s3err.ErrNoSuchKey)
+		return e, b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchKey))
 	}
 	return e, err
 }
@@ -269,16 +288,13 @@ func (b *Backend) GetObject(ctx context.Context, in *s3.GetObjectInput) (*s3.Get
 
 // DeleteObject removes the catalogue entry, then the replicas.
 func (b *Backend) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput) (*s3.DeleteObjectOutput, error) {
-	if _, err := b.bucket(ctx, *in.Bucket); err != nil {
-		return nil, err
-	}
 	e, err := b.cat.Delete(ctx, *in.Bucket, *in.Key)
-	var corrupt *history.CorruptError
 	switch {
 	case errors.Is(err, catalog.ErrNotFound):
+		if err := b.missing(ctx, *in.Bucket, nil); err != nil {
+			return nil, err
+		}
 		return &s3.DeleteObjectOutput{}, nil // as S3: deleting nothing succeeds
-	case errors.As(err, &corrupt):
-		return nil, err
 	case err != nil:
 		return nil, err
 	}

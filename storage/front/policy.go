@@ -28,9 +28,15 @@ type policy struct {
 	strict   bool
 }
 
+// replicasTag reads a harvest-replicas value: 1 to one replica per grid cell.
+func replicasTag(v string) (int, bool) {
+	n, err := strconv.Atoi(v)
+	return n, err == nil && n >= 1 && n <= grid.Size*grid.Size
+}
+
 func (b *Backend) policyOf(info *bucketInfo) policy {
 	p := policy{replicas: b.replicas, strict: b.strict}
-	if n, err := strconv.Atoi(info.Tags[tagReplicas]); err == nil && n >= 1 && n <= grid.Size*grid.Size {
+	if n, ok := replicasTag(info.Tags[tagReplicas]); ok {
 		p.replicas = n
 	}
 	switch info.Tags[tagDiversity] {
@@ -44,7 +50,7 @@ func (b *Backend) policyOf(info *bucketInfo) policy {
 
 func validateTags(tags map[string]string) error {
 	if v, ok := tags[tagReplicas]; ok {
-		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > grid.Size*grid.Size {
+		if _, ok := replicasTag(v); !ok {
 			return s3err.InvalidArgumentError{ArgumentName: tagReplicas, ArgumentValue: v,
 				Description: "harvest-replicas must be a whole number from 1 to 9"}
 		}

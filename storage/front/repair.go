@@ -5,13 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/minio/minio-go/v7"
 	"golang.org/x/time/rate"
 
 	"github.com/harvest-platform/harvest/storage/catalog"
@@ -154,15 +152,29 @@ var (
 	errStale       = errors.New("object replaced while it was being repaired")
 )
 
-func (r *repairer) allow(node string) bool {
+// allow takes one replica off each receiving server's hourly allowance, or
+// nothing when any of them has none left (so a refused repair does not use
+// up the others' allowance).
+func (r *repairer) allow(nodes []string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	l := r.limits[node]
-	if l == nil {
-		l = rate.NewLimiter(rate.Limit(r.opts.PerServerPerHour/3600), 1)
-		r.limits[node] = l
+	now := time.Now()
+	limits := make([]*rate.Limiter, len(nodes))
+	for i, node := range nodes {
+		l := r.limits[node]
+		if l == nil {
+			l = rate.NewLimiter(rate.Limit(r.opts.PerServerPerHour/3600), 1)
+			r.limits[node] = l
+		}
+		if l.TokensAt(now) < 1 {
+			return false
+		}
+		limits[i] = l
 	}
-	return l.Allow()
+	for _, l := range limits {
+		l.AllowN(now, 1)
+	}
+	return true
 }
 
 // repairOne copies an object from a live replica to the nodes Algorithm 2
@@ -178,11 +190,9 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) e
 	if err != nil {
 		return err
 	}
-	for _, n := range place.Nodes {
-		if !r.allow(n) {
-			b.release(place, e.Size)
-			return errRateLimited
-		}
+	if !r.allow(place.Nodes) {
+		b.release(place, e.Size)
+		return errRateLimited
 	}
 	body, err := b.openReplica(ctx, e, 0, e.Size)
 	if err != nil {
@@ -190,36 +200,30 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) e
 		return err
 	}
 	defer body.Close()
-	name, meta := e.Replicas[0].Name, catalog.Meta(e)
-	sum, err := b.writeReplicas(ctx, place.Nodes, body, e.Size, func(ctx context.Context, node string, rd io.Reader) error {
-		return b.putReplica(ctx, node, name, rd, e.Size, meta)
-	}, func(node string) {
-		_ = b.nodes.client(node).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
-	})
-	if err == nil && !strings.Contains(e.ETag, "-") && `"`+hex.EncodeToString(sum)+`"` != e.ETag {
-		err = errors.New("source replica does not match the object's ETag")
-		for _, n := range place.Nodes {
-			_ = b.nodes.client(n).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
-		}
-	}
+	name := e.Replicas[0].Name
+	sum, err := b.putReplicas(ctx, place.Nodes, name, body, e)
 	if err != nil {
 		b.release(place, e.Size)
 		return err
 	}
-	_, err = b.cat.Update(ctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
-		if len(cur.Replicas) > 0 && cur.Replicas[0].Name != name || cur.ETag != e.ETag {
-			return errStale
-		}
-		for _, n := range place.Nodes {
-			if !cur.HasReplicaOn(n) {
-				cur.Replicas = append(cur.Replicas, catalog.Replica{Node: n, Name: name})
+	if !strings.Contains(e.ETag, "-") && `"`+hex.EncodeToString(sum)+`"` != e.ETag {
+		err = errors.New("source replica does not match the object's ETag")
+	} else {
+		_, err = b.cat.Update(ctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
+			if len(cur.Replicas) > 0 && cur.Replicas[0].Name != name || cur.ETag != e.ETag {
+				return errStale
 			}
-		}
-		return nil
-	})
+			for _, n := range place.Nodes {
+				if !cur.HasReplicaOn(n) {
+					cur.Replicas = append(cur.Replicas, catalog.Replica{Node: n, Name: name})
+				}
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		for _, n := range place.Nodes {
-			_ = b.nodes.client(n).RemoveObject(context.Background(), DataBucket, name, minio.RemoveObjectOptions{})
+			b.removeObject(n, name)
 		}
 		b.release(place, e.Size)
 		return err

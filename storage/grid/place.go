@@ -47,6 +47,15 @@ type rules struct {
 	relaxEnv    bool
 }
 
+// take marks a replica's node, cell, environment and rack as used.
+func (r *rules) take(n *Node, t *Tenant, c Cell) {
+	r.rows[c.Row], r.cols[c.Col] = true, true
+	r.envs[t.Environment], r.nodes[n.ID] = true, true
+	if n.Rack != "" {
+		r.racks[n.Rack] = true
+	}
+}
+
 func (r *rules) cellOK(row, col int) bool {
 	return r.relaxGrid || (!r.rows[row] && !r.cols[col])
 }
@@ -70,11 +79,11 @@ func (g *Grid) Place(req Request, rng Rand) (Placement, error) {
 	if req.Replicas < 1 {
 		return Placement{}, fmt.Errorf("replicas must be at least 1, got %d", req.Replicas)
 	}
+	strict := req
+	strict.Strict = true // a strict draw fails with ErrNotDiverse, never ErrNoSpace
 	for attempt := 1; attempt < diverseAttempts; attempt++ {
-		strict := req
-		strict.Strict = true
-		if p, err := g.placeOnce(strict, rng); err == nil || errors.Is(err, ErrNoSpace) {
-			return p, err
+		if p, err := g.placeOnce(strict, rng); err == nil {
+			return p, nil
 		}
 	}
 	return g.placeOnce(req, rng)
@@ -87,21 +96,11 @@ func (g *Grid) placeOnce(req Request, rng Rand) (Placement, error) {
 	take := func(n *Node, t *Tenant) {
 		c := g.cellOf[t.ID]
 		p.Nodes, p.Cells = append(p.Nodes, n.ID), append(p.Cells, c)
-		r.rows[c.Row], r.cols[c.Col] = true, true
-		r.envs[t.Environment], r.nodes[n.ID] = true, true
-		if n.Rack != "" {
-			r.racks[n.Rack] = true
-		}
+		r.take(n, t, c)
 	}
 	for _, id := range req.Existing {
 		if n, ok := g.nodes[id]; ok {
-			t := g.tenant[n.Tenant]
-			c := g.cellOf[t.ID]
-			r.rows[c.Row], r.cols[c.Col] = true, true
-			r.envs[t.Environment], r.nodes[n.ID] = true, true
-			if n.Rack != "" {
-				r.racks[n.Rack] = true
-			}
+			r.take(n, g.tenant[n.Tenant], g.cellOf[n.Tenant])
 		}
 	}
 	for i := 0; i < req.Replicas; i++ {

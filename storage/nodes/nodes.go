@@ -11,7 +11,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -89,11 +91,6 @@ func (r *Registry) List(ctx context.Context) ([]Node, error) {
 	return out, nil
 }
 
-// Remove forgets a node.
-func (r *Registry) Remove(ctx context.Context, id string) error {
-	return r.kv.Delete(ctx, r.prefix+url.PathEscape(id))
-}
-
 // TenantStats are what Algorithm 2 needs to know of a primary tenant.
 type TenantStats struct {
 	ReimageRate float64 // reimages per server per month
@@ -106,6 +103,22 @@ func ReimageRate(events []history.Reimage, servers int, span time.Duration) floa
 		return 0
 	}
 	return float64(len(events)) / float64(servers) / (span.Hours() / (30 * 24))
+}
+
+// PeakCPU is a tenant's peak for the grid: the 95th percentile of its CPU
+// series, gaps (NaN) left out; 0 without samples.
+func PeakCPU(values []float64) float64 {
+	var s []float64
+	for _, v := range values {
+		if !math.IsNaN(v) {
+			s = append(s, v)
+		}
+	}
+	if len(s) == 0 {
+		return 0
+	}
+	slices.Sort(s)
+	return s[min(len(s)-1, int(0.95*float64(len(s))))]
 }
 
 // GridTenants groups nodes by tenant for grid.Build: each node's free space
