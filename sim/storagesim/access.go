@@ -8,6 +8,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/sim/schedsim"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // Scaling stretches a tenant's utilisation to sweep the datacenter's load,
@@ -103,7 +104,7 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 	base, _ := synthTenants(dc, cfg.HistoryDays)
 	peaks := make([]float64, len(dc.Tenants))
 	for i, t := range dc.Tenants {
-		peaks[i] = Peak(t.Series.Values[:hist])
+		peaks[i] = nodes.PeakCPU(t.Series.Values[:hist])
 	}
 	busyAt := make([][]bool, len(dc.Tenants)) // tenant -> read-window slot -> busy at this load
 	for i := range busyAt {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/sim/schedsim"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 func TestFailedAccessesRiseWithUtilisationAndGridDoesBetter(t *testing.T) {
@@ -83,7 +84,7 @@ func TestPeakOfScaledHistoryIsTheScaledPeak(t *testing.T) {
 				for i, v := range tn.Series.Values {
 					scaled[i] = schedsim.Scale(how, k, v)
 				}
-				if got, want := schedsim.Scale(how, k, Peak(tn.Series.Values)), Peak(scaled); got != want {
+				if got, want := schedsim.Scale(how, k, nodes.PeakCPU(tn.Series.Values)), nodes.PeakCPU(scaled); got != want {
 					t.Fatalf("%s %s x%v: scaled peak %v, peak of the scaled series %v", tn.ID, how, k, got, want)
 				}
 			}

@@ -41,7 +41,7 @@ type Datacenter struct {
 func FromSynth(dc synth.Datacenter, historyDays int) Datacenter {
 	tenants, replay := synthTenants(dc, historyDays)
 	for i, t := range dc.Tenants {
-		tenants[i].PeakCPU = Peak(t.Series.Values)
+		tenants[i].PeakCPU = nodes.PeakCPU(t.Series.Values) // as blobd takes it
 	}
 	return Datacenter{Name: dc.Profile.Name, Start: dc.Profile.Start.Add(time.Duration(historyDays) * 24 * time.Hour),
 		Tenants: tenants, Reimages: replay}
@@ -112,16 +112,6 @@ func FromReimages(name string, events map[history.TenantID][]history.Reimage, st
 		out.Reimages = append(out.Reimages, replay...)
 	}
 	return out
-}
-
-// Peak is the 95th percentile of a series, the blob tier's peak CPU.
-func Peak(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(0.95*float64(len(s))))]
 }
 
 // world is the datacenter as the placement policies see it: servers by
