@@ -205,7 +205,7 @@ func tenantStats(ctx context.Context, store *history.Store, cfgs []NodeConfig, l
 			log.Info("no history for tenant; placing it as the worst case", "tenant", tenant)
 			continue
 		}
-		out[tenant] = nodes.TenantStats{ReimageRate: nodes.ReimageRate(reimages, count, 35*24*time.Hour),
+		out[tenant] = nodes.TenantStats{ReimageRate: nodes.RecentReimageRate(reimages, count, now),
 			PeakCPU: nodes.PeakCPU(series.Values)}
 	}
 	return out

@@ -105,6 +105,25 @@ func ReimageRate(events []history.Reimage, servers int, span time.Duration) floa
 	return float64(len(events)) / float64(servers) / (span.Hours() / (30 * 24))
 }
 
+// RecentReimageRate is ReimageRate over the year before now: that year's
+// events over the time since the first of them, and at least 35 days (the
+// shortest history the placer keeps), so an old history is not divided by
+// a short span nor a young one by a long span.
+func RecentReimageRate(events []history.Reimage, servers int, now time.Time) float64 {
+	from := now.AddDate(-1, 0, 0)
+	first := now.Add(-35 * 24 * time.Hour)
+	var recent []history.Reimage
+	for _, r := range events {
+		if r.Time.After(from) && !r.Time.After(now) {
+			recent = append(recent, r)
+			if r.Time.Before(first) {
+				first = r.Time
+			}
+		}
+	}
+	return ReimageRate(recent, servers, now.Sub(first))
+}
+
 // PeakCPU is a tenant's peak for the grid: the 95th percentile of its CPU
 // series, gaps (NaN) left out; 0 without samples.
 func PeakCPU(values []float64) float64 {

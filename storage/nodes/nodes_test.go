@@ -63,3 +63,19 @@ func TestPeakCPUIsThe95thPercentileOfTheSamples(t *testing.T) {
 		t.Fatalf("peak without samples %v, want 0", got)
 	}
 }
+
+// Four reimages of 2 servers spread over 200 days: 1 per server per 100
+// days (0.3 a month), not 4 over the 35 days the blob tier once assumed;
+// an event older than a year and one in the future do not count; a lone
+// recent event is spread over at least 35 days.
+func TestRecentReimageRate(t *testing.T) {
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	day := func(d int) history.Reimage { return history.Reimage{Node: "n", Time: now.AddDate(0, 0, -d)} }
+	events := []history.Reimage{day(200), day(150), day(100), day(1), day(400), day(-3)}
+	if got, want := RecentReimageRate(events, 2, now), 4.0/2/(200.0/30); math.Abs(got-want) > 1e-9 {
+		t.Errorf("rate %.4f, want %.4f", got, want)
+	}
+	if got, want := RecentReimageRate([]history.Reimage{day(2)}, 1, now), 1/(35.0/30); math.Abs(got-want) > 1e-9 {
+		t.Errorf("lone event: rate %.4f, want %.4f", got, want)
+	}
+}
