@@ -229,7 +229,7 @@ func runSched(f schedFlags) error {
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "SCALING\tFACTOR\tPOLICY\tPRIMARY %%\tUTIL %%\tJOBS\tMEAN s\tP99 s\tEVICTED\tWASTED core-h\tRESERVE OVERRUN %%\tUNFINISHED\n")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%.1f\t%.1f\t%d\t%.0f\t%.0f\t%d\t%.1f\t%.3f\t%d\n", r.Scaling, r.Factor, r.Policy, 100*r.PrimaryUtil,
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%.1f\t%.1f\t%d\t%.0f\t%.0f\t%d\t%.1f\t%.3f\t%d\n", r.Scaling, r.Factor, r.Policy, 100*r.PrimaryUtil,
 			100*r.Utilisation, r.Jobs, r.MeanJobSeconds, r.P99JobSeconds, r.Evicted, r.WastedTaskSeconds/3600, 100*r.OverrunShare, r.Unfinished)
 	}
 	tw.Flush()
@@ -245,7 +245,7 @@ func runSched(f schedFlags) error {
 func reductions(results []schedsim.Result) map[string]float64 {
 	pt := map[string]float64{}
 	out := map[string]float64{}
-	key := func(r schedsim.Result) string { return fmt.Sprintf("%s x%.1f", r.Scaling, r.Factor) }
+	key := func(r schedsim.Result) string { return fmt.Sprintf("%s x%g", r.Scaling, r.Factor) }
 	for _, r := range results {
 		if r.Policy == schedsim.PT {
 			pt[key(r)] = r.MeanJobSeconds
