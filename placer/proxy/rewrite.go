@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/dag"
@@ -61,6 +62,8 @@ type Rewriter struct {
 	// The simulator found the preference shortens jobs at high load
 	// (harvest-sim sched -h-constraint compares).
 	Affinity bool
+	// Policies are the optional placement policies (issue 8).
+	Policies Policies
 
 	mu  sync.Mutex
 	Rng selectclass.Rand // guarded by mu
@@ -73,6 +76,10 @@ type Decision struct {
 	Estimate       dag.Estimate
 	Outcome        selectclass.Outcome
 	Deferred       map[string]int
+	// Expected is the job's expected duration (its last run, or its meta),
+	// when Known.
+	Expected time.Duration
+	Known    bool
 }
 
 // BadJobError is a job the proxy refuses, as Nomad would a bad job.
@@ -104,6 +111,7 @@ func (r *Rewriter) Rewrite(ctx context.Context, body []byte) ([]byte, *Decision,
 		return nil, nil, err
 	}
 	apply(job, d, r.Affinity)
+	r.Policies.applyPolicies(job, job["Meta"].(map[string]any), d.Expected, d.Known)
 	out, err := json.Marshal(req)
 	return out, d, err
 }
@@ -134,7 +142,11 @@ func (r *Rewriter) decide(ctx context.Context, job map[string]any, ns string) (*
 	if err != nil {
 		return nil, fmt.Errorf("job history of %s: %w", id, err)
 	}
-	typ := r.Thresholds.Of(last.Duration, known)
+	expected, known, err := expectedDuration(job, last.Duration, known)
+	if err != nil {
+		return nil, err
+	}
+	typ := r.Thresholds.Of(expected, known)
 	cands, err := r.Classes.Candidates(ctx, typ)
 	if err != nil {
 		return nil, fmt.Errorf("classes: %w", err)
@@ -142,7 +154,8 @@ func (r *Rewriter) decide(ctx context.Context, job map[string]any, ns string) (*
 	r.mu.Lock()
 	outcome := selectclass.Select(typ, selectclass.Request{CPU: float64(est.Peak.CPU), MemoryMB: float64(est.Peak.MemoryMB)}, cands, r.Weights, r.Rng)
 	r.mu.Unlock()
-	d := &Decision{Namespace: ns, Job: id, JobType: typ, Estimate: est, Outcome: outcome, Deferred: map[string]int{}}
+	d := &Decision{Namespace: ns, Job: id, JobType: typ, Estimate: est, Outcome: outcome, Deferred: map[string]int{},
+		Expected: expected, Known: known}
 	for _, s := range stages {
 		if len(s.After) > 0 {
 			d.Deferred[s.Name] = s.Count
