@@ -29,6 +29,11 @@ type Config struct {
 	Consul   ConsulConfig   `hcl:"consul,block"`
 	Classify ClassifyConfig `hcl:"classify,block"`
 	Proxy    ProxyConfig    `hcl:"proxy,block"`
+	// Policies of issue 8 (policyconfig.go); each off unless enabled.
+	Packing    PackingConfig    `hcl:"packing,block"`
+	Partition  PartitionConfig  `hcl:"partition,block"`
+	Greylist   GreylistConfig   `hcl:"greylist,block"`
+	Escalation EscalationConfig `hcl:"escalation,block"`
 }
 
 // ProxyConfig is the admission proxy users point NOMAD_ADDR at.
@@ -57,6 +62,11 @@ type fileConfig struct {
 	Consul   *ConsulConfig   `hcl:"consul,block"`
 	Classify *ClassifyConfig `hcl:"classify,block"`
 	Proxy    *ProxyConfig    `hcl:"proxy,block"`
+
+	Packing    *PackingConfig    `hcl:"packing,block"`
+	Partition  *PartitionConfig  `hcl:"partition,block"`
+	Greylist   *GreylistConfig   `hcl:"greylist,block"`
+	Escalation *EscalationConfig `hcl:"escalation,block"`
 }
 
 // NomadConfig says where Nomad's API is.
@@ -121,6 +131,19 @@ func LoadConfig(path string) (Config, error) {
 		src.Proxy = *file.Proxy
 	}
 	merge(&cfg, src)
+	// policy blocks are taken whole: their settings default when read
+	if file.Packing != nil {
+		cfg.Packing = *file.Packing
+	}
+	if file.Partition != nil {
+		cfg.Partition = *file.Partition
+	}
+	if file.Greylist != nil {
+		cfg.Greylist = *file.Greylist
+	}
+	if file.Escalation != nil {
+		cfg.Escalation = *file.Escalation
+	}
 	return cfg, cfg.validate()
 }
 
@@ -185,6 +208,9 @@ func (c Config) validate() error {
 	case "", "constraint", "affinity":
 	default:
 		return fmt.Errorf("proxy: class_placement %q: want \"constraint\" or \"affinity\"", c.Proxy.ClassPlacement)
+	}
+	if err := c.validatePolicies(); err != nil {
+		return err
 	}
 	if (c.Proxy.TLSCertFile == "") != (c.Proxy.TLSKeyFile == "") {
 		return fmt.Errorf("proxy: tls_cert_file and tls_key_file go together")

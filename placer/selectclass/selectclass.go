@@ -119,3 +119,26 @@ func pick(cands []Candidate, weight func(Candidate) float64, rng Rand) Candidate
 	}
 	return cands[len(cands)-1]
 }
+
+// Rank orders the classes by weighted room for a job type, the most first
+// (line 6's c.weightedroom), ties by name. Escalation widens a blocked
+// job's classes in this order.
+func Rank(jobType string, cands []Candidate, w Weights) []string {
+	sorted := append([]Candidate(nil), cands...)
+	weighted := func(c Candidate) float64 {
+		cpu, _ := c.Room()
+		return cpu * w[jobType][c.Pattern]
+	}
+	sort.SliceStable(sorted, func(i, j int) bool {
+		wi, wj := weighted(sorted[i]), weighted(sorted[j])
+		if wi != wj {
+			return wi > wj
+		}
+		return sorted[i].Class < sorted[j].Class
+	})
+	out := make([]string, len(sorted))
+	for i, c := range sorted {
+		out[i] = c.Class
+	}
+	return out
+}

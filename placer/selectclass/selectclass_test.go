@@ -72,3 +72,17 @@ func BenchmarkSelect(b *testing.B) {
 		Select("medium", Request{CPU: 12000, MemoryMB: 16000}, cands, w, rng)
 	}
 }
+
+func TestRankByWeightedRoom(t *testing.T) {
+	cands := []Candidate{
+		{Class: "u", Pattern: "unpredictable", Headroom: 0.9, CPU: 1000},
+		{Class: "c", Pattern: "constant", Headroom: 0.5, CPU: 1000},
+		{Class: "p", Pattern: "periodic", Headroom: 0.5, CPU: 1000},
+		{Class: "p2", Pattern: "periodic", Headroom: 0.5, CPU: 1000},
+	}
+	// long: constant 3 x 500 = 1500; periodic 2 x 500 = 1000 (p before p2); unpredictable 1 x 900
+	got := strings.Join(Rank("long", cands, DefaultWeights()), ",")
+	if got != "c,p,p2,u" {
+		t.Fatalf("rank %s", got)
+	}
+}

@@ -1,0 +1,195 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/harvest-platform/harvest/placer/hybrid"
+	"github.com/harvest-platform/harvest/placer/packing"
+)
+
+// The policy blocks of the placer's configuration (issue 8). Each is off
+// unless enabled; a setting left out takes its source's default:
+//
+//	packing {
+//	  enabled        = true
+//	  interval       = "10s"
+//	  high_threshold = 0.6
+//	  min_nodes      = 5
+//	  release_after  = "10m"
+//	}
+//	partition {
+//	  enabled        = true
+//	  initial_cutoff = "90s"
+//	  initial_size   = 1 # sizes default to a share of the harvested nodes
+//	  min_size       = 1
+//	  max_size       = 3
+//	  window         = 5
+//	  threshold      = 0.1
+//	  grow           = 2
+//	  shrink         = 2
+//	}
+//	greylist {
+//	  enabled   = true
+//	  interval  = "10s"
+//	  threshold = 3
+//	  reset     = "4h"
+//	}
+//	escalation {
+//	  enabled       = true
+//	  interval      = "5s"
+//	  delay         = "30s"
+//	  extra_classes = 1
+//	}
+
+// PackingConfig is container packing (placer/packing).
+type PackingConfig struct {
+	Enabled       bool     `hcl:"enabled,optional"`
+	Interval      string   `hcl:"interval,optional"`
+	HighThreshold *float64 `hcl:"high_threshold,optional"`
+	MinNodes      *int     `hcl:"min_nodes,optional"`
+	// ReleaseAfter is how long a node must have been empty to be listed
+	// as releasable (harvestctl packing).
+	ReleaseAfter string `hcl:"release_after,optional"`
+}
+
+// PartitionConfig is the short-job partition with a moving cutoff
+// (placer/hybrid). Sizes left out scale with the number of harvested
+// nodes (hybrid.Default).
+type PartitionConfig struct {
+	Enabled       bool     `hcl:"enabled,optional"`
+	InitialCutoff string   `hcl:"initial_cutoff,optional"`
+	InitialSize   *int     `hcl:"initial_size,optional"`
+	MinSize       *int     `hcl:"min_size,optional"`
+	MaxSize       *int     `hcl:"max_size,optional"`
+	Window        *int     `hcl:"window,optional"`
+	Threshold     *float64 `hcl:"threshold,optional"`
+	Grow          *int     `hcl:"grow,optional"`
+	Shrink        *int     `hcl:"shrink,optional"`
+}
+
+// GreylistConfig is node reliability tracking (placer/escalation).
+type GreylistConfig struct {
+	Enabled   bool   `hcl:"enabled,optional"`
+	Interval  string `hcl:"interval,optional"`
+	Threshold *int   `hcl:"threshold,optional"`
+	Reset     string `hcl:"reset,optional"`
+}
+
+// EscalationConfig is placement escalation (placer/escalation).
+type EscalationConfig struct {
+	Enabled      bool   `hcl:"enabled,optional"`
+	Interval     string `hcl:"interval,optional"`
+	Delay        string `hcl:"delay,optional"`
+	ExtraClasses *int   `hcl:"extra_classes,optional"`
+}
+
+// duration parses a setting, def when empty.
+func duration(block, name, v string, def time.Duration) (time.Duration, error) {
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s.%s %q: want a positive duration", block, name, v)
+	}
+	return d, nil
+}
+
+func (p PackingConfig) settings() (cfg packing.Config, interval, releaseAfter time.Duration, err error) {
+	cfg = packing.Default()
+	if p.HighThreshold != nil {
+		if *p.HighThreshold <= 0 || *p.HighThreshold > 1 {
+			return cfg, 0, 0, fmt.Errorf("packing.high_threshold %g: want a share in (0, 1]", *p.HighThreshold)
+		}
+		cfg.HighThreshold = *p.HighThreshold
+	}
+	if p.MinNodes != nil {
+		cfg.MinNodes = *p.MinNodes
+	}
+	if interval, err = duration("packing", "interval", p.Interval, 10*time.Second); err != nil {
+		return
+	}
+	releaseAfter, err = duration("packing", "release_after", p.ReleaseAfter, 10*time.Minute)
+	return
+}
+
+// settings returns the partition's rule for a cluster of nodes harvested nodes.
+func (p PartitionConfig) settings(nodes int) (hybrid.Config, error) {
+	cfg := hybrid.Default(nodes)
+	var err error
+	if cfg.InitialCutoff, err = duration("partition", "initial_cutoff", p.InitialCutoff, cfg.InitialCutoff); err != nil {
+		return cfg, err
+	}
+	for _, s := range []struct {
+		name string
+		v    *int
+		dst  *int
+		min  int
+	}{{"initial_size", p.InitialSize, &cfg.InitialSize, 0}, {"min_size", p.MinSize, &cfg.MinPartition, 0},
+		{"max_size", p.MaxSize, &cfg.MaxPartition, 0}, {"window", p.Window, &cfg.Window, 1},
+		{"grow", p.Grow, &cfg.Grow, 0}, {"shrink", p.Shrink, &cfg.Shrink, 0}} {
+		if s.v == nil {
+			continue
+		}
+		if *s.v < s.min {
+			return cfg, fmt.Errorf("partition.%s %d: want at least %d", s.name, *s.v, s.min)
+		}
+		*s.dst = *s.v
+	}
+	if p.Threshold != nil {
+		if *p.Threshold < 0 {
+			return cfg, fmt.Errorf("partition.threshold %g: want a share >= 0", *p.Threshold)
+		}
+		cfg.Threshold = *p.Threshold
+	}
+	if cfg.MinPartition > cfg.MaxPartition {
+		return cfg, fmt.Errorf("partition: min_size %d above max_size %d", cfg.MinPartition, cfg.MaxPartition)
+	}
+	return cfg, nil
+}
+
+func (g GreylistConfig) settings() (threshold int, reset, interval time.Duration, err error) {
+	threshold = 3
+	if g.Threshold != nil {
+		if *g.Threshold < 1 {
+			return 0, 0, 0, fmt.Errorf("greylist.threshold %d: want at least 1", *g.Threshold)
+		}
+		threshold = *g.Threshold
+	}
+	if reset, err = duration("greylist", "reset", g.Reset, 4*time.Hour); err != nil {
+		return
+	}
+	interval, err = duration("greylist", "interval", g.Interval, 10*time.Second)
+	return
+}
+
+func (e EscalationConfig) settings() (delay, interval time.Duration, extra int, err error) {
+	extra = 1
+	if e.ExtraClasses != nil {
+		if *e.ExtraClasses < 1 {
+			return 0, 0, 0, fmt.Errorf("escalation.extra_classes %d: want at least 1", *e.ExtraClasses)
+		}
+		extra = *e.ExtraClasses
+	}
+	if delay, err = duration("escalation", "delay", e.Delay, 30*time.Second); err != nil {
+		return
+	}
+	interval, err = duration("escalation", "interval", e.Interval, 5*time.Second)
+	return
+}
+
+// validatePolicies checks every policy block, on or off.
+func (c Config) validatePolicies() error {
+	if _, _, _, err := c.Packing.settings(); err != nil {
+		return err
+	}
+	if _, err := c.Partition.settings(10); err != nil {
+		return err
+	}
+	if _, _, _, err := c.Greylist.settings(); err != nil {
+		return err
+	}
+	_, _, _, err := c.Escalation.settings()
+	return err
+}

@@ -1,0 +1,64 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPolicyBlocksDefaultToTheirSources(t *testing.T) {
+	cfg, err := LoadConfig(writeConfig(t, `
+packing    { enabled = true }
+partition  {
+  enabled  = true
+  max_size = 3
+}
+greylist   {
+  enabled   = true
+  threshold = 2
+}
+escalation {
+  enabled = true
+  delay   = "10s"
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, interval, release, _ := cfg.Packing.settings()
+	if !cfg.Packing.Enabled || pc.HighThreshold != 0.6 || pc.MinNodes != 5 || interval != 10*time.Second || release != 10*time.Minute {
+		t.Fatalf("packing %+v %s %s", pc, interval, release)
+	}
+	hc, _ := cfg.Partition.settings(20)
+	if hc.Window != 5 || hc.Threshold != 0.1 || hc.Grow != 2 || hc.Shrink != 2 || hc.MaxPartition != 3 || hc.InitialCutoff != 90*time.Second {
+		t.Fatalf("partition %+v", hc)
+	}
+	threshold, reset, _, _ := cfg.Greylist.settings()
+	delay, _, extra, _ := cfg.Escalation.settings()
+	if threshold != 2 || reset != 4*time.Hour || delay != 10*time.Second || extra != 1 {
+		t.Fatalf("greylist %d %s, escalation %s %d", threshold, reset, delay, extra)
+	}
+	off, _ := LoadConfig(writeConfig(t, ``))
+	if off.Packing.Enabled || off.Partition.Enabled || off.Greylist.Enabled || off.Escalation.Enabled {
+		t.Fatalf("policies must be off by default: %+v", off)
+	}
+}
+
+func TestPolicyBlocksRejectBadValues(t *testing.T) {
+	for src, want := range map[string]string{
+		`packing { high_threshold = 1.5 }`:                  "packing.high_threshold 1.5",
+		`packing { interval = "often" }`:                    `packing.interval "often"`,
+		"partition {\n min_size = 4\n max_size = 2\n}":      "min_size 4 above max_size 2",
+		`partition { window = 0 }`:                          "partition.window 0",
+		`greylist { threshold = 0 }`:                        "greylist.threshold 0",
+		`greylist { reset = "-1h" }`:                        `greylist.reset "-1h"`,
+		`escalation { delay = "soon" }`:                     `escalation.delay "soon"`,
+		`escalation { extra_classes = 0 }`:                  "escalation.extra_classes 0",
+		"escalation {\n enabled = true\n dealy = \"1s\"\n}": `An argument named "dealy"`,
+	} {
+		_, err := LoadConfig(writeConfig(t, src))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", src, err, want)
+		}
+	}
+}
