@@ -118,6 +118,71 @@ func ParseAlibaba(r io.Reader) ([]TraceJob, error) {
 	return out, nil
 }
 
+// AlibabaTask is one row of Alibaba's 2017 batch_task.csv that ran: a task
+// of Instances identical instances created at Create and ended at End
+// (relative seconds; the trace has no per-instance times), each asking for
+// CPU (hundredths of a core) and Mem (a share of one machine's memory,
+// normalised by Alibaba). CPU and Mem are 0 where the trace leaves them empty.
+type AlibabaTask struct {
+	Create, End float64
+	Job, Task   string
+	Instances   int
+	Status      string
+	CPU, Mem    float64
+}
+
+// ParseAlibabaTasks reads Alibaba's 2017 batch_task.csv (create, end,
+// job_id, task_id, instances, status, cpu, mem; a header line) task by task,
+// in file order, with the times and requests ParseAlibaba folds into job
+// shapes. Tasks that never ran (end <= create, or no instances) are skipped.
+func ParseAlibabaTasks(r io.Reader) ([]AlibabaTask, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	var out []AlibabaTask
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("alibaba: %w", err)
+		}
+		if line == 1 && len(rec) > 0 && !isNumber(rec[0]) {
+			continue // header
+		}
+		if len(rec) < 8 {
+			return nil, fmt.Errorf("alibaba line %d: %d fields, want 8 (create, end, job, task, instances, status, cpu, mem)", line, len(rec))
+		}
+		create, err1 := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
+		end, err2 := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
+		n, err3 := strconv.Atoi(strings.TrimSpace(rec[4]))
+		if err1 != nil || err2 != nil || err3 != nil || n < 0 || !finite(create) || !finite(end) {
+			return nil, fmt.Errorf("alibaba line %d: create %q, end %q, instances %q must be numbers", line, rec[0], rec[1], rec[4])
+		}
+		var req [2]float64
+		for k, f := range rec[6:8] {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil || v < 0 || !finite(v) {
+				return nil, fmt.Errorf("alibaba line %d: request %q is not a non-negative number", line, f)
+			}
+			req[k] = v
+		}
+		if end <= create || n == 0 {
+			continue
+		}
+		out = append(out, AlibabaTask{Create: create, End: end, Job: strings.Clone(rec[2]), Task: strings.Clone(rec[3]), Instances: n,
+			Status: strings.Clone(rec[5]), CPU: req[0], Mem: req[1]})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("alibaba: no task that ran")
+	}
+	return out, nil
+}
+
 func tasksFor(bytes, split float64) int { return max(1, int(math.Ceil(bytes/split))) }
 
 func stage(tasks int, seconds float64) []float64 {

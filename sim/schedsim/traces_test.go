@@ -83,3 +83,39 @@ func FuzzParseAlibaba(f *testing.F) {
 		}
 	})
 }
+
+func TestParseAlibabaTasks(t *testing.T) {
+	in := "create,end,job,task,instances,status,cpu,mem\n" +
+		"100,160,7,2,3,Terminated,50,0.1\n" +
+		"5,5,8,1,4,Waiting,,\n" + // never ran
+		"-20,40,9,1,2,Failed,,\n" // ran, but the trace has no requests
+	tasks, err := ParseAlibabaTasks(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []AlibabaTask{{Create: 100, End: 160, Job: "7", Task: "2", Instances: 3, Status: "Terminated", CPU: 50, Mem: 0.1},
+		{Create: -20, End: 40, Job: "9", Task: "1", Instances: 2, Status: "Failed"}}
+	if len(tasks) != len(want) || tasks[0] != want[0] || tasks[1] != want[1] {
+		t.Fatalf("tasks %+v, want %+v", tasks, want)
+	}
+	for _, bad := range []string{"1,2,3,4,5,S,1\n", "1,x,3,4,5,S,1,1\n", "1,2,3,4,5,S,1,-1\n", "create,end\n", "5,5,8,1,4,Waiting,,\n"} {
+		if _, err := ParseAlibabaTasks(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func FuzzParseAlibabaTasks(f *testing.F) {
+	f.Add("create,end,job,task,instances,status,cpu,mem\n6459,6524,3,4,15740,Terminated,50,0.007\n6036,6046,4,7,393,Waiting,,\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		tasks, err := ParseAlibabaTasks(strings.NewReader(in))
+		if err == nil && len(tasks) == 0 {
+			t.Fatal("no error and no tasks")
+		}
+		for _, k := range tasks {
+			if !(k.End > k.Create) || k.Instances < 1 || k.CPU < 0 || k.Mem < 0 || !finite(k.CPU) || !finite(k.Mem) {
+				t.Fatalf("task %+v", k)
+			}
+		}
+	})
+}
