@@ -189,6 +189,9 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 			"driver.harvest.usage_source":   pstructs.NewStringAttribute(d.source.Name()),
 			"driver.harvest.reserve_cores":  pstructs.NewFloatAttribute(d.settings.reserve.CPU, ""),
 			"driver.harvest.reserve_memory": pstructs.NewIntAttribute(int64(d.settings.reserve.MemoryMiB), "MiB"),
+			// the harvestable share is capacity minus reserve (placer's packing tiers)
+			"driver.harvest.capacity_cores":  pstructs.NewFloatAttribute(d.settings.capacity.CPU, ""),
+			"driver.harvest.capacity_memory": pstructs.NewIntAttribute(int64(d.settings.capacity.MemoryMiB), "MiB"),
 		},
 		Health:            drivers.HealthStateHealthy,
 		HealthDescription: drivers.DriverHealthy,

@@ -63,7 +63,7 @@ func TestRealPluginProcess(t *testing.T) {
 	}
 	select {
 	case f := <-fp:
-		if f.Health != drivers.HealthStateHealthy || f.Attributes["driver.harvest.reserve_cores"] == nil {
+		if f.Health != drivers.HealthStateHealthy || f.Attributes["driver.harvest.reserve_cores"] == nil || f.Attributes["driver.harvest.capacity_memory"] == nil {
 			t.Fatalf("fingerprint %+v", f)
 		}
 	case <-ctx.Done():
