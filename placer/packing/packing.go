@@ -55,36 +55,68 @@ func (c Config) Order(nodes []Node) ([]string, bool) {
 	if len(nodes) < c.MinNodes {
 		return nil, false
 	}
-	share := func(n Node) float64 {
-		if n.Capacity <= 0 {
-			return 0
-		}
-		return n.Used / n.Capacity
-	}
-	rank := map[Tier]int{Medium: 0, Low: 1, High: 2}
 	sorted := append([]Node(nil), nodes...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		ti, tj := c.TierOf(sorted[i]), c.TierOf(sorted[j])
-		if ti != tj {
-			return rank[ti] < rank[tj]
-		}
-		switch ti {
-		case Medium: // fuller first, so the emptier medium nodes drain
-			if share(sorted[i]) != share(sorted[j]) {
-				return share(sorted[i]) > share(sorted[j])
-			}
-		case High: // emptier first, to avoid hot spots
-			if share(sorted[i]) != share(sorted[j]) {
-				return share(sorted[i]) < share(sorted[j])
-			}
-		}
-		return sorted[i].ID < sorted[j].ID
-	})
+	sort.SliceStable(sorted, func(i, j int) bool { return c.before(sorted[i], sorted[j]) })
 	out := make([]string, len(sorted))
 	for i, n := range sorted {
 		out[i] = n.ID
 	}
 	return out, true
+}
+
+// First returns the index in nodes of the first node, in Order's order, for
+// which ok(index) is true, or -1 when there is none; false when packing is
+// off. It is Order's pick without sorting the pool: one pass, for callers
+// that place one task at a time on many nodes.
+func (c Config) First(nodes []Node, ok func(i int) bool) (int, bool) {
+	if len(nodes) < c.MinNodes {
+		return -1, false
+	}
+	best := -1
+	for i := range nodes {
+		if ok(i) && (best < 0 || c.before(nodes[i], nodes[best])) {
+			best = i // strictly before: among equals the first stays, as in Order's stable sort
+		}
+	}
+	return best, true
+}
+
+// before is Order's comparison: medium first (the fuller first, so the
+// emptier medium nodes drain), then low, then high (the emptier first, to
+// avoid hot spots), then by ID.
+func (c Config) before(a, b Node) bool {
+	ta, tb := c.TierOf(a), c.TierOf(b)
+	if ta != tb {
+		return tierRank(ta) < tierRank(tb)
+	}
+	switch ta {
+	case Medium:
+		if share(a) != share(b) {
+			return share(a) > share(b)
+		}
+	case High:
+		if share(a) != share(b) {
+			return share(a) < share(b)
+		}
+	}
+	return a.ID < b.ID
+}
+
+func tierRank(t Tier) int {
+	switch t {
+	case Medium:
+		return 0
+	case Low:
+		return 1
+	}
+	return 2
+}
+
+func share(n Node) float64 {
+	if n.Capacity <= 0 {
+		return 0
+	}
+	return n.Used / n.Capacity
 }
 
 // AffinityWeight is the Nomad affinity weight (-100..100) the placer gives

@@ -2,6 +2,8 @@ package packing
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +79,40 @@ func TestPackingFreesNodes(t *testing.T) {
 	}
 	if strings.Join(used, ",") != "8,8,4" || empty != 7 {
 		t.Fatalf("packed as %v with %d empty nodes, want 8,8,4 and 7 empty", used, empty)
+	}
+}
+
+// TestFirstIsOrdersFirstFit: on random pools, First picks the node Order
+// lists first among those that fit.
+func TestFirstIsOrdersFirstFit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := Default()
+	for trial := 0; trial < 2000; trial++ {
+		nodes := make([]Node, 1+rng.IntN(12))
+		for i, k := range rng.Perm(len(nodes)) {
+			// few distinct loads, so ties on tier and share are common
+			nodes[i] = Node{ID: fmt.Sprintf("n%02d", k), Used: float64(rng.IntN(5)), Capacity: float64(4 + rng.IntN(2))}
+		}
+		need := float64(rng.IntN(4))
+		fits := func(i int) bool { return nodes[i].Used+need <= nodes[i].Capacity }
+		got, on := c.First(nodes, fits)
+		order, onOrder := c.Order(nodes)
+		if on != onOrder {
+			t.Fatalf("First on %v, Order on %v", on, onOrder)
+		}
+		if !on {
+			continue
+		}
+		want := -1
+		for _, id := range order {
+			i := slices.IndexFunc(nodes, func(n Node) bool { return n.ID == id })
+			if fits(i) {
+				want = i
+				break
+			}
+		}
+		if got != want {
+			t.Fatalf("nodes %+v need %v: First %d, Order's first fit %d (order %v)", nodes, need, got, want, order)
+		}
 	}
 }
