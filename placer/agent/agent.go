@@ -31,6 +31,7 @@ type Agent struct {
 	proxy     *http.Server // nil when the proxy is off
 	proxyL    net.Listener
 	sequencer *sequencer
+	policies  policies
 }
 
 // New connects the placer to Nomad and Consul as cfg says and binds its
@@ -58,6 +59,10 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.Prefix)
 	a.refresher = &Refresher{Store: a.store, Nodes: &NomadNodes{Client: nomad}, Config: ccfg,
 		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention}
+	if err := a.setupPolicies(cfg, nomad); err != nil {
+		l.Close()
+		return nil, err
+	}
 	if cfg.Proxy.Address != "" {
 		if err := a.setupProxy(cfg, nomad); err != nil {
 			l.Close()
@@ -75,7 +80,7 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	}
 	th, _ := cfg.thresholds()
 	rw := &proxy.Rewriter{
-		Classes: &classView{store: a.store, nomad: nomad, ttl: 10 * time.Second}, History: a.store,
+		Classes: a.policies.classes, History: a.store, Policies: a.policies.rules(),
 		Thresholds: th, Weights: cfg.weights(), Namespaces: cfg.Proxy.Namespaces,
 		Affinity: cfg.Proxy.ClassPlacement == "affinity",
 		Rng:      rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
@@ -96,6 +101,9 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	a.proxy = &http.Server{Handler: proxy.New(upstream, rw, a.log.Named("proxy"), proxy.NewMetrics(a.metrics.Registry)),
 		ReadHeaderTimeout: 10 * time.Second}
 	a.sequencer = &sequencer{nomad: nomad, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, done: map[string]bool{}}
+	if p := a.policies.partition; p != nil {
+		a.sequencer.finished = p.observe
+	}
 	return nil
 }
 
@@ -123,6 +131,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.log.Info("admission proxy listening: point NOMAD_ADDR here", "addr", a.ProxyAddr())
 	}
 
+	a.policies.run(ctx, a.log)
 	go func() {
 		ticker := time.NewTicker(a.interval)
 		defer ticker.Stop()

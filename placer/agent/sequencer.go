@@ -40,6 +40,9 @@ type sequencer struct {
 	log      hclog.Logger
 	interval time.Duration
 	done     map[string]bool // runs (namespace/job@index) already recorded or stopped
+	// finished, when set, hears of every recorded run (the short-job
+	// partition's cutoff follows them).
+	finished func(ctx context.Context, run string, d time.Duration) error
 }
 
 func (s *sequencer) run(ctx context.Context) {
@@ -250,6 +253,11 @@ func (s *sequencer) finish(ctx context.Context, job *nomadapi.Job, allocs []*nom
 		return err
 	}
 	s.done[run] = true
+	if s.finished != nil {
+		if err := s.finished(ctx, run, r.Duration); err != nil {
+			s.log.Warn("partition did not hear of a finished run", "job", r.Job, "error", err)
+		}
+	}
 	s.log.Info("recorded job run", "job", r.Job, "namespace", r.Namespace, "duration", r.Duration.Round(time.Second), "status", status)
 	return nil
 }

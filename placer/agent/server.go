@@ -22,6 +22,9 @@ const maxIngestBody = 8 << 20
 //	GET  /v1/classes              the class table (from Consul KV)
 //	POST /v1/classes/refresh      classify and label now
 //	POST /v1/history/samples      ingest per-node samples of a tenant
+//	GET  /v1/packing              packing tiers and releasable nodes (packing on)
+//	GET  /v1/partition            the short-job partition and its cutoff (partition on)
+//	GET  /v1/greylist             failure counts and greylisted nodes (greylist on)
 //	GET  /v1/metrics              Prometheus metrics
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
@@ -49,6 +52,19 @@ func (a *Agent) handler() http.Handler {
 		writeJSON(w, http.StatusOK, t)
 	})
 	mux.HandleFunc("POST /v1/history/samples", a.ingest)
+	policy := func(name string, on bool, report func() any) {
+		mux.HandleFunc("GET /v1/"+name, func(w http.ResponseWriter, r *http.Request) {
+			if !on {
+				writeError(w, http.StatusNotFound, fmt.Errorf("%s is off: enable it in the placer's %s block", name, name))
+				return
+			}
+			writeJSON(w, http.StatusOK, report())
+		})
+	}
+	p := a.policies
+	policy("packing", p.packer != nil, func() any { return p.packer.Report() })
+	policy("partition", p.partition != nil, func() any { return p.partition.State() })
+	policy("greylist", p.greylist != nil, func() any { return p.greylist.Report() })
 	mux.Handle("GET /v1/metrics", promhttp.HandlerFor(a.metrics.Registry, promhttp.HandlerOpts{}))
 	return mux
 }

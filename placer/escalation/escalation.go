@@ -118,3 +118,13 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// Counts returns the failures counted per node since the last reset.
+func (t *Tracker) Counts(now time.Time) map[string]int {
+	t.maybeReset(now)
+	out := make(map[string]int, len(t.counts))
+	for n, c := range t.counts {
+		out[n] = c
+	}
+	return out
+}

@@ -47,3 +47,16 @@ func TestEscalationSteps(t *testing.T) {
 		t.Fatalf("any node kept classes %v", got)
 	}
 }
+
+func TestCountsResetOnSchedule(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	tr := NewTracker(3, time.Hour, t0)
+	tr.Record("a", NodeFault, t0)
+	tr.Record("a", Evicted, t0)
+	if c := tr.Counts(t0.Add(time.Minute)); c["a"] != 1 || len(c) != 1 {
+		t.Fatalf("counts %v", c)
+	}
+	if c := tr.Counts(t0.Add(2 * time.Hour)); len(c) != 0 {
+		t.Fatalf("counts after reset %v", c)
+	}
+}

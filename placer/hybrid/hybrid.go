@@ -74,3 +74,22 @@ func (s *State) Observe(d time.Duration) bool {
 }
 
 func clamp(v, lo, hi int) int { return max(lo, min(hi, v)) }
+
+// Recent returns the durations the next move will average, oldest first,
+// so that a caller can keep the state across restarts.
+func (s *State) Recent() []time.Duration { return append([]time.Duration(nil), s.recent...) }
+
+// Restore resumes a kept state under cfg: the cutoff, the size (clamped to
+// cfg's bounds) and the recent durations (the last Window of them).
+func Restore(cfg Config, cutoff time.Duration, size int, recent []time.Duration) *State {
+	s := New(cfg)
+	if cutoff > 0 {
+		s.Cutoff = cutoff
+	}
+	s.Size = clamp(size, cfg.MinPartition, cfg.MaxPartition)
+	if len(recent) > cfg.Window {
+		recent = recent[len(recent)-cfg.Window:]
+	}
+	s.recent = append([]time.Duration(nil), recent...)
+	return s
+}

@@ -34,3 +34,19 @@ func TestCutoffFollowsTheMeanOfTheLastFive(t *testing.T) {
 		t.Fatal("Short does not split at the cutoff")
 	}
 }
+
+func TestRestoreContinuesWhereTheStateWas(t *testing.T) {
+	cfg := Default(20)
+	s := New(cfg)
+	for _, d := range []time.Duration{10, 20, 30, 40} {
+		s.Observe(d * time.Second)
+	}
+	r := Restore(cfg, s.Cutoff, s.Size, s.Recent())
+	// the fifth duration moves both the same way
+	if s.Observe(50*time.Second) != r.Observe(50*time.Second) || s.Cutoff != r.Cutoff || s.Size != r.Size {
+		t.Fatalf("original %v/%d, restored %v/%d", s.Cutoff, s.Size, r.Cutoff, r.Size)
+	}
+	if got := Restore(cfg, time.Minute, 99, nil).Size; got != cfg.MaxPartition {
+		t.Fatalf("size %d not clamped to %d", got, cfg.MaxPartition)
+	}
+}

@@ -1,0 +1,125 @@
+package agent
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/placer/labels"
+	"github.com/harvest-platform/harvest/placer/proxy"
+)
+
+// clusterNode is a harvested Nomad client as the policy loops see it.
+type clusterNode struct {
+	ID, Name string
+	Meta     map[string]string
+	Ready    bool    // status ready and eligible
+	Harvest  float64 // harvestable memory, MiB: the driver's capacity minus its reserve
+}
+
+// clusterView reads what the policy loops need of Nomad.
+type clusterView struct{ nomad *nomadapi.Client }
+
+// harvestedNodes lists the clients that carry a tenant (the nodes the
+// placer labels), with their harvestable memory.
+func (v clusterView) harvestedNodes(ctx context.Context) ([]clusterNode, error) {
+	q := (&nomadapi.QueryOptions{}).WithContext(ctx)
+	stubs, _, err := v.nomad.Nodes().List(q)
+	if err != nil {
+		return nil, err
+	}
+	var out []clusterNode
+	for _, s := range stubs {
+		n, _, err := v.nomad.Nodes().Info(s.ID, q)
+		if err != nil {
+			return nil, err
+		}
+		if n.Meta[labels.TenantKey] == "" {
+			continue
+		}
+		c := clusterNode{ID: n.ID, Name: n.Name, Meta: n.Meta,
+			Ready: n.Status == nomadapi.NodeStatusReady && n.SchedulingEligibility == nomadapi.NodeSchedulingEligible}
+		capacity, okC := mib(n.Attributes["driver.harvest.capacity_memory"])
+		reserve, okR := mib(n.Attributes["driver.harvest.reserve_memory"])
+		switch {
+		case okC && okR:
+			c.Harvest = max(0, capacity-reserve)
+		case n.NodeResources != nil: // no harvest driver fingerprint: Nomad's view
+			c.Harvest = float64(n.NodeResources.Memory.MemoryMB)
+			if n.ReservedResources != nil {
+				c.Harvest -= float64(n.ReservedResources.Memory.MemoryMB)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// mib parses a driver attribute such as "4096MiB".
+func mib(v string) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "MiB"), 64)
+	return f, err == nil && v != ""
+}
+
+// harvestedJobs returns the harvested jobs (namespace/ID): rewritten by
+// the proxy or marked harvest = "true".
+func (v clusterView) harvestedJobs(ctx context.Context) (map[string]*nomadapi.JobListStub, error) {
+	q := &nomadapi.QueryOptions{Namespace: "*", Params: map[string]string{"meta": "true"}}
+	jobs, _, err := v.nomad.Jobs().List(q.WithContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*nomadapi.JobListStub{}
+	for _, j := range jobs {
+		if j.Meta[proxy.JobTypeKey] != "" || j.Meta[proxy.HarvestKey] == "true" {
+			out[j.Namespace+"/"+j.ID] = j
+		}
+	}
+	return out, nil
+}
+
+// allocations lists every allocation in every namespace with its resources
+// and task states.
+func (v clusterView) allocations(ctx context.Context) ([]*nomadapi.AllocationListStub, error) {
+	q := &nomadapi.QueryOptions{Namespace: "*", Params: map[string]string{"resources": "true", "task_states": "true"}}
+	allocs, _, err := v.nomad.Allocations().List(q.WithContext(ctx))
+	return allocs, err
+}
+
+// memoryMB is what an allocation holds of memory.
+func memoryMB(a *nomadapi.AllocationListStub) float64 {
+	if a.AllocatedResources == nil {
+		return 0
+	}
+	total := 0.0
+	for _, t := range a.AllocatedResources.Tasks {
+		if t != nil {
+			total += float64(t.Memory.MemoryMB)
+		}
+	}
+	return total
+}
+
+// applyMeta sets and unsets one node's dynamic meta.
+func (v clusterView) applyMeta(ctx context.Context, nodeID string, set map[string]string, unset ...string) error {
+	return (&NomadNodes{Client: v.nomad}).ApplyMeta(ctx, labels.Update{NodeID: nodeID, Set: set, Unset: unset})
+}
+
+// every runs fn now and every interval until ctx ends, logging failures.
+func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, onErr func(error)) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			onErr(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}

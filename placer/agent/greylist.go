@@ -1,0 +1,127 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/placer/escalation"
+	"github.com/harvest-platform/harvest/placer/proxy"
+)
+
+// GreylistReport is GET /v1/greylist.
+type GreylistReport struct {
+	Threshold  int            `json:"threshold"`
+	Reset      string         `json:"reset"`
+	Failures   map[string]int `json:"failures"` // node name -> failures counted since the last reset, by kind "node"
+	Greylisted []string       `json:"greylisted"`
+	Updated    time.Time      `json:"updated"`
+}
+
+// greylister counts failures of harvested allocations per node
+// (placement-escalation.txt, "Node reliability tracking"): evictions by
+// the harvest driver's reserve, preemptions and the task's own memory
+// limit do not count; a node at the threshold is greylisted through its
+// meta until the counters reset.
+type greylister struct {
+	view    clusterView
+	tracker *escalation.Tracker
+	reset   time.Duration
+	log     hclog.Logger
+	metrics *policyMetrics
+	now     func() time.Time
+
+	mu     sync.Mutex
+	seen   map[string]bool // failed allocations already counted
+	report GreylistReport
+}
+
+// failureKind says why a failed or lost allocation ended, as the tracker
+// counts it.
+func failureKind(a *nomadapi.AllocationListStub) escalation.FailureKind {
+	if a.PreemptedByAllocation != "" {
+		return escalation.Preempted
+	}
+	if a.ClientStatus == nomadapi.AllocClientStatusLost {
+		return escalation.NodeFault // the node went away
+	}
+	for _, st := range a.TaskStates {
+		if st == nil {
+			continue
+		}
+		for _, ev := range st.Events {
+			if ev.Details["harvest.evicted"] == "true" || strings.HasPrefix(ev.DisplayMessage, "evicted:") ||
+				strings.HasPrefix(ev.Message, "evicted:") {
+				return escalation.Evicted
+			}
+			if ev.Details["oom_killed"] == "true" {
+				return escalation.TaskFault
+			}
+		}
+	}
+	return escalation.NodeFault
+}
+
+func (g *greylister) Report() GreylistReport {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.report
+}
+
+func (g *greylister) pass(ctx context.Context) error {
+	now := g.now()
+	jobs, err := g.view.harvestedJobs(ctx)
+	if err != nil {
+		return err
+	}
+	allocs, err := g.view.allocations(ctx)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	for _, a := range allocs {
+		failed := a.ClientStatus == nomadapi.AllocClientStatusFailed || a.ClientStatus == nomadapi.AllocClientStatusLost
+		at := time.Unix(0, a.ModifyTime)
+		if !failed || g.seen[a.ID] || jobs[a.Namespace+"/"+a.JobID] == nil || now.Sub(at) > g.reset {
+			continue
+		}
+		g.seen[a.ID] = true
+		kind := failureKind(a)
+		g.tracker.Record(a.NodeName, kind, now)
+		g.metrics.failure(kind)
+		g.log.Info("harvested allocation failed", "node", a.NodeName, "job", a.JobID, "alloc", a.ID, "kind", kind)
+	}
+	grey := g.tracker.Greylisted(now)
+	g.report = GreylistReport{Threshold: g.tracker.Threshold, Reset: g.reset.String(), Failures: g.tracker.Counts(now),
+		Greylisted: grey, Updated: now.UTC()}
+	g.mu.Unlock()
+	g.metrics.greylisted.Set(float64(len(grey)))
+
+	nodes, err := g.view.harvestedNodes(ctx)
+	if err != nil {
+		return err
+	}
+	isGrey := map[string]bool{}
+	for _, n := range grey {
+		isGrey[n] = true
+	}
+	for _, n := range nodes {
+		marked := n.Meta[proxy.GreylistKey] == proxy.GreylistedTrue
+		switch {
+		case isGrey[n.Name] && !marked:
+			g.log.Warn("node greylisted: harvested jobs avoid it until the counters reset", "node", n.Name, "reset", g.reset)
+			err = g.view.applyMeta(ctx, n.ID, map[string]string{proxy.GreylistKey: proxy.GreylistedTrue})
+		case !isGrey[n.Name] && marked:
+			g.log.Info("node no longer greylisted", "node", n.Name)
+			err = g.view.applyMeta(ctx, n.ID, nil, proxy.GreylistKey)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package agent
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/placer/packing"
+	"github.com/harvest-platform/harvest/placer/proxy"
+)
+
+// PackingNode is one node in the packing report.
+type PackingNode struct {
+	Name       string     `json:"name"`
+	ID         string     `json:"id"`
+	Tier       string     `json:"tier"`
+	UsedMB     float64    `json:"used_mb"`    // harvested memory running there
+	HarvestMB  float64    `json:"harvest_mb"` // harvestable memory
+	EmptySince *time.Time `json:"empty_since,omitempty"`
+	Releasable bool       `json:"releasable"`
+}
+
+// PackingReport is GET /v1/packing: the nodes in the order new harvested
+// work tries them, and those empty long enough to scale in or release.
+type PackingReport struct {
+	Active        bool          `json:"active"`
+	Reason        string        `json:"reason"`
+	HighThreshold float64       `json:"high_threshold"`
+	ReleaseAfter  string        `json:"release_after"`
+	Updated       time.Time     `json:"updated"`
+	Nodes         []PackingNode `json:"nodes"`
+}
+
+// packer keeps every harvested node's packing tier and the time it became
+// empty in its meta (container-packing.txt); the proxy's tier affinities
+// do the steering. Usage is harvested memory over harvestable memory, as
+// the source measures memory.
+type packer struct {
+	view         clusterView
+	cfg          packing.Config
+	releaseAfter time.Duration
+	log          hclog.Logger
+	metrics      *policyMetrics
+	now          func() time.Time
+
+	mu     sync.Mutex
+	report PackingReport
+}
+
+func (p *packer) Report() PackingReport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.report
+}
+
+// running reports whether an allocation holds its resources now.
+func running(a *nomadapi.AllocationListStub) bool {
+	return a.DesiredStatus == nomadapi.AllocDesiredStatusRun &&
+		(a.ClientStatus == nomadapi.AllocClientStatusRunning || a.ClientStatus == nomadapi.AllocClientStatusPending)
+}
+
+func (p *packer) pass(ctx context.Context) error {
+	now := p.now().UTC()
+	nodes, err := p.view.harvestedNodes(ctx)
+	if err != nil {
+		return err
+	}
+	jobs, err := p.view.harvestedJobs(ctx)
+	if err != nil {
+		return err
+	}
+	allocs, err := p.view.allocations(ctx)
+	if err != nil {
+		return err
+	}
+	used := map[string]float64{}
+	for _, a := range allocs {
+		if jobs[a.Namespace+"/"+a.JobID] != nil && running(a) {
+			used[a.NodeID] += memoryMB(a)
+		}
+	}
+	var in []packing.Node
+	byID := map[string]clusterNode{}
+	inByID := map[string]packing.Node{}
+	for _, n := range nodes {
+		if !n.Ready {
+			continue
+		}
+		byID[n.ID] = n
+		pn := packing.Node{ID: n.ID, Used: used[n.ID], Capacity: n.Harvest}
+		if pn.Used <= 0 {
+			pn.EmptySince = now
+			if t, err := time.Parse(time.RFC3339, n.Meta[proxy.EmptySinceKey]); err == nil {
+				pn.EmptySince = t
+			}
+		}
+		in = append(in, pn)
+		inByID[n.ID] = pn
+	}
+	order, active := p.cfg.Order(in)
+	report := PackingReport{Active: active, HighThreshold: p.cfg.HighThreshold, ReleaseAfter: p.releaseAfter.String(), Updated: now,
+		Reason: "medium nodes first (fuller first), then low, then high (emptier first)"}
+	if !active {
+		report.Reason = "off: fewer ready harvested nodes than min_nodes"
+		for _, n := range in {
+			order = append(order, n.ID)
+		}
+	}
+	releasable := map[string]bool{}
+	for _, n := range packing.Releasable(in, now, p.releaseAfter) {
+		releasable[n.ID] = true
+	}
+	tiers := map[packing.Tier]int{}
+	for _, id := range order {
+		n, pn := byID[id], inByID[id]
+		tier := p.cfg.TierOf(pn)
+		tiers[tier]++
+		entry := PackingNode{Name: n.Name, ID: id, Tier: string(tier), UsedMB: pn.Used, HarvestMB: pn.Capacity, Releasable: releasable[id]}
+		if !pn.EmptySince.IsZero() {
+			t := pn.EmptySince
+			entry.EmptySince = &t
+		}
+		report.Nodes = append(report.Nodes, entry)
+		if err := p.label(ctx, n, tier, active, pn.EmptySince); err != nil {
+			return err
+		}
+	}
+	p.metrics.packing(tiers, len(releasable))
+	p.mu.Lock()
+	p.report = report
+	p.mu.Unlock()
+	return nil
+}
+
+// label brings one node's packing meta in line, writing only on change.
+func (p *packer) label(ctx context.Context, n clusterNode, tier packing.Tier, active bool, emptySince time.Time) error {
+	set := map[string]string{}
+	var unset []string
+	want := map[string]string{proxy.PackTierKey: "", proxy.EmptySinceKey: ""}
+	if active {
+		want[proxy.PackTierKey] = string(tier)
+	}
+	if !emptySince.IsZero() {
+		want[proxy.EmptySinceKey] = emptySince.UTC().Format(time.RFC3339)
+	}
+	for k, v := range want {
+		switch {
+		case v == "" && n.Meta[k] != "":
+			unset = append(unset, k)
+		case v != "" && n.Meta[k] != v:
+			set[k] = v
+		}
+	}
+	if len(set) == 0 && len(unset) == 0 {
+		return nil
+	}
+	p.log.Debug("packing tier", "node", n.Name, "set", set, "unset", unset)
+	return p.view.applyMeta(ctx, n.ID, set, unset...)
+}

@@ -1,0 +1,173 @@
+package agent
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/hybrid"
+	"github.com/harvest-platform/harvest/placer/proxy"
+)
+
+// PartitionDocument is the name of the partition's state in Harvest's KV prefix.
+const PartitionDocument = "partition"
+
+// PartitionState is the short-job partition as kept in Consul KV and
+// served at GET /v1/partition.
+type PartitionState struct {
+	Cutoff  time.Duration   `json:"cutoff_ns"`
+	Size    int             `json:"size"`
+	Recent  []time.Duration `json:"recent_ns"`
+	Nodes   []string        `json:"nodes"` // the partition's nodes, by name
+	Seen    []string        `json:"seen"`  // the last job runs observed (restart-safe)
+	Updated time.Time       `json:"updated"`
+	Moves   int             `json:"cutoff_moves"` // times the cutoff moved
+}
+
+// partitioner keeps the short-job partition (hybrid-scheduling.txt): the
+// cutoff follows finished harvested jobs' durations, the partition's size
+// follows the cutoff, and the nodes on it carry PartitionKey = "short".
+// The proxy asks it for the cutoff; the sequencer tells it of finished runs.
+type partitioner struct {
+	view  clusterView
+	store *history.Store
+	cfg   PartitionConfig
+	log   hclog.Logger
+	now   func() time.Time
+
+	mu    sync.Mutex
+	state *hybrid.State // nil until the first pass knows the cluster's size
+	saved PartitionState
+}
+
+var _ interface{ Cutoff() time.Duration } = (*partitioner)(nil)
+
+// Cutoff is the current short/long cutoff.
+func (p *partitioner) Cutoff() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state == nil {
+		c, _ := p.cfg.settings(1)
+		return c.InitialCutoff
+	}
+	return p.state.Cutoff
+}
+
+// State is the partition now.
+func (p *partitioner) State() PartitionState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.saved
+}
+
+// observe feeds a finished job run (by its run key) to the cutoff rule,
+// once per run.
+func (p *partitioner) observe(ctx context.Context, run string, d time.Duration) error {
+	p.mu.Lock()
+	if p.state == nil || slices.Contains(p.saved.Seen, run) {
+		p.mu.Unlock()
+		return nil
+	}
+	moved := p.state.Observe(d)
+	p.saved.Seen = append(p.saved.Seen, run)
+	if len(p.saved.Seen) > 256 {
+		p.saved.Seen = p.saved.Seen[len(p.saved.Seen)-256:]
+	}
+	if moved {
+		p.saved.Moves++
+		p.log.Info("short/long cutoff moved", "cutoff", p.state.Cutoff, "partition_size", p.state.Size, "after", d)
+	}
+	p.snapshot()
+	saved := p.saved
+	p.mu.Unlock()
+	return p.store.PutDocument(ctx, PartitionDocument, saved)
+}
+
+func (p *partitioner) snapshot() {
+	p.saved.Cutoff, p.saved.Size, p.saved.Recent = p.state.Cutoff, p.state.Size, p.state.Recent()
+	p.saved.Updated = p.now().UTC()
+}
+
+// pass resumes the state on the first run and then labels the partition's
+// nodes: current members stay while ready; more are taken, or the last
+// ones given back, in name order (stable, so nodes do not flap).
+func (p *partitioner) pass(ctx context.Context) error {
+	nodes, err := p.view.harvestedNodes(ctx)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if p.state == nil {
+		if len(nodes) == 0 {
+			p.mu.Unlock()
+			return nil
+		}
+		cfg, err := p.cfg.settings(len(nodes))
+		if err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		var kept PartitionState
+		resumed, err := p.store.GetDocument(ctx, PartitionDocument, &kept)
+		if err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		p.state = hybrid.New(cfg)
+		if resumed {
+			p.state, p.saved = hybrid.Restore(cfg, kept.Cutoff, kept.Size, kept.Recent), kept
+		}
+		p.snapshot()
+		p.log.Info("short-job partition", "cutoff", p.state.Cutoff, "size", p.state.Size, "resumed", resumed)
+	}
+	size := p.state.Size
+	p.mu.Unlock()
+
+	var members, others []clusterNode
+	for _, n := range nodes {
+		switch {
+		case !n.Ready:
+		case n.Meta[proxy.PartitionKey] == proxy.PartitionShort:
+			members = append(members, n)
+		default:
+			others = append(others, n)
+		}
+	}
+	sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
+	sort.Slice(others, func(i, j int) bool { return others[i].Name < others[j].Name })
+	for len(members) > size {
+		members = members[:len(members)-1]
+	}
+	for len(members) < size && len(others) > 0 {
+		members, others = append(members, others[0]), others[1:]
+	}
+	want := map[string]bool{}
+	var names []string
+	for _, n := range members {
+		want[n.ID] = true
+		names = append(names, n.Name)
+	}
+	for _, n := range nodes {
+		in := n.Meta[proxy.PartitionKey] == proxy.PartitionShort
+		switch {
+		case want[n.ID] && !in:
+			err = p.view.applyMeta(ctx, n.ID, map[string]string{proxy.PartitionKey: proxy.PartitionShort})
+			p.log.Info("node joins the short-job partition", "node", n.Name)
+		case !want[n.ID] && in:
+			err = p.view.applyMeta(ctx, n.ID, nil, proxy.PartitionKey)
+			p.log.Info("node leaves the short-job partition", "node", n.Name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.saved.Nodes = names
+	return nil
+}
