@@ -30,5 +30,6 @@ func commands() map[string]cli.CommandFactory {
 		cmds[name] = f
 	}
 	cmds["classify"] = classifyCommand()
+	cmds["packing"] = packingCommand()
 	return cmds
 }
