@@ -103,3 +103,29 @@ func Replay(allocs []Alloc, m Metric, threshold float64, request, deadline time.
 	}
 	return t, AccumulatedWork(allocs, t)
 }
+
+// ParseDeadline reads a maintenance deadline: a duration from now ("2h")
+// or an RFC3339 time.
+func ParseDeadline(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("deadline %q: want a duration from now such as 2h, or an RFC3339 time such as %s",
+		s, now.Add(2*time.Hour).UTC().Format(time.RFC3339))
+}
+
+// Ran counts the runs that were running at some moment of [from, to), and
+// the jobs they belong to.
+func Ran(allocs []Alloc, from, to time.Time) (runs, jobs int) {
+	seen := map[string]bool{}
+	for _, a := range allocs {
+		if a.Start.Before(to) && (a.End.IsZero() || a.End.After(from)) {
+			runs++
+			seen[a.Job] = true
+		}
+	}
+	return runs, len(seen)
+}

@@ -70,3 +70,33 @@ func TestReplayStartsAtTheFirstQuietMomentOrTheDeadline(t *testing.T) {
 		t.Fatalf("CL started at %s", at.Format("15:04"))
 	}
 }
+
+func TestParseDeadline(t *testing.T) {
+	if d, err := ParseDeadline("2h", day); err != nil || !d.Equal(day.Add(2*time.Hour)) {
+		t.Fatalf("2h: %s %v", d, err)
+	}
+	if d, err := ParseDeadline("2026-11-20T06:00:00+01:00", day); err != nil || !d.Equal(day.Add(5*time.Hour)) {
+		t.Fatalf("RFC3339: %s %v", d, err)
+	}
+	for _, bad := range []string{"", "-1h", "tomorrow", "2026-11-20 06:00"} {
+		if _, err := ParseDeadline(bad, day); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestRanCountsRunsOverlappingTheWindow: a run that ended before the window
+// or starts at its end did not run in it; one still running did.
+func TestRanCountsRunsOverlappingTheWindow(t *testing.T) {
+	from, to := day.Add(time.Hour), day.Add(2*time.Hour)
+	allocs := []Alloc{
+		{Job: "before", Start: day, End: from},
+		{Job: "after", Start: to},
+		{Job: "a", Start: day, End: from.Add(time.Second)},
+		{Job: "a", Start: from.Add(time.Minute), End: from.Add(2 * time.Minute)},
+		{Job: "open", Start: day},
+	}
+	if runs, jobs := Ran(allocs, from, to); runs != 3 || jobs != 2 {
+		t.Fatalf("Ran = %d runs of %d jobs, want 3 of 2", runs, jobs)
+	}
+}
