@@ -29,6 +29,9 @@ func commands() map[string]cli.CommandFactory {
 	for name, f := range dagCommands() {
 		cmds[name] = f
 	}
+	for name, f := range maintenanceCommands() {
+		cmds[name] = f
+	}
 	cmds["classify"] = classifyCommand()
 	cmds["packing"] = packingCommand()
 	return cmds

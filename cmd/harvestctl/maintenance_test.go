@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/placer/maintenance"
+)
+
+var planNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+// fakeNomad answers the few Nomad API calls `maintenance plan` makes, with
+// allocations that can change from one listing to the next, and records
+// drain requests.
+type fakeNomad struct {
+	mu          sync.Mutex
+	allocs      func(listing int) []*nomadapi.AllocationListStub
+	listings    int
+	queries     []url.Values
+	nodes       []*nomadapi.NodeListStub
+	drains      []nomadapi.NodeUpdateDrainRequest
+	eligibility map[string]string
+}
+
+func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w.Header().Set("X-Nomad-Index", "7")
+	w.Header().Set("X-Nomad-LastContact", "0")
+	var out any
+	switch path := r.URL.Path; {
+	case r.Method == http.MethodGet && path == "/v1/allocations":
+		f.listings++
+		f.queries = append(f.queries, r.URL.Query())
+		out = f.allocs(f.listings)
+	case r.Method == http.MethodGet && path == "/v1/nodes":
+		out = f.nodes
+	case r.Method == http.MethodPut && strings.HasSuffix(path, "/drain"):
+		var req nomadapi.NodeUpdateDrainRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.drains = append(f.drains, req)
+		f.eligibility[req.NodeID] = nomadapi.NodeSchedulingIneligible // as Nomad does when a drain starts
+		out = nomadapi.NodeDrainUpdateResponse{}
+	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/node/"):
+		id := strings.TrimPrefix(path, "/v1/node/")
+		out = nomadapi.Node{ID: id, SchedulingEligibility: f.eligibility[id]}
+	default:
+		http.Error(w, "fake nomad: no "+r.Method+" "+path, http.StatusNotFound)
+		return
+	}
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+func newFakeNomad(t *testing.T, allocs func(listing int) []*nomadapi.AllocationListStub) (*fakeNomad, string) {
+	f := &fakeNomad{allocs: allocs, eligibility: map[string]string{}}
+	for i, name := range []string{"client-1", "client-2", "client-3"} {
+		id := strings.Repeat(string(rune('a'+i)), 8) + "-0000-0000-0000-000000000000"
+		f.nodes = append(f.nodes, &nomadapi.NodeListStub{ID: id, Name: name})
+		f.eligibility[id] = nomadapi.NodeSchedulingEligible
+	}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv.URL
+}
+
+// batchTask is one allocation of a one-task batch job; end zero: running.
+func batchTask(job string, cpu int64, start, end time.Time) *nomadapi.AllocationListStub {
+	ts := &nomadapi.TaskState{State: "running", StartedAt: start}
+	status := nomadapi.AllocClientStatusRunning
+	if !end.IsZero() {
+		ts.State, ts.FinishedAt, status = "dead", end, nomadapi.AllocClientStatusComplete
+	}
+	return &nomadapi.AllocationListStub{
+		ID: job + "-alloc", Namespace: "default", JobID: job, JobType: nomadapi.JobTypeBatch, ClientStatus: status,
+		TaskStates: map[string]*nomadapi.TaskState{"work": ts},
+		AllocatedResources: &nomadapi.AllocatedResources{Tasks: map[string]*nomadapi.AllocatedTaskResources{
+			"work": {Cpu: nomadapi.AllocatedCpuResources{CpuShares: cpu}}}},
+	}
+}
+
+// A known day: a light job (100 MHz) from -10m to -6m, a heavy one (1000
+// MHz) from -5m on. Sampled every minute over the last 10 minutes, AW is
+// 0 6000 12000 18000 0 | 0 60000 120000 180000 240000 (MHz·s) and CL is
+// 1 1 1 1 0 1 1 1 1 1.
+func heavyRunning(int) []*nomadapi.AllocationListStub {
+	return []*nomadapi.AllocationListStub{
+		batchTask("light", 100, planNow.Add(-10*time.Minute), planNow.Add(-6*time.Minute)),
+		batchTask("heavy", 1000, planNow.Add(-5*time.Minute), time.Time{}),
+		{ID: "svc", JobID: "web", JobType: nomadapi.JobTypeService, ClientStatus: nomadapi.AllocClientStatusRunning,
+			TaskStates: map[string]*nomadapi.TaskState{"web": {State: "running", StartedAt: planNow.Add(-time.Hour)}}},
+	}
+}
+
+func runPlan(t *testing.T, addr string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	c := &planCommand{out: &out, errOut: &errOut, now: func() time.Time { return planNow }}
+	code := c.Run(append([]string{"-nomad-addr", addr, "-profile-window", "10m", "-step", "1m", "-interval", "1ms"}, args...))
+	return code, out.String(), errOut.String()
+}
+
+// TestPlanThresholdFromAKnownProfileAndTheTwoRules: urgency 40 takes the
+// 40th percentile, AW 12000 and CL 1. The heavy job's 300000 MHz·s now is
+// far above AW's threshold: wait (exit 3). By CL one running job is as
+// quiet as usual: start now, forfeiting the heavy job's five minutes.
+func TestPlanThresholdFromAKnownProfileAndTheTwoRules(t *testing.T) {
+	f, addr := newFakeNomad(t, heavyRunning)
+	code, out, errOut := runPlan(t, addr, "-urgency", "40", "-deadline", "2h", "-once")
+	if code != planWait {
+		t.Fatalf("exit %d, want %d (wait)\n%s%s", code, planWait, out, errOut)
+	}
+	for _, want := range []string{
+		"10 samples): 2 task runs of 2 jobs",
+		"by accumulated work (aw, chosen), start when it is at or below 12000 MHz·s",
+		"by running jobs (cl, for comparison), start when it is at or below 1 jobs",
+		"aw 300000 MHz·s, threshold 12000  deadline in 2h0m0s  wait",
+		"wait: workload 300000 above the threshold 12000 (exit 3",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if q := f.queries[0]; q.Get("namespace") != "*" || q.Get("resources") != "true" {
+		t.Errorf("allocations listed with %v, want every namespace with resources", q)
+	}
+
+	code, out, _ = runPlan(t, addr, "-urgency", "40", "-deadline", "2h", "-once", "-rule", "cl")
+	if code != planStartNow || !strings.Contains(out, "cl 1 jobs, threshold 1") || !strings.Contains(out, "start now: workload 1 is at or below the threshold 1") {
+		t.Fatalf("cl: exit %d\n%s", code, out)
+	}
+	if len(f.drains) != 0 {
+		t.Fatalf("drained without -drain: %+v", f.drains)
+	}
+}
+
+// TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode: the first tick
+// waits; by the second the heavy job has finished; it says start now and
+// drains client-2 only, with the drain deadline, leaving it ineligible.
+func TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode(t *testing.T) {
+	f, addr := newFakeNomad(t, func(listing int) []*nomadapi.AllocationListStub {
+		allocs := heavyRunning(listing)
+		if listing >= 3 { // profile, first tick, then finished
+			allocs[1] = batchTask("heavy", 1000, planNow.Add(-5*time.Minute), planNow.Add(-time.Second))
+		}
+		return allocs
+	})
+	code, out, errOut := runPlan(t, addr, "-urgency", "40", "-deadline", "2h", "-drain", "-node", "client-2", "-drain-deadline", "15m")
+	if code != planStartNow {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := []string{"aw 300000 MHz·s, threshold 12000  deadline in 2h0m0s  wait", "aw 0 MHz·s, threshold 12000  deadline in 2h0m0s  start now",
+		"start now: workload 0 is at or below the threshold 12000", "node client-2 (bbbbbbbb): draining, its allocations have 15m0s to move"}
+	if len(lines) < len(want) {
+		t.Fatalf("output:\n%s", out)
+	}
+	for i, w := range want {
+		if got := lines[len(lines)-len(want)+i]; !strings.Contains(got, w) {
+			t.Errorf("line %q lacks %q", got, w)
+		}
+	}
+	if len(f.drains) != 1 || f.drains[0].NodeID != f.nodes[1].ID || f.drains[0].DrainSpec == nil || f.drains[0].DrainSpec.Deadline != 15*time.Minute {
+		t.Fatalf("drain requests %+v, want client-2 with a 15m deadline", f.drains)
+	}
+	if f.eligibility[f.nodes[1].ID] != nomadapi.NodeSchedulingIneligible || f.eligibility[f.nodes[0].ID] != nomadapi.NodeSchedulingEligible {
+		t.Fatalf("eligibility %v", f.eligibility)
+	}
+}
+
+// TestPlanDeadlineForcesTheStartAndDrainsEveryNode: with the deadline come,
+// it starts although the heavy job runs; without -node it drains all.
+func TestPlanDeadlineForcesTheStartAndDrainsEveryNode(t *testing.T) {
+	f, addr := newFakeNomad(t, heavyRunning)
+	code, out, _ := runPlan(t, addr, "-urgency", "40", "-deadline", planNow.Add(-time.Minute).Format(time.RFC3339), "-once", "-drain")
+	if code != planStartNow || !strings.Contains(out, "deadline passed  start now") || !strings.Contains(out, "start now: the deadline 2026-11-20T11:59:00Z has come (workload 300000 above 12000)") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if len(f.drains) != 3 {
+		t.Fatalf("drained %d nodes, want all 3", len(f.drains))
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	_, addr := newFakeNomad(t, func(int) []*nomadapi.AllocationListStub {
+		return []*nomadapi.AllocationListStub{batchTask("old", 100, planNow.Add(-3*time.Hour), planNow.Add(-2*time.Hour))}
+	})
+	_, heavyAddr := newFakeNomad(t, heavyRunning)
+	cases := []struct {
+		addr string
+		args []string
+		want string
+	}{
+		{addr, []string{"-urgency", "10", "-deadline", "1h"}, "nothing ran in the last 10m0s"},
+		{"http://127.0.0.1:1", []string{"-urgency", "10", "-deadline", "1h"}, "cannot reach Nomad at http://127.0.0.1:1"},
+		{heavyAddr, []string{"-deadline", "1h"}, "-urgency is required"},
+		{heavyAddr, []string{"-urgency", "101", "-deadline", "1h"}, "urgency 101: want 1"},
+		{heavyAddr, []string{"-urgency", "10", "-deadline", "tomorrow"}, `-deadline "tomorrow": want a duration`},
+		{heavyAddr, []string{"-urgency", "10", "-deadline", "1h", "-rule", "jobs"}, `-rule "jobs"`},
+		{heavyAddr, []string{"-urgency", "10", "-deadline", "1h", "-node", "client-1"}, "add -drain"},
+		{heavyAddr, []string{"-urgency", "10", "-deadline", "1h", "-drain", "-node", "client-9"}, "-node client-9: no such Nomad node (nodes: client-1, client-2, client-3)"},
+		{heavyAddr, []string{"-urgency", "10", "-deadline", "1h", "-step", "1s", "-profile-window", "720h"}, "over a million samples"},
+	}
+	for _, tc := range cases {
+		code, out, errOut := runPlan(t, tc.addr, tc.args...)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 1 and %q (stdout %q)", tc.args, code, errOut, tc.want, out)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the command writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestPlanInterruptedWhileWaiting: SIGINT while it watches ends it with 130,
+// saying nothing was drained.
+func TestPlanInterruptedWhileWaiting(t *testing.T) {
+	f, addr := newFakeNomad(t, heavyRunning)
+	var out, errOut syncBuffer
+	c := &planCommand{out: &out, errOut: &errOut, now: func() time.Time { return planNow }}
+	done := make(chan int)
+	go func() {
+		done <- c.Run([]string{"-nomad-addr", addr, "-profile-window", "10m", "-step", "1m", "-interval", "50ms",
+			"-urgency", "40", "-deadline", "2h", "-drain"})
+	}()
+	for !strings.Contains(out.String(), "  wait") { // the signal handler is in place by the first tick
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != planInterrupted || !strings.Contains(out.String(), "interrupted: maintenance not started, nothing drained") {
+			t.Fatalf("exit %d\n%s", code, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10s after SIGINT")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.drains) != 0 {
+		t.Fatalf("drained after the interrupt: %+v", f.drains)
+	}
+}
+
+// TestBatchRunsFromNomadAllocations: only batch jobs' tasks that started,
+// from their latest start to their finish (open while running), weighted by
+// their allocated CPU; a lost allocation's task ended when the allocation
+// last changed; a task waiting to restart ended at its restart.
+func TestBatchRunsFromNomadAllocations(t *testing.T) {
+	start := planNow.Add(-time.Hour)
+	lost := batchTask("lost", 300, start, time.Time{})
+	lost.ClientStatus, lost.ModifyTime = nomadapi.AllocClientStatusLost, planNow.Add(-30*time.Minute).UnixNano()
+	restarting := batchTask("restarting", 400, start, time.Time{})
+	restarting.TaskStates["work"].State, restarting.TaskStates["work"].LastRestart = "pending", planNow.Add(-10*time.Minute)
+	queued := batchTask("queued", 500, time.Time{}, time.Time{})
+	svc := batchTask("web", 600, start, time.Time{})
+	svc.JobType = nomadapi.JobTypeService
+	noResources := batchTask("bare", 0, start, planNow)
+	noResources.AllocatedResources = nil
+
+	got := batchRuns([]*nomadapi.AllocationListStub{
+		batchTask("running", 100, start, time.Time{}), batchTask("done", 200, start.Add(time.Minute), planNow.Add(-time.Minute)),
+		lost, restarting, queued, svc, noResources,
+	})
+	want := []maintenance.Alloc{
+		{Job: "default/bare", Start: start, End: planNow},
+		{Job: "default/lost", Start: start, End: planNow.Add(-30 * time.Minute), CPU: 300},
+		{Job: "default/restarting", Start: start, End: planNow.Add(-10 * time.Minute), CPU: 400},
+		{Job: "default/running", Start: start, CPU: 100},
+		{Job: "default/done", Start: start.Add(time.Minute), End: planNow.Add(-time.Minute), CPU: 200},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d runs, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i].Job != want[i].Job || !got[i].Start.Equal(want[i].Start) || !got[i].End.Equal(want[i].End) || got[i].CPU != want[i].CPU {
+			t.Errorf("run %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
