@@ -20,5 +20,6 @@ func commands() map[string]cli.CommandFactory {
 		"storage": storageCommand(),
 		"access":  accessCommand(),
 		"sched":   schedCommand(),
+		"packing": packingCommand(),
 	}
 }

@@ -172,3 +172,11 @@ func TestSynthetic(t *testing.T) {
 		t.Fatalf("%.0f tasks running on average, want about %.0f", running, w.MeanRunning)
 	}
 }
+
+func TestPeakMem(t *testing.T) {
+	tasks := []Task{{0, 10, 1}, {5, 10, 2}, {10, 5, 4}, {20, 1, 3}}
+	// 0-5: 1; 5-10: 3; at 10 the first ends as the third starts: 6; 20: 3
+	if p := PeakMem(tasks); p != 6 {
+		t.Fatalf("peak %v, want 6", p)
+	}
+}

@@ -88,3 +88,25 @@ func FromAlibaba(tasks []schedsim.AlibabaTask, machineMB, sample float64, seed u
 	st.KeptInstance = len(out)
 	return out, st
 }
+
+// PeakMem is the most memory the tasks hold at once if each runs from its
+// arrival (no waiting): the least a pool must offer, before fragmentation.
+func PeakMem(tasks []Task) float64 {
+	type change struct{ t, mem float64 }
+	ch := make([]change, 0, 2*len(tasks))
+	for _, k := range tasks {
+		ch = append(ch, change{k.Arrival, k.Mem}, change{k.Arrival + k.Duration, -k.Mem})
+	}
+	slices.SortFunc(ch, func(a, b change) int {
+		if c := cmpFloat(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmpFloat(a.mem, b.mem) // ends before starts at the same moment
+	})
+	held, peak := 0.0, 0.0
+	for _, c := range ch {
+		held += c.mem
+		peak = math.Max(peak, held)
+	}
+	return peak
+}
