@@ -20,6 +20,7 @@ func commands() map[string]cli.CommandFactory {
 		"storage": storageCommand(),
 		"access":  accessCommand(),
 		"sched":   schedCommand(),
+		"hybrid":  hybridCommand(),
 		"packing": packingCommand(),
 	}
 }
