@@ -146,7 +146,7 @@ func (c *planCommand) Run(args []string) int {
 	defer stop()
 	code, err := c.plan(ctx, &o, fs.Args())
 	if err != nil && ctx.Err() != nil {
-		fmt.Fprintf(c.out, "interrupted: maintenance not started (%v)\n", err)
+		fmt.Fprintf(c.out, "interrupted: %v\n", err)
 		return planInterrupted
 	}
 	if err != nil {
