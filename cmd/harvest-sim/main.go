@@ -17,10 +17,11 @@ func main() {
 
 func commands() map[string]cli.CommandFactory {
 	return map[string]cli.CommandFactory{
-		"storage": storageCommand(),
-		"access":  accessCommand(),
-		"sched":   schedCommand(),
-		"hybrid":  hybridCommand(),
-		"packing": packingCommand(),
+		"storage":     storageCommand(),
+		"access":      accessCommand(),
+		"sched":       schedCommand(),
+		"hybrid":      hybridCommand(),
+		"packing":     packingCommand(),
+		"maintenance": maintenanceCommand(),
 	}
 }

@@ -40,16 +40,26 @@ type Config struct {
 	From, To  time.Time     // zero: the trace's first start and last end
 }
 
-// Level is one urgency's outcome for both rules.
+// Rule is one rule's outcome at one urgency.
+type Rule struct {
+	Threshold   float64 `json:"threshold"`
+	Candidates  int     `json:"candidate_points"` // evaluation points at or below the threshold
+	MeanForfeit float64 `json:"mean_forfeit"`     // over those points; 0 when there is none
+}
+
+// Level is one urgency's outcome for both rules: with thresholds from the
+// profile period (the source's method), and with thresholds from the
+// evaluation period itself (a perfect forecast: the urgency's share of
+// points qualifies under each rule, which isolates the choice of metric
+// from how well the profile forecasts the evaluation period).
 type Level struct {
 	Urgency       int      `json:"urgency"`
-	AWThreshold   float64  `json:"aw_threshold"`
-	CLThreshold   float64  `json:"cl_threshold"`
-	AWCandidates  int      `json:"aw_candidate_points"`
-	CLCandidates  int      `json:"cl_candidate_points"`
-	AWMeanForfeit float64  `json:"aw_mean_forfeit"` // 0 when no candidate
-	CLMeanForfeit float64  `json:"cl_mean_forfeit"`
-	AWSaving      *float64 `json:"aw_saving_percent,omitempty"` // vs CL; nil unless both rules have candidates and CL forfeits something
+	AW            Rule     `json:"aw"`
+	CL            Rule     `json:"cl"`
+	AWSaving      *float64 `json:"aw_saving_percent,omitempty"` // vs CL; nil unless both have candidates and CL forfeits something
+	PerfectAW     Rule     `json:"perfect_forecast_aw"`
+	PerfectCL     Rule     `json:"perfect_forecast_cl"`
+	PerfectSaving *float64 `json:"perfect_forecast_aw_saving_percent,omitempty"`
 }
 
 // Result is a replay's outcome.
@@ -129,21 +139,33 @@ func Evaluate(allocs []maintenance.Alloc, cfg Config) (Result, error) {
 	for _, u := range cfg.Urgencies {
 		l := Level{Urgency: u}
 		var err error
-		if l.AWThreshold, err = maintenance.Threshold(cost[:n], u); err != nil {
+		if l.AW, l.CL, l.AWSaving, err = rules(cost[:n], cl[:n], cost[n:], cl[n:], u); err != nil {
 			return Result{}, err
 		}
-		if l.CLThreshold, err = maintenance.Threshold(cl[:n], u); err != nil {
+		if l.PerfectAW, l.PerfectCL, l.PerfectSaving, err = rules(cost[n:], cl[n:], cost[n:], cl[n:], u); err != nil {
 			return Result{}, err
-		}
-		l.AWCandidates, l.AWMeanForfeit = candidates(cost[n:], cost[n:], l.AWThreshold)
-		l.CLCandidates, l.CLMeanForfeit = candidates(cl[n:], cost[n:], l.CLThreshold)
-		if l.AWCandidates > 0 && l.CLCandidates > 0 && l.CLMeanForfeit > 0 {
-			s := 100 * (l.CLMeanForfeit - l.AWMeanForfeit) / l.CLMeanForfeit
-			l.AWSaving = &s
 		}
 		res.Levels = append(res.Levels, l)
 	}
 	return res, nil
+}
+
+// rules takes both rules' thresholds at urgency u from a profile and
+// costs the evaluation points that meet them.
+func rules(profAW, profCL, evalAW, evalCL []float64, u int) (aw, cl Rule, saving *float64, err error) {
+	if aw.Threshold, err = maintenance.Threshold(profAW, u); err != nil {
+		return
+	}
+	if cl.Threshold, err = maintenance.Threshold(profCL, u); err != nil {
+		return
+	}
+	aw.Candidates, aw.MeanForfeit = candidates(evalAW, evalAW, aw.Threshold)
+	cl.Candidates, cl.MeanForfeit = candidates(evalCL, evalAW, cl.Threshold)
+	if aw.Candidates > 0 && cl.Candidates > 0 && cl.MeanForfeit > 0 {
+		s := 100 * (cl.MeanForfeit - aw.MeanForfeit) / cl.MeanForfeit
+		saving = &s
+	}
+	return
 }
 
 // candidates counts the points whose metric is at or below threshold and

@@ -66,13 +66,16 @@ func TestEvaluate(t *testing.T) {
 		t.Fatalf("%d profile and %d evaluation points, split at %s", res.ProfilePoints, res.EvalPoints, res.Split)
 	}
 	l := res.Levels[0]
-	if l.AWThreshold != 900 || l.CLThreshold != 1 || l.AWCandidates != 1 || l.CLCandidates != 1 || l.AWMeanForfeit != 900 || l.CLMeanForfeit != 42000 ||
-		l.AWSaving == nil || math.Abs(*l.AWSaving-100*41100.0/42000) > 1e-9 {
+	if l.AW != (Rule{900, 1, 900}) || l.CL != (Rule{1, 1, 42000}) || l.AWSaving == nil || math.Abs(*l.AWSaving-100*41100.0/42000) > 1e-9 {
 		t.Fatalf("urgency 1: %+v", l)
 	}
 	l = res.Levels[1]
-	if l.AWThreshold != 7800 || l.CLThreshold != 2 || l.AWCandidates != 2 || l.CLCandidates != 3 || l.AWMeanForfeit != 4350 || l.CLMeanForfeit != 16900 {
+	if l.AW != (Rule{7800, 2, 4350}) || l.CL != (Rule{2, 3, 16900}) {
 		t.Fatalf("urgency 50: %+v", l)
+	}
+	// the evaluation period repeats the profile: a perfect forecast changes nothing
+	if l.PerfectAW != l.AW || l.PerfectCL != l.CL || *l.PerfectSaving != *l.AWSaving {
+		t.Fatalf("perfect forecast %+v %+v, want the profile's", l.PerfectAW, l.PerfectCL)
 	}
 	// without From and To: the trace's first start (-30 min) to its last end
 	if res, err := Evaluate(allocs, Config{Step: time.Minute, Urgencies: []int{5}}); err != nil || !res.From.Equal(minute(-30)) || !res.Split.Equal(minute(140)) {
@@ -80,6 +83,29 @@ func TestEvaluate(t *testing.T) {
 	}
 	if _, err := Evaluate(allocs, Config{Step: time.Hour, Urgencies: []int{0}}); err == nil {
 		t.Fatal("urgency 0 accepted")
+	}
+}
+
+// TestPerfectForecast: the evaluation period works twice as hard as the
+// profile, so AW's profiled P1 (900) is never met; with the evaluation's own
+// P1 (1800) it is, once.
+func TestPerfectForecast(t *testing.T) {
+	allocs := figure2(0)
+	for _, a := range figure2(180) {
+		a.CPU *= 2
+		allocs = append(allocs, a)
+	}
+	res, err := Evaluate(allocs, Config{Step: time.Hour, Urgencies: []int{1}, From: t0, To: minute(360)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := res.Levels[0]
+	if l.AW != (Rule{900, 0, 0}) || l.AWSaving != nil || l.CL != (Rule{1, 1, 84000}) {
+		t.Fatalf("profiled: %+v", l)
+	}
+	if l.PerfectAW != (Rule{1800, 1, 1800}) || l.PerfectCL != (Rule{1, 1, 84000}) || l.PerfectSaving == nil ||
+		math.Abs(*l.PerfectSaving-100*82200.0/84000) > 1e-9 {
+		t.Fatalf("perfect forecast: %+v %+v", l.PerfectAW, l.PerfectCL)
 	}
 }
 
