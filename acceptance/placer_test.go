@@ -35,6 +35,15 @@ func harvestCLI(t *testing.T, binary string, args ...string) string {
 // cluster and stops it (SIGTERM, which must end it cleanly) at cleanup. It
 // returns the API address and the admission proxy's address.
 func startPlacer(t *testing.T) (string, string) {
+	addr, proxyAddr, _ := startPlacerWith(t, "harvest/", "", "")
+	return addr, proxyAddr
+}
+
+// startPlacerWith starts a placer keeping its state under a Consul KV
+// prefix, with proxyExtra inside its proxy block and extra configuration
+// (policy blocks) appended; it also returns a stop function the test may
+// call before the cleanup.
+func startPlacerWith(t *testing.T, prefix, proxyExtra, extra string) (string, string, func()) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(0))
 	config := filepath.Join(t.TempDir(), "placer.hcl")
@@ -46,29 +55,31 @@ nomad {
 }
 consul {
   address = %q
-  prefix  = "harvest/"
+  prefix  = %q
 }
 classify {
   interval = "24h"
 }
 proxy {
   address = "127.0.0.1:%d"
+  %s
 }
-`, addr, cluster.NomadAddr(), cluster.ConsulAddr(), cluster.SparePort(1))), 0o644); err != nil {
+%s
+`, addr, cluster.NomadAddr(), cluster.ConsulAddr(), prefix, cluster.SparePort(1), proxyExtra, extra)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logPath := startDaemon(t, "harvest-placer", "agent", "-config", config)
+	logPath, stop := startDaemonStoppable(t, "harvest-placer", "agent", "-config", config)
 	for i := 0; i < 100; i++ {
 		if resp, err := http.Get("http://" + addr + "/v1/health"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return addr, fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(1))
+				return addr, fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(1)), stop
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("placer did not answer on %s (log %s)", addr, logPath)
-	return "", ""
+	return "", "", nil
 }
 
 func flatSeries(level float64, start time.Time, days int, seed uint64) history.Series {
@@ -90,21 +101,35 @@ func labelNodes(t *testing.T) (map[string][2]string, string, string) {
 	if len(cluster.NomadClients) < 4 {
 		t.Fatalf("want 4 clients, have %d", len(cluster.NomadClients))
 	}
-	tenant := func(i int) history.TenantID {
-		id, err := history.ParseTenantID(cluster.NomadClients[i].Meta["harvest_tenant"])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
 	now := time.Now().UTC().Truncate(history.Slot)
 	start := now.Add(-10 * 24 * time.Hour)
 	series := map[history.TenantID]history.Series{
-		tenant(0): flatSeries(20, start, 10, 1), // two similar constant tenants: one class
-		tenant(1): flatSeries(22, start, 10, 2),
-		tenant(2): synth.PatternSeries(3, synth.Periodic, start, 10),
-		tenant(3): flatSeries(30, now.Add(-2*24*time.Hour), 2, 4), // too little history
+		tenantOf(t, 0): flatSeries(20, start, 10, 1), // two similar constant tenants: one class
+		tenantOf(t, 1): flatSeries(22, start, 10, 2),
+		tenantOf(t, 2): synth.PatternSeries(3, synth.Periodic, start, 10),
+		tenantOf(t, 3): flatSeries(30, now.Add(-2*24*time.Hour), 2, 4), // too little history
 	}
+	importHistory(t, "harvest/", series)
+	addr, proxyAddr := startPlacer(t)
+	labels := refreshAndWaitForLabels(t, addr, func(l map[string][2]string) bool {
+		return l[cluster.NomadClients[0].Name][1] == "constant" && l[cluster.NomadClients[2].Name][1] == "periodic" &&
+			l[cluster.NomadClients[3].Name][0] == "unclassified"
+	})
+	return labels, addr, proxyAddr
+}
+
+// tenantOf is client i's tenant.
+func tenantOf(t *testing.T, i int) history.TenantID {
+	id, err := history.ParseTenantID(cluster.NomadClients[i].Meta["harvest_tenant"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// importHistory writes series as a long CSV and imports it with harvestctl.
+func importHistory(t *testing.T, prefix string, series map[history.TenantID]history.Series) {
+	t.Helper()
 	csvPath := filepath.Join(t.TempDir(), "history.csv")
 	f, err := os.Create(csvPath)
 	if err != nil {
@@ -114,12 +139,18 @@ func labelNodes(t *testing.T) (map[string][2]string, string, string) {
 		t.Fatal(err)
 	}
 	f.Close()
-	out := harvestCLI(t, "harvestctl", "history", "import", "-format", "long", "-consul-addr", cluster.ConsulAddr(), csvPath)
-	if !strings.Contains(out, "imported 4 tenants") {
+	out := harvestCLI(t, "harvestctl", "history", "import", "-format", "long", "-consul-addr", cluster.ConsulAddr(), "-prefix", prefix, csvPath)
+	if !strings.Contains(out, fmt.Sprintf("imported %d tenants", len(series))) {
 		t.Fatalf("import said: %s", out)
 	}
-	addr, proxyAddr := startPlacer(t)
-	out = harvestCLI(t, "harvestctl", "classes", "refresh", "-placer-addr", addr)
+}
+
+// refreshAndWaitForLabels asks the placer to classify now and waits until
+// every node carries a class label and the labels are as done wants (an
+// earlier test's labels linger until the clients send their new meta).
+func refreshAndWaitForLabels(t *testing.T, addr string, done func(map[string][2]string) bool) map[string][2]string {
+	t.Helper()
+	out := harvestCLI(t, "harvestctl", "classes", "refresh", "-placer-addr", addr)
 	t.Logf("harvestctl classes refresh:\n%s", out)
 
 	// Dynamic node meta reaches the node (and the scheduler) a few seconds
@@ -138,11 +169,11 @@ func labelNodes(t *testing.T) (map[string][2]string, string, string) {
 				missing++
 			}
 		}
-		if missing == 0 {
+		if missing == 0 && done(labels) {
 			break
 		}
 	}
-	return labels, addr, proxyAddr
+	return labels
 }
 
 // TestPlacerLabelsEveryNodeFromImportedHistory imports history for the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
@@ -21,7 +22,61 @@ type clusterNode struct {
 }
 
 // clusterView reads what the policy loops need of Nomad.
-type clusterView struct{ nomad *nomadapi.Client }
+type clusterView struct {
+	nomad   *nomadapi.Client
+	applied *appliedMeta
+}
+
+// appliedMeta remembers the dynamic meta the placer applied until the
+// server's copy of the node shows it: a client sends its node to the
+// servers a few seconds after a meta change, and a loop that trusted the
+// stale copy would apply the same change again every pass (or, for the
+// partition, take more nodes than it needs).
+type appliedMeta struct {
+	mu    sync.Mutex
+	nodes map[string]map[string]string // node ID -> key -> value ("" = unset)
+}
+
+// overlay returns meta with the changes the server does not show yet, and
+// forgets those it now shows.
+func (a *appliedMeta) overlay(nodeID string, meta map[string]string) map[string]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	pending := a.nodes[nodeID]
+	if len(pending) == 0 {
+		return meta
+	}
+	out := make(map[string]string, len(meta)+len(pending))
+	for k, v := range meta {
+		out[k] = v
+	}
+	for k, v := range pending {
+		if meta[k] == v {
+			delete(pending, k)
+			continue
+		}
+		if v == "" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func (a *appliedMeta) record(nodeID string, set map[string]string, unset []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.nodes[nodeID] == nil {
+		a.nodes[nodeID] = map[string]string{}
+	}
+	for k, v := range set {
+		a.nodes[nodeID][k] = v
+	}
+	for _, k := range unset {
+		a.nodes[nodeID][k] = ""
+	}
+}
 
 // harvestedNodes lists the clients that carry a tenant (the nodes the
 // placer labels), with their harvestable memory.
@@ -40,7 +95,7 @@ func (v clusterView) harvestedNodes(ctx context.Context) ([]clusterNode, error) 
 		if n.Meta[labels.TenantKey] == "" {
 			continue
 		}
-		c := clusterNode{ID: n.ID, Name: n.Name, Meta: n.Meta,
+		c := clusterNode{ID: n.ID, Name: n.Name, Meta: v.applied.overlay(n.ID, n.Meta),
 			Ready: n.Status == nomadapi.NodeStatusReady && n.SchedulingEligibility == nomadapi.NodeSchedulingEligible}
 		capacity, okC := mib(n.Attributes["driver.harvest.capacity_memory"])
 		reserve, okR := mib(n.Attributes["driver.harvest.reserve_memory"])
@@ -105,7 +160,11 @@ func memoryMB(a *nomadapi.AllocationListStub) float64 {
 
 // applyMeta sets and unsets one node's dynamic meta.
 func (v clusterView) applyMeta(ctx context.Context, nodeID string, set map[string]string, unset ...string) error {
-	return (&NomadNodes{Client: v.nomad}).ApplyMeta(ctx, labels.Update{NodeID: nodeID, Set: set, Unset: unset})
+	if err := (&NomadNodes{Client: v.nomad}).ApplyMeta(ctx, labels.Update{NodeID: nodeID, Set: set, Unset: unset}); err != nil {
+		return err
+	}
+	v.applied.record(nodeID, set, unset)
+	return nil
 }
 
 // every runs fn now and every interval until ctx ends, logging failures.

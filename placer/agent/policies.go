@@ -25,7 +25,7 @@ type policies struct {
 
 // setupPolicies builds the loops the configuration enables.
 func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
-	view := clusterView{nomad: nomad}
+	view := clusterView{nomad: nomad, applied: &appliedMeta{nodes: map[string]map[string]string{}}}
 	p := policies{classes: &classView{store: a.store, nomad: nomad, ttl: 10 * time.Second},
 		intervals: map[string]time.Duration{}, metrics: newPolicyMetrics(a.metrics.Registry)}
 	if cfg.Packing.Enabled {
