@@ -68,6 +68,12 @@ if [ -f "$jobs/alibaba-2017/batch_task.csv.gz" ] && [ -f "$jobs/swim-fb/FB-2009_
 	section "Scheduling with SWIM Facebook 2009 job shapes" sched-swim \
 		"$sim" sched -servers "$servers" -days 3 -factors 1,1.5,2 -scalings linear \
 		-jobs "swim:$jobs/swim-fb/FB-2009_samples_24_times_1hr_0.tsv" -csv "$out/sched-swim.csv" -plot "$out/sched-swim.png"
+	section "Container packing: node-hours in use, Alibaba 2017 batch tasks (container-packing.txt)" packing \
+		"$sim" packing -trace "$jobs/alibaba-2017/batch_task.csv.gz" \
+		-csv "$out/packing.csv" -plot "$out/packing.png" -json-file "$out/packing.json"
+	section "Maintenance window: forfeited work, AW vs CL, Alibaba 2017 batch tasks (maintenance-time.txt)" maintenance \
+		"$sim" maintenance -trace "$jobs/alibaba-2017/batch_task.csv.gz" \
+		-csv "$out/maintenance.csv" -plot "$out/maintenance.png" -json-file "$out/maintenance.json"
 else
 	echo "(job traces not found under $jobs: skipped)" >>"$md"
 fi
