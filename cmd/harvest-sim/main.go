@@ -21,6 +21,7 @@ func commands() map[string]cli.CommandFactory {
 		"access":      accessCommand(),
 		"sched":       schedCommand(),
 		"hybrid":      hybridCommand(),
+		"escalation":  escalationCommand(),
 		"packing":     packingCommand(),
 		"maintenance": maintenanceCommand(),
 	}
