@@ -83,6 +83,15 @@ func (g *greylister) pass(ctx context.Context) error {
 		return err
 	}
 	g.mu.Lock()
+	present := make(map[string]bool, len(allocs))
+	for _, a := range allocs {
+		present[a.ID] = true
+	}
+	for id := range g.seen { // forget allocations Nomad has collected
+		if !present[id] {
+			delete(g.seen, id)
+		}
+	}
 	for _, a := range allocs {
 		failed := a.ClientStatus == nomadapi.AllocClientStatusFailed || a.ClientStatus == nomadapi.AllocClientStatusLost
 		at := time.Unix(0, a.ModifyTime)
