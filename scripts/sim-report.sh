@@ -78,6 +78,17 @@ else
 	echo "(job traces not found under $jobs: skipped)" >>"$md"
 fi
 
+section "Short-job partition with a moving cutoff: short-job latency under heavy load (hybrid-scheduling.txt)" hybrid \
+	"$sim" hybrid -nodes 300 -trace synthetic -jobs 10000 -load 0.5,0.7,0.8,0.9,0.95 \
+	-csv "$out/hybrid.csv" -plot "$out/hybrid.png" -json-file "$out/hybrid.json"
+if [ -f "$jobs/swim-fb/FB-2010_samples_24_times_1hr_0.tsv" ]; then
+	section "Short-job partition on SWIM Facebook 2010 job shapes" hybrid-swim \
+		"$sim" hybrid -nodes 300 -trace "swim:$jobs/swim-fb/FB-2010_samples_24_times_1hr_0.tsv" -jobs 0 -load 0.5,0.7,0.8,0.9,0.95 \
+		-csv "$out/hybrid-swim.csv" -plot "$out/hybrid-swim.png" -json-file "$out/hybrid-swim.json"
+fi
+section "Placement escalation and greylisting vs strict classes (placement-escalation.txt)" escalation \
+	"$sim" escalation -delays 2m,10m,30m -csv "$out/escalation.csv" -plot "$out/escalation.png" -json-file "$out/escalation.json"
+
 section "Storage: blocks lost in a year (Figure 15)" storage \
 	"$sim" storage -blocks "$blocks" -csv "$out/storage.csv" -plot "$out/storage.png"
 section "Storage: failed accesses as utilisation rises (Figure 16)" access \
