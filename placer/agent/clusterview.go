@@ -21,10 +21,58 @@ type clusterNode struct {
 	Harvest  float64 // harvestable memory, MiB: the driver's capacity minus its reserve
 }
 
-// clusterView reads what the policy loops need of Nomad.
+// clusterView reads what the policy loops need of Nomad. The loops share
+// one view, so they share its caches.
 type clusterView struct {
 	nomad   *nomadapi.Client
 	applied *appliedMeta
+	nodes   *nodeCache
+}
+
+func newClusterView(nomad *nomadapi.Client) clusterView {
+	return clusterView{nomad: nomad, applied: &appliedMeta{nodes: map[string]map[string]string{}},
+		nodes: &nodeCache{nodes: map[string]*nomadapi.Node{}}}
+}
+
+// nodeCache keeps each node as last read, by its modify index. Node meta
+// and attributes are not in Nomad's node list, so each node must be read on
+// its own; a node changes (meta, drivers, status) only with a new modify
+// index, so a pass over an unchanged cluster costs one list request, not
+// one request per node per loop.
+type nodeCache struct {
+	mu    sync.Mutex
+	nodes map[string]*nomadapi.Node
+}
+
+// read returns the nodes of the list, reading only those that changed.
+func (c *nodeCache) read(ctx context.Context, nomad *nomadapi.Client, stubs []*nomadapi.NodeListStub) ([]*nomadapi.Node, error) {
+	q := (&nomadapi.QueryOptions{}).WithContext(ctx)
+	out := make([]*nomadapi.Node, 0, len(stubs))
+	listed := make(map[string]bool, len(stubs))
+	for _, s := range stubs {
+		listed[s.ID] = true
+		c.mu.Lock()
+		n := c.nodes[s.ID]
+		c.mu.Unlock()
+		if n == nil || n.ModifyIndex != s.ModifyIndex {
+			var err error
+			if n, _, err = nomad.Nodes().Info(s.ID, q); err != nil {
+				return nil, err
+			}
+			c.mu.Lock()
+			c.nodes[s.ID] = n
+			c.mu.Unlock()
+		}
+		out = append(out, n)
+	}
+	c.mu.Lock()
+	for id := range c.nodes {
+		if !listed[id] {
+			delete(c.nodes, id)
+		}
+	}
+	c.mu.Unlock()
+	return out, nil
 }
 
 // appliedMeta remembers the dynamic meta the placer applied until the
@@ -86,12 +134,12 @@ func (v clusterView) harvestedNodes(ctx context.Context) ([]clusterNode, error) 
 	if err != nil {
 		return nil, err
 	}
+	nodes, err := v.nodes.read(ctx, v.nomad, stubs)
+	if err != nil {
+		return nil, err
+	}
 	var out []clusterNode
-	for _, s := range stubs {
-		n, _, err := v.nomad.Nodes().Info(s.ID, q)
-		if err != nil {
-			return nil, err
-		}
+	for _, n := range nodes {
 		if n.Meta[labels.TenantKey] == "" {
 			continue
 		}
