@@ -34,11 +34,12 @@ type PartitionState struct {
 // follows the cutoff, and the nodes on it carry PartitionKey = "short".
 // The proxy asks it for the cutoff; the sequencer tells it of finished runs.
 type partitioner struct {
-	view  clusterView
-	store *history.Store
-	cfg   PartitionConfig
-	log   hclog.Logger
-	now   func() time.Time
+	view    clusterView
+	store   *history.Store
+	cfg     PartitionConfig
+	log     hclog.Logger
+	metrics *policyMetrics
+	now     func() time.Time
 
 	mu    sync.Mutex
 	state *hybrid.State // nil until the first pass knows the cluster's size
@@ -169,5 +170,7 @@ func (p *partitioner) pass(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.saved.Nodes = names
+	p.metrics.cutoff.Set(p.state.Cutoff.Seconds())
+	p.metrics.partition.Set(float64(len(names)))
 	return nil
 }

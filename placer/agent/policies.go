@@ -19,26 +19,32 @@ type policies struct {
 	partition *partitioner
 	greylist  *greylister
 	escalator *escalator
-	intervals map[string]time.Duration
-	metrics   *policyMetrics
+	loops     []policyLoop
+}
+
+// policyLoop is one enabled policy's pass and how often it runs.
+type policyLoop struct {
+	name     string
+	interval time.Duration
+	pass     func(context.Context) error
 }
 
 // setupPolicies builds the loops the configuration enables.
 func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
-	view := clusterView{nomad: nomad, applied: &appliedMeta{nodes: map[string]map[string]string{}}}
-	p := policies{classes: &classView{store: a.store, nomad: nomad, ttl: 10 * time.Second},
-		intervals: map[string]time.Duration{}, metrics: newPolicyMetrics(a.metrics.Registry)}
+	view := newClusterView(nomad)
+	metrics := newPolicyMetrics(a.metrics.Registry)
+	p := policies{classes: &classView{store: a.store, nomad: nomad, ttl: 10 * time.Second}}
 	if cfg.Packing.Enabled {
 		pc, interval, release, err := cfg.Packing.settings()
 		if err != nil {
 			return err
 		}
-		p.packer = &packer{view: view, cfg: pc, releaseAfter: release, log: a.log.Named("packing"), metrics: p.metrics, now: time.Now}
-		p.intervals["packing"] = interval
+		p.packer = &packer{view: view, cfg: pc, releaseAfter: release, log: a.log.Named("packing"), metrics: metrics, now: time.Now}
+		p.loops = append(p.loops, policyLoop{"packing", interval, p.packer.pass})
 	}
 	if cfg.Partition.Enabled {
-		p.partition = &partitioner{view: view, store: a.store, cfg: cfg.Partition, log: a.log.Named("partition"), now: time.Now}
-		p.intervals["partition"] = 10 * time.Second
+		p.partition = &partitioner{view: view, store: a.store, cfg: cfg.Partition, log: a.log.Named("partition"), metrics: metrics, now: time.Now}
+		p.loops = append(p.loops, policyLoop{"partition", 10 * time.Second, p.partition.pass})
 	}
 	if cfg.Greylist.Enabled {
 		threshold, reset, interval, err := cfg.Greylist.settings()
@@ -46,8 +52,8 @@ func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
 			return err
 		}
 		p.greylist = &greylister{view: view, tracker: escalation.NewTracker(threshold, reset, time.Now()), reset: reset,
-			log: a.log.Named("greylist"), metrics: p.metrics, now: time.Now, seen: map[string]bool{}}
-		p.intervals["greylist"] = interval
+			log: a.log.Named("greylist"), metrics: metrics, now: time.Now, seen: map[string]bool{}}
+		p.loops = append(p.loops, policyLoop{"greylist", interval, p.greylist.pass})
 	}
 	if cfg.Escalation.Enabled {
 		delay, interval, extra, err := cfg.Escalation.settings()
@@ -55,8 +61,8 @@ func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
 			return err
 		}
 		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: cfg.weights(), delay: delay, extra: extra,
-			log: a.log.Named("escalation"), metrics: p.metrics, now: time.Now}
-		p.intervals["escalation"] = interval
+			log: a.log.Named("escalation"), metrics: metrics, now: time.Now}
+		p.loops = append(p.loops, policyLoop{"escalation", interval, p.escalator.pass})
 	}
 	a.policies = p
 	return nil
@@ -73,28 +79,9 @@ func (p policies) rules() proxy.Policies {
 
 // run starts each enabled loop until ctx ends.
 func (p policies) run(ctx context.Context, log hclog.Logger) {
-	loops := map[string]func(context.Context) error{}
-	if p.packer != nil {
-		loops["packing"] = p.packer.pass
-	}
-	if p.partition != nil {
-		loops["partition"] = func(ctx context.Context) error {
-			err := p.partition.pass(ctx)
-			st := p.partition.State()
-			p.metrics.cutoff.Set(st.Cutoff.Seconds())
-			p.metrics.partition.Set(float64(len(st.Nodes)))
-			return err
-		}
-	}
-	if p.greylist != nil {
-		loops["greylist"] = p.greylist.pass
-	}
-	if p.escalator != nil {
-		loops["escalation"] = p.escalator.pass
-	}
-	for name, fn := range loops {
-		l := log.Named(name)
-		l.Info("policy on", "interval", p.intervals[name])
-		go every(ctx, p.intervals[name], fn, func(err error) { l.Warn("policy pass failed", "error", err) })
+	for _, l := range p.loops {
+		logger := log.Named(l.name)
+		logger.Info("policy on", "interval", l.interval)
+		go every(ctx, l.interval, l.pass, func(err error) { logger.Warn("policy pass failed", "error", err) })
 	}
 }

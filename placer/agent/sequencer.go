@@ -46,18 +46,7 @@ type sequencer struct {
 }
 
 func (s *sequencer) run(ctx context.Context) {
-	ticker := time.NewTicker(s.interval)
-	defer ticker.Stop()
-	for {
-		if err := s.tick(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("stage sequencing pass failed", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
+	every(ctx, s.interval, s.tick, func(err error) { s.log.Warn("stage sequencing pass failed", "error", err) })
 }
 
 func (s *sequencer) tick(ctx context.Context) error {

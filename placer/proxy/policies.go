@@ -43,8 +43,11 @@ type Policies struct {
 // attr is a node meta key as a constraint target.
 func attr(key string) string { return "${meta." + key + "}" }
 
-// applyPolicies adds the policies' rules to the job tree.
-func (p Policies) applyPolicies(job, meta map[string]any, expected time.Duration, known bool) {
+// applyPolicies adds the policies' rules to the job tree that apply has
+// already rewritten (so its meta exists).
+func (p Policies) applyPolicies(job map[string]any, d *Decision) {
+	meta := job["Meta"].(map[string]any)
+	expected, known := d.Expected, d.Known
 	if p.Greylist {
 		addRule(job, "Constraints", map[string]any{"LTarget": attr(GreylistKey), "RTarget": GreylistedTrue, "Operand": "!="})
 	}

@@ -111,7 +111,7 @@ func (r *Rewriter) Rewrite(ctx context.Context, body []byte) ([]byte, *Decision,
 		return nil, nil, err
 	}
 	apply(job, d, r.Affinity)
-	r.Policies.applyPolicies(job, job["Meta"].(map[string]any), d.Expected, d.Known)
+	r.Policies.applyPolicies(job, d)
 	out, err := json.Marshal(req)
 	return out, d, err
 }
