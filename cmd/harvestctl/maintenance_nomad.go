@@ -120,10 +120,8 @@ func (n *maintenanceNomad) drainTargets(ctx context.Context, names []string) ([]
 		return nil, n.explain(err)
 	}
 	var all []drainTarget
-	var known []string
 	for _, s := range stubs {
 		all = append(all, drainTarget{ID: s.ID, Name: s.Name})
-		known = append(known, s.Name)
 	}
 	if len(names) == 0 {
 		if len(all) == 0 {
@@ -135,7 +133,7 @@ func (n *maintenanceNomad) drainTargets(ctx context.Context, names []string) ([]
 	for _, name := range names {
 		i := slices.IndexFunc(all, func(d drainTarget) bool { return d.Name == name || d.ID == name })
 		if i < 0 {
-			return nil, fmt.Errorf("-node %s: no such Nomad node (nodes: %s)", name, strings.Join(known, ", "))
+			return nil, fmt.Errorf("-node %s: no such Nomad node (nodes: %s)", name, strings.Join(targetNames(all), ", "))
 		}
 		if !slices.Contains(out, all[i]) {
 			out = append(out, all[i])
@@ -144,43 +142,51 @@ func (n *maintenanceNomad) drainTargets(ctx context.Context, names []string) ([]
 	return out, nil
 }
 
-// drain starts draining a node with a deadline, which makes it ineligible
-// for new work, checks that it is, and says what it did.
-func (n *maintenanceNomad) drain(ctx context.Context, t drainTarget, deadline time.Duration, reason string) (string, error) {
-	w := (&nomadapi.WriteOptions{}).WithContext(ctx)
+// drainAll first makes every target ineligible, then drains each with the
+// deadline, so that work moved off one target is not placed on another
+// about to be drained (Nomad's advice when draining several nodes). Nomad
+// keeps a drained node ineligible itself, so nothing is checked after.
+func (c *planCommand) drainAll(ctx context.Context, src *maintenanceNomad, targets []drainTarget, deadline time.Duration, reason string) error {
+	for i, t := range targets {
+		if err := src.markIneligible(ctx, t); err != nil {
+			return fmt.Errorf("%w (nothing drained; made ineligible before it: %v)", err, targetNames(targets[:i]))
+		}
+	}
+	for i, t := range targets {
+		if err := src.drain(ctx, t, deadline, reason); err != nil {
+			return fmt.Errorf("%w (nodes drained before it: %d %v)", err, i, targetNames(targets[:i]))
+		}
+		fmt.Fprintf(c.out, "node %s (%s): draining, its allocations have %s to move before Nomad stops them; ineligible for new work\n",
+			t.Name, shortID(t.ID), deadline)
+	}
+	return nil
+}
+
+func (n *maintenanceNomad) markIneligible(ctx context.Context, t drainTarget) error {
+	if _, err := n.client.Nodes().ToggleEligibility(t.ID, false, (&nomadapi.WriteOptions{}).WithContext(ctx)); err != nil {
+		return fmt.Errorf("mark node %s ineligible: %w", t.Name, n.explain(err))
+	}
+	return nil
+}
+
+// drain starts draining a node with a deadline.
+func (n *maintenanceNomad) drain(ctx context.Context, t drainTarget, deadline time.Duration, reason string) error {
 	_, err := n.client.Nodes().UpdateDrainOpts(t.ID, &nomadapi.DrainOptions{
 		DrainSpec: &nomadapi.DrainSpec{Deadline: deadline},
 		Meta:      map[string]string{"message": "harvestctl maintenance plan: " + reason},
-	}, w)
+	}, (&nomadapi.WriteOptions{}).WithContext(ctx))
 	if err != nil {
-		return "", fmt.Errorf("drain node %s: %w", t.Name, n.explain(err))
-	}
-	node, _, err := n.client.Nodes().Info(t.ID, (&nomadapi.QueryOptions{}).WithContext(ctx))
-	if err != nil {
-		return "", fmt.Errorf("node %s after the drain request: %w", t.Name, n.explain(err))
-	}
-	if node.SchedulingEligibility != nomadapi.NodeSchedulingIneligible {
-		if _, err := n.client.Nodes().ToggleEligibility(t.ID, false, w); err != nil {
-			return "", fmt.Errorf("mark node %s ineligible: %w", t.Name, n.explain(err))
-		}
-	}
-	return fmt.Sprintf("node %s (%s): draining, its allocations have %s to move before Nomad stops them; ineligible for new work",
-		t.Name, shortID(t.ID), deadline), nil
-}
-
-func (c *planCommand) drainAll(ctx context.Context, src *maintenanceNomad, targets []drainTarget, deadline time.Duration, reason string) error {
-	for i, t := range targets {
-		msg, err := src.drain(ctx, t, deadline, reason)
-		if err != nil {
-			var done []string
-			for _, d := range targets[:i] {
-				done = append(done, d.Name)
-			}
-			return fmt.Errorf("%w (nodes drained before it: %d %v)", err, len(done), done)
-		}
-		fmt.Fprintln(c.out, msg)
+		return fmt.Errorf("drain node %s: %w", t.Name, n.explain(err))
 	}
 	return nil
+}
+
+func targetNames(ts []drainTarget) []string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name
+	}
+	return names
 }
 
 func shortID(id string) string { return id[:min(8, len(id))] }

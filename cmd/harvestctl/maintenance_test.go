@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,6 +31,7 @@ type fakeNomad struct {
 	nodes       []*nomadapi.NodeListStub
 	drains      []nomadapi.NodeUpdateDrainRequest
 	eligibility map[string]string
+	writes      []string // "eligibility <node>" and "drain <node>", in order
 }
 
 func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -52,11 +54,18 @@ func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.drains = append(f.drains, req)
+		f.writes = append(f.writes, "drain "+req.NodeID)
 		f.eligibility[req.NodeID] = nomadapi.NodeSchedulingIneligible // as Nomad does when a drain starts
 		out = nomadapi.NodeDrainUpdateResponse{}
-	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/node/"):
-		id := strings.TrimPrefix(path, "/v1/node/")
-		out = nomadapi.Node{ID: id, SchedulingEligibility: f.eligibility[id]}
+	case r.Method == http.MethodPut && strings.HasSuffix(path, "/eligibility"):
+		var req nomadapi.NodeUpdateEligibilityRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.writes = append(f.writes, "eligibility "+req.NodeID)
+		f.eligibility[req.NodeID] = req.Eligibility
+		out = nomadapi.NodeEligibilityUpdateResponse{}
 	default:
 		http.Error(w, "fake nomad: no "+r.Method+" "+path, http.StatusNotFound)
 		return
@@ -181,15 +190,28 @@ func TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode(t *testing.T) {
 }
 
 // TestPlanDeadlineForcesTheStartAndDrainsEveryNode: with the deadline come,
-// it starts although the heavy job runs; without -node it drains all.
+// it starts although the heavy job runs; without -node it drains all,
+// making every node ineligible before the first drain so that nothing
+// drained off one lands on another.
 func TestPlanDeadlineForcesTheStartAndDrainsEveryNode(t *testing.T) {
 	f, addr := newFakeNomad(t, heavyRunning)
 	code, out, _ := runPlan(t, addr, "-urgency", "40", "-deadline", planNow.Add(-time.Minute).Format(time.RFC3339), "-once", "-drain")
 	if code != planStartNow || !strings.Contains(out, "deadline passed  start now") || !strings.Contains(out, "start now: the deadline 2026-11-20T11:59:00Z has come (workload 300000 above 12000)") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	if len(f.drains) != 3 {
-		t.Fatalf("drained %d nodes, want all 3", len(f.drains))
+	var want []string
+	for _, verb := range []string{"eligibility", "drain"} {
+		for _, n := range f.nodes {
+			want = append(want, verb+" "+n.ID)
+		}
+	}
+	if !slices.Equal(f.writes, want) {
+		t.Fatalf("node writes %q, want %q", f.writes, want)
+	}
+	for id, e := range f.eligibility {
+		if e != nomadapi.NodeSchedulingIneligible {
+			t.Errorf("node %s left %s", id, e)
+		}
 	}
 }
 
