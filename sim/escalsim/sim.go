@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/placer/escalation"
+	"github.com/harvest-platform/harvest/sim/eventq"
 )
 
 // Config is one run's policy.
@@ -62,6 +63,23 @@ type event struct {
 	task int32
 }
 
+// eventOrder orders events by time, then by their other fields (kind, job,
+// task, node), never by when they were queued, so that runs are
+// deterministic.
+func eventOrder(x, y event) bool {
+	switch {
+	case x.t != y.t:
+		return x.t < y.t
+	case x.kind != y.kind:
+		return x.kind < y.kind
+	case x.job != y.job:
+		return x.job < y.job
+	case x.task != y.task:
+		return x.task < y.task
+	}
+	return x.node < y.node
+}
+
 type jobState struct {
 	pending    []int32 // tasks waiting to be placed
 	started    []bool
@@ -90,7 +108,7 @@ type sim struct {
 	grey      []bool
 	classFree []int
 	anyFree   int
-	events    events
+	events    *eventq.Queue[event]
 	pending   []int // jobs with tasks waiting, in arrival order
 	waits     []float64
 	dones     []float64
@@ -116,7 +134,7 @@ func Run(cl Cluster, jobs []Job, cfg Config) (Result, error) {
 		cfg.Escalate && cfg.Delay <= 0 {
 		return Result{}, fmt.Errorf("escalsim: want classes, slots and nodes, 1 to %d chosen classes and a delay > 0 to escalate", cl.Classes)
 	}
-	s := &sim{cfg: cfg, cl: cl, jobs: jobs, js: make([]jobState, len(jobs)), rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa17)),
+	s := &sim{cfg: cfg, cl: cl, jobs: jobs, js: make([]jobState, len(jobs)), rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa17)), events: eventq.New(eventOrder),
 		base: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), free: make([]int, len(cl.Nodes)), byClass: make([][]int, cl.Classes),
 		names: make([]string, len(cl.Nodes)), index: map[string]int{}, grey: make([]bool, len(cl.Nodes)), classFree: make([]int, cl.Classes)}
 	s.tracker = escalation.NewTracker(cfg.Threshold, cfg.Reset, s.base)
@@ -147,18 +165,18 @@ func seconds(v float64) time.Duration { return time.Duration(math.Round(v * floa
 
 func (s *sim) loop() {
 	next := 0
-	for next < len(s.jobs) || len(s.events) > 0 {
+	for next < len(s.jobs) || s.events.Len() > 0 {
 		arrival := time.Duration(math.MaxInt64)
 		if next < len(s.jobs) {
 			arrival = seconds(s.jobs[next].Arrival)
 		}
-		if len(s.events) > 0 && s.events[0].t <= arrival {
-			s.now = s.events[0].t
+		if s.events.Len() > 0 && s.events.Peek().t <= arrival {
+			s.now = s.events.Peek().t
 		} else {
 			s.now = arrival
 		}
-		for len(s.events) > 0 && s.events[0].t == s.now {
-			s.handle(s.events.pop())
+		for s.events.Len() > 0 && s.events.Peek().t == s.now {
+			s.handle(s.events.Pop())
 		}
 		for next < len(s.jobs) && seconds(s.jobs[next].Arrival) == s.now {
 			s.arrive(next)
@@ -243,7 +261,7 @@ func (s *sim) schedule() {
 			st.blocked = s.now
 			if s.cfg.Escalate {
 				for k := time.Duration(1); k <= time.Duration(escalation.AnyNode); k++ {
-					s.events.push(event{t: s.now + k*s.cfg.Delay, kind: wake, job: int32(j)})
+					s.events.Push(event{t: s.now + k*s.cfg.Delay, kind: wake, job: int32(j)})
 				}
 			}
 		}
@@ -339,7 +357,7 @@ func (s *sim) start(j, task, i int) {
 	} else if u < n.FaultP+n.EvictP {
 		e.kind, e.t = evict, s.now+time.Duration(s.rng.Float64()*float64(d))
 	}
-	s.events.push(e)
+	s.events.Push(e)
 }
 
 // meanP90 is the mean and nearest-rank 90th percentile.

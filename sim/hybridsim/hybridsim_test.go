@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/placer/hybrid"
+	"github.com/harvest-platform/harvest/sim/eventq"
 )
 
 // fixed is a hybrid rule whose cutoff is 100 s and whose partition is node
@@ -63,7 +64,7 @@ func TestStagesRunInOrder(t *testing.T) {
 // long one, leaving the long task and anything after it.
 func TestStealTakesShortTasksQueuedBehindALongOne(t *testing.T) {
 	s := &sim{cfg: Config{Nodes: 2, Policy: NoPartition, StealProbes: 5}, nodes: make([]node, 2), mark: make([]uint32, 2),
-		state: hybrid.New(fixed), rng: rand.New(rand.NewPCG(1, 2)), js: make([]jobState, 4)}
+		state: hybrid.New(fixed), rng: rand.New(rand.NewPCG(1, 2)), js: make([]jobState, 4), events: eventq.New(byTimeThenNode)}
 	s.enqueue(1, task{job: 0, long: true, dur: 1000})
 	for _, tk := range []task{{job: 1, dur: 10}, {job: 1, dur: 20}, {job: 2, long: true, dur: 500}, {job: 3, dur: 30}} {
 		s.enqueue(1, tk)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/placer/hybrid"
+	"github.com/harvest-platform/harvest/sim/eventq"
 )
 
 // Policy is whether short jobs have a partition of their own.
@@ -66,6 +67,16 @@ type task struct {
 	dur  float64
 }
 
+// event is a task finishing on a node.
+type event struct {
+	t    float64
+	node int32
+}
+
+// byTimeThenNode orders events; a node runs one task at a time, so no two
+// events tie.
+func byTimeThenNode(a, b event) bool { return a.t < b.t || a.t == b.t && a.node < b.node }
+
 type node struct {
 	running  bool
 	cur      task
@@ -112,7 +123,7 @@ type sim struct {
 	state   *hybrid.State
 	rng     *rand.Rand
 	nodes   []node
-	events  events
+	events  *eventq.Queue[event]
 	now     float64
 	busy    float64
 	cursor  int
@@ -148,7 +159,7 @@ func Run(cfg Config, jobs []Job) (Result, error) {
 		}
 	}
 	s := &sim{cfg: cfg, jobs: jobs, js: make([]jobState, len(jobs)), state: hybrid.New(cfg.Hybrid),
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x4a3c)), nodes: make([]node, cfg.Nodes), mark: make([]uint32, cfg.Nodes)}
+		rng: rand.New(rand.NewPCG(cfg.Seed, 0x4a3c)), events: eventq.New(byTimeThenNode), nodes: make([]node, cfg.Nodes), mark: make([]uint32, cfg.Nodes)}
 	s.res = Result{Policy: cfg.Policy, Nodes: cfg.Nodes, Jobs: len(jobs)}
 	s.observeState()
 	s.loop()
@@ -165,9 +176,9 @@ func Run(cfg Config, jobs []Job) (Result, error) {
 
 func (s *sim) loop() {
 	next, done, step := 0, 0, max(1, len(s.jobs)/200)
-	for next < len(s.jobs) || len(s.events) > 0 {
-		if len(s.events) > 0 && (next == len(s.jobs) || s.events[0].t <= s.jobs[next].Arrival) {
-			e := s.events.pop()
+	for next < len(s.jobs) || s.events.Len() > 0 {
+		if s.events.Len() > 0 && (next == len(s.jobs) || s.events.Peek().t <= s.jobs[next].Arrival) {
+			e := s.events.Pop()
 			s.now = e.t
 			if s.finish(int(e.node)) {
 				done++
@@ -320,7 +331,7 @@ func (s *sim) enqueue(i int, t task) {
 func (s *sim) start(i int, t task) {
 	n := &s.nodes[i]
 	n.running, n.cur, n.end = true, t, s.now+t.dur
-	s.events.push(event{t: n.end, node: int32(i)})
+	s.events.Push(event{t: n.end, node: int32(i)})
 }
 
 // finish ends node i's running task and starts its next; it reports

@@ -4,7 +4,6 @@
 package packsim
 
 import (
-	"container/heap"
 	"math"
 	"slices"
 	"time"
@@ -21,22 +20,13 @@ type event struct {
 	since   float64 // release: the emptySince it was scheduled for
 }
 
-type events []event
-
-func (e events) Len() int { return len(e) }
-func (e events) Less(i, j int) bool {
-	if e[i].t != e[j].t {
-		return e[i].t < e[j].t
+// eventOrder orders events by time, ends before releases at the same
+// moment (ends free room first); other ties are left to the queue.
+func eventOrder(a, b event) bool {
+	if a.t != b.t {
+		return a.t < b.t
 	}
-	return !e[i].release && e[j].release // ends free room before releases
-}
-func (e events) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
-func (e *events) Push(x any)   { *e = append(*e, x.(event)) }
-func (e *events) Pop() any {
-	old := *e
-	x := old[len(old)-1]
-	*e = old[:len(old)-1]
-	return x
+	return !a.release && b.release
 }
 
 func (s *sim) end(e event) {
@@ -46,7 +36,7 @@ func (s *sim) end(e event) {
 	s.running--
 	if n.tasks == 0 {
 		n.used, n.emptySince = 0, e.t
-		heap.Push(&s.ev, event{t: e.t + s.cfg.ReleaseDelay, release: true, node: e.node, since: e.t})
+		s.ev.Push(event{t: e.t + s.cfg.ReleaseDelay, release: true, node: e.node, since: e.t})
 	}
 }
 

@@ -17,13 +17,13 @@
 package packsim
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 
 	"github.com/harvest-platform/harvest/placer/packing"
+	"github.com/harvest-platform/harvest/sim/eventq"
 )
 
 // Task is one container to run.
@@ -107,7 +107,7 @@ type sim struct {
 	nodes    []node
 	view     []packing.Node
 	queue    []Task
-	ev       events
+	ev       *eventq.Queue[event]
 	inUse    int
 	running  int
 	res      Result
@@ -116,7 +116,7 @@ type sim struct {
 }
 
 func newSim(cfg Config) *sim {
-	s := &sim{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x9ac5)), nodes: make([]node, cfg.Nodes), view: make([]packing.Node, cfg.Nodes)}
+	s := &sim{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x9ac5)), ev: eventq.New(eventOrder), nodes: make([]node, cfg.Nodes), view: make([]packing.Node, cfg.Nodes)}
 	for i := range s.nodes {
 		s.nodes[i] = node{id: fmt.Sprintf("n%06d", i), emptySince: -cfg.ReleaseDelay} // released before the start
 	}
@@ -141,13 +141,13 @@ func Run(tasks []Task, cfg Config) (Result, error) {
 	start := tasks[0].Arrival
 	nextSample, now := start, start
 	every := max(1, len(tasks)/200)
-	for next := 0; next < len(tasks) || len(s.ev) > 0; {
+	for next := 0; next < len(tasks) || s.ev.Len() > 0; {
 		ta, te := math.Inf(1), math.Inf(1)
 		if next < len(tasks) {
 			ta = tasks[next].Arrival
 		}
-		if len(s.ev) > 0 {
-			te = s.ev[0].t
+		if s.ev.Len() > 0 {
+			te = s.ev.Peek().t
 		}
 		if cfg.Step > 0 && nextSample < min(ta, te) {
 			s.sample(nextSample, start)
@@ -155,7 +155,7 @@ func Run(tasks []Task, cfg Config) (Result, error) {
 			continue
 		}
 		if te <= ta {
-			e := heap.Pop(&s.ev).(event)
+			e := s.ev.Pop()
 			now = e.t
 			if e.release {
 				s.release(e)
@@ -209,7 +209,7 @@ func (s *sim) place(now float64) {
 		s.res.Tasks++
 		s.waits = append(s.waits, now-t.Arrival)
 		s.memHours += t.Mem * t.Duration / 3600
-		heap.Push(&s.ev, event{t: now + t.Duration, node: i, mem: t.Mem})
+		s.ev.Push(event{t: now + t.Duration, node: i, mem: t.Mem})
 	}
 }
 

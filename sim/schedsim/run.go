@@ -1,13 +1,13 @@
 package schedsim
 
 import (
-	"container/heap"
 	"math"
 	"math/rand/v2"
 	"sort"
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/sim/eventq"
 )
 
 // Result is what one run measured.
@@ -41,7 +41,7 @@ func Run(cfg Config) (Result, error) {
 	if err := cfg.defaults(); err != nil {
 		return Result{}, err
 	}
-	s := &sim{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), byTenant: make([][]int, len(cfg.Tenants)),
+	s := &sim{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), events: eventq.New(finishedFirst), byTenant: make([][]int, len(cfg.Tenants)),
 		start: cfg.Tenants[0].Series.Start.Add(time.Duration(cfg.HistoryDays) * 24 * time.Hour)}
 	s.res = Result{Policy: cfg.Policy, Scaling: cfg.Scaling, Factor: cfg.Factor, Fits: map[string]int{},
 		ByJobClass: map[string]*ClassResult{}, EvictedByPattern: map[string]int{}}
@@ -75,8 +75,8 @@ func Run(cfg Config) (Result, error) {
 		if nextArrival < at {
 			at, kind = nextArrival, 1
 		}
-		if len(s.events) > 0 && s.events[0].at < at {
-			at, kind = s.events[0].at, 2
+		if s.events.Len() > 0 && s.events.Peek().at < at {
+			at, kind = s.events.Peek().at, 2
 		}
 		if at >= span {
 			break
@@ -104,7 +104,7 @@ func Run(cfg Config) (Result, error) {
 			s.admitJob(j)
 			s.place()
 		case 2:
-			f := heap.Pop(&s.events).(finish)
+			f := s.events.Pop()
 			if f.gen == f.t.gen {
 				s.taskDone(f)
 			}

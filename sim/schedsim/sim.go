@@ -1,7 +1,6 @@
 package schedsim
 
 import (
-	"container/heap"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/jobtype"
+	"github.com/harvest-platform/harvest/sim/eventq"
 )
 
 // jobTypes are the placer's job types, indexed by job.typ.
@@ -58,18 +58,8 @@ type finish struct {
 	gen int
 }
 
-type finishes []finish
-
-func (f finishes) Len() int           { return len(f) }
-func (f finishes) Less(i, j int) bool { return f[i].at < f[j].at }
-func (f finishes) Swap(i, j int)      { f[i], f[j] = f[j], f[i] }
-func (f *finishes) Push(x any)        { *f = append(*f, x.(finish)) }
-func (f *finishes) Pop() any {
-	old := *f
-	x := old[len(old)-1]
-	*f = old[:len(old)-1]
-	return x
-}
+// finishedFirst orders finishes by time; ties are left to the queue.
+func finishedFirst(a, b finish) bool { return a.at < b.at }
 
 // sim is one run's state.
 type sim struct {
@@ -81,7 +71,7 @@ type sim struct {
 	queue    []*job // jobs with pending tasks, oldest first; nil where one left
 	unplaced []*job // H: jobs Algorithm 1 found no room for yet
 	gone     int    // nil entries in queue
-	events   finishes
+	events   *eventq.Queue[finish]
 	arrived  int       // jobs that arrived
 	times    []float64 // job times of the jobs done, in completion order
 	nextID   int64
@@ -190,7 +180,7 @@ func (s *sim) startTask(t *task, i int) {
 	sv.guarded = append(sv.guarded, guard.Task{ID: t.gid, Started: s.start.Add(time.Duration(t.start * float64(time.Second))),
 		Alloc: guard.Resources{CPU: float64(t.cores), MemoryMiB: float64(t.cores) * taskMiB}})
 	sv.used += t.cores
-	heap.Push(&s.events, finish{at: s.now + t.dur, t: t, gen: t.gen})
+	s.events.Push(finish{at: s.now + t.dur, t: t, gen: t.gen})
 }
 
 func (s *sim) removeRunning(t *task) {
