@@ -38,10 +38,11 @@ const planHelp = `Usage: harvestctl maintenance plan -urgency N -deadline D [opt
   maintenance would throw away) and the number of running jobs ("cl", the
   naive rule, for comparison). The urgency picks that percentile of the
   chosen rule's profile as the threshold: 1 waits for the quietest 1% of the
-  profile, 100 for any moment no busier than the busiest one. It then reads
-  Nomad every -interval and says "start now" when the current value falls
-  to or below the threshold, or when the deadline (a duration from now such
-  as 2h, or an RFC3339 time) comes. With -drain it then drains the -node
+  profile, 100 for any moment no busier than the busiest one. It decides
+  first on that same read, then reads Nomad's unfinished batch allocations
+  every -interval, and says "start now" when the current value falls to or
+  below the threshold, or when the deadline (a duration from now such as
+  2h, or an RFC3339 time) comes. With -drain it then drains the -node
   nodes (every node by default) with -drain-deadline, leaving them
   ineligible for new work. Nomad garbage-collects finished allocations, so
   the profile covers only the history it still holds.
@@ -182,7 +183,7 @@ func (c *planCommand) plan(ctx context.Context, o *planOptions, args []string) (
 			return 1, err
 		}
 	}
-	runs, err := src.batchRuns(ctx)
+	runs, err := src.batchRuns(ctx, allBatch)
 	if err != nil {
 		return 1, err
 	}
@@ -192,15 +193,16 @@ func (c *planCommand) plan(ctx context.Context, o *planOptions, args []string) (
 		return 1, err
 	}
 	p.print(c.out, rule)
-	return c.watch(ctx, src, rule, p.threshold[rule.name], deadline, targets, o)
+	return c.watch(ctx, src, rule, p.threshold[rule.name], deadline, targets, o, runs)
 }
 
-// watch reads the current workload every interval until it may start (or,
-// with -once, decides once), then drains the targets.
+// watch decides first on the runs just read for the profile, then every
+// interval on Nomad's live batch allocations alone, until it may start
+// (with -once it decides once), then drains the targets.
 func (c *planCommand) watch(ctx context.Context, src *maintenanceNomad, r planRule, threshold float64,
-	deadline time.Time, targets []drainTarget, o *planOptions) (int, error) {
+	deadline time.Time, targets []drainTarget, o *planOptions, runs []maintenance.Alloc) (int, error) {
+	var err error
 	for {
-		runs, err := src.batchRuns(ctx)
 		now := c.now()
 		var d maintenance.Decision
 		switch {
@@ -208,8 +210,6 @@ func (c *planCommand) watch(ctx context.Context, src *maintenanceNomad, r planRu
 			return planInterrupted, err
 		case err != nil && !now.Before(deadline):
 			d = maintenance.Decision{Start: true, Reason: fmt.Sprintf("start now: the deadline %s has come (workload unknown: %v)", deadline.Format(time.RFC3339), err)}
-		case err != nil && o.once:
-			return 1, err
 		case err != nil:
 			fmt.Fprintf(c.errOut, "%s: %v (trying again in %s)\n", planName, err, o.interval)
 		default:
@@ -226,7 +226,7 @@ func (c *planCommand) watch(ctx context.Context, src *maintenanceNomad, r planRu
 			fmt.Fprintln(c.out, d.Reason)
 			return planStartNow, c.drainAll(ctx, src, targets, o.drainDeadline, d.Reason)
 		}
-		if o.once && err == nil {
+		if o.once { // the first decision, on the profile's read, which did not fail
 			fmt.Fprintf(c.out, "%s (exit %d: run again later, or without -once to watch)\n", d.Reason, planWait)
 			return planWait, nil
 		}
@@ -236,6 +236,7 @@ func (c *planCommand) watch(ctx context.Context, src *maintenanceNomad, r planRu
 			return planInterrupted, nil
 		case <-time.After(o.interval):
 		}
+		runs, err = src.batchRuns(ctx, liveBatch)
 	}
 }
 

@@ -42,11 +42,23 @@ func (n *maintenanceNomad) explain(err error) error {
 	return fmt.Errorf("nomad at %s: %w", n.addr, err)
 }
 
-// batchRuns reads every namespace's allocations with their task states and
-// allocated resources, and returns the batch ones' task runs.
-func (n *maintenanceNomad) batchRuns(ctx context.Context) ([]maintenance.Alloc, error) {
+// Filters for Nomad's allocation listing. The profile needs every batch
+// allocation Nomad still holds; the watch only those that have not ended,
+// since the metrics at a moment count only the runs still running then
+// (batchRuns ends every task of an allocation in one of the terminal
+// statuses liveBatch leaves out).
+const (
+	allBatch  = `JobType == "batch"`
+	liveBatch = allBatch + ` and ClientStatus != "complete" and ClientStatus != "failed" and ClientStatus != "lost"`
+)
+
+// batchRuns reads every namespace's allocations that match a filter
+// (allBatch, liveBatch) with their task states and allocated resources,
+// and returns their task runs.
+func (n *maintenanceNomad) batchRuns(ctx context.Context, filter string) ([]maintenance.Alloc, error) {
 	q := (&nomadapi.QueryOptions{
 		Namespace: "*",
+		Filter:    filter,
 		Params:    map[string]string{"resources": "true", "task_states": "true"},
 	}).WithContext(ctx)
 	stubs, _, err := n.client.Allocations().List(q)

@@ -21,8 +21,8 @@ import (
 var planNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
 // fakeNomad answers the few Nomad API calls `maintenance plan` makes, with
-// allocations that can change from one listing to the next, and records
-// drain requests.
+// allocations that can change from one listing to the next (none, nil: the
+// listing fails), and records node writes.
 type fakeNomad struct {
 	mu          sync.Mutex
 	allocs      func(listing int) []*nomadapi.AllocationListStub
@@ -44,7 +44,25 @@ func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && path == "/v1/allocations":
 		f.listings++
 		f.queries = append(f.queries, r.URL.Query())
-		out = f.allocs(f.listings)
+		all := f.allocs(f.listings)
+		if all == nil {
+			http.Error(w, "fake nomad: no leader", http.StatusInternalServerError)
+			return
+		}
+		var allocs []*nomadapi.AllocationListStub
+		for _, a := range all { // as Nomad evaluates the two filters the command sends
+			switch filter := r.URL.Query().Get("filter"); {
+			case filter != allBatch && filter != liveBatch:
+				http.Error(w, "fake nomad: unexpected filter "+filter, http.StatusBadRequest)
+				return
+			case a.JobType != nomadapi.JobTypeBatch:
+			case filter == liveBatch && (a.ClientStatus == nomadapi.AllocClientStatusComplete ||
+				a.ClientStatus == nomadapi.AllocClientStatusFailed || a.ClientStatus == nomadapi.AllocClientStatusLost):
+			default:
+				allocs = append(allocs, a)
+			}
+		}
+		out = allocs
 	case r.Method == http.MethodGet && path == "/v1/nodes":
 		out = f.nodes
 	case r.Method == http.MethodPut && strings.HasSuffix(path, "/drain"):
@@ -142,8 +160,11 @@ func TestPlanThresholdFromAKnownProfileAndTheTwoRules(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if q := f.queries[0]; q.Get("namespace") != "*" || q.Get("resources") != "true" {
-		t.Errorf("allocations listed with %v, want every namespace with resources", q)
+	if q := f.queries[0]; q.Get("namespace") != "*" || q.Get("resources") != "true" || q.Get("filter") != allBatch {
+		t.Errorf("allocations listed with %v, want every namespace's batch allocations with resources", q)
+	}
+	if f.listings != 1 {
+		t.Errorf("-once listed allocations %d times, want once: it decides on the profile's read", f.listings)
 	}
 
 	code, out, _ = runPlan(t, addr, "-urgency", "40", "-deadline", "2h", "-once", "-rule", "cl")
@@ -155,13 +176,18 @@ func TestPlanThresholdFromAKnownProfileAndTheTwoRules(t *testing.T) {
 	}
 }
 
-// TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode: the first tick
-// waits; by the second the heavy job has finished; it says start now and
-// drains client-2 only, with the drain deadline, leaving it ineligible.
+// TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode: the first
+// decision, on the profile's read, waits; the next read fails and is tried
+// again; by the third the heavy job has finished; it says start now and
+// drains client-2 only, with the drain deadline, leaving it ineligible. The
+// watch asks Nomad only for the batch allocations that have not ended.
 func TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode(t *testing.T) {
 	f, addr := newFakeNomad(t, func(listing int) []*nomadapi.AllocationListStub {
 		allocs := heavyRunning(listing)
-		if listing >= 3 { // profile, first tick, then finished
+		switch {
+		case listing == 2:
+			return nil
+		case listing >= 3:
 			allocs[1] = batchTask("heavy", 1000, planNow.Add(-5*time.Minute), planNow.Add(-time.Second))
 		}
 		return allocs
@@ -169,6 +195,16 @@ func TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode(t *testing.T) {
 	code, out, errOut := runPlan(t, addr, "-urgency", "40", "-deadline", "2h", "-drain", "-node", "client-2", "-drain-deadline", "15m")
 	if code != planStartNow {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "(fake nomad: no leader) (trying again in 1ms)") {
+		t.Errorf("stderr %q lacks the failed read being tried again", errOut)
+	}
+	var filters []string
+	for _, q := range f.queries {
+		filters = append(filters, q.Get("filter"))
+	}
+	if want := []string{allBatch, liveBatch, liveBatch}; !slices.Equal(filters, want) {
+		t.Errorf("allocations listed with filters %q, want %q: the profile's every batch allocation, then live ones", filters, want)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	want := []string{"aw 300000 MHz·s, threshold 12000  deadline in 2h0m0s  wait", "aw 0 MHz·s, threshold 12000  deadline in 2h0m0s  start now",
