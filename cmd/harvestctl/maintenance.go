@@ -183,7 +183,7 @@ func (c *planCommand) plan(ctx context.Context, o *planOptions, args []string) (
 			return 1, err
 		}
 	}
-	runs, err := src.batchRuns(ctx, allBatch)
+	runs, err := src.batchRuns(ctx, "")
 	if err != nil {
 		return 1, err
 	}
@@ -197,8 +197,8 @@ func (c *planCommand) plan(ctx context.Context, o *planOptions, args []string) (
 }
 
 // watch decides first on the runs just read for the profile, then every
-// interval on Nomad's live batch allocations alone, until it may start
-// (with -once it decides once), then drains the targets.
+// interval on those of Nomad's unfinished allocations alone, until it may
+// start (with -once it decides once), then drains the targets.
 func (c *planCommand) watch(ctx context.Context, src *maintenanceNomad, r planRule, threshold float64,
 	deadline time.Time, targets []drainTarget, o *planOptions, runs []maintenance.Alloc) (int, error) {
 	var err error
@@ -236,7 +236,7 @@ func (c *planCommand) watch(ctx context.Context, src *maintenanceNomad, r planRu
 			return planInterrupted, nil
 		case <-time.After(o.interval):
 		}
-		runs, err = src.batchRuns(ctx, liveBatch)
+		runs, err = src.batchRuns(ctx, liveAllocs)
 	}
 }
 

@@ -42,19 +42,17 @@ func (n *maintenanceNomad) explain(err error) error {
 	return fmt.Errorf("nomad at %s: %w", n.addr, err)
 }
 
-// Filters for Nomad's allocation listing. The profile needs every batch
-// allocation Nomad still holds; the watch only those that have not ended,
-// since the metrics at a moment count only the runs still running then
-// (batchRuns ends every task of an allocation in one of the terminal
-// statuses liveBatch leaves out).
-const (
-	allBatch  = `JobType == "batch"`
-	liveBatch = allBatch + ` and ClientStatus != "complete" and ClientStatus != "failed" and ClientStatus != "lost"`
-)
+// liveAllocs filters Nomad's allocation listing down to the allocations
+// that have not ended: all the watch needs, since the metrics at a moment
+// count only the runs still running then, and batchRuns ends every task of
+// an allocation in one of these terminal statuses. (Nomad evaluates the
+// filter on its own Allocation, not on the list stub: JobType is no field
+// of it, so the batch check stays in batchRuns.)
+const liveAllocs = `ClientStatus != "complete" and ClientStatus != "failed" and ClientStatus != "lost"`
 
-// batchRuns reads every namespace's allocations that match a filter
-// (allBatch, liveBatch) with their task states and allocated resources,
-// and returns their task runs.
+// batchRuns reads every namespace's allocations that match a filter (none:
+// every allocation Nomad holds) with their task states and allocated
+// resources, and returns the batch ones' task runs.
 func (n *maintenanceNomad) batchRuns(ctx context.Context, filter string) ([]maintenance.Alloc, error) {
 	q := (&nomadapi.QueryOptions{
 		Namespace: "*",

@@ -50,13 +50,12 @@ func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var allocs []*nomadapi.AllocationListStub
-		for _, a := range all { // as Nomad evaluates the two filters the command sends
+		for _, a := range all { // as Nomad evaluates the one filter the command sends
 			switch filter := r.URL.Query().Get("filter"); {
-			case filter != allBatch && filter != liveBatch:
+			case filter != "" && filter != liveAllocs:
 				http.Error(w, "fake nomad: unexpected filter "+filter, http.StatusBadRequest)
 				return
-			case a.JobType != nomadapi.JobTypeBatch:
-			case filter == liveBatch && (a.ClientStatus == nomadapi.AllocClientStatusComplete ||
+			case filter == liveAllocs && (a.ClientStatus == nomadapi.AllocClientStatusComplete ||
 				a.ClientStatus == nomadapi.AllocClientStatusFailed || a.ClientStatus == nomadapi.AllocClientStatusLost):
 			default:
 				allocs = append(allocs, a)
@@ -160,8 +159,8 @@ func TestPlanThresholdFromAKnownProfileAndTheTwoRules(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if q := f.queries[0]; q.Get("namespace") != "*" || q.Get("resources") != "true" || q.Get("filter") != allBatch {
-		t.Errorf("allocations listed with %v, want every namespace's batch allocations with resources", q)
+	if q := f.queries[0]; q.Get("namespace") != "*" || q.Get("resources") != "true" || q.Has("filter") {
+		t.Errorf("allocations listed with %v, want every namespace's allocations with resources", q)
 	}
 	if f.listings != 1 {
 		t.Errorf("-once listed allocations %d times, want once: it decides on the profile's read", f.listings)
@@ -180,7 +179,7 @@ func TestPlanThresholdFromAKnownProfileAndTheTwoRules(t *testing.T) {
 // decision, on the profile's read, waits; the next read fails and is tried
 // again; by the third the heavy job has finished; it says start now and
 // drains client-2 only, with the drain deadline, leaving it ineligible. The
-// watch asks Nomad only for the batch allocations that have not ended.
+// watch asks Nomad only for the allocations that have not ended.
 func TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode(t *testing.T) {
 	f, addr := newFakeNomad(t, func(listing int) []*nomadapi.AllocationListStub {
 		allocs := heavyRunning(listing)
@@ -203,8 +202,8 @@ func TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode(t *testing.T) {
 	for _, q := range f.queries {
 		filters = append(filters, q.Get("filter"))
 	}
-	if want := []string{allBatch, liveBatch, liveBatch}; !slices.Equal(filters, want) {
-		t.Errorf("allocations listed with filters %q, want %q: the profile's every batch allocation, then live ones", filters, want)
+	if want := []string{"", liveAllocs, liveAllocs}; !slices.Equal(filters, want) {
+		t.Errorf("allocations listed with filters %q, want %q: every allocation for the profile, then unfinished ones", filters, want)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	want := []string{"aw 300000 MHz·s, threshold 12000  deadline in 2h0m0s  wait", "aw 0 MHz·s, threshold 12000  deadline in 2h0m0s  start now",
