@@ -5,9 +5,11 @@ package acceptance
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,10 +38,11 @@ func maintenancePlan(t *testing.T, args ...string) (string, int) {
 // (the profile's history); a long one pinned to client-3 runs. With urgency
 // 1 the threshold is the profile's quietest moment, never above what ran
 // just before now, and a running job's accumulated work only grows: plan
-// -once says wait (exit 3). Once the heavy job is stopped nothing runs:
-// start now, and with -drain -node client-3 the node drains and turns
-// ineligible, so the same kind of job submitted afterwards, which prefers
-// client-3, lands on another node.
+// -once says wait (exit 3). A plan that watches (no -once) says wait on its
+// first decision and again on its next read of the live allocations; once
+// the heavy job is stopped nothing runs: it says start now, and with -drain
+// -node client-3 the node drains and turns ineligible, so the same kind of
+// job submitted afterwards, which prefers client-3, lands on another node.
 func TestMaintenancePlanWaitsWhileHeavyWorkRunsThenDrains(t *testing.T) {
 	const node = "client-3"
 	begin := time.Now()
@@ -71,22 +74,17 @@ func TestMaintenancePlanWaitsWhileHeavyWorkRunsThenDrains(t *testing.T) {
 	})
 	time.Sleep(3 * time.Second) // some work to forfeit
 
-	plan := func(extra ...string) (string, int) {
+	// the profile from 10 s before the first job on, every second
+	profile := func() []string {
 		window := (time.Since(begin) + 10*time.Second).Round(time.Second)
-		args := append([]string{"-urgency", "1", "-deadline", "1h", "-profile-window", window.String(), "-step", "1s", "-once"}, extra...)
-		out, code := maintenancePlan(t, args...)
-		t.Logf("harvestctl maintenance plan %s: exit %d\n%s", strings.Join(args, " "), code, out)
-		return out, code
+		return []string{"-urgency", "1", "-deadline", "1h", "-profile-window", window.String(), "-step", "1s"}
 	}
-	out, code := plan()
+	out, code := maintenancePlan(t, append(profile(), "-once")...)
+	t.Logf("harvestctl maintenance plan -once: exit %d\n%s", code, out)
 	if code != 3 || !strings.Contains(out, "wait: workload") || !strings.Contains(out, "by running jobs (cl, for comparison)") {
 		t.Fatalf("with the heavy job running: exit %d, want 3 and wait", code)
 	}
 
-	nomadCLI(t, "job", "stop", heavy)
-	waitAllocs(t, heavy, 1, time.Minute, func(a *nomadapi.AllocationListStub) bool {
-		return a.ClientStatus == nomadapi.AllocClientStatusComplete || a.ClientStatus == nomadapi.AllocClientStatusFailed
-	})
 	t.Cleanup(func() { // the node takes work again
 		if _, err := c.Nodes().UpdateDrainOpts(id, &nomadapi.DrainOptions{MarkEligible: true}, nil); err != nil {
 			t.Errorf("cancel the drain of %s: %v", node, err)
@@ -95,10 +93,55 @@ func TestMaintenancePlanWaitsWhileHeavyWorkRunsThenDrains(t *testing.T) {
 			t.Errorf("make %s eligible again: %v", node, err)
 		}
 	})
-	out, code = plan("-drain", "-node", node, "-drain-deadline", "1m")
-	if code != 0 || !strings.Contains(out, "start now: workload 0 is at or below") ||
+	logPath := filepath.Join(t.TempDir(), "plan.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	output := func() string {
+		b, _ := os.ReadFile(logPath)
+		return string(b)
+	}
+	args := append([]string{"maintenance", "plan", "-nomad-addr", cluster.NomadAddr()}, profile()...)
+	watch := exec.Command(filepath.Join(bin, "harvestctl"), append(args, "-interval", "1s", "-drain", "-node", node, "-drain-deadline", "1m")...)
+	watch.Stdout, watch.Stderr = logf, logf
+	watch.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var watchErr error
+	exited := make(chan struct{})
+	go func() {
+		watchErr = watch.Wait()
+		logf.Close()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = watch.Process.Kill()
+		<-exited
+	})
+	for until := time.Now().Add(time.Minute); strings.Count(output(), "  wait\n") < 2; {
+		select {
+		case <-exited:
+			t.Fatalf("the watching plan ended (%v) while the heavy job ran:\n%s", watchErr, output())
+		case <-time.After(250 * time.Millisecond):
+		}
+		if time.Now().After(until) {
+			t.Fatalf("the watching plan did not say wait twice within a minute:\n%s", output())
+		}
+	}
+
+	nomadCLI(t, "job", "stop", heavy)
+	select {
+	case <-exited:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the watching plan did not start within 2 minutes of the heavy job's stop:\n%s", output())
+	}
+	out = output()
+	t.Logf("harvestctl %s: %v\n%s", strings.Join(watch.Args[1:], " "), watchErr, out)
+	if watchErr != nil || !strings.Contains(out, "start now: workload 0 is at or below") ||
 		!strings.Contains(out, "node "+node+" ("+id[:8]+"): draining") {
-		t.Fatalf("with the heavy job stopped: exit %d, want 0, start now and the drain of %s", code, node)
+		t.Fatalf("with the heavy job stopped: %v, want exit 0, start now and the drain of %s", watchErr, node)
 	}
 	n, _, err := c.Nodes().Info(id, nil)
 	if err != nil {
