@@ -126,14 +126,7 @@ func startBlob(t *testing.T) *blobFront {
 func (f *blobFront) status(t *testing.T) front.Status {
 	t.Helper()
 	var st front.Status
-	resp, err := http.Get(f.admin + "/v1/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
+	getJSON(t, f.admin, "/v1/status", &st)
 	return st
 }
 

@@ -56,6 +56,19 @@ greylist {
 			t.Errorf("a harvested task was placed on the greylisted %s", bad)
 		}
 	}
+	// the scheduler has evaluated the pinned job: it is queued, not placed
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		sum, _, err := nomadClient(t).Jobs().Summary(pinned, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Summary["work"].Queued == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pinned job was never evaluated as queued: %+v", sum.Summary)
+		}
+	}
 	allocs, _, err := nomadClient(t).Jobs().Allocations(pinned, true, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -16,11 +16,32 @@ import (
 // allocated cores of CPU, sleeping for seconds; evicted work is placed again
 // elsewhere (restart attempts 0, constant reschedule).
 func harvestJob(t *testing.T, id string, count int, mhz int, seconds int, constraint string) string {
+	return harvestJobSpec{ID: id, Count: count, CPU: mhz, Memory: 32, Command: "/bin/sleep", Args: []string{strconv.Itoa(seconds)},
+		Extra: constraint, Reschedules: 5}.file(t)
+}
+
+// harvestJobSpec is a harvested batch job (meta harvest = "true", the
+// harvest driver, one task per allocation) for the tests.
+type harvestJobSpec struct {
+	ID                 string
+	Count, CPU, Memory int // CPU in MHz, memory in MB
+	Command            string
+	Args               []string
+	Meta, Extra        string // job meta lines; job-level stanzas such as constraints
+	Reschedules        int    // attempts, 5 s apart (restarts are off)
+}
+
+func (s harvestJobSpec) file(t *testing.T) string {
+	args := make([]string, len(s.Args))
+	for i, a := range s.Args {
+		args[i] = strconv.Quote(a)
+	}
 	return writeJob(t, fmt.Sprintf(`
 job %q {
   type = "batch"
   meta {
     harvest = "true"
+    %s
   }
   %s
   group "work" {
@@ -30,7 +51,7 @@ job %q {
       mode     = "fail"
     }
     reschedule {
-      attempts       = 5
+      attempts       = %d
       interval       = "1h"
       delay          = "5s"
       delay_function = "constant"
@@ -39,16 +60,16 @@ job %q {
     task "work" {
       driver = "harvest"
       config {
-        command = "/bin/sleep"
-        args    = [%q]
+        command = %q
+        args    = [%s]
       }
       resources {
         cpu    = %d
-        memory = 32
+        memory = %d
       }
     }
   }
-}`, id, constraint, count, strconv.Itoa(seconds), mhz))
+}`, s.ID, s.Meta, s.Extra, s.Count, s.Reschedules, s.Command, strings.Join(args, ", "), s.CPU, s.Memory))
 }
 
 // mhzFor converts cores into the node's MHz (Nomad's CPU unit).

@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,4 +150,24 @@ func purgeJob(t *testing.T, jobID string) {
 	t.Cleanup(func() {
 		_, _, _ = nomadClient(t).Jobs().Deregister(jobID, true, nil)
 	})
+}
+
+// getJSON reads a JSON document from one of Harvest's daemons' HTTP APIs
+// (addr with or without "http://") and fails the test unless it is 200 OK.
+func getJSON(t *testing.T, addr, path string, out any) {
+	t.Helper()
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	resp, err := http.Get(addr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s%s: %s", addr, path, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -3,9 +3,6 @@
 package acceptance
 
 import (
-	"encoding/json"
-	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -82,58 +79,12 @@ func waitNodeMeta(t *testing.T, node, key, want string, timeout time.Duration) {
 	t.Fatalf("node %s meta %s = %q after %s, want %q", node, key, got, timeout, want)
 }
 
-// getJSON reads one of the placer's API documents.
-func getJSON(t *testing.T, addr, path string, out any) {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", path, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// policyJob is a harvested batch job (harvest driver) of count tasks
-// running command for a while, with its memory ask, job meta lines and any
-// extra stanzas (constraints) at job level; restarts and reschedules off
-// unless the extra says otherwise.
+// policyJob is a harvested batch job of count tasks running a shell
+// script, with its memory ask, job meta lines and job-level stanzas;
+// restarts and reschedules off.
 func policyJob(t *testing.T, id string, count, memory int, script, meta, extra string) string {
-	return writeJob(t, fmt.Sprintf(`
-job %q {
-  type = "batch"
-  meta {
-    harvest = "true"
-    %s
-  }
-  %s
-  group "work" {
-    count = %d
-    restart {
-      attempts = 0
-      mode     = "fail"
-    }
-    reschedule {
-      attempts  = 0
-      unlimited = false
-    }
-    task "work" {
-      driver = "harvest"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", %q]
-      }
-      resources {
-        cpu    = 50
-        memory = %d
-      }
-    }
-  }
-}`, id, meta, extra, count, script, memory))
+	return harvestJobSpec{ID: id, Count: count, CPU: 50, Memory: memory, Command: "/bin/sh", Args: []string{"-c", script},
+		Meta: meta, Extra: extra}.file(t)
 }
 
 // runVia submits a job file through the placer's proxy.
