@@ -27,8 +27,7 @@ type accessFlags struct {
 	threshold                                float64
 	utilisations, replicas, policies         string
 	scaling                                  string
-	asJSON                                   bool
-	csvPath, plotPath                        string
+	outputs
 }
 
 func accessCommand() cli.CommandFactory {
@@ -36,7 +35,7 @@ func accessCommand() cli.CommandFactory {
 	return command.Simple{
 		Name: "harvest-sim access", Synopsis: "Simulate reads as utilisation rises: the share that finds every replica busy, stock HDFS placement against Algorithm 2",
 		Usage: "harvest-sim access [-seed N] [-profile 0-9] [-servers N] [-blocks N] [-accesses N] [-utilisations 20,30,...] [-replicas 3,4] " +
-			"[-busy-threshold P] [-scaling linear|root] [-json] [-csv F] [-plot F]",
+			"[-busy-threshold P] [-scaling linear|root] [-json] [-json-file F] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenter and reads")
 			fs.IntVar(&f.profile, "profile", 9, "synthetic datacenter profile dc-0..dc-9")
@@ -51,9 +50,7 @@ func accessCommand() cli.CommandFactory {
 			fs.Float64Var(&f.threshold, "busy-threshold", storagesim.DefaultBusyThreshold(),
 				"a server is busy at or above this utilisation (percent): the driver's default, the edge of its 33% CPU reserve")
 			fs.StringVar(&f.scaling, "scaling", "linear", "how utilisation is scaled: linear (saturating at 100%) or root")
-			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
-			fs.StringVar(&f.csvPath, "csv", "", "write the curves as CSV")
-			fs.StringVar(&f.plotPath, "plot", "", "draw failed reads against utilisation, as the paper's Figure 16 (PNG or SVG)")
+			f.register(fs, "write the curves as CSV", "draw failed reads against utilisation, as the paper's Figure 16 (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runAccess(f) },
 	}.Factory()
@@ -103,42 +100,35 @@ func runAccess(f accessFlags) error {
 		return err
 	}
 	wall, rss := time.Since(began).Seconds(), peakRSSMiB()
-	if f.csvPath != "" {
-		if err := writeAccessCSV(f.csvPath, points); err != nil {
-			return err
-		}
-	}
-	if f.plotPath != "" {
-		title := fmt.Sprintf("Reads finding every replica busy (%s, %s scaling, busy at %.0f%%)", p.Name, f.scaling, f.threshold)
-		if err := plots.Lines(f.plotPath, title, "mean primary-tenant utilisation (%)", "failed reads (%)", accessSeries(points)); err != nil {
-			return err
-		}
-	}
 	clean := cleanUpTo(points)
-	if f.asJSON {
-		return command.PrintJSON(os.Stdout, map[string]any{"seed": f.seed, "datacenter": p.Name, "scaling": f.scaling,
-			"busy_threshold": f.threshold, "blocks": f.blocks, "accesses": f.accesses, "days": f.days, "points": points,
-			"no_failed_reads_up_to": clean, "wall_seconds": wall, "peak_rss_mib": rss})
+	summary := map[string]any{"seed": f.seed, "datacenter": p.Name, "scaling": f.scaling,
+		"busy_threshold": f.threshold, "blocks": f.blocks, "accesses": f.accesses, "days": f.days, "points": points,
+		"no_failed_reads_up_to": clean, "wall_seconds": wall, "peak_rss_mib": rss}
+	csv := func(path string) error { return writeAccessCSV(path, points) }
+	plot := func(path string) error {
+		title := fmt.Sprintf("Reads finding every replica busy (%s, %s scaling, busy at %.0f%%)", p.Name, f.scaling, f.threshold)
+		return plots.Lines(path, title, "mean primary-tenant utilisation (%)", "failed reads (%)", accessSeries(points))
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "UTILISATION %%\tBUSY SERVERS %%\tPOLICY\tR\tFAILED READS\tFAILED %%\n")
-	for _, pt := range points {
-		fmt.Fprintf(tw, "%.0f\t%.1f\t%s\t%d\t%d\t%.4f\n", pt.Utilisation, pt.BusyPct, pt.Policy, pt.Replicas, pt.Failed, pt.FailedPct)
-	}
-	tw.Flush()
-	for _, s := range accessSeries(points) {
-		if clean[s.Name] == 0 {
-			fmt.Printf("%s: failed reads already at %.0f%% utilisation, the lowest swept\n", s.Name, s.X[0])
-		} else {
-			fmt.Printf("%s: no failed read up to %.0f%% utilisation\n", s.Name, clean[s.Name])
+	return f.emit(summary, csv, plot, func() {
+		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "UTILISATION %%\tBUSY SERVERS %%\tPOLICY\tR\tFAILED READS\tFAILED %%\n")
+		for _, pt := range points {
+			fmt.Fprintf(tw, "%.0f\t%.1f\t%s\t%d\t%d\t%.4f\n", pt.Utilisation, pt.BusyPct, pt.Policy, pt.Replicas, pt.Failed, pt.FailedPct)
 		}
-	}
-	servers := 0
-	for _, t := range dc.Tenants {
-		servers += len(t.Nodes)
-	}
-	fmt.Printf("%s, %d servers: %.1f s wall, peak RSS %.0f MiB\n", p.Name, servers, wall, rss)
-	return nil
+		tw.Flush()
+		for _, s := range accessSeries(points) {
+			if clean[s.Name] == 0 {
+				fmt.Printf("%s: failed reads already at %.0f%% utilisation, the lowest swept\n", s.Name, s.X[0])
+			} else {
+				fmt.Printf("%s: no failed read up to %.0f%% utilisation\n", s.Name, clean[s.Name])
+			}
+		}
+		servers := 0
+		for _, t := range dc.Tenants {
+			servers += len(t.Nodes)
+		}
+		fmt.Printf("%s, %d servers: %.1f s wall, peak RSS %.0f MiB\n", p.Name, servers, wall, rss)
+	})
 }
 
 // accessSeries is Figure 16's curves: failed reads against utilisation,

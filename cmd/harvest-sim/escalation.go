@@ -18,15 +18,14 @@ import (
 
 // escalationFlags are harvest-sim escalation's settings.
 type escalationFlags struct {
-	seed                        uint64
-	delays                      string
-	classes, perClass, slots    int
-	load, hours, flaky, faultP  float64
-	evictP                      float64
-	threshold                   int
-	reset                       time.Duration
-	asJSON                      bool
-	jsonPath, csvPath, plotPath string
+	seed                       uint64
+	delays                     string
+	classes, perClass, slots   int
+	load, hours, flaky, faultP float64
+	evictP                     float64
+	threshold                  int
+	reset                      time.Duration
+	outputs
 }
 
 func escalationCommand() cli.CommandFactory {
@@ -49,10 +48,7 @@ func escalationCommand() cli.CommandFactory {
 			fs.Float64Var(&f.evictP, "evict-p", d.EvictP, "chance any node's primary tenant evicts a task (not the node's fault)")
 			fs.IntVar(&f.threshold, "threshold", 3, "node faults that greylist a node")
 			fs.DurationVar(&f.reset, "reset", 6*time.Hour, "greylisting counters start over this often")
-			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
-			fs.StringVar(&f.jsonPath, "json-file", "", "also write the JSON summary to this file")
-			fs.StringVar(&f.csvPath, "csv", "", "write every run as CSV")
-			fs.StringVar(&f.plotPath, "plot", "", "draw each run's waits, completions, lost tasks and flaky placements as grouped bars (PNG or SVG)")
+			f.register(fs, "write every run as CSV", "draw each run's waits, completions, lost tasks and flaky placements as grouped bars (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runEscalation(f) },
 	}.Factory()
@@ -133,42 +129,27 @@ func runEscalation(f escalationFlags) error {
 		"hours": f.hours, "flaky_share": f.flaky, "fault_p": f.faultP, "evict_p": f.evictP, "threshold": f.threshold,
 		"reset_seconds": f.reset.Seconds(), "class_weights": w.Weights, "jobs": len(jobs), "results": results,
 		"wall_seconds": wall, "peak_rss_mib": peakRSSMiB()}
-	if f.csvPath != "" {
-		if err := writeEscalationCSV(f.csvPath, results); err != nil {
-			return err
+	csv := func(path string) error { return writeEscalationCSV(path, results) }
+	plot := func(path string) error { return plotEscalation(path, len(cl.Nodes), results) }
+	return f.emit(summary, csv, plot, func() {
+		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "POLICY\tJOBS\tMEAN WAIT s\tP90 WAIT s\tMEAN DONE s\tP90 DONE s\tOUT OF CLASS\tLOST TO FAULTS\tON FLAKY\tEVICTIONS\tGREYLISTED MAX\n")
+		for _, r := range results {
+			fmt.Fprintf(tw, "%s\t%d/%d\t%.0f\t%.0f\t%.0f\t%.0f\t%d\t%d\t%d\t%d\t%d\n", r.Name, r.Finished, r.Jobs, r.MeanWait, r.P90Wait,
+				r.MeanCompletion, r.P90Completion, r.OutOfClass, r.LostToFaults, r.FlakyPlacements, r.Evictions, r.GreylistedMax)
 		}
-	}
-	if f.plotPath != "" {
-		if err := plotEscalation(f.plotPath, len(cl.Nodes), results); err != nil {
-			return err
+		tw.Flush()
+		base := results[0]
+		for _, r := range results[1 : 1+len(delays)] {
+			fmt.Printf("%s vs strict classes: p90 wait %.0f -> %.0f s, mean completion %.0f -> %.0f s\n", r.Name, base.P90Wait, r.P90Wait,
+				base.MeanCompletion, r.MeanCompletion)
 		}
-	}
-	if f.jsonPath != "" {
-		if err := writeJSON(f.jsonPath, summary); err != nil {
-			return err
-		}
-	}
-	if f.asJSON {
-		return command.PrintJSON(os.Stdout, summary)
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "POLICY\tJOBS\tMEAN WAIT s\tP90 WAIT s\tMEAN DONE s\tP90 DONE s\tOUT OF CLASS\tLOST TO FAULTS\tON FLAKY\tEVICTIONS\tGREYLISTED MAX\n")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d/%d\t%.0f\t%.0f\t%.0f\t%.0f\t%d\t%d\t%d\t%d\t%d\n", r.Name, r.Finished, r.Jobs, r.MeanWait, r.P90Wait,
-			r.MeanCompletion, r.P90Completion, r.OutOfClass, r.LostToFaults, r.FlakyPlacements, r.Evictions, r.GreylistedMax)
-	}
-	tw.Flush()
-	base := results[0]
-	for _, r := range results[1 : 1+len(delays)] {
-		fmt.Printf("%s vs strict classes: p90 wait %.0f -> %.0f s, mean completion %.0f -> %.0f s\n", r.Name, base.P90Wait, r.P90Wait,
-			base.MeanCompletion, r.MeanCompletion)
-	}
-	g := results[1+len(delays)]
-	fmt.Printf("greylisting vs none: tasks lost to node faults %d -> %d, placements on flaky nodes %d -> %d, mean completion %.0f -> %.0f s\n",
-		base.LostToFaults, g.LostToFaults, base.FlakyPlacements, g.FlakyPlacements, base.MeanCompletion, g.MeanCompletion)
-	fmt.Printf("%d nodes in %d classes, %d jobs, %d runs: %.1f s wall, peak RSS %.0f MiB\n", len(cl.Nodes), f.classes, len(jobs), len(results),
-		wall, peakRSSMiB())
-	return nil
+		g := results[1+len(delays)]
+		fmt.Printf("greylisting vs none: tasks lost to node faults %d -> %d, placements on flaky nodes %d -> %d, mean completion %.0f -> %.0f s\n",
+			base.LostToFaults, g.LostToFaults, base.FlakyPlacements, g.FlakyPlacements, base.MeanCompletion, g.MeanCompletion)
+		fmt.Printf("%d nodes in %d classes, %d jobs, %d runs: %.1f s wall, peak RSS %.0f MiB\n", len(cl.Nodes), f.classes, len(jobs), len(results),
+			wall, peakRSSMiB())
+	})
 }
 
 func writeEscalationCSV(path string, results []escalsim.Result) error {

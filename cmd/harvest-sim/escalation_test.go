@@ -11,8 +11,8 @@ import (
 
 func smallEscalation(dir string) escalationFlags {
 	return escalationFlags{seed: 4, delays: "5m,20m", classes: 4, perClass: 10, slots: 4, load: 0.55, hours: 12, flaky: 0.1, faultP: 0.3,
-		evictP: 0.03, threshold: 3, reset: 6 * time.Hour, csvPath: filepath.Join(dir, "e.csv"), plotPath: filepath.Join(dir, "e.png"),
-		jsonPath: filepath.Join(dir, "e.json")}
+		evictP: 0.03, threshold: 3, reset: 6 * time.Hour, outputs: outputs{csvPath: filepath.Join(dir, "e.csv"),
+			plotPath: filepath.Join(dir, "e.png"), jsonPath: filepath.Join(dir, "e.json")}}
 }
 
 func TestEscalationCommandWritesJSONCSVAndPlot(t *testing.T) {

@@ -27,9 +27,7 @@ type hybridFlags struct {
 	trace, loads, policies string
 	steal, probes, width   int
 	swimSeconds            float64
-	asJSON                 bool
-	jsonPath               string
-	csvPath, plotPath      string
+	outputs
 }
 
 func hybridCommand() cli.CommandFactory {
@@ -50,10 +48,7 @@ func hybridCommand() cli.CommandFactory {
 			fs.IntVar(&f.probes, "probes", 2, "probes per short task")
 			fs.Float64Var(&f.swimSeconds, "swim-task-seconds", 30, "seconds a SWIM task takes per 64 MiB (SWIM has sizes, not times)")
 			fs.IntVar(&f.width, "swim-width", 0, "fold a trace stage wider than this into this many tasks of the same task-seconds (0: nodes/20)")
-			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
-			fs.StringVar(&f.jsonPath, "json-file", "", "also write the JSON summary to this file")
-			fs.StringVar(&f.csvPath, "csv", "", "write every run as CSV")
-			fs.StringVar(&f.plotPath, "plot", "", "draw short-job p90 latency against load per policy (PNG or SVG)")
+			f.register(fs, "write every run as CSV", "draw short-job p90 latency against load per policy (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runHybrid(f) },
 	}.Factory()
@@ -152,46 +147,31 @@ func runHybrid(f hybridFlags) error {
 	gains := p90Gains(runs)
 	summary := map[string]any{"seed": f.seed, "source": source, "nodes": f.nodes, "steal_probes": f.steal, "probes": f.probes,
 		"runs": runs, "partition_short_p90_reduction_percent": gains, "wall_seconds": wall, "peak_rss_mib": peakRSSMiB()}
-	if f.csvPath != "" {
-		if err := writeHybridCSV(f.csvPath, runs); err != nil {
-			return err
-		}
-	}
-	if f.plotPath != "" {
-		if err := plotHybrid(f.plotPath, source, f.nodes, policies, runs); err != nil {
-			return err
-		}
-	}
-	if f.jsonPath != "" {
-		if err := writeJSON(f.jsonPath, summary); err != nil {
-			return err
-		}
-	}
-	if f.asJSON {
-		return command.PrintJSON(os.Stdout, summary)
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "LOAD\tPOLICY\tSHORT JOBS\tSHORT MEDIAN s\tSHORT P90 s\tLONG JOBS\tLONG MEAN s\tPARTITION\tCUTOFF s\tSTOLEN\tUTIL %%\n")
-	for _, r := range runs {
-		part := "-"
-		if r.Policy == hybridsim.Partition {
-			part = fmt.Sprintf("%d-%d", r.PartitionMin, r.PartitionMax)
-		}
-		fmt.Fprintf(tw, "%g\t%s\t%d\t%.0f\t%.0f\t%d\t%.0f\t%s\t%.0f-%.0f\t%d\t%.1f\n", r.Load, r.Policy, r.Short.Jobs, r.Short.Median, r.Short.P90,
-			r.Long.Jobs, r.Long.Mean, part, r.CutoffMin, r.CutoffMax, r.Stolen, 100*r.Utilisation)
-	}
-	tw.Flush()
-	for _, load := range loads {
-		if g, ok := gains[strconv.FormatFloat(load, 'g', -1, 64)]; ok {
-			word := "lower"
-			if g < 0 {
-				word, g = "higher", -g
+	csv := func(path string) error { return writeHybridCSV(path, runs) }
+	plot := func(path string) error { return plotHybrid(path, source, f.nodes, policies, runs) }
+	return f.emit(summary, csv, plot, func() {
+		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "LOAD\tPOLICY\tSHORT JOBS\tSHORT MEDIAN s\tSHORT P90 s\tLONG JOBS\tLONG MEAN s\tPARTITION\tCUTOFF s\tSTOLEN\tUTIL %%\n")
+		for _, r := range runs {
+			part := "-"
+			if r.Policy == hybridsim.Partition {
+				part = fmt.Sprintf("%d-%d", r.PartitionMin, r.PartitionMax)
 			}
-			fmt.Printf("load %g: short-job p90 %.1f%% %s with the partition\n", load, g, word)
+			fmt.Fprintf(tw, "%g\t%s\t%d\t%.0f\t%.0f\t%d\t%.0f\t%s\t%.0f-%.0f\t%d\t%.1f\n", r.Load, r.Policy, r.Short.Jobs, r.Short.Median, r.Short.P90,
+				r.Long.Jobs, r.Long.Mean, part, r.CutoffMin, r.CutoffMax, r.Stolen, 100*r.Utilisation)
 		}
-	}
-	fmt.Printf("%s, %d nodes, %d runs: %.1f s wall, peak RSS %.0f MiB\n", source, f.nodes, len(runs), wall, peakRSSMiB())
-	return nil
+		tw.Flush()
+		for _, load := range loads {
+			if g, ok := gains[strconv.FormatFloat(load, 'g', -1, 64)]; ok {
+				word := "lower"
+				if g < 0 {
+					word, g = "higher", -g
+				}
+				fmt.Printf("load %g: short-job p90 %.1f%% %s with the partition\n", load, g, word)
+			}
+		}
+		fmt.Printf("%s, %d nodes, %d runs: %.1f s wall, peak RSS %.0f MiB\n", source, f.nodes, len(runs), wall, peakRSSMiB())
+	})
 }
 
 // p90Gains is, per load, how much lower the partition's short-job p90 is

@@ -11,7 +11,8 @@ import (
 func TestHybridCommandWritesJSONCSVAndPlot(t *testing.T) {
 	dir := t.TempDir()
 	f := hybridFlags{seed: 2, nodes: 100, jobs: 1500, trace: "synthetic", loads: "0.5,0.9", policies: "none,partition", steal: 10, probes: 2,
-		swimSeconds: 30, asJSON: true, jsonPath: filepath.Join(dir, "h.json"), csvPath: filepath.Join(dir, "h.csv"), plotPath: filepath.Join(dir, "h.png")}
+		swimSeconds: 30, outputs: outputs{asJSON: true, jsonPath: filepath.Join(dir, "h.json"), csvPath: filepath.Join(dir, "h.csv"),
+			plotPath: filepath.Join(dir, "h.png")}}
 	var summary struct {
 		Runs []struct {
 			Load   float64 `json:"load"`
@@ -64,7 +65,7 @@ func TestHybridCommandReadsASWIMTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := hybridFlags{seed: 1, nodes: 100, jobs: 150, trace: "swim:" + path, loads: "0.8", policies: "none,partition", steal: 10, probes: 2,
-		swimSeconds: 30, csvPath: filepath.Join(dir, "s.csv")}
+		swimSeconds: 30, outputs: outputs{csvPath: filepath.Join(dir, "s.csv")}}
 	out := string(stdoutOf(t, func() error { return runHybrid(f) }))
 	if !strings.Contains(out, "swim:tiny, 100 nodes, 2 runs") || !strings.Contains(out, "load 0.8: short-job p90") {
 		t.Errorf("output:\n%s", out)

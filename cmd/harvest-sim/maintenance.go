@@ -23,8 +23,7 @@ type maintenanceFlags struct {
 	trace, urgencies, work, forfeit string
 	from, to                        string
 	step                            time.Duration
-	asJSON                          bool
-	jsonPath, csvPath, plotPath     string
+	outputs
 }
 
 func maintenanceCommand() cli.CommandFactory {
@@ -42,10 +41,7 @@ func maintenanceCommand() cli.CommandFactory {
 				"or job (every unfinished job's work, finished tasks included)")
 			fs.StringVar(&f.from, "from", "", "replay from this trace time (a duration from the trace's second 0, such as 6h); empty: the first task's create")
 			fs.StringVar(&f.to, "to", "", "replay up to this trace time (such as 16h30m); empty: the last task's end")
-			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
-			fs.StringVar(&f.jsonPath, "json-file", "", "also write the JSON summary to this file")
-			fs.StringVar(&f.csvPath, "csv", "", "write one row per urgency as CSV")
-			fs.StringVar(&f.plotPath, "plot", "", "draw mean forfeited work per urgency, AW against CL (PNG or SVG)")
+			f.register(fs, "write one row per urgency as CSV", "draw mean forfeited work per urgency, AW against CL (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runMaintenance(f) },
 	}.Factory()
@@ -105,12 +101,8 @@ func runMaintenance(f maintenanceFlags) error {
 	summary := map[string]any{"trace": f.trace, "work_unit": unit + "-seconds", "result": res, "split": split,
 		"from": f.from, "to": f.to, "profile_hours": []float64{hours(res.From), hours(res.Split)}, "evaluation_hours": []float64{hours(res.Split), hours(res.To)},
 		"wall_seconds": time.Since(began).Seconds()}
-	if f.csvPath != "" {
-		if err := writeMaintenanceCSV(f.csvPath, res); err != nil {
-			return err
-		}
-	}
-	if f.plotPath != "" {
+	csv := func(path string) error { return writeMaintenanceCSV(path, res) }
+	plot := func(path string) error {
 		var cats []string
 		series := []plots.BarSeries{{Name: "AW (accumulated work)"}, {Name: "CL (running jobs)"},
 			{Name: "AW, perfect forecast"}, {Name: "CL, perfect forecast"}}
@@ -121,38 +113,29 @@ func runMaintenance(f maintenanceFlags) error {
 			}
 		}
 		title := fmt.Sprintf("Mean work forfeited by maintenance per urgency (%s; no bar: no point met the threshold)", f.forfeit)
-		if err := plots.GroupedBars(f.plotPath, title, unit+"-hours forfeited", cats, series, false); err != nil {
-			return err
+		return plots.GroupedBars(path, title, unit+"-hours forfeited", cats, series, false)
+	}
+	return f.emit(summary, csv, plot, func() {
+		fmt.Printf("%s: %d tasks, replayed from %.2f h to %.2f h (trace time), %s: profile [%.2f h, %.2f h), evaluation [%.2f h, %.2f h), every %s; "+
+			"forfeit: %s, in %s-hours\n", f.trace, res.Allocs, hours(res.From), hours(res.To), split, hours(res.From), hours(res.Split),
+			hours(res.Split), hours(res.To), f.step, f.forfeit, unit)
+		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "URGENCY\tAW THRESHOLD\tAW POINTS\tAW MEAN FORFEIT\tCL THRESHOLD (jobs)\tCL POINTS\tCL MEAN FORFEIT\tAW SAVING %%\t"+
+			"PERFECT FORECAST: AW POINTS\tAW MEAN FORFEIT\tCL POINTS\tCL MEAN FORFEIT\tAW SAVING %%\n")
+		pct := func(v *float64) string {
+			if v == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f", *v)
 		}
-	}
-	if f.jsonPath != "" {
-		if err := writeJSON(f.jsonPath, summary); err != nil {
-			return err
+		for _, l := range res.Levels {
+			fmt.Fprintf(tw, "P%d\t%.1f\t%d/%d\t%.1f\t%.0f\t%d/%d\t%.1f\t%s\t%d\t%.1f\t%d\t%.1f\t%s\n", l.Urgency, l.AW.Threshold/3600, l.AW.Candidates,
+				res.EvalPoints, l.AW.MeanForfeit/3600, l.CL.Threshold, l.CL.Candidates, res.EvalPoints, l.CL.MeanForfeit/3600, pct(l.AWSaving),
+				l.PerfectAW.Candidates, l.PerfectAW.MeanForfeit/3600, l.PerfectCL.Candidates, l.PerfectCL.MeanForfeit/3600, pct(l.PerfectSaving))
 		}
-	}
-	if f.asJSON {
-		return command.PrintJSON(os.Stdout, summary)
-	}
-	fmt.Printf("%s: %d tasks, replayed from %.2f h to %.2f h (trace time), %s: profile [%.2f h, %.2f h), evaluation [%.2f h, %.2f h), every %s; "+
-		"forfeit: %s, in %s-hours\n", f.trace, res.Allocs, hours(res.From), hours(res.To), split, hours(res.From), hours(res.Split),
-		hours(res.Split), hours(res.To), f.step, f.forfeit, unit)
-	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "URGENCY\tAW THRESHOLD\tAW POINTS\tAW MEAN FORFEIT\tCL THRESHOLD (jobs)\tCL POINTS\tCL MEAN FORFEIT\tAW SAVING %%\t"+
-		"PERFECT FORECAST: AW POINTS\tAW MEAN FORFEIT\tCL POINTS\tCL MEAN FORFEIT\tAW SAVING %%\n")
-	pct := func(v *float64) string {
-		if v == nil {
-			return "-"
-		}
-		return fmt.Sprintf("%.1f", *v)
-	}
-	for _, l := range res.Levels {
-		fmt.Fprintf(tw, "P%d\t%.1f\t%d/%d\t%.1f\t%.0f\t%d/%d\t%.1f\t%s\t%d\t%.1f\t%d\t%.1f\t%s\n", l.Urgency, l.AW.Threshold/3600, l.AW.Candidates,
-			res.EvalPoints, l.AW.MeanForfeit/3600, l.CL.Threshold, l.CL.Candidates, res.EvalPoints, l.CL.MeanForfeit/3600, pct(l.AWSaving),
-			l.PerfectAW.Candidates, l.PerfectAW.MeanForfeit/3600, l.PerfectCL.Candidates, l.PerfectCL.MeanForfeit/3600, pct(l.PerfectSaving))
-	}
-	tw.Flush()
-	fmt.Printf("%.1f s wall\n", time.Since(began).Seconds())
-	return nil
+		tw.Flush()
+		fmt.Printf("%.1f s wall\n", time.Since(began).Seconds())
+	})
 }
 
 func writeMaintenanceCSV(path string, res maintsim.Result) error {

@@ -34,7 +34,7 @@ func TestMaintenanceCommandWritesJSONCSVAndPlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := maintenanceFlags{trace: path, step: time.Hour, urgencies: "1,50", work: "containers", forfeit: "running", from: "0s", to: "6h",
-		asJSON: true, jsonPath: filepath.Join(dir, "m.json"), csvPath: filepath.Join(dir, "m.csv"), plotPath: filepath.Join(dir, "m.png")}
+		outputs: outputs{asJSON: true, jsonPath: filepath.Join(dir, "m.json"), csvPath: filepath.Join(dir, "m.csv"), plotPath: filepath.Join(dir, "m.png")}}
 	var summary struct {
 		Result struct {
 			EvalPoints int `json:"evaluation_points"`

@@ -31,8 +31,7 @@ type packingFlags struct {
 	trace, policies             string
 	synHours, synRunning        float64
 	synSeconds                  float64
-	asJSON                      bool
-	jsonPath, csvPath, plotPath string
+	outputs
 }
 
 func packingCommand() cli.CommandFactory {
@@ -57,10 +56,7 @@ func packingCommand() cli.CommandFactory {
 			fs.IntVar(&f.minNodes, "min-nodes", packing.Default().MinNodes, "packing: off below this many nodes")
 			fs.DurationVar(&f.releaseDelay, "release-delay", 10*time.Minute, "how long a node stays in use after its last task ends (the scaler's wait before releasing it)")
 			fs.DurationVar(&f.step, "step", 5*time.Minute, "timeline sampling interval (the plot and CSV)")
-			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
-			fs.StringVar(&f.jsonPath, "json-file", "", "also write the JSON summary to this file")
-			fs.StringVar(&f.csvPath, "csv", "", "write nodes in use over time per policy as CSV")
-			fs.StringVar(&f.plotPath, "plot", "", "draw nodes in use over time per policy (PNG or SVG)")
+			f.register(fs, "write nodes in use over time per policy as CSV", "draw nodes in use over time per policy (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runPacking(f) },
 	}.Factory()
@@ -138,12 +134,8 @@ func runPacking(f packingFlags) error {
 		"high_threshold": f.highThreshold, "min_nodes": f.minNodes, "release_delay_seconds": f.releaseDelay.Seconds(),
 		"results": results, "node_hours_saved_percent_vs_" + string(results[0].Policy): savings,
 		"wall_seconds": time.Since(began).Seconds(), "peak_rss_mib": peakRSSMiB()}
-	if f.csvPath != "" {
-		if err := writePackingCSV(f.csvPath, results); err != nil {
-			return err
-		}
-	}
-	if f.plotPath != "" {
+	csv := func(path string) error { return writePackingCSV(path, results) }
+	plot := func(path string) error {
 		var series []plots.Series
 		for _, r := range results {
 			s := plots.Series{Name: string(r.Policy)}
@@ -153,30 +145,21 @@ func runPacking(f packingFlags) error {
 			series = append(series, s)
 		}
 		title := fmt.Sprintf("Nodes in use, %d-node pool, %s release delay", f.nodes, f.releaseDelay)
-		if err := plots.Lines(f.plotPath, title, "hours", "nodes in use", series); err != nil {
-			return err
+		return plots.Lines(path, title, "hours", "nodes in use", series)
+	}
+	return f.emit(summary, csv, plot, func() {
+		fmt.Printf("%d tasks (%v; peak demand %.1f nodes) on %d nodes of %.0f MB, release delay %s, high threshold %g\n", len(tasks),
+			workload["source"], peak, f.nodes, f.nodeMem, f.releaseDelay, f.highThreshold)
+		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "POLICY\tNODE-h IN USE\tSAVING vs %s %%\tMEAN NODES\tPEAK NODES\tNODES USED\tMEM UTIL %%\tMEAN WAIT s\tP90 WAIT s\tRELEASABLE node-h\tTOO BIG\n",
+			results[0].Policy)
+		for i, r := range results {
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%d\n", r.Policy, r.NodeHours, savings[i], r.MeanNodes,
+				r.PeakNodes, r.NodesTouched, 100*r.MemUtilisation, r.MeanWait, r.P90Wait, r.ReleasableNodeHours, r.TooBig)
 		}
-	}
-	if f.jsonPath != "" {
-		if err := writeJSON(f.jsonPath, summary); err != nil {
-			return err
-		}
-	}
-	if f.asJSON {
-		return command.PrintJSON(os.Stdout, summary)
-	}
-	fmt.Printf("%d tasks (%v; peak demand %.1f nodes) on %d nodes of %.0f MB, release delay %s, high threshold %g\n", len(tasks),
-		workload["source"], peak, f.nodes, f.nodeMem, f.releaseDelay, f.highThreshold)
-	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "POLICY\tNODE-h IN USE\tSAVING vs %s %%\tMEAN NODES\tPEAK NODES\tNODES USED\tMEM UTIL %%\tMEAN WAIT s\tP90 WAIT s\tRELEASABLE node-h\tTOO BIG\n",
-		results[0].Policy)
-	for i, r := range results {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%d\n", r.Policy, r.NodeHours, savings[i], r.MeanNodes,
-			r.PeakNodes, r.NodesTouched, 100*r.MemUtilisation, r.MeanWait, r.P90Wait, r.ReleasableNodeHours, r.TooBig)
-	}
-	tw.Flush()
-	fmt.Printf("%.1f s wall, peak RSS %.0f MiB\n", time.Since(began).Seconds(), peakRSSMiB())
-	return nil
+		tw.Flush()
+		fmt.Printf("%.1f s wall, peak RSS %.0f MiB\n", time.Since(began).Seconds(), peakRSSMiB())
+	})
 }
 
 // packingSavings is each policy's node-hours saved against the first's, %.

@@ -12,8 +12,9 @@ import (
 func TestPackingCommandWritesJSONCSVAndPlot(t *testing.T) {
 	dir := t.TempDir()
 	f := packingFlags{seed: 1, headroom: 1.25, nodeMem: 6144, synHours: 6, synRunning: 60, synSeconds: 600, policies: "spread,packed",
-		highThreshold: 0.6, minNodes: 5, releaseDelay: 10 * time.Minute, step: 5 * time.Minute, asJSON: true,
-		jsonPath: filepath.Join(dir, "packing.json"), csvPath: filepath.Join(dir, "packing.csv"), plotPath: filepath.Join(dir, "packing.png")}
+		highThreshold: 0.6, minNodes: 5, releaseDelay: 10 * time.Minute, step: 5 * time.Minute,
+		outputs: outputs{asJSON: true, jsonPath: filepath.Join(dir, "packing.json"), csvPath: filepath.Join(dir, "packing.csv"),
+			plotPath: filepath.Join(dir, "packing.png")}}
 	var summary struct {
 		Nodes   int `json:"nodes"`
 		Tasks   int `json:"tasks"`

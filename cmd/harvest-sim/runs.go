@@ -1,27 +1,11 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
-	"os"
 	"sync"
 
-	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/sim/schedsim"
 )
-
-// writeJSON writes v as indented JSON to path.
-func writeJSON(path string, v any) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := command.PrintJSON(fh, v); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
-}
 
 // runAll simulates every configuration, workers at a time, with one
 // progress bar over all of them; results keep the configurations' order.
@@ -65,19 +49,4 @@ func runAll(cfgs []schedsim.Config, workers int) ([]schedsim.Result, error) {
 		}
 	}
 	return results, nil
-}
-
-// writeCSV writes rows (the header first) to path.
-func writeCSV(path string, rows [][]string) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(fh)
-	_ = w.WriteAll(rows) // its error is w.Error's
-	if err := w.Error(); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
 }

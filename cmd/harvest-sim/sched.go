@@ -32,17 +32,15 @@ type schedFlags struct {
 	azure, scalings, factors string
 	policies                 string
 	load                     float64
-	asJSON                   bool
-	jsonPath                 string
-	csvPath, plotPath        string
-	cores, taskCores         int
-	reserve                  string
-	workers                  int
-	classConstraint          bool
-	noHistoryRanking         bool
-	noMargin                 bool
-	jobs                     string
-	swimSeconds              float64
+	outputs
+	cores, taskCores int
+	reserve          string
+	workers          int
+	classConstraint  bool
+	noHistoryRanking bool
+	noMargin         bool
+	jobs             string
+	swimSeconds      float64
 }
 
 func schedCommand() cli.CommandFactory {
@@ -69,10 +67,7 @@ func schedCommand() cli.CommandFactory {
 			fs.BoolVar(&f.noHistoryRanking, "h-no-history-ranking", false, "H: do not rank servers by the room their class's history leaves for the job's type")
 			fs.BoolVar(&f.noMargin, "no-margin", false, "drop the driver's one-core admission margin (PT and H)")
 			fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs simulated at once")
-			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
-			fs.StringVar(&f.jsonPath, "json-file", "", "also write the JSON summary to this file")
-			fs.StringVar(&f.csvPath, "csv", "", "write the curves as CSV")
-			fs.StringVar(&f.plotPath, "plot", "", "draw mean job time against utilisation per policy and scaling (PNG or SVG)")
+			f.register(fs, "write the curves as CSV", "draw mean job time against utilisation per policy and scaling (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runSched(f) },
 	}.Factory()
@@ -208,37 +203,22 @@ func runSched(f schedFlags) error {
 		"offered_load": f.load, "jobs": f.jobs, "task_cores": f.taskCores, "cores": f.cores, "reserve_cores": reserve,
 		"results": results, "wall_seconds": time.Since(began).Seconds(), "peak_rss_bytes": peak, "workers": f.workers,
 		"h_vs_pt_mean_job_time_reduction": gains}
-	if f.csvPath != "" {
-		if err := writeSchedCSV(f.csvPath, results); err != nil {
-			return err
+	csv := func(path string) error { return writeSchedCSV(path, results) }
+	plot := func(path string) error { return plotSched(path, source, results) }
+	return f.emit(summary, csv, plot, func() {
+		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "SCALING\tFACTOR\tPOLICY\tPRIMARY %%\tUTIL %%\tJOBS\tMEAN s\tP99 s\tEVICTED\tWASTED core-h\tRESERVE OVERRUN %%\tUNFINISHED\n")
+		for _, r := range results {
+			fmt.Fprintf(tw, "%s\t%g\t%s\t%.1f\t%.1f\t%d\t%.0f\t%.0f\t%d\t%.1f\t%.3f\t%d\n", r.Scaling, r.Factor, r.Policy, 100*r.PrimaryUtil,
+				100*r.Utilisation, r.Jobs, r.MeanJobSeconds, r.P99JobSeconds, r.Evicted, r.WastedTaskSeconds/3600, 100*r.OverrunShare, r.Unfinished)
 		}
-	}
-	if f.plotPath != "" {
-		if err := plotSched(f.plotPath, source, results); err != nil {
-			return err
+		tw.Flush()
+		for _, k := range slices.Sorted(maps.Keys(gains)) {
+			fmt.Printf("H vs PT mean job time, %s: %.1f%% shorter\n", k, gains[k])
 		}
-	}
-	if f.jsonPath != "" {
-		if err := writeJSON(f.jsonPath, summary); err != nil {
-			return err
-		}
-	}
-	if f.asJSON {
-		return command.PrintJSON(os.Stdout, summary)
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "SCALING\tFACTOR\tPOLICY\tPRIMARY %%\tUTIL %%\tJOBS\tMEAN s\tP99 s\tEVICTED\tWASTED core-h\tRESERVE OVERRUN %%\tUNFINISHED\n")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%.1f\t%.1f\t%d\t%.0f\t%.0f\t%d\t%.1f\t%.3f\t%d\n", r.Scaling, r.Factor, r.Policy, 100*r.PrimaryUtil,
-			100*r.Utilisation, r.Jobs, r.MeanJobSeconds, r.P99JobSeconds, r.Evicted, r.WastedTaskSeconds/3600, 100*r.OverrunShare, r.Unfinished)
-	}
-	tw.Flush()
-	for _, k := range slices.Sorted(maps.Keys(gains)) {
-		fmt.Printf("H vs PT mean job time, %s: %.1f%% shorter\n", k, gains[k])
-	}
-	fmt.Printf("%s, %d servers, %d days, %d runs on %d workers: %.0f s wall, peak RSS %.0f MiB\n", source, results[0].Servers, days,
-		len(results), f.workers, time.Since(began).Seconds(), float64(peak)/(1<<20))
-	return nil
+		fmt.Printf("%s, %d servers, %d days, %d runs on %d workers: %.0f s wall, peak RSS %.0f MiB\n", source, results[0].Servers, days,
+			len(results), f.workers, time.Since(began).Seconds(), float64(peak)/(1<<20))
+	})
 }
 
 // reductions is H's mean job time against PT's, per scaling and factor.

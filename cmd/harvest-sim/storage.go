@@ -29,8 +29,7 @@ type storageFlags struct {
 	servers, blocks, runs, history int
 	repair, fill                   float64
 	reimages                       string
-	asJSON                         bool
-	csvPath, plotPath              string
+	outputs
 }
 
 func storageCommand() cli.CommandFactory {
@@ -38,7 +37,7 @@ func storageCommand() cli.CommandFactory {
 	return command.Simple{
 		Name: "harvest-sim storage", Synopsis: "Simulate a year of reimages: blocks lost per datacenter under stock HDFS placement and Algorithm 2",
 		Usage: "harvest-sim storage [-seed N] [-profiles all|0-9|0,3] [-servers N] [-blocks N] [-replicas 3,4] [-repair-rate 30] [-fill F] " +
-			"[-runs N] [-reimages FILE.csv] [-json] [-csv F] [-plot F]",
+			"[-runs N] [-reimages FILE.csv] [-json] [-json-file F] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenters and runs")
 			fs.StringVar(&f.profiles, "profiles", "all", "synthetic datacenter profiles: all, a range 0-9 or a list 0,3,5")
@@ -51,9 +50,7 @@ func storageCommand() cli.CommandFactory {
 			fs.IntVar(&f.history, "history-days", 365, "days of reimages before the simulated year that give the grid each tenant's reimage rate")
 			fs.IntVar(&f.runs, "runs", 1, "runs per datacenter, policy and replication (seeds seed, seed+1, ...): the bars show their mean, min and max")
 			fs.StringVar(&f.reimages, "reimages", "", "replay this reimage CSV (tenant,node,timestamp) instead of synthetic datacenters; its first -history-days days are history")
-			fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
-			fs.StringVar(&f.csvPath, "csv", "", "write every run as CSV")
-			fs.StringVar(&f.plotPath, "plot", "", "draw lost blocks per datacenter, policy and replication, as the paper's Figure 15 (PNG or SVG)")
+			f.register(fs, "write every run as CSV", "draw lost blocks per datacenter, policy and replication, as the paper's Figure 15 (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runStorage(f) },
 	}.Factory()
@@ -209,37 +206,30 @@ func runStorage(f storageFlags) error {
 	}
 	wall, rss := time.Since(began).Seconds(), peakRSSMiB()
 	bars := lossBars(names, replicas, policies, results)
-	if f.csvPath != "" {
-		if err := writeStorageCSV(f.csvPath, results); err != nil {
-			return err
-		}
-	}
-	if f.plotPath != "" {
-		title := fmt.Sprintf("Lost blocks in a year (%d blocks, %.0f replicas/h repair)", f.blocks, f.repair)
-		if err := plots.GroupedBars(f.plotPath, title, "lost blocks (% of blocks, log)", names, bars, true); err != nil {
-			return err
-		}
-	}
 	ratios := lossRatios(replicas, results)
-	if f.asJSON {
-		return command.PrintJSON(os.Stdout, map[string]any{"seed": f.seed, "blocks": f.blocks, "servers": f.servers, "fill": f.fill,
-			"repair_per_hour": f.repair, "history_days": f.history, "runs": f.runs, "results": results, "bars": bars,
-			"stock_over_grid_lost": ratios, "wall_seconds": wall, "peak_rss_mib": rss})
+	summary := map[string]any{"seed": f.seed, "blocks": f.blocks, "servers": f.servers, "fill": f.fill,
+		"repair_per_hour": f.repair, "history_days": f.history, "runs": f.runs, "results": results, "bars": bars,
+		"stock_over_grid_lost": ratios, "wall_seconds": wall, "peak_rss_mib": rss}
+	csv := func(path string) error { return writeStorageCSV(path, results) }
+	plot := func(path string) error {
+		title := fmt.Sprintf("Lost blocks in a year (%d blocks, %.0f replicas/h repair)", f.blocks, f.repair)
+		return plots.GroupedBars(path, title, "lost blocks (% of blocks, log)", names, bars, true)
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "DC\tPOLICY\tR\tSEED\tBLOCKS\tLOST\tLOST %%\tREIMAGES\tREPAIRS\tDOWN TO 1\tLONGEST REPAIR h\tUNWRITTEN\tSERVERS\n")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.5f\t%d\t%d\t%d\t%.1f\t%d\t%d\n", r.Datacenter, r.Policy, r.Replicas, r.Seed, r.Blocks, r.Lost,
-			r.LostPct, r.Reimages, r.Repairs, r.DownToOne, r.LongestRepairHours, r.Unwritten, r.Servers)
-	}
-	tw.Flush()
-	for _, r := range replicas {
-		if v, ok := ratios[fmt.Sprintf("R=%d", r)]; ok {
-			fmt.Printf("R=%d: stock lost %d blocks, grid %d (stock/grid %s)\n", r, v.Stock, v.Grid, v.ratio())
+	return f.emit(summary, csv, plot, func() {
+		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "DC\tPOLICY\tR\tSEED\tBLOCKS\tLOST\tLOST %%\tREIMAGES\tREPAIRS\tDOWN TO 1\tLONGEST REPAIR h\tUNWRITTEN\tSERVERS\n")
+		for _, r := range results {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.5f\t%d\t%d\t%d\t%.1f\t%d\t%d\n", r.Datacenter, r.Policy, r.Replicas, r.Seed, r.Blocks, r.Lost,
+				r.LostPct, r.Reimages, r.Repairs, r.DownToOne, r.LongestRepairHours, r.Unwritten, r.Servers)
 		}
-	}
-	fmt.Printf("%d runs: %.1f s wall, peak RSS %.0f MiB\n", len(results), wall, rss)
-	return nil
+		tw.Flush()
+		for _, r := range replicas {
+			if v, ok := ratios[fmt.Sprintf("R=%d", r)]; ok {
+				fmt.Printf("R=%d: stock lost %d blocks, grid %d (stock/grid %s)\n", r, v.Stock, v.Grid, v.ratio())
+			}
+		}
+		fmt.Printf("%d runs: %.1f s wall, peak RSS %.0f MiB\n", len(results), wall, rss)
+	})
 }
 
 // lossRatio is the blocks lost by stock and grid over all runs of one R.

@@ -53,7 +53,8 @@ func readCSV(t *testing.T, path string) [][]string {
 func TestStorageCommandWritesJSONCSVAndPlot(t *testing.T) {
 	dir := t.TempDir()
 	f := storageFlags{seed: 3, profiles: "2-3", replicas: "3,4", policies: "stock,grid", servers: 150, blocks: 3000, runs: 2,
-		repair: 30, fill: 0.5, history: 60, asJSON: true, csvPath: filepath.Join(dir, "lost.csv"), plotPath: filepath.Join(dir, "fig15.png")}
+		repair: 30, fill: 0.5, history: 60,
+		outputs: outputs{asJSON: true, csvPath: filepath.Join(dir, "lost.csv"), plotPath: filepath.Join(dir, "fig15.png")}}
 	var summary struct {
 		Results []struct {
 			Datacenter string `json:"datacenter"`
@@ -105,7 +106,7 @@ func TestStorageCommandReplaysAReimageCSV(t *testing.T) {
 	}
 	fh.Close()
 	f := storageFlags{seed: 1, replicas: "3", policies: "stock,grid", blocks: 2000, runs: 1, repair: 30, fill: 0.5, history: 30,
-		reimages: path, csvPath: filepath.Join(dir, "out.csv")}
+		reimages: path, outputs: outputs{csvPath: filepath.Join(dir, "out.csv")}}
 	out := stdoutOf(t, func() error { return runStorage(f) })
 	rows := readCSV(t, f.csvPath)
 	if len(rows) != 3 {
@@ -125,8 +126,8 @@ func TestStorageCommandReplaysAReimageCSV(t *testing.T) {
 func TestAccessCommandFindsWhereFailedReadsBegin(t *testing.T) {
 	dir := t.TempDir()
 	f := accessFlags{seed: 2, profile: 9, servers: 200, blocks: 2000, accesses: 20000, days: 3, historyDays: 1, threshold: 67,
-		utilisations: "70,20,45", replicas: "3", policies: "stock,grid", scaling: "linear", asJSON: true,
-		csvPath: filepath.Join(dir, "access.csv"), plotPath: filepath.Join(dir, "fig16.png")}
+		utilisations: "70,20,45", replicas: "3", policies: "stock,grid", scaling: "linear",
+		outputs: outputs{asJSON: true, csvPath: filepath.Join(dir, "access.csv"), plotPath: filepath.Join(dir, "fig16.png")}}
 	var summary struct {
 		Points []struct {
 			Utilisation float64 `json:"utilisation"`
