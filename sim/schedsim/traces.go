@@ -61,59 +61,32 @@ func ParseSWIM(r io.Reader, secondsPer64MiB float64) ([]TraceJob, error) {
 }
 
 // ParseAlibaba reads Alibaba's 2017 batch_task.csv (create, end, job_id,
-// task_id, instances, status, cpu, mem; a header line). A job's tasks
-// become its stages in order of creation, each of its instances lasting
-// the task's end - create (the trace has no per-instance times). Tasks
-// that never ran (end <= create) are skipped.
+// task_id, instances, status, cpu, mem; a header line) as ParseAlibabaTasks
+// does. A job's tasks become its stages in order of creation, each of its
+// instances lasting the task's end - create (the trace has no per-instance
+// times). Tasks that never ran (end <= create) are skipped.
 func ParseAlibaba(r io.Reader) ([]TraceJob, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	type task struct {
-		create, seconds float64
-		instances       int
+	tasks, err := ParseAlibabaTasks(r)
+	if err != nil {
+		return nil, err
 	}
-	jobs := map[string][]task{}
+	byJob := map[string][]AlibabaTask{}
 	var order []string
-	for line := 1; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
+	for _, t := range tasks {
+		if _, ok := byJob[t.Job]; !ok {
+			order = append(order, t.Job)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("alibaba: %w", err)
-		}
-		if line == 1 && len(rec) > 0 && !isNumber(rec[0]) {
-			continue // header
-		}
-		if len(rec) < 5 {
-			return nil, fmt.Errorf("alibaba line %d: %d fields, want at least 5", line, len(rec))
-		}
-		create, err1 := strconv.ParseFloat(rec[0], 64)
-		end, err2 := strconv.ParseFloat(rec[1], 64)
-		n, err3 := strconv.Atoi(rec[4])
-		if err1 != nil || err2 != nil || err3 != nil || n < 0 || !finite(create) || !finite(end) {
-			return nil, fmt.Errorf("alibaba line %d: create %q, end %q, instances %q must be numbers", line, rec[0], rec[1], rec[4])
-		}
-		if end <= create || n == 0 {
-			continue
-		}
-		if _, ok := jobs[rec[2]]; !ok {
-			order = append(order, rec[2])
-		}
-		jobs[rec[2]] = append(jobs[rec[2]], task{create: create, seconds: end - create, instances: n})
+		byJob[t.Job] = append(byJob[t.Job], t)
 	}
-	var out []TraceJob
+	out := make([]TraceJob, 0, len(order))
 	for _, id := range order {
-		ts := jobs[id]
-		sort.SliceStable(ts, func(i, j int) bool { return ts[i].create < ts[j].create })
+		ts := byJob[id]
+		sort.SliceStable(ts, func(i, j int) bool { return ts[i].Create < ts[j].Create })
 		var job TraceJob
 		for _, t := range ts {
-			job.Stages = append(job.Stages, stage(t.instances, t.seconds))
+			job.Stages = append(job.Stages, stage(t.Instances, t.End-t.Create))
 		}
 		out = append(out, job)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("alibaba: no job with a task that ran")
 	}
 	return out, nil
 }

@@ -43,7 +43,8 @@ func TestParseAlibaba(t *testing.T) {
 	if len(jobs[1].Stages[0]) != MaxStageTasks {
 		t.Fatalf("job 9's stage has %d tasks, want the cap %d", len(jobs[1].Stages[0]), MaxStageTasks)
 	}
-	for _, bad := range []string{"1,2,3\n", "a,b,c,d,e\n1,x,3,4,5\n", "create,end\n"} {
+	// read as ParseAlibabaTasks reads: all 8 fields, requests checked
+	for _, bad := range []string{"1,2,3\n", "a,b,c,d,e\n1,x,3,4,5\n", "create,end\n", "1,2,3,4,5\n", "1,2,3,4,5,S,1,-1\n"} {
 		if _, err := ParseAlibaba(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
