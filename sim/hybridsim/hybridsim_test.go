@@ -120,10 +120,16 @@ func TestPartitionImprovesShortJobsAtHeavyLoad(t *testing.T) {
 }
 
 func TestRunIsDeterministic(t *testing.T) {
-	jobs, _ := Synthetic{Nodes: 60, Jobs: 300, Load: 0.8}.Generate(3)
+	jobs, err := Synthetic{Nodes: 60, Jobs: 300, Load: 0.8}.Generate(3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{Nodes: 60, Policy: Partition, StealProbes: 4, Seed: 3}
-	a, _ := Run(cfg, jobs)
-	b, _ := Run(cfg, jobs)
+	a, err1 := Run(cfg, jobs)
+	b, err2 := Run(cfg, jobs)
+	if err1 != nil || err2 != nil || a.Jobs != 300 {
+		t.Fatalf("%v, %v, %d jobs", err1, err2, a.Jobs)
+	}
 	if a != b {
 		t.Errorf("same seed, different results:\n%+v\n%+v", a, b)
 	}

@@ -154,9 +154,24 @@ func TestJobWorkCountsCompletedAllocations(t *testing.T) {
 			t.Errorf("at %v min: AW %v, want %v", c.at, w/60, c.running)
 		}
 	}
-	res, err := Evaluate(append(allocs, maintenance.Alloc{Job: "z", Start: minute(60), End: minute(61)}), Config{Step: time.Minute, Urgencies: []int{10}, Forfeit: Job})
-	if err != nil || res.Forfeit != Job {
-		t.Fatalf("%+v %v", res, err)
+	// Evaluate costs by the forfeit asked for. From 0 to 61 min (z, of no
+	// work, ends the trace) the evaluation is 30-60 min; at urgency 100 every
+	// point meets CL's perfect-forecast threshold, so its mean forfeit is the
+	// mean cost over the 31 points: j's job work is t unit-min for t in
+	// 30-39 (20 done in its first stage, t-20 in its second) and 0 once it
+	// ends at 40, its running work t-20.
+	allocs = append(allocs, maintenance.Alloc{Job: "z", Start: minute(60), End: minute(61)})
+	for _, c := range []struct {
+		forfeit Forfeit
+		sum     float64 // unit-min over the evaluation points
+	}{{Job, 345}, {Running, 145}} {
+		res, err := Evaluate(allocs, Config{Step: time.Minute, Urgencies: []int{100}, Forfeit: c.forfeit})
+		if err != nil || res.Forfeit != c.forfeit || res.EvalPoints != 31 {
+			t.Fatalf("%s: %+v %v", c.forfeit, res, err)
+		}
+		if r := res.Levels[0].PerfectCL; r.Candidates != 31 || math.Abs(r.MeanForfeit-c.sum*60/31) > 1e-9 {
+			t.Errorf("%s: CL's perfect forecast %+v, want 31 points forfeiting %g unit-s on average", c.forfeit, r, c.sum*60/31)
+		}
 	}
 }
 

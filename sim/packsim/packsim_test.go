@@ -133,9 +133,12 @@ func TestPackingOffBelowMinNodes(t *testing.T) {
 	w.Hours, w.MeanRunning = 3, 12
 	tasks := w.Tasks()
 	cfg := Config{Seed: 5, Policy: Packed, Nodes: 4, NodeMem: 6144, Packing: packing.Default(), ReleaseDelay: 600}
-	packed, _ := Run(tasks, cfg)
+	packed, err1 := Run(tasks, cfg)
 	cfg.Policy = Spread
-	spread, _ := Run(tasks, cfg)
+	spread, err2 := Run(tasks, cfg)
+	if err1 != nil || err2 != nil || packed.Tasks == 0 {
+		t.Fatalf("%v, %v, %d tasks run", err1, err2, packed.Tasks)
+	}
 	if packed.NodeHours != spread.NodeHours || packed.MeanWait != spread.MeanWait {
 		t.Fatalf("below MinNodes packed %v node-h, spread %v", packed.NodeHours, spread.NodeHours)
 	}
