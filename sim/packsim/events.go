@@ -85,13 +85,3 @@ func (s *sim) finish(span float64) {
 		r.MaxWait = s.waits[len(s.waits)-1]
 	}
 }
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}

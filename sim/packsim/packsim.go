@@ -124,7 +124,8 @@ func newSim(cfg Config) *sim {
 	return s
 }
 
-// Run simulates tasks (in any order) on the pool.
+// Run simulates tasks (in any order; Synthetic.Tasks and FromAlibaba give
+// them sorted by arrival, and then they are not copied) on the pool.
 func Run(tasks []Task, cfg Config) (Result, error) {
 	if cfg.Nodes < 1 || !(cfg.NodeMem > 0) || cfg.ReleaseDelay < 0 || cfg.Step < 0 {
 		return Result{}, fmt.Errorf("packsim: want at least one node, a positive node memory, and no negative delay or step")
@@ -132,8 +133,10 @@ func Run(tasks []Task, cfg Config) (Result, error) {
 	if _, err := ParsePolicy(string(cfg.Policy)); err != nil {
 		return Result{}, err
 	}
-	tasks = slices.Clone(tasks)
-	slices.SortStableFunc(tasks, func(a, b Task) int { return cmpFloat(a.Arrival, b.Arrival) })
+	if !slices.IsSortedFunc(tasks, byArrival) {
+		tasks = slices.Clone(tasks)
+		slices.SortStableFunc(tasks, byArrival)
+	}
 	s := newSim(cfg)
 	if len(tasks) == 0 {
 		return s.res, nil

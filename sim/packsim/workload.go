@@ -1,6 +1,7 @@
 package packsim
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -84,10 +85,12 @@ func FromAlibaba(tasks []schedsim.AlibabaTask, machineMB, sample float64, seed u
 	for i := range out {
 		out[i].Arrival -= first
 	}
-	slices.SortStableFunc(out, func(a, b Task) int { return cmpFloat(a.Arrival, b.Arrival) })
+	slices.SortStableFunc(out, byArrival)
 	st.KeptInstance = len(out)
 	return out, st
 }
+
+func byArrival(a, b Task) int { return cmp.Compare(a.Arrival, b.Arrival) }
 
 // PeakMem is the most memory the tasks hold at once if each runs from its
 // arrival (no waiting): the least a pool must offer, before fragmentation.
@@ -98,10 +101,10 @@ func PeakMem(tasks []Task) float64 {
 		ch = append(ch, change{k.Arrival, k.Mem}, change{k.Arrival + k.Duration, -k.Mem})
 	}
 	slices.SortFunc(ch, func(a, b change) int {
-		if c := cmpFloat(a.t, b.t); c != 0 {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
-		return cmpFloat(a.mem, b.mem) // ends before starts at the same moment
+		return cmp.Compare(a.mem, b.mem) // ends before starts at the same moment
 	})
 	held, peak := 0.0, 0.0
 	for _, c := range ch {
