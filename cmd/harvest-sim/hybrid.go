@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/hashicorp/cli"
 
-	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/sim/hybridsim"
 	"github.com/harvest-platform/harvest/sim/plots"
@@ -81,18 +81,9 @@ func hybridTrace(f hybridFlags) ([]schedsim.TraceJob, string, error) {
 	if kind != "swim" || path == "" {
 		return nil, "", fmt.Errorf("-trace %q: want synthetic or swim:FILE", f.trace)
 	}
-	fh, err := os.Open(path)
+	trace, err := readTrace(path, func(r io.Reader) ([]schedsim.TraceJob, error) { return schedsim.ParseSWIM(r, f.swimSeconds) })
 	if err != nil {
 		return nil, "", err
-	}
-	defer fh.Close()
-	r, err := csvfmt.Decompress(fh)
-	if err != nil {
-		return nil, "", err
-	}
-	trace, err := schedsim.ParseSWIM(r, f.swimSeconds)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	if f.jobs > 0 && f.jobs < len(trace) {
 		trace = trace[:f.jobs]

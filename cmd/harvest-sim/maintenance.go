@@ -11,7 +11,6 @@ import (
 
 	"github.com/hashicorp/cli"
 
-	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/sim/maintsim"
 	"github.com/harvest-platform/harvest/sim/plots"
@@ -56,18 +55,9 @@ func runMaintenance(f maintenanceFlags) error {
 		return err
 	}
 	began := time.Now()
-	fh, err := os.Open(f.trace)
+	tasks, err := readTrace(f.trace, schedsim.ParseAlibabaTasks)
 	if err != nil {
 		return err
-	}
-	defer fh.Close()
-	r, err := csvfmt.Decompress(fh)
-	if err != nil {
-		return err
-	}
-	tasks, err := schedsim.ParseAlibabaTasks(r)
-	if err != nil {
-		return fmt.Errorf("%s: %w", f.trace, err)
 	}
 	origin := time.Unix(0, 0).UTC() // the trace's second 0
 	allocs, err := maintsim.FromAlibaba(tasks, origin, f.work)

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/csv"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 
+	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/internal/command"
 )
 
@@ -77,4 +80,24 @@ func writeCSV(path string, rows [][]string) error {
 		return err
 	}
 	return fh.Close()
+}
+
+// readTrace opens the trace at path, gzipped or not, and parses it; a parse
+// error names the file.
+func readTrace[T any](path string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
+	fh, err := os.Open(path)
+	if err != nil {
+		return zero, err
+	}
+	defer fh.Close()
+	r, err := csvfmt.Decompress(fh)
+	if err != nil {
+		return zero, err
+	}
+	v, err := parse(r)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/hashicorp/cli"
 
-	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/placer/packing"
 	"github.com/harvest-platform/harvest/sim/packsim"
@@ -76,18 +75,9 @@ func packingTasks(f packingFlags) ([]packsim.Task, map[string]any, error) {
 	if !(f.sample > 0 && f.sample <= 1) || !(f.machineMem > 0) {
 		return nil, nil, fmt.Errorf("want -sample in (0, 1] and a positive -machine-mem")
 	}
-	fh, err := os.Open(f.trace)
+	trace, err := readTrace(f.trace, schedsim.ParseAlibabaTasks)
 	if err != nil {
 		return nil, nil, err
-	}
-	defer fh.Close()
-	r, err := csvfmt.Decompress(fh)
-	if err != nil {
-		return nil, nil, err
-	}
-	trace, err := schedsim.ParseAlibabaTasks(r)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", f.trace, err)
 	}
 	tasks, st := packsim.FromAlibaba(trace, f.machineMem, f.sample, f.seed)
 	if len(tasks) == 0 {

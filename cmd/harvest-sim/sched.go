@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -126,23 +127,13 @@ func schedMix(f schedFlags) (schedsim.Mix, error) {
 	if path == "" || kind != "swim" && kind != "alibaba" {
 		return schedsim.Mix{}, fmt.Errorf("-jobs %q: want tpcds, swim:FILE or alibaba:FILE", f.jobs)
 	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return schedsim.Mix{}, err
-	}
-	defer fh.Close()
-	r, err := csvfmt.Decompress(fh)
-	if err != nil {
-		return schedsim.Mix{}, err
-	}
-	var trace []schedsim.TraceJob
+	parse := schedsim.ParseAlibaba
 	if kind == "swim" {
-		trace, err = schedsim.ParseSWIM(r, f.swimSeconds)
-	} else {
-		trace, err = schedsim.ParseAlibaba(r)
+		parse = func(r io.Reader) ([]schedsim.TraceJob, error) { return schedsim.ParseSWIM(r, f.swimSeconds) }
 	}
+	trace, err := readTrace(path, parse)
 	if err != nil {
-		return schedsim.Mix{}, fmt.Errorf("%s: %w", path, err)
+		return schedsim.Mix{}, err
 	}
 	return schedsim.Mix{Trace: trace}, nil
 }
