@@ -1,0 +1,169 @@
+# The blob front: serves the harvested datasets to ordinary S3 clients,
+# placing each object's replicas on the storage nodes (harvest-storage) by
+# the 3x3 diversity grid and repairing them after reimages.
+#
+# Its node list comes from Consul: every harvest-storage instance, healthy or
+# not (a node failing its check is the front's to judge: it keeps the node
+# and reads around it; only a node whose allocation is gone leaves the list,
+# and the front then restarts with the new list). Credentials come from the
+# Nomad variable nomad/jobs/harvest-blob, never from this file:
+#
+#   nomad var put nomad/jobs/harvest-blob access_key=... secret_key=... \
+#     storage_access_key=... storage_secret_key=...
+#
+# (the storage_* pair is the one harvest-storage's MinIO servers run with).
+
+variable "datacenters" {
+  type        = list(string)
+  default     = ["dc1"]
+  description = "datacenters the front may run in"
+}
+
+variable "harvest_bin_dir" {
+  type        = string
+  default     = "/usr/local/bin"
+  description = "folder holding harvest-blob on every client (nothing is downloaded at run time)"
+}
+
+variable "consul_address" {
+  type        = string
+  default     = "127.0.0.1:8500"
+  description = "Consul HTTP API holding the catalogue and the tenant history"
+}
+
+variable "consul_prefix" {
+  type        = string
+  default     = "harvest/"
+  description = "Consul KV prefix of Harvest's state"
+}
+
+variable "s3_port" {
+  type        = number
+  default     = 9100
+  description = "static port S3 clients use"
+}
+
+variable "admin_port" {
+  type        = number
+  default     = 9101
+  description = "static port of /v1/status, /v1/health and /v1/metrics"
+}
+
+variable "replicas" {
+  type        = number
+  default     = 3
+  description = "replicas of an object whose bucket does not say (bucket tag harvest-replicas)"
+}
+
+variable "repair_per_server_per_hour" {
+  type        = number
+  default     = 30
+  description = "repairs each receiving storage node takes per hour"
+}
+
+variable "lost_after" {
+  type        = string
+  default     = "10m"
+  description = "how long a storage node may be unreachable before its replicas are re-created elsewhere"
+}
+
+job "harvest-blob" {
+  type        = "service"
+  datacenters = var.datacenters
+
+  group "front" {
+    count = 1
+
+    network {
+      port "s3" {
+        static = var.s3_port
+      }
+      port "admin" {
+        static = var.admin_port
+      }
+    }
+
+    service {
+      name     = "harvest-blob"
+      port     = "s3"
+      provider = "consul"
+      tags     = ["harvest", "s3"]
+      check {
+        name     = "s3 listening"
+        type     = "tcp"
+        interval = "5s"
+        timeout  = "2s"
+      }
+    }
+
+    service {
+      name     = "harvest-blob-admin"
+      port     = "admin"
+      provider = "consul"
+      tags     = ["harvest", "api"]
+      check {
+        name     = "blob health"
+        type     = "http"
+        path     = "/v1/health"
+        interval = "5s"
+        timeout  = "2s"
+      }
+    }
+
+    restart {
+      attempts = 10
+      interval = "5m"
+      delay    = "5s"
+      mode     = "delay"
+    }
+
+    task "front" {
+      driver = "raw_exec"
+
+      config {
+        command = "${var.harvest_bin_dir}/harvest-blob"
+        args    = ["agent", "-config", "${NOMAD_SECRETS_DIR}/blob.hcl"]
+      }
+
+      template {
+        destination = "secrets/blob.hcl"
+        change_mode = "restart"
+        splay       = "5s"
+        data        = <<-EOT
+        listen       = "{{ env "NOMAD_ADDR_s3" }}"
+        admin_listen = "{{ env "NOMAD_ADDR_admin" }}"
+        replicas     = ${var.replicas}
+        consul {
+          address = ${jsonencode(var.consul_address)}
+          prefix  = ${jsonencode(var.consul_prefix)}
+        }
+        repair {
+          per_server_per_hour = ${var.repair_per_server_per_hour}
+          lost_after          = ${jsonencode(var.lost_after)}
+        }
+        {{ with nomadVar "nomad/jobs/harvest-blob" }}
+        access_key = {{ .access_key | toJSON }}
+        secret_key = {{ .secret_key | toJSON }}
+        {{ $storage := . }}
+        {{ range service "harvest-storage|any" }}
+        node {{ .ServiceMeta.node | toJSON }} {
+          endpoint    = "{{ .Address }}:{{ .Port }}"
+          access_key  = {{ $storage.storage_access_key | toJSON }}
+          secret_key  = {{ $storage.storage_secret_key | toJSON }}
+          tenant      = {{ .ServiceMeta.tenant | toJSON }}
+          environment = {{ .ServiceMeta.environment | toJSON }}
+          rack        = {{ .ServiceMeta.rack | toJSON }}
+          capacity_mb = {{ .ServiceMeta.capacity_mb }}
+        }
+        {{ end }}
+        {{ end }}
+        EOT
+      }
+
+      resources {
+        cpu    = 300
+        memory = 512
+      }
+    }
+  }
+}

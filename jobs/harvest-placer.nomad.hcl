@@ -1,0 +1,150 @@
+# The placer: learns each primary tenant's utilisation pattern from its
+# history (kept in Consul KV), labels Nomad nodes with their class, and runs
+# the admission proxy users point NOMAD_ADDR at. One instance per cluster:
+# its state is all in Consul, so Nomad may move it anywhere.
+#
+# Its HTTP API (/v1/health, /v1/classes, /v1/metrics, ...) and the proxy
+# listen on static ports so that users, Terraform and other services can
+# find them; both are registered in Consul and health-checked.
+
+variable "datacenters" {
+  type        = list(string)
+  default     = ["dc1"]
+  description = "datacenters the placer may run in"
+}
+
+variable "harvest_bin_dir" {
+  type        = string
+  default     = "/usr/local/bin"
+  description = "folder holding harvest-placer on every client (nothing is downloaded at run time)"
+}
+
+variable "nomad_address" {
+  type        = string
+  default     = "http://127.0.0.1:4646"
+  description = "Nomad HTTP API the placer labels nodes and forwards jobs through"
+}
+
+variable "consul_address" {
+  type        = string
+  default     = "127.0.0.1:8500"
+  description = "Consul HTTP API holding the tenant history and class table"
+}
+
+variable "consul_prefix" {
+  type        = string
+  default     = "harvest/"
+  description = "Consul KV prefix of Harvest's state"
+}
+
+variable "http_port" {
+  type        = number
+  default     = 4650
+  description = "static port of the placer's HTTP API"
+}
+
+variable "proxy_port" {
+  type        = number
+  default     = 4656
+  description = "static port of the admission proxy (NOMAD_ADDR for users)"
+}
+
+variable "classify_interval" {
+  type        = string
+  default     = "24h"
+  description = "how often tenants are re-classified"
+}
+
+variable "extra_config" {
+  type        = string
+  default     = ""
+  description = "more placer HCL (packing, partition, greylist, escalation blocks), appended to the config"
+}
+
+job "harvest-placer" {
+  type        = "service"
+  datacenters = var.datacenters
+
+  group "placer" {
+    count = 1
+
+    network {
+      port "http" {
+        static = var.http_port
+      }
+      port "proxy" {
+        static = var.proxy_port
+      }
+    }
+
+    service {
+      name     = "harvest-placer"
+      port     = "http"
+      provider = "consul"
+      tags     = ["harvest", "api"]
+      check {
+        name     = "placer api"
+        type     = "http"
+        path     = "/v1/health"
+        interval = "5s"
+        timeout  = "2s"
+      }
+    }
+
+    service {
+      name     = "harvest-placer-proxy"
+      port     = "proxy"
+      provider = "consul"
+      tags     = ["harvest", "nomad-proxy"]
+      check {
+        name     = "proxy listening"
+        type     = "tcp"
+        interval = "5s"
+        timeout  = "2s"
+      }
+    }
+
+    restart {
+      attempts = 10
+      interval = "5m"
+      delay    = "5s"
+      mode     = "delay"
+    }
+
+    task "placer" {
+      driver = "raw_exec"
+
+      config {
+        command = "${var.harvest_bin_dir}/harvest-placer"
+        args    = ["agent", "-config", "${NOMAD_TASK_DIR}/placer.hcl"]
+      }
+
+      template {
+        destination = "local/placer.hcl"
+        change_mode = "restart"
+        data        = <<-EOT
+        http_addr = "{{ env "NOMAD_ADDR_http" }}"
+        nomad {
+          address = ${jsonencode(var.nomad_address)}
+        }
+        consul {
+          address = ${jsonencode(var.consul_address)}
+          prefix  = ${jsonencode(var.consul_prefix)}
+        }
+        classify {
+          interval = ${jsonencode(var.classify_interval)}
+        }
+        proxy {
+          address = "{{ env "NOMAD_ADDR_proxy" }}"
+        }
+        ${var.extra_config}
+        EOT
+      }
+
+      resources {
+        cpu    = 200
+        memory = 256
+      }
+    }
+  }
+}
