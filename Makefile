@@ -7,7 +7,13 @@ BIN        := $(CURDIR)/bin
 STACK_DIR  := $(CURDIR)/.cache/stack
 STACK_BIN  := $(STACK_DIR)/bin
 RUN_DIR    ?= $(CURDIR)/.run/cluster
-BINARIES   := harvest-driver harvest-placer harvest-blob harvest-sim harvestctl
+BINARIES   := harvest-driver harvest-placer harvest-blob harvest-sim harvestctl terraform-provider-harvest
+# Terraform installs Harvest's provider offline from this filesystem mirror
+# (registry layout), through the CLI config TF_CLI_CONFIG_FILE names.
+TF_PROVIDER_VERSION := $(shell sed -n 's/^\tVersion = "\(.*\)"/\1/p' internal/version/version.go)
+TF_PLATFORM := $(shell go env GOOS)_$(shell go env GOARCH)
+TF_MIRROR   := $(BIN)/terraform-mirror
+TF_CLI_CONFIG := $(BIN)/terraform.rc
 GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || true)
 LDFLAGS    := -X github.com/harvest-platform/harvest/internal/version.GitCommit=$(GIT_COMMIT)
 # Acceptance tests get a generous limit: a cold cluster takes ~30 s to come up.
@@ -27,6 +33,10 @@ build: ## build every Harvest binary into bin/
 		echo "build: $$b"; \
 		go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/$$b ./cmd/$$b; \
 	done
+	@d=$(TF_MIRROR)/registry.terraform.io/harvest-platform/harvest/$(TF_PROVIDER_VERSION)/$(TF_PLATFORM); \
+	mkdir -p $$d && cp $(BIN)/terraform-provider-harvest $$d/terraform-provider-harvest_v$(TF_PROVIDER_VERSION); \
+	printf 'disable_checkpoint = true\nprovider_installation {\n  filesystem_mirror {\n    path    = "%s"\n    include = ["registry.terraform.io/harvest-platform/*"]\n  }\n}\n' "$(TF_MIRROR)" > $(TF_CLI_CONFIG); \
+	echo "build: terraform provider $(TF_PROVIDER_VERSION) mirrored in $(TF_MIRROR) (TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG))"
 
 .PHONY: stack
 stack: ## build (or reuse) the pinned Nomad, Consul, MinIO and mc into .cache/stack

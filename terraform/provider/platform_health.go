@@ -1,0 +1,152 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+)
+
+// health is one job's standing: its current version's running allocations
+// and how many of them pass every Consul check of their services.
+type health struct {
+	want, running, passing int
+	lastEvent              string
+}
+
+func (h health) ok() bool { return h.want > 0 && h.running >= h.want && h.passing >= h.running }
+
+func (h health) String() string {
+	s := fmt.Sprintf("%d of %d allocations running, %d passing their Consul checks", h.running, h.want, h.passing)
+	if h.lastEvent != "" {
+		s += "; last task event: " + h.lastEvent
+	}
+	return s
+}
+
+// waitHealthy waits until the job's current version is fully running and
+// every running allocation passes all its service checks in Consul.
+func (d *deployer) waitHealthy(ctx context.Context, name string) error {
+	var last health
+	for {
+		h, err := d.health(ctx, name)
+		if err == nil && h.ok() {
+			return nil
+		}
+		if err == nil {
+			last = h
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return fmt.Errorf("%s not healthy: %w (%v)", name, err, ctx.Err())
+			}
+			return fmt.Errorf("%s not healthy: %s (%v)", name, last, ctx.Err())
+		case <-time.After(d.poll):
+		}
+	}
+}
+
+func (d *deployer) health(ctx context.Context, name string) (health, error) {
+	q := (&nomadapi.QueryOptions{}).WithContext(ctx)
+	job, _, err := d.nomad.Jobs().Info(name, q)
+	if err != nil {
+		return health{}, err
+	}
+	summary, _, err := d.nomad.Jobs().Summary(name, q)
+	if err != nil {
+		return health{}, err
+	}
+	allocs, _, err := d.nomad.Jobs().Allocations(name, false, q)
+	if err != nil {
+		return health{}, err
+	}
+	var h health
+	services := map[string]int{} // task group -> services with checks
+	for _, tg := range job.TaskGroups {
+		services[*tg.Name] = len(tg.Services)
+		if *job.Type != nomadapi.JobTypeSystem {
+			h.want += *tg.Count
+		}
+	}
+	if *job.Type == nomadapi.JobTypeSystem {
+		// a system job wants one allocation per eligible node: all placed,
+		// none queued or starting
+		for _, tg := range summary.Summary {
+			if tg.Queued > 0 || tg.Starting > 0 {
+				h.want = -1
+			}
+			if h.want >= 0 {
+				h.want += tg.Running
+			}
+		}
+		if h.want < 0 {
+			h.want = 1 << 30
+		}
+	}
+	passing, err := d.passingByAlloc(job)
+	if err != nil {
+		return health{}, err
+	}
+	for _, a := range allocs {
+		if a.JobVersion != *job.Version || a.DesiredStatus != nomadapi.AllocDesiredStatusRun {
+			continue
+		}
+		h.lastEvent = lastTaskEvent(a)
+		if a.ClientStatus != nomadapi.AllocClientStatusRunning {
+			continue
+		}
+		h.running++
+		if passing[a.ID] >= services[a.TaskGroup] {
+			h.passing++
+		}
+	}
+	return h, nil
+}
+
+// passingByAlloc counts, per allocation, the job's services that pass every
+// check in Consul (Nomad names a service instance _nomad-task-<alloc id>-...).
+func (d *deployer) passingByAlloc(job *nomadapi.Job) (map[string]int, error) {
+	out := map[string]int{}
+	seen := map[string]bool{}
+	for _, tg := range job.TaskGroups {
+		for _, s := range tg.Services {
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			entries, _, err := d.consul.Health().Service(s.Name, "", true, nil)
+			if err != nil {
+				return nil, fmt.Errorf("consul: service %s: %w", s.Name, err)
+			}
+			for _, e := range entries {
+				id := strings.TrimPrefix(e.Service.ID, "_nomad-task-")
+				if len(id) >= 36 {
+					out[id[:36]]++
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func lastTaskEvent(a *nomadapi.AllocationListStub) string {
+	var last *nomadapi.TaskEvent
+	for _, ts := range a.TaskStates {
+		for _, e := range ts.Events {
+			if last == nil || e.Time > last.Time {
+				last = e
+			}
+		}
+	}
+	if last == nil {
+		return ""
+	}
+	msg := last.DisplayMessage
+	if msg == "" {
+		msg = last.Message
+	}
+	return strings.TrimSpace(last.Type + " " + msg)
+}

@@ -1,0 +1,203 @@
+package provider
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+var (
+	_ resource.Resource                = (*platformResource)(nil)
+	_ resource.ResourceWithConfigure   = (*platformResource)(nil)
+	_ resource.ResourceWithImportState = (*platformResource)(nil)
+)
+
+// platformID is the id of a cluster's Harvest deployment.
+const platformID = "harvest"
+
+// platformResource registers the jobs/ HCL (harvest-storage, harvest-blob,
+// harvest-placer) on Nomad with the given variables, keeps the credentials
+// in Nomad variables, and waits until every instance is healthy in Consul.
+type platformResource struct{ c *clients }
+
+func newPlatformResource() resource.Resource { return &platformResource{} }
+
+type platformModel struct {
+	ID                types.String `tfsdk:"id"`
+	Datacenters       types.List   `tfsdk:"datacenters"`
+	HarvestBinDir     types.String `tfsdk:"harvest_bin_dir"`
+	MinIOPath         types.String `tfsdk:"minio_path"`
+	StorageDataRoot   types.String `tfsdk:"storage_data_root"`
+	StorageCapacityMB types.Int64  `tfsdk:"storage_capacity_mb"`
+	StorageMemoryMB   types.Int64  `tfsdk:"storage_memory_mb"`
+	StorageDriver     types.String `tfsdk:"storage_driver"`
+	NomadAddress      types.String `tfsdk:"nomad_address"`
+	ConsulAddress     types.String `tfsdk:"consul_address"`
+	ConsulPrefix      types.String `tfsdk:"consul_prefix"`
+	PlacerHTTPPort    types.Int64  `tfsdk:"placer_http_port"`
+	PlacerProxyPort   types.Int64  `tfsdk:"placer_proxy_port"`
+	PlacerExtraConfig types.String `tfsdk:"placer_extra_config"`
+	BlobS3Port        types.Int64  `tfsdk:"blob_s3_port"`
+	BlobAdminPort     types.Int64  `tfsdk:"blob_admin_port"`
+	Replicas          types.Int64  `tfsdk:"replicas"`
+	BlobAccessKey     types.String `tfsdk:"blob_access_key"`
+	BlobSecretKey     types.String `tfsdk:"blob_secret_key"`
+	StorageAccessKey  types.String `tfsdk:"storage_access_key"`
+	StorageSecretKey  types.String `tfsdk:"storage_secret_key"`
+	HealthTimeout     types.String `tfsdk:"health_timeout"`
+}
+
+func (r *platformResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_platform"
+}
+
+func (r *platformResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	str := func(desc, def string) schema.StringAttribute {
+		return schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(def), Description: desc}
+	}
+	required := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Required: true, Description: desc}
+	}
+	secret := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Required: true, Sensitive: true, Description: desc}
+	}
+	port := func(desc string, def int64) schema.Int64Attribute {
+		return schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(def), Description: desc,
+			Validators: []validator.Int64{int64validator.Between(1, 65535)}}
+	}
+	number := func(desc string, def, lo, hi int64) schema.Int64Attribute {
+		return schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(def), Description: desc,
+			Validators: []validator.Int64{int64validator.Between(lo, hi)}}
+	}
+	resp.Schema = schema.Schema{
+		Description: "Harvest on a Nomad cluster: registers the `jobs/` HCL — `harvest-storage` (a MinIO server on " +
+			"every harvested client), `harvest-blob` (the S3 front) and `harvest-placer` (classifier and admission " +
+			"proxy) — with these variables, keeps the credentials in the Nomad variables `nomad/jobs/harvest-storage` " +
+			"and `nomad/jobs/harvest-blob`, and waits until every instance is running and passing its Consul checks. " +
+			"Destroying it stops and purges the jobs and deletes the variables; the stored data (the storage nodes' " +
+			"folders and Harvest's Consul KV state) is kept.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{Computed: true, Description: "Always `harvest`.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"datacenters": schema.ListAttribute{Optional: true, Computed: true, ElementType: types.StringType,
+				Default:     listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{types.StringValue("dc1")})),
+				Description: "Nomad datacenters the platform runs in."},
+			"harvest_bin_dir":     required("Folder holding `harvest-placer` and `harvest-blob` on every client."),
+			"minio_path":          required("The MinIO server binary on every client."),
+			"storage_data_root":   required("Host folder of the storage nodes; each keeps its data in `<root>/<node name>`."),
+			"storage_capacity_mb": number("Harvestable storage each storage node offers, in MiB.", 10240, 1, 1<<40),
+			"storage_memory_mb":   number("Memory of each storage node's MinIO, in MiB.", 512, 64, 1<<20),
+			"storage_driver":      str("Task driver of the storage nodes (`raw_exec` or `exec`).", "raw_exec"),
+			"nomad_address":       required("Nomad HTTP API as the placer task reaches it."),
+			"consul_address":      required("Consul HTTP API as the placer and front tasks reach it."),
+			"consul_prefix":       str("Consul KV prefix of Harvest's state.", "harvest/"),
+			"placer_http_port":    port("Static port of the placer's HTTP API.", 4650),
+			"placer_proxy_port":   port("Static port of the admission proxy (users' `NOMAD_ADDR`).", 4656),
+			"placer_extra_config": str("More placer HCL (packing, partition, greylist, escalation blocks).", ""),
+			"blob_s3_port":        port("Static port of the blob front's S3 API.", 9100),
+			"blob_admin_port":     port("Static port of the blob front's admin API.", 9101),
+			"replicas":            number("Replicas of an object whose bucket does not say.", 3, 1, 9),
+			"blob_access_key":     secret("S3 access key clients use with the blob front."),
+			"blob_secret_key":     secret("S3 secret key clients use with the blob front."),
+			"storage_access_key":  secret("Access key of the storage nodes' MinIO servers (only the front uses it)."),
+			"storage_secret_key":  secret("Secret key of the storage nodes' MinIO servers (at least 8 characters)."),
+			"health_timeout":      str("How long to wait for every instance to be healthy.", "5m"),
+		},
+	}
+}
+
+func (r *platformResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.c = configured(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *platformResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.apply(ctx, req.Plan.Get, &resp.State, &resp.Diagnostics)
+}
+
+func (r *platformResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.apply(ctx, req.Plan.Get, &resp.State, &resp.Diagnostics)
+}
+
+func (r *platformResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m platformModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	d, err := r.deployer()
+	if err == nil {
+		var present bool
+		present, err = d.read(&m)
+		if err == nil && !present {
+			resp.State.RemoveResource(ctx)
+			return
+		}
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("reading the platform", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *platformResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m platformModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	d, err := r.deployer()
+	if err == nil {
+		err = d.teardown(ctx, timeoutOf(m))
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("removing the platform", err.Error())
+	}
+}
+
+// ImportState takes `harvest`: every setting is read back from the jobs'
+// submitted variables and the credentials from the Nomad variables; only
+// health_timeout (not stored anywhere) takes its default.
+func (r *platformResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if req.ID != platformID {
+		resp.Diagnostics.AddError("import id", `the platform imports as "harvest"`)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), platformID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("health_timeout"), "5m")...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("datacenters"), []string{"dc1"})...)
+}
+
+func (r *platformResource) apply(ctx context.Context, get planGetter, state stateSetter, diags *diagnostics) {
+	var m platformModel
+	if diags.Append(get(ctx, &m)...); diags.HasError() {
+		return
+	}
+	m.ID = types.StringValue(platformID)
+	d, err := r.deployer()
+	if err == nil {
+		err = d.deploy(ctx, &m, timeoutOf(m))
+	}
+	if err != nil {
+		diags.AddError("deploying the platform", err.Error())
+		return
+	}
+	diags.Append(state.Set(ctx, &m)...)
+}
+
+func timeoutOf(m platformModel) time.Duration {
+	if t, err := time.ParseDuration(m.HealthTimeout.ValueString()); err == nil && t > 0 {
+		return t
+	}
+	return 5 * time.Minute
+}

@@ -1,0 +1,164 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+var (
+	_ resource.Resource                = (*tenantResource)(nil)
+	_ resource.ResourceWithConfigure   = (*tenantResource)(nil)
+	_ resource.ResourceWithImportState = (*tenantResource)(nil)
+)
+
+// tenantResource is a primary tenant's declaration in the placer:
+// PUT/GET/DELETE /v1/tenants/{environment}/{function}.
+type tenantResource struct{ c *clients }
+
+func newTenantResource() resource.Resource { return &tenantResource{} }
+
+type tenantModel struct {
+	ID              types.String  `tfsdk:"id"`
+	Environment     types.String  `tfsdk:"environment"`
+	Function        types.String  `tfsdk:"function"`
+	StorageMB       types.Int64   `tfsdk:"storage_mb"`
+	ReserveCPU      types.Float64 `tfsdk:"reserve_cpu"`
+	ReserveMemoryMB types.Int64   `tfsdk:"reserve_memory_mb"`
+}
+
+// tenantDeclaration is the placer's JSON form (unset fields omitted).
+type tenantDeclaration struct {
+	Environment     string   `json:"environment,omitempty"`
+	Function        string   `json:"function,omitempty"`
+	StorageMB       *int64   `json:"storage_mb,omitempty"`
+	ReserveCPU      *float64 `json:"reserve_cpu,omitempty"`
+	ReserveMemoryMB *int64   `json:"reserve_memory_mb,omitempty"`
+}
+
+func (r *tenantResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_tenant"
+}
+
+func (r *tenantResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		Description: "A primary tenant's declaration: how much of its servers' disk it offers to the blob tier " +
+			"and, when they differ from the policy's defaults, the CPU and memory reserve the harvest driver keeps " +
+			"for it. The placer publishes these as node metadata (`harvest_storage_mb`, `harvest_reserve_cpu`, " +
+			"`harvest_reserve_memory_mb`) on every node whose `harvest_tenant` is this tenant.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{Computed: true, Description: "`environment/function`.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"environment": schema.StringAttribute{Required: true, PlanModifiers: replace,
+				Description: "The tenant's environment (the first part of its id), e.g. `search`."},
+			"function": schema.StringAttribute{Required: true, PlanModifiers: replace,
+				Description: "The tenant's machine function (the second part of its id), e.g. `frontend`."},
+			"storage_mb": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
+				Description: "Harvestable storage each of the tenant's servers offers, in MiB."},
+			"reserve_cpu": schema.Float64Attribute{Optional: true, Validators: []validator.Float64{float64validator.AtLeast(0)},
+				Description: "CPU cores kept for the tenant on each server (overrides the policy's default)."},
+			"reserve_memory_mb": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
+				Description: "Memory kept for the tenant on each server, in MiB (overrides the policy's default)."},
+		},
+	}
+}
+
+func (r *tenantResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.c = configured(req.ProviderData, &resp.Diagnostics)
+}
+
+func tenantPath(env, fn string) string { return "/v1/tenants/" + env + "/" + fn }
+
+func (r *tenantResource) put(ctx context.Context, m *tenantModel) error {
+	body := tenantDeclaration{StorageMB: int64Ptr(m.StorageMB), ReserveCPU: float64Ptr(m.ReserveCPU), ReserveMemoryMB: int64Ptr(m.ReserveMemoryMB)}
+	var got tenantDeclaration
+	if err := r.c.placer.do(ctx, http.MethodPut, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), body, &got); err != nil {
+		return err
+	}
+	m.fill(got)
+	return nil
+}
+
+func (m *tenantModel) fill(d tenantDeclaration) {
+	m.ID = types.StringValue(d.Environment + "/" + d.Function)
+	m.Environment, m.Function = types.StringValue(d.Environment), types.StringValue(d.Function)
+	m.StorageMB, m.ReserveCPU, m.ReserveMemoryMB = types.Int64PointerValue(d.StorageMB), types.Float64PointerValue(d.ReserveCPU), types.Int64PointerValue(d.ReserveMemoryMB)
+}
+
+func (r *tenantResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m tenantModel
+	if resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if err := r.put(ctx, &m); err != nil {
+		resp.Diagnostics.AddError("declaring the tenant", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *tenantResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m tenantModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	var got tenantDeclaration
+	err := r.c.placer.do(ctx, http.MethodGet, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), nil, &got)
+	if errors.Is(err, errNotFound) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("reading the tenant", err.Error())
+		return
+	}
+	m.fill(got)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *tenantResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m tenantModel
+	if resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if err := r.put(ctx, &m); err != nil {
+		resp.Diagnostics.AddError("updating the tenant", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *tenantResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m tenantModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if err := r.c.placer.do(ctx, http.MethodDelete, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), nil, nil); err != nil && !errors.Is(err, errNotFound) {
+		resp.Diagnostics.AddError("deleting the tenant", err.Error())
+	}
+}
+
+// ImportState takes `environment/function`.
+func (r *tenantResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	env, fn, ok := strings.Cut(req.ID, "/")
+	if !ok || env == "" || fn == "" || strings.Contains(fn, "/") {
+		resp.Diagnostics.AddError("import id", fmt.Sprintf("%q: want environment/function", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("environment"), env)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("function"), fn)...)
+}
