@@ -9,6 +9,8 @@
 //	cpu/<environment>/<function>/<YYYY-MM-DD>  one day of 720 slots (binary, see day.go)
 //	reimages/<environment>/<function>/<YYYY-MM> JSON list of {node, time}
 //	classes                                    the placer's class table (JSON)
+//	declarations/tenants/<environment>/<function> the placer's tenant declarations (JSON)
+//	declarations/policy                        the placer's policy document (JSON)
 //
 // A day is 4.3 KB, so appends rewrite only today's small value (never near
 // Consul's 512 KiB limit) and reading a month is one recursive list. Every

@@ -32,6 +32,8 @@ type Agent struct {
 	proxyL    net.Listener
 	sequencer *sequencer
 	policies  policies
+	weights   *proxy.LiveWeights // Algorithm 1's, the policy document's over the file's
+	declared  *declared          // tenant declarations and the policy document
 }
 
 // New connects the placer to Nomad and Consul as cfg says and binds its
@@ -59,10 +61,12 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.Prefix)
 	a.refresher = &Refresher{Store: a.store, Nodes: &NomadNodes{Client: nomad}, Config: ccfg,
 		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention}
+	a.weights = proxy.NewLiveWeights(cfg.weights())
 	if err := a.setupPolicies(cfg, nomad); err != nil {
 		l.Close()
 		return nil, err
 	}
+	a.setupDeclarations(cfg, a.policies.view)
 	if cfg.Proxy.Address != "" {
 		if err := a.setupProxy(cfg, nomad); err != nil {
 			l.Close()
@@ -81,7 +85,7 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	th, _ := cfg.thresholds()
 	rw := &proxy.Rewriter{
 		Classes: a.policies.classes, History: a.store, Policies: a.policies.rules(),
-		Thresholds: th, Weights: cfg.weights(), Namespaces: cfg.Proxy.Namespaces,
+		Thresholds: th, LiveWeights: a.weights, Namespaces: cfg.Proxy.Namespaces,
 		Affinity: cfg.Proxy.ClassPlacement == "affinity",
 		Rng:      rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
@@ -121,6 +125,11 @@ func (a *Agent) Addr() string { return a.listener.Addr().String() }
 // Run serves the API and refreshes the classes at start and every
 // interval, until ctx ends; then it shuts the server down gracefully.
 func (a *Agent) Run(ctx context.Context) error {
+	start, cancelStart := context.WithTimeout(ctx, 30*time.Second)
+	if err := a.declared.loadWeights(start); err != nil { // the stored weights before the first job
+		a.log.Warn("policy document unread: the configured weights until a sync reads it", "error", err)
+	}
+	cancelStart()
 	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(a.listener) }()
@@ -132,11 +141,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 
 	a.policies.run(ctx, a.log)
+	go every(ctx, declarationsInterval, a.declared.sync, func(err error) { a.declared.log.Warn("publishing declarations failed", "error", err) })
 	go func() {
 		ticker := time.NewTicker(a.interval)
 		defer ticker.Stop()
 		for {
 			_, _ = a.refresher.Refresh(ctx) // errors are logged and counted
+			a.declared.publish(ctx)         // nodes the refresh saw first get their values
 			select {
 			case <-ctx.Done():
 				return

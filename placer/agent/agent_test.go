@@ -16,6 +16,8 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/labels"
+	"github.com/harvest-platform/harvest/placer/proxy"
+	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
 // fakeNodes is an in-memory Nomad for the refresher.
@@ -49,6 +51,8 @@ func newTestAgent(t *testing.T) (*Agent, *history.MemKV, *fakeNodes) {
 	}}
 	a := &Agent{log: hclog.NewNullLogger(), store: store, metrics: NewMetrics()}
 	a.refresher = &Refresher{Store: store, Nodes: nodes, Config: classify.Default(), Log: hclog.NewNullLogger(), Metrics: a.metrics, Now: func() time.Time { return now }}
+	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
+	a.setupDeclarations(DefaultConfig(), clusterView{}) // no Nomad: tests that publish set a view
 	return a, kv, nodes
 }
 

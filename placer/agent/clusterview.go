@@ -18,6 +18,7 @@ type clusterNode struct {
 	ID, Name string
 	Meta     map[string]string
 	Ready    bool    // status ready and eligible
+	Up       bool    // status ready: its client takes meta changes
 	Harvest  float64 // harvestable memory, MiB: the driver's capacity minus its reserve
 }
 
@@ -144,7 +145,8 @@ func (v clusterView) harvestedNodes(ctx context.Context) ([]clusterNode, error) 
 			continue
 		}
 		c := clusterNode{ID: n.ID, Name: n.Name, Meta: v.applied.overlay(n.ID, n.Meta),
-			Ready: n.Status == nomadapi.NodeStatusReady && n.SchedulingEligibility == nomadapi.NodeSchedulingEligible}
+			Ready: n.Status == nomadapi.NodeStatusReady && n.SchedulingEligibility == nomadapi.NodeSchedulingEligible,
+			Up:    n.Status == nomadapi.NodeStatusReady}
 		capacity, okC := mib(n.Attributes["driver.harvest.capacity_memory"])
 		reserve, okR := mib(n.Attributes["driver.harvest.reserve_memory"])
 		switch {

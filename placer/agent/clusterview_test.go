@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,12 +14,24 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 )
 
-// countingNomad is a Nomad API serving a node list and node reads, counting
-// the reads.
+// countingNomad is a Nomad API serving a node list, node reads (counted)
+// and dynamic meta applies (recorded; each bumps the node's modify index).
 type countingNomad struct {
 	mu    sync.Mutex
 	index map[string]uint64
-	reads int
+	// meta is each node's meta (nil: nodes n1 and n2 of tenants t/n1 and
+	// t/n2); down nodes have status down.
+	meta    map[string]map[string]string
+	down    map[string]bool
+	reads   int
+	applied []nomadapi.NodeMetaApplyRequest
+}
+
+func (f *countingNomad) ids() []string {
+	if f.meta == nil {
+		return []string{"n1", "n2"}
+	}
+	return slices.Sorted(maps.Keys(f.meta))
 }
 
 func (f *countingNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -26,15 +40,38 @@ func (f *countingNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/v1/nodes":
 		var stubs []nomadapi.NodeListStub
-		for _, id := range []string{"n1", "n2"} {
+		for _, id := range f.ids() {
 			stubs = append(stubs, nomadapi.NodeListStub{ID: id, Name: id, ModifyIndex: f.index[id]})
 		}
 		json.NewEncoder(w).Encode(stubs)
 	case strings.HasPrefix(r.URL.Path, "/v1/node/"):
 		id := strings.TrimPrefix(r.URL.Path, "/v1/node/")
 		f.reads++
-		json.NewEncoder(w).Encode(nomadapi.Node{ID: id, Name: id, ModifyIndex: f.index[id], Status: "ready",
-			SchedulingEligibility: "eligible", Meta: map[string]string{"harvest_tenant": "t/" + id}})
+		meta, status := map[string]string{"harvest_tenant": "t/" + id}, "ready"
+		if f.meta != nil {
+			meta = maps.Clone(f.meta[id])
+		}
+		if f.down[id] {
+			status = "down"
+		}
+		json.NewEncoder(w).Encode(nomadapi.Node{ID: id, Name: id, ModifyIndex: f.index[id], Status: status,
+			SchedulingEligibility: "eligible", Meta: meta})
+	case r.URL.Path == "/v1/client/metadata" && r.Method == http.MethodPost:
+		var req nomadapi.NodeMetaApplyRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || f.meta[req.NodeID] == nil || f.down[req.NodeID] {
+			http.Error(w, "bad meta apply", http.StatusBadRequest)
+			return
+		}
+		for k, v := range req.Meta {
+			if v == nil {
+				delete(f.meta[req.NodeID], k)
+			} else {
+				f.meta[req.NodeID][k] = *v
+			}
+		}
+		f.index[req.NodeID]++
+		f.applied = append(f.applied, req)
+		json.NewEncoder(w).Encode(nomadapi.NodeMetaResponse{Meta: f.meta[req.NodeID]})
 	default:
 		http.NotFound(w, r)
 	}

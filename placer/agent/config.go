@@ -1,7 +1,9 @@
 // Package agent runs the harvest placer as a daemon: it classifies primary
 // tenants on a schedule and on demand, keeps the class table in Consul KV,
 // labels Nomad nodes with their class, and serves its HTTP API and metrics.
-// It wires the pure packages (classify, labels) to Nomad and Consul.
+// It wires the pure packages (classify, labels) to Nomad and Consul. It also
+// keeps the tenant declarations and the policy document in Consul KV
+// (declarations.go, policydoc.go) and applies them (declsync.go).
 package agent
 
 import (
@@ -209,6 +211,9 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("proxy: class_placement %q: want \"constraint\" or \"affinity\"", c.Proxy.ClassPlacement)
 	}
+	if err := validateWeights("proxy.weights", c.Proxy.Weights); err != nil {
+		return err
+	}
 	if err := c.validatePolicies(); err != nil {
 		return err
 	}
@@ -276,20 +281,10 @@ func (c Config) classifier() (classify.Config, error) {
 		}
 		*d.dst = v
 	}
-	if p := c.Classify.PeriodicStrength; p != nil {
-		out.PeriodicStrength = *p
-	}
-	if p := c.Classify.ConstantSD; p != nil {
-		out.ConstantSD = *p
-	}
-	if p := c.Classify.ClassSpread; p != nil {
-		out.ClassSpread = *p
-	}
-	if p := c.Classify.MaxClasses; p != nil {
-		if *p < 1 {
-			return out, fmt.Errorf("classify.max_classes must be at least 1, got %d", *p)
-		}
-		out.MaxClasses = *p
+	t := classifyThresholds{PeriodicStrength: c.Classify.PeriodicStrength, ConstantSD: c.Classify.ConstantSD,
+		ClassSpread: c.Classify.ClassSpread, MaxClasses: c.Classify.MaxClasses}
+	if err := t.apply(&out, "classify."); err != nil {
+		return out, err
 	}
 	if p := c.Classify.Seed; p != nil {
 		out.Seed = uint64(*p)

@@ -29,7 +29,7 @@ type escalator struct {
 	view    clusterView
 	nomad   *nomadapi.Client
 	classes *classView
-	weights selectclass.Weights
+	weights *proxy.LiveWeights
 	delay   time.Duration
 	extra   int
 	log     hclog.Logger
@@ -125,7 +125,7 @@ func (e *escalator) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 	if c := job.Meta[proxy.ClassesKey]; c != proxy.NoClass {
 		chosen = strings.Split(c, ",")
 	}
-	widened := escalation.Widen(target, chosen, selectclass.Rank(jobType, cands, e.weights), e.extra)
+	widened := escalation.Widen(target, chosen, selectclass.Rank(jobType, cands, e.weights.Load()), e.extra)
 	var kept []*nomadapi.Constraint
 	for _, c := range job.Constraints {
 		if c.LTarget != proxy.ClassAttribute {

@@ -14,6 +14,7 @@ import (
 // policies are the placer's optional policy loops (issue 8); a nil field
 // is a policy that is off.
 type policies struct {
+	view      clusterView // shared with the declarations' publishing
 	classes   *classView
 	packer    *packer
 	partition *partitioner
@@ -33,7 +34,7 @@ type policyLoop struct {
 func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
 	view := newClusterView(nomad)
 	metrics := newPolicyMetrics(a.metrics.Registry)
-	p := policies{classes: &classView{store: a.store, nomad: nomad, ttl: 10 * time.Second}}
+	p := policies{view: view, classes: &classView{store: a.store, nomad: nomad, ttl: 10 * time.Second}}
 	if cfg.Packing.Enabled {
 		pc, interval, release, err := cfg.Packing.settings()
 		if err != nil {
@@ -60,7 +61,7 @@ func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
 		if err != nil {
 			return err
 		}
-		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: cfg.weights(), delay: delay, extra: extra,
+		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: a.weights, delay: delay, extra: extra,
 			log: a.log.Named("escalation"), metrics: metrics, now: time.Now}
 		p.loops = append(p.loops, policyLoop{"escalation", interval, p.escalator.pass})
 	}

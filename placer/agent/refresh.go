@@ -57,6 +57,9 @@ type Refresher struct {
 	Now     func() time.Time
 	// Retention, when set, prunes each tenant's days older than it.
 	Retention time.Duration
+	// Thresholds, when set, gives each pass its classifier settings over
+	// Config (the placer's stored policy document); an error stops the pass.
+	Thresholds func(ctx context.Context, base classify.Config) (classify.Config, error)
 
 	mu sync.Mutex // one refresh at a time
 }
@@ -79,6 +82,13 @@ func (r *Refresher) Refresh(ctx context.Context) (*StoredTable, error) {
 
 func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 	now := r.Now().UTC()
+	cfg := r.Config
+	if r.Thresholds != nil {
+		var err error
+		if cfg, err = r.Thresholds(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("classifier thresholds: %w", err)
+		}
+	}
 	tenants, err := r.Store.Tenants(ctx)
 	if err != nil {
 		return nil, err
@@ -86,7 +96,7 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 	var inputs []classify.Input
 	var broken []classify.TenantResult
 	for _, t := range tenants {
-		s, err := r.Store.Series(ctx, t.ID(), now.Add(-r.Config.Window), now)
+		s, err := r.Store.Series(ctx, t.ID(), now.Add(-cfg.Window), now)
 		var corrupt *history.CorruptError
 		if errors.As(err, &corrupt) {
 			// one tenant's bad value must not stop the others' labels
@@ -106,7 +116,7 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 			}
 		}
 	}
-	table := classify.Classify(inputs, r.Config)
+	table := classify.Classify(inputs, cfg)
 	table.Tenants = append(table.Tenants, broken...)
 
 	nodes, err := r.Nodes.Nodes(ctx)

@@ -22,6 +22,10 @@ const maxIngestBody = 8 << 20
 //	GET  /v1/classes              the class table (from Consul KV)
 //	POST /v1/classes/refresh      classify and label now
 //	POST /v1/history/samples      ingest per-node samples of a tenant
+//	GET  /v1/tenants              every tenant declaration (declarations.go)
+//	GET, PUT, DELETE /v1/tenants/{environment}/{function}
+//	                              one tenant's declaration
+//	GET, PUT, DELETE /v1/policy   the policy document (policydoc.go)
 //	GET  /v1/packing              packing tiers and releasable nodes (packing on)
 //	GET  /v1/partition            the short-job partition and its cutoff (partition on)
 //	GET  /v1/greylist             failure counts and greylisted nodes (greylist on)
@@ -49,9 +53,12 @@ func (a *Agent) handler() http.Handler {
 			writeError(w, http.StatusInternalServerError, err)
 			return
 		}
+		a.declared.publish(r.Context())
 		writeJSON(w, http.StatusOK, t)
 	})
 	mux.HandleFunc("POST /v1/history/samples", a.ingest)
+	a.declared.tenantRoutes(mux)
+	a.declared.policyRoutes(mux)
 	policy := func(name string, on bool, report func() any) {
 		mux.HandleFunc("GET /v1/"+name, func(w http.ResponseWriter, r *http.Request) {
 			if !on {

@@ -54,6 +54,9 @@ type Rewriter struct {
 	History    JobHistory
 	Thresholds jobtype.Thresholds
 	Weights    selectclass.Weights
+	// LiveWeights, when set, win over Weights: the placer swaps them as
+	// its policy document changes, while jobs are being rewritten.
+	LiveWeights *LiveWeights
 	// Namespaces whose every job is harvested, meta or not.
 	Namespaces []string
 	// Affinity writes the chosen classes as a Nomad affinity (a preference:
@@ -151,8 +154,12 @@ func (r *Rewriter) decide(ctx context.Context, job map[string]any, ns string) (*
 	if err != nil {
 		return nil, fmt.Errorf("classes: %w", err)
 	}
+	weights := r.Weights
+	if r.LiveWeights != nil {
+		weights = r.LiveWeights.Load()
+	}
 	r.mu.Lock()
-	outcome := selectclass.Select(typ, selectclass.Request{CPU: float64(est.Peak.CPU), MemoryMB: float64(est.Peak.MemoryMB)}, cands, r.Weights, r.Rng)
+	outcome := selectclass.Select(typ, selectclass.Request{CPU: float64(est.Peak.CPU), MemoryMB: float64(est.Peak.MemoryMB)}, cands, weights, r.Rng)
 	r.mu.Unlock()
 	d := &Decision{Namespace: ns, Job: id, JobType: typ, Estimate: est, Outcome: outcome, Deferred: map[string]int{},
 		Expected: expected, Known: known}

@@ -1,0 +1,172 @@
+package agent
+
+// Where the tenant declarations and the policy document take effect. One
+// sync reads both documents from Consul KV, swaps Algorithm 1's weights
+// (the proxy's rewriter and escalation read them) and brings the declared
+// values' node meta of every harvested node in line, through the policy
+// loops' cluster view: its node cache, applyMeta and applied-meta overlay.
+// A sync runs right after each PUT or DELETE, after each class refresh and
+// every declarationsInterval from start, so new nodes get their values; the
+// weights alone are read before the proxy serves. The refresh reads the
+// thresholds itself (declared.thresholds).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/labels"
+	"github.com/harvest-platform/harvest/placer/proxy"
+	"github.com/harvest-platform/harvest/placer/selectclass"
+)
+
+// Node meta the placer publishes from the declarations.
+const (
+	StorageMBKey       = "harvest_storage_mb"
+	ReserveCPUKey      = "harvest_reserve_cpu"
+	ReserveMemoryMBKey = "harvest_reserve_memory_mb"
+)
+
+// declarationsInterval is how often the declarations are published again
+// without a change through the API (new nodes, a missed apply).
+const declarationsInterval = 10 * time.Second
+
+// declared serves and applies the stored declarations.
+type declared struct {
+	store   *history.Store
+	view    clusterView         // no Nomad client: nothing is published (API-only tests)
+	weights *proxy.LiveWeights  // what the rewriter and escalation read
+	base    selectclass.Weights // the configuration's weights, under the document's
+	log     hclog.Logger
+
+	mu sync.Mutex // one sync at a time: a pass that read older documents never lands after a newer one
+}
+
+// setupDeclarations wires the documents to what they change: the weights
+// (a.weights), the refresher's thresholds and the harvested nodes' meta.
+func (a *Agent) setupDeclarations(cfg Config, view clusterView) {
+	a.declared = &declared{store: a.store, view: view, weights: a.weights, base: cfg.weights(), log: a.log.Named("declarations")}
+	a.refresher.Thresholds = a.declared.thresholds
+}
+
+// publish syncs now, after a PUT or DELETE (the document is stored either
+// way) or a refresh; a failure is logged and retried by the next pass.
+func (d *declared) publish(ctx context.Context) {
+	if err := d.sync(ctx); err != nil {
+		d.log.Warn("declarations not all published; the next pass retries", "error", err)
+	}
+}
+
+// sync applies the stored documents. A corrupt policy document stops it
+// (the weights and reserves stay as they were); a corrupt tenant
+// declaration leaves that tenant's nodes alone and is reported.
+func (d *declared) sync(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	policy, err := d.loadWeightsLocked(ctx)
+	if err != nil {
+		return err
+	}
+	if d.view.nomad == nil {
+		return nil
+	}
+	decls, broken, err := d.tenants(ctx)
+	if err != nil {
+		return err
+	}
+	nodes, err := d.view.harvestedNodes(ctx)
+	if err != nil {
+		return fmt.Errorf("list nomad nodes: %w", err)
+	}
+	var errs []error
+	for _, err := range broken {
+		errs = append(errs, err)
+	}
+	for _, n := range nodes {
+		tenant := n.Meta[labels.TenantKey]
+		if broken[tenant] != nil || !n.Up { // a down client takes no meta: it gets it when back
+			continue
+		}
+		var values *TenantValues
+		if rec, ok := decls[tenant]; ok {
+			values = &rec.TenantValues
+		}
+		set, unset := declaredMeta(n.Meta, values, policy)
+		if len(set) == 0 && len(unset) == 0 {
+			continue
+		}
+		if err := d.view.applyMeta(ctx, n.ID, set, unset...); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", n.Name, err))
+			continue
+		}
+		d.log.Info("published declarations", "node", n.Name, "tenant", tenant, "set", set, "unset", unset)
+	}
+	return errors.Join(errs...)
+}
+
+// loadWeights reads the policy document and swaps the weights to it.
+func (d *declared) loadWeights(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, err := d.loadWeightsLocked(ctx)
+	return err
+}
+
+func (d *declared) loadWeightsLocked(ctx context.Context) (*PolicyDocument, error) {
+	policy, err := d.policy(ctx)
+	if err == nil {
+		d.weights.Store(policy.weightsOver(d.base))
+	}
+	return policy, err
+}
+
+// declaredMeta is the change that brings a node's meta to its tenant's
+// declared values (t, nil when undeclared), each reserve falling back to
+// the policy document's (p, nil when absent); a value declared by neither
+// is removed.
+func declaredMeta(meta map[string]string, t *TenantValues, p *PolicyDocument) (set map[string]string, unset []string) {
+	if t == nil {
+		t = &TenantValues{}
+	}
+	if p == nil {
+		p = &PolicyDocument{}
+	}
+	want := map[string]string{}
+	if t.StorageMB != nil {
+		want[StorageMBKey] = strconv.FormatInt(*t.StorageMB, 10)
+	}
+	if cpu := cmpOr(t.ReserveCPU, p.ReserveCPU); cpu != nil {
+		want[ReserveCPUKey] = strconv.FormatFloat(*cpu, 'f', -1, 64)
+	}
+	if mem := cmpOr(t.ReserveMemoryMB, p.ReserveMemoryMB); mem != nil {
+		want[ReserveMemoryMBKey] = strconv.FormatInt(*mem, 10)
+	}
+	set = map[string]string{}
+	for _, k := range []string{StorageMBKey, ReserveCPUKey, ReserveMemoryMBKey} {
+		have, present := meta[k]
+		w, wanted := want[k]
+		switch {
+		case wanted && (!present || have != w):
+			set[k] = w
+		case !wanted && present:
+			unset = append(unset, k)
+		}
+	}
+	return set, unset
+}
+
+// cmpOr is the first non-nil pointer.
+func cmpOr[T any](ps ...*T) *T {
+	for _, p := range ps {
+		if p != nil {
+			return p
+		}
+	}
+	return nil
+}

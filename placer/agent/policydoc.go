@@ -1,0 +1,163 @@
+package agent
+
+// The placer's policy document (GET, PUT, DELETE /v1/policy): one JSON
+// document in Consul KV, at PolicyDocumentName, that overrides at run time
+// the classifier thresholds of the classify block (each refresh reads it)
+// and the proxy's Algorithm 1 weights (swapped live by declsync.go), and
+// sets the reserve defaults published on harvested nodes whose tenant
+// declares none. Replicas and diversity are only stored, for the blob tier.
+// This file owns the document's shape, its checks (those it shares with
+// the configuration file are in declcheck.go) and its routes.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/selectclass"
+)
+
+// PolicyDocumentName is where the policy document lives under Harvest's KV
+// prefix (apart from the history's keys).
+const PolicyDocumentName = "declarations/policy"
+
+// PolicyDocument is the body of PUT /v1/policy and what GET returns. Every
+// field is optional; a field left out keeps the configuration file's value
+// (or, for reserves, publishes nothing). It is stored as given: no
+// defaults are filled in.
+type PolicyDocument struct {
+	PeriodicStrength *float64 `json:"periodic_strength,omitempty"`
+	ConstantSD       *float64 `json:"constant_sd,omitempty"`
+	ClassSpread      *float64 `json:"class_spread,omitempty"`
+	MaxClasses       *int     `json:"max_classes,omitempty"`
+	// Weights[type][pattern] of Algorithm 1, over the configured ones.
+	Weights         map[string]map[string]float64 `json:"weights,omitzero"`
+	ReserveCPU      *float64                      `json:"reserve_cpu,omitempty"`
+	ReserveMemoryMB *int64                        `json:"reserve_memory_mb,omitempty"`
+	// Replicas (1-9) and Diversity ("strict" or "degraded") are the blob
+	// tier's defaults; the placer only stores them.
+	Replicas  *int    `json:"replicas,omitempty"`
+	Diversity *string `json:"diversity,omitempty"`
+}
+
+// parsePolicyDocument reads and checks a PUT /v1/policy body.
+func parsePolicyDocument(data []byte) (PolicyDocument, error) {
+	var p PolicyDocument
+	if err := decodeStrict(data, &p); err != nil {
+		return PolicyDocument{}, fmt.Errorf("policy body: %w", err)
+	}
+	return p, p.validate()
+}
+
+func (p PolicyDocument) validate() error {
+	if err := p.thresholds().apply(&classify.Config{}, ""); err != nil {
+		return err
+	}
+	if err := validateWeights("weights", p.Weights); err != nil {
+		return err
+	}
+	if err := nonNegative("reserve_cpu", p.ReserveCPU); err != nil {
+		return err
+	}
+	if m := p.ReserveMemoryMB; m != nil && *m < 0 {
+		return fmt.Errorf("reserve_memory_mb %d: want a number >= 0", *m)
+	}
+	if r := p.Replicas; r != nil && (*r < 1 || *r > 9) {
+		return fmt.Errorf("replicas %d: want 1 to 9", *r)
+	}
+	if d := p.Diversity; d != nil && *d != "strict" && *d != "degraded" {
+		return fmt.Errorf("diversity %q: want \"strict\" or \"degraded\"", *d)
+	}
+	return nil
+}
+
+func (p PolicyDocument) thresholds() classifyThresholds {
+	return classifyThresholds{PeriodicStrength: p.PeriodicStrength, ConstantSD: p.ConstantSD,
+		ClassSpread: p.ClassSpread, MaxClasses: p.MaxClasses}
+}
+
+// weightsOver returns base with the document's weights over it, as a new
+// set: base, which live readers may hold, is never modified.
+func (p *PolicyDocument) weightsOver(base selectclass.Weights) selectclass.Weights {
+	out := selectclass.Weights{}
+	for typ, byPattern := range base {
+		out[typ] = maps.Clone(byPattern)
+	}
+	if p == nil {
+		return out
+	}
+	for typ, byPattern := range p.Weights {
+		if out[typ] == nil {
+			out[typ] = map[string]float64{}
+		}
+		maps.Copy(out[typ], byPattern)
+	}
+	return out
+}
+
+// policy reads the stored document (nil when there is none); a value that
+// does not decode or check is a *history.CorruptError naming its key.
+func (d *declared) policy(ctx context.Context) (*PolicyDocument, error) {
+	var p PolicyDocument
+	ok, err := d.store.GetDocument(ctx, PolicyDocumentName, &p)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, &history.CorruptError{Key: d.store.DocumentKey(PolicyDocumentName), Err: err}
+	}
+	return &p, nil
+}
+
+// thresholds are the classifier settings of one refresh: base (the
+// configuration file's) with the stored document's over them.
+func (d *declared) thresholds(ctx context.Context, base classify.Config) (classify.Config, error) {
+	p, err := d.policy(ctx)
+	if err != nil || p == nil {
+		return base, err
+	}
+	return base, p.thresholds().apply(&base, "")
+}
+
+func (d *declared) policyRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/policy", func(w http.ResponseWriter, r *http.Request) {
+		p, err := d.policy(r.Context())
+		switch {
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, err)
+		case p == nil:
+			writeError(w, http.StatusNotFound, errors.New("no policy document: PUT /v1/policy"))
+		default:
+			writeJSON(w, http.StatusOK, p)
+		}
+	})
+	mux.HandleFunc("PUT /v1/policy", func(w http.ResponseWriter, r *http.Request) {
+		body, err := readBody(w, r)
+		var p PolicyDocument
+		if err == nil {
+			p, err = parsePolicyDocument(body)
+		}
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+		if err := d.store.PutDocument(r.Context(), PolicyDocumentName, p); err != nil {
+			writeError(w, http.StatusInternalServerError, err)
+			return
+		}
+		d.publish(r.Context())
+		writeJSON(w, http.StatusOK, p)
+	})
+	mux.HandleFunc("DELETE /v1/policy", func(w http.ResponseWriter, r *http.Request) {
+		if err := d.store.DeleteDocument(r.Context(), PolicyDocumentName); err != nil {
+			writeError(w, http.StatusInternalServerError, err)
+			return
+		}
+		d.publish(r.Context())
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
