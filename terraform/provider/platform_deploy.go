@@ -35,6 +35,7 @@ type deployer struct {
 	nomad  *nomadapi.Client
 	consul *consulapi.Client
 	poll   time.Duration
+	settle time.Duration
 }
 
 func (r *platformResource) deployer() (*deployer, error) {
@@ -49,7 +50,7 @@ func (r *platformResource) deployer() (*deployer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &deployer{nomad: n, consul: c, poll: time.Second}, nil
+	return &deployer{nomad: n, consul: c, poll: time.Second, settle: settle}, nil
 }
 
 // deploy writes the variables, then registers each job in order and waits

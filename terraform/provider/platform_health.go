@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 type health struct {
 	want, running, passing int
 	lastEvent              string
+	// fingerprint changes when an allocation is replaced or a task restarts
+	fingerprint string
 }
 
 func (h health) ok() bool { return h.want > 0 && h.running >= h.want && h.passing >= h.running }
@@ -26,13 +29,26 @@ func (h health) String() string {
 	return s
 }
 
-// waitHealthy waits until the job's current version is fully running and
-// every running allocation passes all its service checks in Consul.
+// settle is how long a job must stay healthy, with the same allocations
+// and no task restart, before the next one is brought up: the front's
+// storage-node list is a template over Consul, re-rendered (and the task
+// restarted) up to ~10 s after the storage nodes change.
+const settle = 12 * time.Second
+
+// waitHealthy waits until the job's current version is fully running, every
+// running allocation passes all its service checks in Consul, and that has
+// held for settle.
 func (d *deployer) waitHealthy(ctx context.Context, name string) error {
 	var last health
+	var since time.Time
 	for {
 		h, err := d.health(ctx, name)
-		if err == nil && h.ok() {
+		switch {
+		case err != nil || !h.ok():
+			since = time.Time{}
+		case since.IsZero() || h.fingerprint != last.fingerprint:
+			since = time.Now()
+		case time.Since(since) >= d.settle:
 			return nil
 		}
 		if err == nil {
@@ -90,6 +106,7 @@ func (d *deployer) health(ctx context.Context, name string) (health, error) {
 	if err != nil {
 		return health{}, err
 	}
+	var parts []string
 	for _, a := range allocs {
 		if a.JobVersion != *job.Version || a.DesiredStatus != nomadapi.AllocDesiredStatusRun {
 			continue
@@ -99,10 +116,13 @@ func (d *deployer) health(ctx context.Context, name string) (health, error) {
 			continue
 		}
 		h.running++
+		parts = append(parts, a.ID+restarts(a))
 		if passing[a.ID] >= services[a.TaskGroup] {
 			h.passing++
 		}
 	}
+	sort.Strings(parts)
+	h.fingerprint = strings.Join(parts, ";")
 	return h, nil
 }
 
@@ -130,6 +150,14 @@ func (d *deployer) passingByAlloc(job *nomadapi.Job) (map[string]int, error) {
 		}
 	}
 	return out, nil
+}
+
+func restarts(a *nomadapi.AllocationListStub) string {
+	var n uint64
+	for _, ts := range a.TaskStates {
+		n += ts.Restarts
+	}
+	return fmt.Sprintf("/%d", n)
 }
 
 func lastTaskEvent(a *nomadapi.AllocationListStub) string {

@@ -13,7 +13,8 @@ terraform {
 }
 
 locals {
-  repo_root = abspath("${path.root}/../../..")
+  # the Harvest checkout whose bin/ and .cache/stack/ the cluster runs from
+  repo_root = var.repo_root != "" ? var.repo_root : abspath("${path.root}/../../..")
 }
 
 provider "harvest" {

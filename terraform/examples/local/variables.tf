@@ -1,3 +1,9 @@
+variable "repo_root" {
+  type        = string
+  default     = ""
+  description = "The Harvest checkout (default: three folders up from this example)."
+}
+
 variable "nomad_address" {
   type        = string
   description = "The local cluster's Nomad API (NOMAD_ADDR in .run/cluster/env.sh)."
