@@ -43,7 +43,7 @@ stack: ## build (or reuse) the pinned Nomad, Consul, MinIO and mc into .cache/st
 	@scripts/stack.sh
 
 .PHONY: test
-test: stack build clients unit acceptance ## install what is needed, then run unit and acceptance tests
+test: stack build clients unit acceptance provider-docs-check ## install what is needed, then run unit and acceptance tests
 
 .PHONY: clients
 clients: ## install the real S3 clients (aws, boto3, s3cmd, rclone) from apt when missing
@@ -69,6 +69,14 @@ cluster-up: stack build ## start the local cluster (left running; stop with make
 cluster-down: ## stop the local cluster and remove everything it started
 	@if [ -x $(BIN)/harvestctl ]; then $(BIN)/harvestctl dev-cluster down -run-dir $(RUN_DIR); \
 	else go run ./cmd/harvestctl dev-cluster down -run-dir $(RUN_DIR); fi
+
+.PHONY: provider-docs
+provider-docs: stack build ## regenerate the Terraform provider's docs (terraform-plugin-docs) into terraform/provider/docs
+	@scripts/provider-docs.sh
+
+.PHONY: provider-docs-check
+provider-docs-check: stack build ## fail when terraform/provider/docs is not what the provider's schema generates
+	@scripts/provider-docs.sh -check
 
 .PHONY: bench
 bench: ## run the benchmarks

@@ -55,9 +55,10 @@ func (r *tenantResource) Metadata(_ context.Context, req resource.MetadataReques
 func (r *tenantResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
-		Description: "A primary tenant's declaration: how much of its servers' disk it offers to the blob tier " +
-			"and, when they differ from the policy's defaults, the CPU and memory reserve the harvest driver keeps " +
-			"for it. The placer publishes these as node metadata (`harvest_storage_mb`, `harvest_reserve_cpu`, " +
+		Description: "A primary tenant's declaration, kept by the placer in Consul KV: how much of its servers' disk " +
+			"it offers to the blob tier and, when it differs from the policy's default, the CPU and memory reserve the " +
+			"harvest driver keeps for it on each of its servers (the driver reads the declaration every few seconds). " +
+			"The placer also publishes the values as node metadata (`harvest_storage_mb`, `harvest_reserve_cpu`, " +
 			"`harvest_reserve_memory_mb`) on every node whose `harvest_tenant` is this tenant.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, Description: "`environment/function`.",

@@ -1,0 +1,1 @@
+terraform import harvest_blob_bucket.datasets datasets

@@ -1,0 +1,2 @@
+# one policy per cluster
+terraform import harvest_placer_policy.this policy

@@ -1,0 +1,2 @@
+# environment/function
+terraform import harvest_tenant.search_frontend search/frontend
