@@ -5,7 +5,9 @@
 // harvested tasks youngest first when the primary tenant spikes.
 //
 // This file holds what the driver is (name, config specs, capabilities);
-// driver.go and tasks.go hold what it does, guardloop.go the reserve.
+// driver.go and tasks.go hold what it does, guardloop.go the reserve,
+// declared.go the reserve declared for the tenant through the placer, which
+// takes the place of the config's reserve_cpu and reserve_memory.
 package driver
 
 import (
@@ -38,7 +40,9 @@ func defaulted(name, typ, def string) *hclspec.Spec {
 // configSpec is the plugin "harvest-driver" { config { ... } } block of a
 // Nomad client.
 var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
-	"enabled":             defaulted("enabled", "bool", "true"),
+	"enabled": defaulted("enabled", "bool", "true"),
+	// the reserve kept unless the tenant's declaration or the placer's
+	// policy document declares one (declared.go)
 	"reserve_cpu":         defaulted("reserve_cpu", "string", `"`+guard.DefaultReserveCPU+`"`),
 	"reserve_memory":      defaulted("reserve_memory", "string", `"`+guard.DefaultReserveMemory+`"`),
 	"guard_interval":      defaulted("guard_interval", "string", `"500ms"`),

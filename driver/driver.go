@@ -40,6 +40,9 @@ type Driver struct {
 	primary     guard.Resources // latest measurement
 	loopStarted bool
 	reporter    *reporter
+	declared    declared         // the last good declarations (declared.go)
+	announced   effectiveReserve // the effective reserve last logged
+	reserveWake chan struct{}    // closed (and replaced) when the effective reserve changes
 }
 
 // settings are the parsed, ready-to-use parts of Config.
@@ -56,7 +59,7 @@ func New(logger hclog.Logger) *Driver {
 	ctx, cancel := context.WithCancel(context.Background())
 	logger = logger.Named(Name)
 	return &Driver{logger: logger, eventer: eventer.NewEventer(ctx, logger), ctx: ctx, cancel: cancel,
-		tasks: newTaskStore(), config: Config{Enabled: true}}
+		tasks: newTaskStore(), config: Config{Enabled: true}, reserveWake: make(chan struct{})}
 }
 
 func (d *Driver) PluginInfo() (*base.PluginInfoResponse, error) { return pluginInfo, nil }
@@ -65,7 +68,8 @@ func (d *Driver) TaskConfigSchema() (*hclspec.Spec, error)      { return taskCon
 func (d *Driver) Capabilities() (*drivers.Capabilities, error)  { return capabilities, nil }
 
 // SetConfig decodes the client's plugin config block, builds the usage
-// source and starts the guard loop.
+// source and starts the guard loop, the reports to the tenant history and
+// the reading of the declared reserve.
 func (d *Driver) SetConfig(c *base.Config) error {
 	var cfg Config
 	if len(c.PluginConfig) != 0 {
@@ -91,11 +95,23 @@ func (d *Driver) SetConfig(c *base.Config) error {
 	}
 	if cfg.Enabled && !d.loopStarted {
 		d.loopStarted = true
-		d.reporter = newReporter(d.ctx, cfg, s.capacity, d.logger.Named("report"))
+		store, err := consulStore(cfg)
+		if err != nil {
+			d.logger.Error("no Consul client: node samples, busy flag and declared reserve off", "error", err)
+		}
+		d.reporter = newReporter(d.ctx, cfg, s.capacity, store, d.logger.Named("report"))
+		if w := newDeclWatcher(cfg, store, d.logger.Named("declarations")); w != nil {
+			go d.watchDeclarations(w)
+		}
 		go d.guardLoop()
 	}
+	r := d.reserveLocked()
+	d.announced = r
+	d.reserveChangedLocked()
+	d.reporter.reserveChanged(r.CPU)
 	d.logger.Info("configured", "usage_source", source.Name(), "capacity_cores", s.capacity.CPU,
-		"capacity_mib", s.capacity.MemoryMiB, "reserve_cores", s.reserve.CPU, "reserve_mib", s.reserve.MemoryMiB)
+		"capacity_mib", s.capacity.MemoryMiB, "reserve_cores", r.CPU, "cores_from", r.CPUFrom,
+		"reserve_mib", r.MemoryMiB, "memory_from", r.MemoryFrom)
 	return nil
 }
 
@@ -143,8 +159,9 @@ func or(s, def string) string {
 	return s
 }
 
-// Fingerprint reports the driver's health now and then periodically, with
-// only coarse attributes (fast-changing ones would storm the scheduler).
+// Fingerprint reports the driver's health now, then periodically and
+// whenever the effective reserve changes, with only coarse attributes
+// (fast-changing ones would storm the scheduler).
 func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, error) {
 	ch := make(chan *drivers.Fingerprint)
 	go func() {
@@ -152,6 +169,9 @@ func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, 
 		ticker := time.NewTicker(fingerprintPeriod)
 		defer ticker.Stop()
 		for {
+			d.mu.Lock()
+			changed := d.reserveWake // taken before the fingerprint: no change is missed
+			d.mu.Unlock()
 			select {
 			case ch <- d.fingerprint():
 			case <-ctx.Done():
@@ -161,6 +181,7 @@ func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, 
 			}
 			select {
 			case <-ticker.C:
+			case <-changed:
 			case <-ctx.Done():
 				return
 			case <-d.ctx.Done():
@@ -183,12 +204,16 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 		return &drivers.Fingerprint{Health: drivers.HealthStateUnhealthy,
 			HealthDescription: "cannot measure the primary tenant: " + d.sourceErr.Error()}
 	}
+	r := d.reserveLocked()
 	return &drivers.Fingerprint{
 		Attributes: map[string]*pstructs.Attribute{
-			"driver.harvest.version":        pstructs.NewStringAttribute(pluginInfo.PluginVersion),
-			"driver.harvest.usage_source":   pstructs.NewStringAttribute(d.source.Name()),
-			"driver.harvest.reserve_cores":  pstructs.NewFloatAttribute(d.settings.reserve.CPU, ""),
-			"driver.harvest.reserve_memory": pstructs.NewIntAttribute(int64(d.settings.reserve.MemoryMiB), "MiB"),
+			"driver.harvest.version":      pstructs.NewStringAttribute(pluginInfo.PluginVersion),
+			"driver.harvest.usage_source": pstructs.NewStringAttribute(d.source.Name()),
+			// the effective reserve, and where each value comes from: tenant, policy or config
+			"driver.harvest.reserve_cores":         pstructs.NewFloatAttribute(r.CPU, ""),
+			"driver.harvest.reserve_cores_source":  pstructs.NewStringAttribute(r.CPUFrom),
+			"driver.harvest.reserve_memory":        pstructs.NewIntAttribute(int64(r.MemoryMiB), "MiB"),
+			"driver.harvest.reserve_memory_source": pstructs.NewStringAttribute(r.MemoryFrom),
 			// the harvestable share is capacity minus reserve (placer's packing tiers)
 			"driver.harvest.capacity_cores":  pstructs.NewFloatAttribute(d.settings.capacity.CPU, ""),
 			"driver.harvest.capacity_memory": pstructs.NewIntAttribute(int64(d.settings.capacity.MemoryMiB), "MiB"),

@@ -45,7 +45,7 @@ func (d *Driver) guardOnce(now time.Time) guard.Decision {
 		h.mu.RUnlock()
 	}
 	d.mu.Lock()
-	src, s := d.source, d.settings
+	src, s, reserve := d.source, d.settings, d.reserveLocked().Resources
 	d.mu.Unlock()
 	primary, err := src.Primary(harvested)
 	d.mu.Lock()
@@ -68,7 +68,7 @@ func (d *Driver) guardOnce(now time.Time) guard.Decision {
 	primary = d.primary // on error the reserve is still kept, on the last known primary
 	d.mu.Unlock()
 
-	dec := guard.Evictions(guard.State{Capacity: s.capacity, Reserve: s.reserve, Primary: primary, Tasks: d.guardTasks()})
+	dec := guard.Evictions(guard.State{Capacity: s.capacity, Reserve: reserve, Primary: primary, Tasks: d.guardTasks()})
 	for _, victim := range dec.Evict {
 		if h, ok := d.tasks.get(victim.ID); ok {
 			d.evict(h, dec)

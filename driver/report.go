@@ -18,8 +18,9 @@ const maxPending = 2 * history.SlotsPerDay
 
 // BusyFlag is what the driver publishes for the blob tier at
 // <consul_prefix>busy/<node_name>: the node is busy when its primary tenant
-// uses busy_threshold percent of capacity or more (default: the reserve's
-// edge, 100% - reserve), and storage reads should go to another replica.
+// uses busy_threshold percent of capacity or more (default: the effective
+// reserve's edge, 100% - reserve, moving with the declared reserve), and
+// storage reads should go to another replica.
 type BusyFlag struct {
 	Busy       bool      `json:"busy"`
 	PrimaryCPU float64   `json:"primary_cpu_percent"`
@@ -31,27 +32,42 @@ type BusyFlag struct {
 // them to the tenant history in batches, and publishes the busy flag. It
 // never blocks the guard loop: Consul being away only delays the reports.
 type reporter struct {
-	log       hclog.Logger
-	store     *history.Store
-	tenant    history.TenantID
-	node      string
-	capacity  guard.Resources
-	threshold float64
-	wake      chan struct{}
+	log      hclog.Logger
+	store    *history.Store
+	tenant   history.TenantID
+	node     string
+	capacity guard.Resources
+	wake     chan struct{}
 
-	slot        time.Time
-	sum         float64
-	n           int
-	pending     []history.Sample
-	busy        BusyFlag
-	busyChanged bool
-	lastBusyPut time.Time
-	mu          sync.Mutex // guards the fields above, shared by observe and run
+	threshold     float64 // percent of capacity
+	followReserve bool    // the threshold is the reserve's edge (no busy_threshold set)
+	slot          time.Time
+	sum           float64
+	n             int
+	pending       []history.Sample
+	busy          BusyFlag
+	busyChanged   bool
+	lastBusyPut   time.Time
+	mu            sync.Mutex // guards the fields above, shared by observe and run
 }
 
-// newReporter returns nil (reporting off) unless tenant and Consul are set.
-func newReporter(ctx context.Context, cfg Config, capacity guard.Resources, log hclog.Logger) *reporter {
-	if cfg.Tenant == "" || cfg.ConsulAddress == "" || cfg.NodeName == "" {
+// consulStore is Harvest's store in the Consul at consul_address (nil when
+// none is set), shared by the reports and the declared reserve.
+func consulStore(cfg Config) (*history.Store, error) {
+	if cfg.ConsulAddress == "" {
+		return nil, nil
+	}
+	client, err := consulapi.NewClient(&consulapi.Config{Address: cfg.ConsulAddress})
+	if err != nil {
+		return nil, err
+	}
+	return history.NewStore(history.NewConsulKV(client), cfg.ConsulPrefix), nil
+}
+
+// newReporter returns nil (reporting off) unless tenant, node_name and a
+// Consul store are set.
+func newReporter(ctx context.Context, cfg Config, capacity guard.Resources, store *history.Store, log hclog.Logger) *reporter {
+	if cfg.Tenant == "" || store == nil || cfg.NodeName == "" {
 		log.Info("node samples and busy flag off: set tenant, node_name and consul_address to enable")
 		return nil
 	}
@@ -60,17 +76,32 @@ func newReporter(ctx context.Context, cfg Config, capacity guard.Resources, log 
 		log.Error("node samples off", "error", err)
 		return nil
 	}
-	client, err := consulapi.NewClient(&consulapi.Config{Address: cfg.ConsulAddress})
-	if err != nil {
-		log.Error("node samples off", "error", err)
-		return nil
-	}
-	threshold := cfg.BusyThreshold
-	if threshold <= 0 {
+	threshold, follow := cfg.BusyThreshold, cfg.BusyThreshold <= 0
+	if follow {
 		reserve, _ := guard.ParseAmount(or(cfg.ReserveCPU, guard.DefaultReserveCPU), capacity.CPU)
-		threshold = 100 * (capacity.CPU - reserve) / capacity.CPU
+		threshold = reserveEdge(capacity.CPU, reserve)
 	}
-	return startReporter(ctx, history.NewStore(history.NewConsulKV(client), cfg.ConsulPrefix), id, cfg.NodeName, capacity, threshold, log)
+	r := startReporter(ctx, store, id, cfg.NodeName, capacity, threshold, log)
+	r.mu.Lock()
+	r.followReserve = follow
+	r.mu.Unlock()
+	return r
+}
+
+// reserveEdge is the busy threshold a CPU reserve gives: 100% - reserve.
+func reserveEdge(capacity, reserve float64) float64 { return max(0, 100*(capacity-reserve)/capacity) }
+
+// reserveChanged moves the default busy threshold with the effective CPU
+// reserve (cores); a configured busy_threshold stays.
+func (r *reporter) reserveChanged(cpu float64) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.followReserve {
+		r.threshold = reserveEdge(r.capacity.CPU, cpu)
+	}
 }
 
 func startReporter(ctx context.Context, store *history.Store, tenant history.TenantID, node string, capacity guard.Resources, threshold float64, log hclog.Logger) *reporter {

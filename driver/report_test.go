@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,11 +15,11 @@ import (
 // flakyKV fails every call while down, like an unreachable Consul.
 type flakyKV struct {
 	*history.MemKV
-	down bool
+	down atomic.Bool // set by the test while the reporter's goroutine writes
 }
 
 func (f *flakyKV) CAS(ctx context.Context, k string, v []byte, i uint64) (bool, error) {
-	if f.down {
+	if f.down.Load() {
 		return false, context.DeadlineExceeded
 	}
 	return f.MemKV.CAS(ctx, k, v, i)
@@ -27,7 +28,8 @@ func (f *flakyKV) CAS(ctx context.Context, k string, v []byte, i uint64) (bool, 
 func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	kv := &flakyKV{MemKV: history.NewMemKV(), down: true}
+	kv := &flakyKV{MemKV: history.NewMemKV()}
+	kv.down.Store(true)
 	store := history.NewStore(kv, "")
 	tenant := history.TenantID{Environment: "search", Function: "frontend"}
 	r := startReporter(ctx, store, tenant, "client-1", guard.Resources{CPU: 2, MemoryMiB: 4096}, 75, hclog.NewNullLogger())
@@ -45,7 +47,7 @@ func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 		t.Fatalf("%d samples pending while Consul is down, want 1 buffered", pending)
 	}
 
-	kv.down = false // Consul is back: the buffer drains on the next wake-up
+	kv.down.Store(false) // Consul is back: the buffer drains on the next wake-up
 	r.poke()
 	var flag BusyFlag
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {

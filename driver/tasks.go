@@ -44,13 +44,14 @@ func (d *Driver) allocOf(cfg *drivers.TaskConfig) guard.Resources {
 }
 
 // admit refuses, with a recoverable error, a task whose allocation would
-// break the primary tenant's reserve now (so Nomad places it elsewhere).
+// break the primary tenant's effective reserve now (so Nomad places it
+// elsewhere).
 func (d *Driver) admit(cfg *drivers.TaskConfig, ask guard.Resources) error {
 	d.mu.Lock()
-	s := d.settings
+	s, reserve := d.settings, d.reserveLocked().Resources
 	primary, peak := d.primary, d.tracker.Peak()
 	d.mu.Unlock()
-	state := guard.State{Capacity: s.capacity, Reserve: s.reserve, Primary: primary, Tasks: d.guardTasks()}
+	state := guard.State{Capacity: s.capacity, Reserve: reserve, Primary: primary, Tasks: d.guardTasks()}
 	if err := guard.Admit(state, peak, s.hysteresis, ask); err != nil {
 		d.logger.Info("refused task", "task", cfg.Name, "alloc_id", cfg.AllocID, "reason", err)
 		return nstructs.NewRecoverableError(err, true)

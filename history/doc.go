@@ -12,6 +12,8 @@
 //	declarations/tenants/<environment>/<function> the placer's tenant declarations (JSON)
 //	declarations/policy                        the placer's policy document (JSON)
 //
+// The declarations' shapes and checks are in history/declare.
+//
 // A day is 4.3 KB, so appends rewrite only today's small value (never near
 // Consul's 512 KiB limit) and reading a month is one recursive list. Every
 // write is a check-and-set, retried on conflict, so concurrent writers never

@@ -4,9 +4,11 @@ package agent
 // /v1/tenants/{environment}/{function}): what an operator declares of a
 // primary tenant — storage and the CPU and memory reserve of its nodes —
 // one JSON document per tenant in Consul KV under tenantDeclarationsDir,
-// published as node meta on the tenant's nodes by declsync.go (for the
-// driver and the blob tier; neither reads that meta yet). This file owns
-// the shape, its checks, its documents and its routes.
+// published as node meta on the tenant's nodes by declsync.go (for
+// operators and the blob tier, which does not read it yet; the driver reads
+// its reserve from the documents themselves, see driver/declared.go). This
+// file owns the documents and their routes; the shape and its checks are
+// history/declare's (shared with the driver).
 
 import (
 	"cmp"
@@ -18,60 +20,32 @@ import (
 	"strings"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/declare"
 )
 
 // tenantDeclarationsDir holds one document per tenant, named
 // <environment>/<function>, apart from the history's tenants/ keys.
-const tenantDeclarationsDir = "declarations/tenants/"
+const tenantDeclarationsDir = declare.TenantsDir
 
 // TenantValues are what a tenant declares, the body of PUT
-// /v1/tenants/{environment}/{function}. A field left out is not declared.
-type TenantValues struct {
-	StorageMB       *int64   `json:"storage_mb,omitempty"`
-	ReserveCPU      *float64 `json:"reserve_cpu,omitempty"` // cores
-	ReserveMemoryMB *int64   `json:"reserve_memory_mb,omitempty"`
-}
-
-// TenantDeclaration is a stored declaration, as GET returns it.
-type TenantDeclaration struct {
-	Environment string `json:"environment"`
-	Function    string `json:"function"`
-	TenantValues
-}
-
-// ID is the declared tenant.
-func (d TenantDeclaration) ID() history.TenantID {
-	return history.TenantID{Environment: d.Environment, Function: d.Function}
-}
+// /v1/tenants/{environment}/{function}; TenantDeclaration is a stored
+// declaration, as GET returns it. Their shape and checks live in
+// history/declare, which the driver reads them with too.
+type (
+	TenantValues      = declare.TenantValues
+	TenantDeclaration = declare.Tenant
+)
 
 // parseTenantDeclaration reads and checks a PUT body.
 func parseTenantDeclaration(data []byte) (TenantValues, error) {
-	var v TenantValues
-	if err := decodeStrict(data, &v); err != nil {
-		return TenantValues{}, fmt.Errorf("declaration body: %w", err)
-	}
-	return v, v.validate()
+	return declare.ParseTenantValues(data)
 }
 
-func (v TenantValues) validate() error {
-	if s := v.StorageMB; s != nil && *s < 0 {
-		return fmt.Errorf("storage_mb %d: want a number >= 0", *s)
-	}
-	if m := v.ReserveMemoryMB; m != nil && *m < 0 {
-		return fmt.Errorf("reserve_memory_mb %d: want a number >= 0", *m)
-	}
-	return nonNegative("reserve_cpu", v.ReserveCPU)
-}
-
-func tenantDocument(id history.TenantID) string { return tenantDeclarationsDir + id.String() }
+func tenantDocument(id history.TenantID) string { return declare.TenantDocument(id) }
 
 // checkStored refuses a stored declaration that is not one of id.
 func (d *declared) checkStored(id history.TenantID, rec TenantDeclaration) error {
-	err := rec.validate()
-	if err == nil && rec.ID() != id {
-		err = fmt.Errorf("holds tenant %q", rec.ID())
-	}
-	if err != nil {
+	if err := rec.Check(id); err != nil {
 		return &history.CorruptError{Key: d.store.DocumentKey(tenantDocument(id)), Err: err}
 	}
 	return nil

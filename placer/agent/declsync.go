@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/placer/labels"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -121,7 +122,7 @@ func (d *declared) loadWeights(ctx context.Context) error {
 func (d *declared) loadWeightsLocked(ctx context.Context) (*PolicyDocument, error) {
 	policy, err := d.policy(ctx)
 	if err == nil {
-		d.weights.Store(policy.weightsOver(d.base))
+		d.weights.Store(weightsOver(policy, d.base))
 	}
 	return policy, err
 }
@@ -141,10 +142,10 @@ func declaredMeta(meta map[string]string, t *TenantValues, p *PolicyDocument) (s
 	if t.StorageMB != nil {
 		want[StorageMBKey] = strconv.FormatInt(*t.StorageMB, 10)
 	}
-	if cpu := cmpOr(t.ReserveCPU, p.ReserveCPU); cpu != nil {
+	if cpu, _ := declare.ReserveCPU(t, p); cpu != nil {
 		want[ReserveCPUKey] = strconv.FormatFloat(*cpu, 'f', -1, 64)
 	}
-	if mem := cmpOr(t.ReserveMemoryMB, p.ReserveMemoryMB); mem != nil {
+	if mem, _ := declare.ReserveMemoryMB(t, p); mem != nil {
 		want[ReserveMemoryMBKey] = strconv.FormatInt(*mem, 10)
 	}
 	set = map[string]string{}
@@ -159,14 +160,4 @@ func declaredMeta(meta map[string]string, t *TenantValues, p *PolicyDocument) (s
 		}
 	}
 	return set, unset
-}
-
-// cmpOr is the first non-nil pointer.
-func cmpOr[T any](ps ...*T) *T {
-	for _, p := range ps {
-		if p != nil {
-			return p
-		}
-	}
-	return nil
 }

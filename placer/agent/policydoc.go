@@ -6,83 +6,43 @@ package agent
 // and the proxy's Algorithm 1 weights (swapped live by declsync.go), and
 // sets the reserve defaults published on harvested nodes whose tenant
 // declares none. Replicas and diversity are only stored, for the blob tier.
-// This file owns the document's shape, its checks (those it shares with
-// the configuration file are in declcheck.go) and its routes.
+// This file owns the document's routes and what it changes; its shape and
+// checks are history/declare's (shared with the driver).
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"net/http"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
 // PolicyDocumentName is where the policy document lives under Harvest's KV
 // prefix (apart from the history's keys).
-const PolicyDocumentName = "declarations/policy"
+const PolicyDocumentName = declare.PolicyName
 
 // PolicyDocument is the body of PUT /v1/policy and what GET returns. Every
 // field is optional; a field left out keeps the configuration file's value
 // (or, for reserves, publishes nothing). It is stored as given: no
-// defaults are filled in.
-type PolicyDocument struct {
-	PeriodicStrength *float64 `json:"periodic_strength,omitempty"`
-	ConstantSD       *float64 `json:"constant_sd,omitempty"`
-	ClassSpread      *float64 `json:"class_spread,omitempty"`
-	MaxClasses       *int     `json:"max_classes,omitempty"`
-	// Weights[type][pattern] of Algorithm 1, over the configured ones.
-	Weights         map[string]map[string]float64 `json:"weights,omitzero"`
-	ReserveCPU      *float64                      `json:"reserve_cpu,omitempty"`
-	ReserveMemoryMB *int64                        `json:"reserve_memory_mb,omitempty"`
-	// Replicas (1-9) and Diversity ("strict" or "degraded") are the blob
-	// tier's defaults; the placer only stores them.
-	Replicas  *int    `json:"replicas,omitempty"`
-	Diversity *string `json:"diversity,omitempty"`
-}
+// defaults are filled in. Its shape and checks live in history/declare,
+// which the driver reads it with too.
+type PolicyDocument = declare.Policy
 
 // parsePolicyDocument reads and checks a PUT /v1/policy body.
-func parsePolicyDocument(data []byte) (PolicyDocument, error) {
-	var p PolicyDocument
-	if err := decodeStrict(data, &p); err != nil {
-		return PolicyDocument{}, fmt.Errorf("policy body: %w", err)
-	}
-	return p, p.validate()
-}
+func parsePolicyDocument(data []byte) (PolicyDocument, error) { return declare.ParsePolicy(data) }
 
-func (p PolicyDocument) validate() error {
-	if err := p.thresholds().apply(&classify.Config{}, ""); err != nil {
-		return err
-	}
-	if err := validateWeights("weights", p.Weights); err != nil {
-		return err
-	}
-	if err := nonNegative("reserve_cpu", p.ReserveCPU); err != nil {
-		return err
-	}
-	if m := p.ReserveMemoryMB; m != nil && *m < 0 {
-		return fmt.Errorf("reserve_memory_mb %d: want a number >= 0", *m)
-	}
-	if r := p.Replicas; r != nil && (*r < 1 || *r > 9) {
-		return fmt.Errorf("replicas %d: want 1 to 9", *r)
-	}
-	if d := p.Diversity; d != nil && *d != "strict" && *d != "degraded" {
-		return fmt.Errorf("diversity %q: want \"strict\" or \"degraded\"", *d)
-	}
-	return nil
-}
-
-func (p PolicyDocument) thresholds() classifyThresholds {
+func policyThresholds(p PolicyDocument) classifyThresholds {
 	return classifyThresholds{PeriodicStrength: p.PeriodicStrength, ConstantSD: p.ConstantSD,
 		ClassSpread: p.ClassSpread, MaxClasses: p.MaxClasses}
 }
 
 // weightsOver returns base with the document's weights over it, as a new
 // set: base, which live readers may hold, is never modified.
-func (p *PolicyDocument) weightsOver(base selectclass.Weights) selectclass.Weights {
+func weightsOver(p *PolicyDocument, base selectclass.Weights) selectclass.Weights {
 	out := selectclass.Weights{}
 	for typ, byPattern := range base {
 		out[typ] = maps.Clone(byPattern)
@@ -107,7 +67,7 @@ func (d *declared) policy(ctx context.Context) (*PolicyDocument, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, &history.CorruptError{Key: d.store.DocumentKey(PolicyDocumentName), Err: err}
 	}
 	return &p, nil
@@ -120,7 +80,8 @@ func (d *declared) thresholds(ctx context.Context, base classify.Config) (classi
 	if err != nil || p == nil {
 		return base, err
 	}
-	return base, p.thresholds().apply(&base, "")
+	err = policyThresholds(*p).apply(&base, "")
+	return base, err
 }
 
 func (d *declared) policyRoutes(mux *http.ServeMux) {

@@ -1,0 +1,211 @@
+package driver
+
+// The reserve declared for this node's primary tenant. Operators declare a
+// tenant's CPU and memory reserve, and a default for every tenant in the
+// placer's policy document, through the placer's API; both live in Consul
+// KV (history/declare has their shapes and checks). When tenant and
+// consul_address are set, the driver reads its tenant's declaration and
+// the policy document at start and every declarationsInterval, and keeps,
+// per resource, the tenant's declared value, else the policy's, else the
+// plugin config's reserve_cpu / reserve_memory. The guard loop, admission
+// and the fingerprint all take the reserve from reserveLocked, under the
+// driver's lock, so a swap is seen whole by each of them.
+//
+// A read that fails (Consul away) or finds a corrupt document changes
+// nothing: the last good reserve stays enforced (the config's until a read
+// succeeds), and the failure is logged once per different error. A
+// document that is gone is a good read: its values no longer apply.
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/declare"
+)
+
+// declarationsInterval is how often the declarations are read again.
+const declarationsInterval = 10 * time.Second
+
+// declarationsTimeout bounds one read of both documents.
+const declarationsTimeout = 5 * time.Second
+
+// Where a value of the effective reserve comes from, as the log and the
+// fingerprint (driver.harvest.reserve_*_source) say it.
+const (
+	fromTenant = string(declare.FromTenant)
+	fromPolicy = string(declare.FromPolicy)
+	fromConfig = "config"
+)
+
+// effectiveReserve is the reserve the driver keeps, and where each of its
+// values comes from.
+type effectiveReserve struct {
+	guard.Resources
+	CPUFrom, MemoryFrom string
+}
+
+// declared are the documents of the last good read (nil: none stored).
+type declared struct {
+	tenant *declare.TenantValues
+	policy *declare.Policy
+}
+
+// over is the effective reserve: per resource the tenant's declared value,
+// else the policy's, else config (the plugin config's reserve).
+func (dc declared) over(config guard.Resources) effectiveReserve {
+	r := effectiveReserve{Resources: config, CPUFrom: fromConfig, MemoryFrom: fromConfig}
+	if cpu, src := declare.ReserveCPU(dc.tenant, dc.policy); cpu != nil {
+		r.CPU, r.CPUFrom = *cpu, string(src)
+	}
+	if mem, src := declare.ReserveMemoryMB(dc.tenant, dc.policy); mem != nil {
+		r.MemoryMiB, r.MemoryFrom = float64(*mem), string(src) // Nomad's MB are MiB
+	}
+	return r
+}
+
+// declWatcher reads one tenant's declaration and the policy document, and
+// remembers its failures so that each different one is logged once. Only
+// the watching goroutine uses it.
+type declWatcher struct {
+	store    *history.Store
+	tenant   history.TenantID
+	log      hclog.Logger
+	lastErr  string // the failure last logged; "" after a good read
+	failing  int    // failed reads since the last good one
+	failures uint64 // failed reads since start (the driver has no metrics sink: logged)
+}
+
+// newDeclWatcher returns nil (config reserve only) unless tenant and a
+// Consul store are set.
+func newDeclWatcher(cfg Config, store *history.Store, log hclog.Logger) *declWatcher {
+	if cfg.Tenant == "" || store == nil {
+		log.Info("declared reserve off: set tenant and consul_address to follow the placer's declarations")
+		return nil
+	}
+	id, err := history.ParseTenantID(cfg.Tenant)
+	if err != nil {
+		log.Error("declared reserve off", "error", err)
+		return nil
+	}
+	return &declWatcher{store: store, tenant: id, log: log}
+}
+
+// read reads both documents; a value that does not decode or check is a
+// *history.CorruptError naming its key, as the placer reports it.
+func (w *declWatcher) read(ctx context.Context) (declared, error) {
+	var out declared
+	name := declare.TenantDocument(w.tenant)
+	var rec declare.Tenant
+	ok, err := w.store.GetDocument(ctx, name, &rec)
+	if err != nil {
+		return declared{}, err
+	}
+	if ok {
+		if err := rec.Check(w.tenant); err != nil {
+			return declared{}, &history.CorruptError{Key: w.store.DocumentKey(name), Err: err}
+		}
+		out.tenant = &rec.TenantValues
+	}
+	var p declare.Policy
+	if ok, err = w.store.GetDocument(ctx, declare.PolicyName, &p); err != nil {
+		return declared{}, err
+	}
+	if ok {
+		if err := p.Validate(); err != nil {
+			return declared{}, &history.CorruptError{Key: w.store.DocumentKey(declare.PolicyName), Err: err}
+		}
+		out.policy = &p
+	}
+	return out, nil
+}
+
+// note counts a read's outcome and reports whether it is worth a log line:
+// a failure different from the last one logged, or the first good read
+// after failures.
+func (w *declWatcher) note(err error) bool {
+	if err == nil {
+		recovered := w.failing > 0
+		w.failing, w.lastErr = 0, ""
+		return recovered
+	}
+	w.failing++
+	w.failures++
+	if msg := err.Error(); msg != w.lastErr {
+		w.lastErr = msg
+		return true
+	}
+	return false
+}
+
+// watchDeclarations reads the declarations at start and every
+// declarationsInterval until the driver shuts down.
+func (d *Driver) watchDeclarations(w *declWatcher) {
+	ticker := time.NewTicker(declarationsInterval)
+	defer ticker.Stop()
+	for {
+		d.refreshDeclarations(w)
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// refreshDeclarations reads the documents once: a good read swaps the
+// effective reserve, a failed one keeps the last good reserve.
+func (d *Driver) refreshDeclarations(w *declWatcher) {
+	ctx, cancel := context.WithTimeout(d.ctx, declarationsTimeout)
+	docs, err := w.read(ctx)
+	cancel()
+	logIt := w.note(err)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		if logIt {
+			r := d.reserveLocked()
+			w.log.Warn("cannot read the declared reserve; keeping the last good one", "error", err,
+				"failed_reads", w.failures, "reserve_cores", r.CPU, "cores_from", r.CPUFrom,
+				"reserve_mib", r.MemoryMiB, "memory_from", r.MemoryFrom)
+		}
+		return
+	}
+	if logIt {
+		w.log.Info("declared reserve readable again", "failed_reads", w.failures)
+	}
+	d.declared = docs
+	d.announceLocked()
+}
+
+// reserveLocked is the reserve to keep now; d.mu must be held.
+func (d *Driver) reserveLocked() effectiveReserve { return d.declared.over(d.settings.reserve) }
+
+// announceLocked, after the declarations changed, logs a change of the
+// effective reserve, re-fingerprints at once and moves the busy flag's
+// default threshold with it; d.mu must be held.
+func (d *Driver) announceLocked() {
+	r := d.reserveLocked()
+	if r == d.announced {
+		return
+	}
+	d.announced = r
+	d.logger.Info("effective reserve changed", "reserve_cores", r.CPU, "cores_from", r.CPUFrom,
+		"reserve_mib", r.MemoryMiB, "memory_from", r.MemoryFrom)
+	if !d.settings.capacity.Covers(r.Resources) {
+		d.logger.Warn("the effective reserve is more than the node's capacity: no harvested task can run here",
+			"capacity_cores", d.settings.capacity.CPU, "capacity_mib", d.settings.capacity.MemoryMiB)
+	}
+	d.reserveChangedLocked()
+	d.reporter.reserveChanged(r.CPU)
+}
+
+// reserveChangedLocked wakes whoever waits on the reserve (the
+// fingerprint loops); d.mu must be held.
+func (d *Driver) reserveChangedLocked() {
+	close(d.reserveWake)
+	d.reserveWake = make(chan struct{})
+}

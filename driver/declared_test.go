@@ -1,0 +1,229 @@
+package driver
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	nstructs "github.com/hashicorp/nomad/nomad/structs"
+	"github.com/hashicorp/nomad/plugins/drivers"
+
+	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/declare"
+)
+
+// awayKV fails every read while down, like an unreachable Consul.
+type awayKV struct {
+	*history.MemKV
+	down bool
+}
+
+func (a *awayKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
+	if a.down {
+		return nil, 0, context.DeadlineExceeded
+	}
+	return a.MemKV.Get(ctx, key)
+}
+
+var _ history.KV = (*awayKV)(nil)
+
+// logBuffer collects log lines for the test to count.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), s)
+}
+
+var declTenant = history.TenantID{Environment: "search", Function: "frontend"}
+
+// watch gives d a declarations watcher over a fresh in-memory KV (prefix
+// "harvest/"), as SetConfig would with tenant and consul_address set.
+func watch(d *Driver, log hclog.Logger) (*declWatcher, *awayKV, *history.Store) {
+	kv := &awayKV{MemKV: history.NewMemKV()}
+	store := history.NewStore(kv, "harvest/")
+	w := newDeclWatcher(Config{Tenant: declTenant.String()}, store, log)
+	return w, kv, store
+}
+
+func put(t *testing.T, store *history.Store, name string, v any) {
+	t.Helper()
+	if err := store.PutDocument(context.Background(), name, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func reserveOf(d *Driver) effectiveReserve {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.reserveLocked()
+}
+
+func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T) {
+	logs := &logBuffer{}
+	log := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})
+	d := New(log)
+	defer d.Shutdown()
+	capacity := guard.Resources{CPU: 4, MemoryMiB: 8192}
+	d.mu.Lock()
+	d.config.Enabled, d.source = true, &fakeSource{capacity: capacity}
+	d.settings = settings{capacity: capacity, reserve: guard.Resources{CPU: 1, MemoryMiB: 512}}
+	d.announced = d.reserveLocked() // as SetConfig leaves it
+	d.mu.Unlock()
+	w, kv, store := watch(d, log)
+	d.reporter = startReporter(context.Background(), store, declTenant, "client-1", capacity, reserveEdge(4, 1), log)
+	d.reporter.followReserve = true
+	tenantDoc := declare.TenantDocument(declTenant)
+	cores := func(v float64) *float64 { return &v }
+	mib := func(v int64) *int64 { return &v }
+	step := func(what string, want effectiveReserve) {
+		t.Helper()
+		d.refreshDeclarations(w)
+		if got := reserveOf(d); got != want {
+			t.Fatalf("%s: reserve %+v, want %+v", what, got, want)
+		}
+		fp := d.fingerprint()
+		if a := fp.Attributes; *a["driver.harvest.reserve_cores"].Float != want.CPU ||
+			*a["driver.harvest.reserve_memory"].Int != int64(want.MemoryMiB) ||
+			*a["driver.harvest.reserve_cores_source"].String != want.CPUFrom ||
+			*a["driver.harvest.reserve_memory_source"].String != want.MemoryFrom {
+			t.Fatalf("%s: fingerprint %v", what, a)
+		}
+	}
+	reserve := func(cpu, mem float64, cpuFrom, memFrom string) effectiveReserve {
+		return effectiveReserve{guard.Resources{CPU: cpu, MemoryMiB: mem}, cpuFrom, memFrom}
+	}
+
+	step("nothing declared", reserve(1, 512, fromConfig, fromConfig))
+	put(t, store, declare.PolicyName, declare.Policy{ReserveCPU: cores(2), ReserveMemoryMB: mib(1024)})
+	step("policy", reserve(2, 1024, fromPolicy, fromPolicy))
+	put(t, store, tenantDoc, declare.Tenant{Environment: "search", Function: "frontend",
+		TenantValues: declare.TenantValues{ReserveCPU: cores(3)}})
+	step("tenant cpu over policy", reserve(3, 1024, fromTenant, fromPolicy))
+	if got := d.reporter.threshold; got != 25 {
+		t.Fatalf("busy threshold %.0f%%, want the 3-core reserve's edge, 25%%", got)
+	}
+	put(t, store, tenantDoc, declare.Tenant{Environment: "search", Function: "frontend",
+		TenantValues: declare.TenantValues{ReserveCPU: cores(3), ReserveMemoryMB: mib(2048)}})
+	step("tenant both", reserve(3, 2048, fromTenant, fromTenant))
+	if n := logs.count(`effective reserve changed: reserve_cores=3 cores_from=tenant reserve_mib=2048 memory_from=tenant`); n != 1 {
+		t.Fatalf("change logged %d times:\n%s", n, logs.b.String())
+	}
+
+	// A corrupt or unreadable document keeps the last good reserve; each
+	// different failure is logged once.
+	good := reserve(3, 2048, fromTenant, fromTenant)
+	kv.Put("harvest/"+tenantDoc, []byte("{"))
+	step("corrupt tenant", good)
+	step("corrupt tenant again", good)
+	if n := logs.count("cannot read the declared reserve"); n != 1 || logs.count(`is corrupt: unexpected end of JSON input`) != 1 {
+		t.Fatalf("corrupt document logged %d times:\n%s", n, logs.b.String())
+	}
+	kv.Put("harvest/"+tenantDoc, []byte(`{"environment":"ads","function":"frontend","reserve_cpu":0}`))
+	step("another tenant's declaration", good)
+	kv.Put("harvest/"+tenantDoc, []byte(`{"environment":"search","function":"frontend","reserve_cpu":-1}`))
+	step("negative reserve", good)
+	kv.down = true
+	step("Consul away", good)
+	step("Consul still away", good)
+	kv.down = false
+	put(t, store, tenantDoc, declare.Tenant{Environment: "search", Function: "frontend",
+		TenantValues: declare.TenantValues{ReserveCPU: cores(3), ReserveMemoryMB: mib(2048)}})
+	kv.Put("harvest/"+declare.PolicyName, []byte(`{"reserve_cpu":0,"replicas":12}`))
+	step("corrupt policy", good)
+	if n := logs.count("cannot read the declared reserve"); n != 5 || w.failures != 7 {
+		t.Fatalf("%d failure lines for 5 different failures, %d failed reads counted (want 7):\n%s", n, w.failures, logs.b.String())
+	}
+
+	// Deleting falls back: to the policy, then to the config.
+	put(t, store, declare.PolicyName, declare.Policy{ReserveCPU: cores(2)})
+	step("policy fixed", good)
+	if logs.count("declared reserve readable again: failed_reads=7") != 1 {
+		t.Fatalf("recovery not logged:\n%s", logs.b.String())
+	}
+	if err := store.DeleteDocument(context.Background(), tenantDoc); err != nil {
+		t.Fatal(err)
+	}
+	step("tenant deleted", reserve(2, 512, fromPolicy, fromConfig))
+	if err := store.DeleteDocument(context.Background(), declare.PolicyName); err != nil {
+		t.Fatal(err)
+	}
+	step("policy deleted", reserve(1, 512, fromConfig, fromConfig))
+	if got := d.reporter.threshold; got != 75 {
+		t.Fatalf("busy threshold %.0f%%, want the config reserve's edge again, 75%%", got)
+	}
+}
+
+func TestAdmissionAndGuardKeepTheDeclaredReserve(t *testing.T) {
+	h, d, _ := newHarness(t) // 4 cores, config reserve 1 core, no margin, primary idle
+	w, _, store := watch(d, hclog.NewNullLogger())
+	fps, err := d.Fingerprint(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-fps
+	declareCPU := func(cores float64) {
+		t.Helper()
+		put(t, store, declare.TenantDocument(declTenant), declare.Tenant{Environment: "search", Function: "frontend",
+			TenantValues: declare.TenantValues{ReserveCPU: &cores}})
+		d.refreshDeclarations(w)
+	}
+
+	first := task(t, h, d, "first", "/bin/sleep", "300")
+	start(t, h, first) // 4 - 1 = 3 free >= 1
+	declareCPU(3)
+	// the fingerprint follows at once, not at the next 30 s period
+	select {
+	case fp := <-fps:
+		if got := fp.Attributes["driver.harvest.reserve_cores"]; got == nil || *got.Float != 3 ||
+			*fp.Attributes["driver.harvest.reserve_cores_source"].String != "tenant" {
+			t.Fatalf("fingerprint after the declaration: %v", fp.Attributes)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no fingerprint after the reserve changed")
+	}
+	if dec := d.guardOnce(time.Now()); len(dec.Evict) != 0 {
+		t.Fatalf("3 free for a reserve of 3 evicted %+v", dec.Evict)
+	}
+	// a second core would leave 2 free: enough for the config's 1, not the declared 3
+	second := task(t, h, d, "second", "/bin/sleep", "300")
+	_, _, err = h.StartTask(second)
+	if err == nil || !nstructs.IsRecoverable(err) || !strings.Contains(err.Error(), "below the primary tenant's reserve of 3.00 cores") {
+		t.Fatalf("start under the declared reserve: %v", err)
+	}
+	// a larger declaration evicts the running task in the guard loop
+	declareCPU(3.5)
+	dec := d.guardOnce(time.Now())
+	if len(dec.Evict) != 1 || dec.Evict[0].Name != "first" {
+		t.Fatalf("guard under a 3.5-core reserve evicted %+v, want first", dec.Evict)
+	}
+	if res := wait(t, h, first.ID); res.Err == nil || !strings.Contains(res.Err.Error(), "evicted") {
+		t.Fatalf("first exited %+v", res)
+	}
+	// deleting the declaration gives the config's reserve back
+	if err := store.DeleteDocument(context.Background(), declare.TenantDocument(declTenant)); err != nil {
+		t.Fatal(err)
+	}
+	d.refreshDeclarations(w)
+	if r := reserveOf(d); r.CPU != 1 || r.CPUFrom != fromConfig {
+		t.Fatalf("reserve after the deletion %+v", r)
+	}
+	start(t, h, second)
+	if st, err := h.InspectTask(second.ID); err != nil || st.State != drivers.TaskStateRunning {
+		t.Fatalf("second after the deletion: %+v %v", st, err)
+	}
+}
