@@ -33,9 +33,12 @@ build: ## build every Harvest binary into bin/
 		echo "build: $$b"; \
 		go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/$$b ./cmd/$$b; \
 	done
-	@d=$(TF_MIRROR)/registry.terraform.io/harvest-platform/harvest/$(TF_PROVIDER_VERSION)/$(TF_PLATFORM); \
-	mkdir -p $$d && cp $(BIN)/terraform-provider-harvest $$d/terraform-provider-harvest_v$(TF_PROVIDER_VERSION); \
-	printf 'disable_checkpoint = true\nprovider_installation {\n  filesystem_mirror {\n    path    = "%s"\n    include = ["registry.terraform.io/harvest-platform/*"]\n  }\n}\n' "$(TF_MIRROR)" > $(TF_CLI_CONFIG); \
+	@# under Terraform's default registry host and OpenTofu's (make stack uses OpenTofu where there is no terraform)
+	@for host in registry.terraform.io registry.opentofu.org; do \
+		d=$(TF_MIRROR)/$$host/harvest-platform/harvest/$(TF_PROVIDER_VERSION)/$(TF_PLATFORM); \
+		mkdir -p $$d && cp $(BIN)/terraform-provider-harvest $$d/terraform-provider-harvest_v$(TF_PROVIDER_VERSION); \
+	done; \
+	printf 'disable_checkpoint = true\nprovider_installation {\n  filesystem_mirror {\n    path    = "%s"\n    include = ["registry.terraform.io/harvest-platform/*", "registry.opentofu.org/harvest-platform/*"]\n  }\n}\n' "$(TF_MIRROR)" > $(TF_CLI_CONFIG); \
 	echo "build: terraform provider $(TF_PROVIDER_VERSION) mirrored in $(TF_MIRROR) (TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG))"
 
 .PHONY: stack

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,6 +36,17 @@ func terraformEnv(t *testing.T) []string {
 	t.Helper()
 	rc := filepath.Join(bin, "terraform.rc")
 	return []string{"TF_CLI_CONFIG_FILE=" + rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_INPUT=0"}
+}
+
+// isOpenTofu: make stack links OpenTofu as terraform where the machine has
+// no terraform.
+func isOpenTofu(t *testing.T) bool {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(stack, "terraform"), "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("terraform version: %v\n%s", err, out)
+	}
+	return strings.Contains(string(out), "OpenTofu")
 }
 
 // passing is how many instances of a Consul service pass every check.

@@ -112,6 +112,10 @@ data "harvest_blob_repair_state" "r" {
 func TestTerraformProviderManagesThePlatform(t *testing.T) {
 	t.Setenv("TF_ACC", "1")
 	t.Setenv("TF_ACC_TERRAFORM_PATH", filepath.Join(stack, "terraform"))
+	if isOpenTofu(t) {
+		// OpenTofu resolves "harvest" under its own registry host
+		t.Setenv("TF_ACC_PROVIDER_HOST", "registry.opentofu.org")
+	}
 	for _, kv := range terraformEnv(t) {
 		k, v, _ := cut(kv)
 		t.Setenv(k, v)

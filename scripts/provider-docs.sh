@@ -21,7 +21,7 @@ export TF_CLI_CONFIG_FILE=$root/bin/terraform.rc CHECKPOINT_DISABLE=1 TF_IN_AUTO
 "$terraform" -chdir="$work" init -input=false -no-color >/dev/null
 # tfplugindocs looks the schema up by the short name (or under hashicorp/)
 "$terraform" -chdir="$work" providers schema -json |
-	sed 's#"registry.terraform.io/harvest-platform/harvest"#"harvest"#' >"$work/schema.json"
+	sed -E 's#"registry\.(terraform\.io|opentofu\.org)/harvest-platform/harvest"#"harvest"#' >"$work/schema.json"
 
 out=$root/terraform/provider/docs
 if [ "${1:-}" = -check ]; then

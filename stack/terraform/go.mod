@@ -6,6 +6,8 @@ module harvest.local/stack/terraform
 
 go 1.26
 
+require github.com/opentofu/opentofu v1.9.1
+
 require (
 	cloud.google.com/go v0.112.0 // indirect
 	cloud.google.com/go/compute v1.23.3 // indirect
@@ -154,7 +156,6 @@ require (
 	github.com/nu7hatch/gouuid v0.0.0-20131221200532-179d4d0c4d8d // indirect
 	github.com/oklog/run v1.0.0 // indirect
 	github.com/openbao/openbao/api v0.0.0-20240326035453-c075f0ef2c7e // indirect
-	github.com/opentofu/opentofu v1.9.1 // indirect
 	github.com/opentofu/registry-address v0.0.0-20230920144404-f1e51167f633 // indirect
 	github.com/packer-community/winrmcp v0.0.0-20180921211025-c76d91c1e7db // indirect
 	github.com/pkg/errors v0.9.1 // indirect
@@ -221,3 +222,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v4 v4.2.1 // indirect
 	sigs.k8s.io/yaml v1.2.0 // indirect
 )
+
+// OpenTofu's own go.mod replaces hcl/v2 with its fork; a wrapper module must
+// repeat it.
+replace github.com/hashicorp/hcl/v2 v2.20.1 => github.com/opentofu/hcl/v2 v2.0.0-20240814143621-8048794c5c52
