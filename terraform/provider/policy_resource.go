@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/harvest-platform/harvest/history/declare"
 )
 
 var (
@@ -43,19 +45,6 @@ type policyModel struct {
 	ReserveMemoryMB  types.Int64   `tfsdk:"reserve_memory_mb"`
 	Replicas         types.Int64   `tfsdk:"replicas"`
 	Diversity        types.String  `tfsdk:"diversity"`
-}
-
-// policyDocument is the placer's JSON form (unset fields omitted).
-type policyDocument struct {
-	PeriodicStrength *float64                      `json:"periodic_strength,omitempty"`
-	ConstantSD       *float64                      `json:"constant_sd,omitempty"`
-	ClassSpread      *float64                      `json:"class_spread,omitempty"`
-	MaxClasses       *int64                        `json:"max_classes,omitempty"`
-	Weights          map[string]map[string]float64 `json:"weights,omitempty"`
-	ReserveCPU       *float64                      `json:"reserve_cpu,omitempty"`
-	ReserveMemoryMB  *int64                        `json:"reserve_memory_mb,omitempty"`
-	Replicas         *int64                        `json:"replicas,omitempty"`
-	Diversity        *string                       `json:"diversity,omitempty"`
 }
 
 var weightsType = types.MapType{ElemType: types.Float64Type}
@@ -99,10 +88,11 @@ func (r *policyResource) Configure(_ context.Context, req resource.ConfigureRequ
 	r.c = configured(req.ProviderData, &resp.Diagnostics)
 }
 
-func (m *policyModel) document(ctx context.Context) (policyDocument, diag.Diagnostics) {
-	d := policyDocument{PeriodicStrength: float64Ptr(m.PeriodicStrength), ConstantSD: float64Ptr(m.ConstantSD),
-		ClassSpread: float64Ptr(m.ClassSpread), MaxClasses: int64Ptr(m.MaxClasses), ReserveCPU: float64Ptr(m.ReserveCPU),
-		ReserveMemoryMB: int64Ptr(m.ReserveMemoryMB), Replicas: int64Ptr(m.Replicas), Diversity: stringPtr(m.Diversity)}
+// document is the placer's JSON form (history/declare), unset fields left out.
+func (m *policyModel) document(ctx context.Context) (declare.Policy, diag.Diagnostics) {
+	d := declare.Policy{PeriodicStrength: float64Ptr(m.PeriodicStrength), ConstantSD: float64Ptr(m.ConstantSD),
+		ClassSpread: float64Ptr(m.ClassSpread), MaxClasses: intPtr(m.MaxClasses), ReserveCPU: float64Ptr(m.ReserveCPU),
+		ReserveMemoryMB: int64Ptr(m.ReserveMemoryMB), Replicas: intPtr(m.Replicas), Diversity: stringPtr(m.Diversity)}
 	var diags diag.Diagnostics
 	if !m.Weights.IsNull() && !m.Weights.IsUnknown() {
 		diags = m.Weights.ElementsAs(ctx, &d.Weights, false)
@@ -110,11 +100,11 @@ func (m *policyModel) document(ctx context.Context) (policyDocument, diag.Diagno
 	return d, diags
 }
 
-func (m *policyModel) fill(ctx context.Context, d policyDocument) diag.Diagnostics {
+func (m *policyModel) fill(ctx context.Context, d declare.Policy) diag.Diagnostics {
 	m.ID = types.StringValue(policyID)
 	m.PeriodicStrength, m.ConstantSD, m.ClassSpread = types.Float64PointerValue(d.PeriodicStrength), types.Float64PointerValue(d.ConstantSD), types.Float64PointerValue(d.ClassSpread)
-	m.MaxClasses, m.ReserveCPU, m.ReserveMemoryMB = types.Int64PointerValue(d.MaxClasses), types.Float64PointerValue(d.ReserveCPU), types.Int64PointerValue(d.ReserveMemoryMB)
-	m.Replicas, m.Diversity = types.Int64PointerValue(d.Replicas), types.StringPointerValue(d.Diversity)
+	m.MaxClasses, m.ReserveCPU, m.ReserveMemoryMB = int64Value(d.MaxClasses), types.Float64PointerValue(d.ReserveCPU), types.Int64PointerValue(d.ReserveMemoryMB)
+	m.Replicas, m.Diversity = int64Value(d.Replicas), types.StringPointerValue(d.Diversity)
 	if d.Weights == nil {
 		m.Weights = types.MapNull(weightsType)
 		return nil
@@ -129,7 +119,11 @@ func (r *policyResource) put(ctx context.Context, m *policyModel, diags *diag.Di
 	if diags.Append(d...); diags.HasError() {
 		return
 	}
-	var got policyDocument
+	if err := doc.Validate(); err != nil {
+		diags.AddError("invalid placer policy", err.Error())
+		return
+	}
+	var got declare.Policy
 	if err := r.c.placer.do(ctx, http.MethodPut, "/v1/policy", doc, &got); err != nil {
 		diags.AddError("writing the placer policy", err.Error())
 		return
@@ -152,7 +146,7 @@ func (r *policyResource) Read(ctx context.Context, req resource.ReadRequest, res
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	var got policyDocument
+	var got declare.Policy
 	err := r.c.placer.do(ctx, http.MethodGet, "/v1/policy", nil, &got)
 	if errors.Is(err, errNotFound) {
 		resp.State.RemoveResource(ctx)

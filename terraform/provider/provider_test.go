@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
+	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/jobs"
 )
 
@@ -139,11 +140,11 @@ func TestPlacerErrors(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := placerClient{base: srv.URL + "/"}
-	err := p.do(context.Background(), http.MethodGet, "/v1/tenants/a/gone", nil, &tenantDeclaration{})
+	err := p.do(context.Background(), http.MethodGet, "/v1/tenants/a/gone", nil, &declare.Tenant{})
 	if !errors.Is(err, errNotFound) {
 		t.Fatalf("404: %v, want errNotFound", err)
 	}
-	err = p.do(context.Background(), http.MethodPut, "/v1/tenants/a/b", tenantDeclaration{}, nil)
+	err = p.do(context.Background(), http.MethodPut, "/v1/tenants/a/b", declare.TenantValues{}, nil)
 	if err == nil || errors.Is(err, errNotFound) || !strings.Contains(err.Error(), "reserve_cpu must not be negative") {
 		t.Fatalf("400: %v", err)
 	}

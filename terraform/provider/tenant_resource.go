@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/harvest-platform/harvest/history/declare"
 )
 
 var (
@@ -37,15 +39,6 @@ type tenantModel struct {
 	StorageMB       types.Int64   `tfsdk:"storage_mb"`
 	ReserveCPU      types.Float64 `tfsdk:"reserve_cpu"`
 	ReserveMemoryMB types.Int64   `tfsdk:"reserve_memory_mb"`
-}
-
-// tenantDeclaration is the placer's JSON form (unset fields omitted).
-type tenantDeclaration struct {
-	Environment     string   `json:"environment,omitempty"`
-	Function        string   `json:"function,omitempty"`
-	StorageMB       *int64   `json:"storage_mb,omitempty"`
-	ReserveCPU      *float64 `json:"reserve_cpu,omitempty"`
-	ReserveMemoryMB *int64   `json:"reserve_memory_mb,omitempty"`
 }
 
 func (r *tenantResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -84,8 +77,12 @@ func (r *tenantResource) Configure(_ context.Context, req resource.ConfigureRequ
 func tenantPath(env, fn string) string { return "/v1/tenants/" + env + "/" + fn }
 
 func (r *tenantResource) put(ctx context.Context, m *tenantModel) error {
-	body := tenantDeclaration{StorageMB: int64Ptr(m.StorageMB), ReserveCPU: float64Ptr(m.ReserveCPU), ReserveMemoryMB: int64Ptr(m.ReserveMemoryMB)}
-	var got tenantDeclaration
+	// the placer's JSON form (history/declare), unset fields left out
+	body := declare.TenantValues{StorageMB: int64Ptr(m.StorageMB), ReserveCPU: float64Ptr(m.ReserveCPU), ReserveMemoryMB: int64Ptr(m.ReserveMemoryMB)}
+	if err := body.Validate(); err != nil {
+		return err
+	}
+	var got declare.Tenant
 	if err := r.c.placer.do(ctx, http.MethodPut, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), body, &got); err != nil {
 		return err
 	}
@@ -93,7 +90,7 @@ func (r *tenantResource) put(ctx context.Context, m *tenantModel) error {
 	return nil
 }
 
-func (m *tenantModel) fill(d tenantDeclaration) {
+func (m *tenantModel) fill(d declare.Tenant) {
 	m.ID = types.StringValue(d.Environment + "/" + d.Function)
 	m.Environment, m.Function = types.StringValue(d.Environment), types.StringValue(d.Function)
 	m.StorageMB, m.ReserveCPU, m.ReserveMemoryMB = types.Int64PointerValue(d.StorageMB), types.Float64PointerValue(d.ReserveCPU), types.Int64PointerValue(d.ReserveMemoryMB)
@@ -116,7 +113,7 @@ func (r *tenantResource) Read(ctx context.Context, req resource.ReadRequest, res
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	var got tenantDeclaration
+	var got declare.Tenant
 	err := r.c.placer.do(ctx, http.MethodGet, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), nil, &got)
 	if errors.Is(err, errNotFound) {
 		resp.State.RemoveResource(ctx)

@@ -43,3 +43,18 @@ func stringPtr(v types.String) *string {
 	x := v.ValueString()
 	return &x
 }
+
+func intPtr(v types.Int64) *int {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	x := int(v.ValueInt64())
+	return &x
+}
+
+func int64Value(p *int) types.Int64 {
+	if p == nil {
+		return types.Int64Null()
+	}
+	return types.Int64Value(int64(*p))
+}
