@@ -71,12 +71,10 @@ func (dc declared) over(config guard.Resources) effectiveReserve {
 // remembers its failures so that each different one is logged once. Only
 // the watching goroutine uses it.
 type declWatcher struct {
-	store    *history.Store
-	tenant   history.TenantID
-	log      hclog.Logger
-	lastErr  string // the failure last logged; "" after a good read
-	failing  int    // failed reads since the last good one
-	failures uint64 // failed reads since start (the driver has no metrics sink: logged)
+	store  *history.Store
+	tenant history.TenantID
+	log    hclog.Logger
+	fails  declare.FailureLog // the driver has no metrics sink: its count is logged
 }
 
 // newDeclWatcher returns nil (config reserve only) unless tenant and a
@@ -94,51 +92,19 @@ func newDeclWatcher(cfg Config, store *history.Store, log hclog.Logger) *declWat
 	return &declWatcher{store: store, tenant: id, log: log}
 }
 
-// read reads both documents; a value that does not decode or check is a
-// *history.CorruptError naming its key, as the placer reports it.
+// read reads both documents (declare.ReadTenant, declare.ReadPolicy); a
+// value that does not decode or check is a *history.CorruptError naming its
+// key, as the placer reports it.
 func (w *declWatcher) read(ctx context.Context) (declared, error) {
-	var out declared
-	name := declare.TenantDocument(w.tenant)
-	var rec declare.Tenant
-	ok, err := w.store.GetDocument(ctx, name, &rec)
+	tenant, err := declare.ReadTenant(ctx, w.store, w.tenant)
 	if err != nil {
 		return declared{}, err
 	}
-	if ok {
-		if err := rec.Check(w.tenant); err != nil {
-			return declared{}, &history.CorruptError{Key: w.store.DocumentKey(name), Err: err}
-		}
-		out.tenant = &rec.TenantValues
-	}
-	var p declare.Policy
-	if ok, err = w.store.GetDocument(ctx, declare.PolicyName, &p); err != nil {
+	policy, err := declare.ReadPolicy(ctx, w.store)
+	if err != nil {
 		return declared{}, err
 	}
-	if ok {
-		if err := p.Validate(); err != nil {
-			return declared{}, &history.CorruptError{Key: w.store.DocumentKey(declare.PolicyName), Err: err}
-		}
-		out.policy = &p
-	}
-	return out, nil
-}
-
-// note counts a read's outcome and reports whether it is worth a log line:
-// a failure different from the last one logged, or the first good read
-// after failures.
-func (w *declWatcher) note(err error) bool {
-	if err == nil {
-		recovered := w.failing > 0
-		w.failing, w.lastErr = 0, ""
-		return recovered
-	}
-	w.failing++
-	w.failures++
-	if msg := err.Error(); msg != w.lastErr {
-		w.lastErr = msg
-		return true
-	}
-	return false
+	return declared{tenant: tenant, policy: policy}, nil
 }
 
 // watchDeclarations reads the declarations at start and every
@@ -162,20 +128,20 @@ func (d *Driver) refreshDeclarations(w *declWatcher) {
 	ctx, cancel := context.WithTimeout(d.ctx, declarationsTimeout)
 	docs, err := w.read(ctx)
 	cancel()
-	logIt := w.note(err)
+	logIt := w.fails.Note(err)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil {
 		if logIt {
 			r := d.reserveLocked()
 			w.log.Warn("cannot read the declared reserve; keeping the last good one", "error", err,
-				"failed_reads", w.failures, "reserve_cores", r.CPU, "cores_from", r.CPUFrom,
+				"failed_reads", w.fails.Failures, "reserve_cores", r.CPU, "cores_from", r.CPUFrom,
 				"reserve_mib", r.MemoryMiB, "memory_from", r.MemoryFrom)
 		}
 		return
 	}
 	if logIt {
-		w.log.Info("declared reserve readable again", "failed_reads", w.failures)
+		w.log.Info("declared reserve readable again", "failed_reads", w.fails.Failures)
 	}
 	d.declared = docs
 	d.announceLocked()

@@ -145,8 +145,8 @@ func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T)
 		TenantValues: declare.TenantValues{ReserveCPU: cores(3), ReserveMemoryMB: mib(2048)}})
 	kv.Put("harvest/"+declare.PolicyName, []byte(`{"reserve_cpu":0,"replicas":12}`))
 	step("corrupt policy", good)
-	if n := logs.count("cannot read the declared reserve"); n != 5 || w.failures != 7 {
-		t.Fatalf("%d failure lines for 5 different failures, %d failed reads counted (want 7):\n%s", n, w.failures, logs.b.String())
+	if n := logs.count("cannot read the declared reserve"); n != 5 || w.fails.Failures != 7 {
+		t.Fatalf("%d failure lines for 5 different failures, %d failed reads counted (want 7):\n%s", n, w.fails.Failures, logs.b.String())
 	}
 
 	// Deleting falls back: to the policy, then to the config.

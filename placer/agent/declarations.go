@@ -5,10 +5,11 @@ package agent
 // primary tenant — storage and the CPU and memory reserve of its nodes —
 // one JSON document per tenant in Consul KV under tenantDeclarationsDir,
 // published as node meta on the tenant's nodes by declsync.go (for
-// operators and the blob tier, which does not read it yet; the driver reads
-// its reserve from the documents themselves, see driver/declared.go). This
-// file owns the documents and their routes; the shape and its checks are
-// history/declare's (shared with the driver).
+// operators; the driver reads its reserve and the blob front its nodes'
+// storage from the documents themselves, see driver/declared.go and
+// storage/front/declared.go). This file owns the documents and their
+// routes; the shape, its checks and the readers are history/declare's
+// (shared with the driver and the blob front).
 
 import (
 	"cmp"
@@ -17,7 +18,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
@@ -52,30 +52,10 @@ func (d *declared) checkStored(id history.TenantID, rec TenantDeclaration) error
 }
 
 // tenants reads every declaration by tenant ID; broken are the documents
-// that do not decode or check (by tenant ID, or by key when the key names
-// no tenant), so that one bad value leaves the others usable.
+// that do not decode or check (declare.ReadTenants, which the blob front
+// reads them with too).
 func (d *declared) tenants(ctx context.Context) (decls map[string]TenantDeclaration, broken map[string]error, err error) {
-	docs, err := d.store.ListDocuments(ctx, tenantDeclarationsDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	decls, broken = map[string]TenantDeclaration{}, map[string]error{}
-	for _, doc := range docs {
-		id, err := history.ParseTenantID(strings.TrimPrefix(doc.Name, tenantDeclarationsDir))
-		if err != nil {
-			broken[doc.Key] = &history.CorruptError{Key: doc.Key, Err: fmt.Errorf("key names no tenant: %w", err)}
-			continue
-		}
-		var rec TenantDeclaration
-		if err := doc.Decode(&rec); err != nil {
-			broken[id.String()] = err
-		} else if err := d.checkStored(id, rec); err != nil {
-			broken[id.String()] = err
-		} else {
-			decls[id.String()] = rec
-		}
-	}
-	return decls, broken, nil
+	return declare.ReadTenants(ctx, d.store)
 }
 
 func pathTenant(r *http.Request) (history.TenantID, error) {

@@ -5,9 +5,10 @@ package agent
 // the classifier thresholds of the classify block (each refresh reads it)
 // and the proxy's Algorithm 1 weights (swapped live by declsync.go), and
 // sets the reserve defaults published on harvested nodes whose tenant
-// declares none. Replicas and diversity are only stored, for the blob tier.
-// This file owns the document's routes and what it changes; its shape and
-// checks are history/declare's (shared with the driver).
+// declares none. Replicas and diversity are only stored: the blob front
+// reads them (storage/front/declared.go). This file owns the document's
+// routes and what it changes; its shape, checks and reader are
+// history/declare's (shared with the driver and the blob front).
 
 import (
 	"context"
@@ -15,7 +16,6 @@ import (
 	"maps"
 	"net/http"
 
-	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -62,15 +62,7 @@ func weightsOver(p *PolicyDocument, base selectclass.Weights) selectclass.Weight
 // policy reads the stored document (nil when there is none); a value that
 // does not decode or check is a *history.CorruptError naming its key.
 func (d *declared) policy(ctx context.Context) (*PolicyDocument, error) {
-	var p PolicyDocument
-	ok, err := d.store.GetDocument(ctx, PolicyDocumentName, &p)
-	if err != nil || !ok {
-		return nil, err
-	}
-	if err := p.Validate(); err != nil {
-		return nil, &history.CorruptError{Key: d.store.DocumentKey(PolicyDocumentName), Err: err}
-	}
-	return &p, nil
+	return declare.ReadPolicy(ctx, d.store)
 }
 
 // thresholds are the classifier settings of one refresh: base (the

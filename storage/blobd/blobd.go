@@ -24,12 +24,14 @@ import (
 //	listen       = "127.0.0.1:9100"   # S3
 //	admin_listen = "127.0.0.1:9101"   # /v1/status, /v1/metrics, /v1/health
 //	access_key = "..."  secret_key = "..."
-//	replicas   = 3
+//	replicas   = 3      # default of buckets without tags, unless the policy document sets one
+//	strict     = false  # likewise its diversity
 //	repair { per_server_per_hour = 30  interval = "5m"  health_interval = "5s"  lost_after = "10m" }
 //	consul { address = "127.0.0.1:8500"  prefix = "harvest/" }
 //	node "client-1" {
 //	  endpoint = "127.0.0.1:9000"  access_key = "..."  secret_key = "..."
-//	  tenant = "search/frontend"  environment = "search"  rack = "rack-1"  capacity_mb = 10240
+//	  tenant = "search/frontend"  environment = "search"  rack = "rack-1"
+//	  capacity_mb = 10240  # unless the tenant declares storage_mb
 //	}
 type Config struct {
 	LogLevel  string        `hcl:"log_level,optional"`
@@ -110,14 +112,18 @@ func LoadConfig(path string) (Config, error) {
 	return c, nil
 }
 
-// Run serves until ctx ends: it checks every node's identity marker
-// before serving, then keeps checking, repairing and following busy flags.
+// Run serves until ctx ends: it reads the declarations (the tenants'
+// declared storage, the policy document's default replication) and checks
+// every node's identity marker before serving, then keeps checking,
+// repairing and following busy flags and declarations.
 func Run(ctx context.Context, c Config, log hclog.Logger) error {
 	be, reg, err := open(ctx, c, log)
 	if err != nil {
 		return err
 	}
+	be.RefreshDeclarations(ctx)                 // before any request: capacities and defaults as declared
 	be.CheckNodes(ctx, reg, c.health.lostAfter) // the first health check, before any request
+	go be.FollowDeclarations(ctx, front.DeclarationsInterval)
 	go be.Watch(ctx, reg, c.health.interval, c.health.lostAfter)
 	go be.Repair(ctx)
 	go be.FollowBusy(ctx, 2*time.Second)
@@ -128,7 +134,9 @@ func Run(ctx context.Context, c Config, log hclog.Logger) error {
 		}
 		defer stop()
 	}
-	log.Info("serving S3", "listen", c.Listen, "admin", c.Admin, "nodes", len(c.Nodes), "replicas", c.Replicas)
+	st := be.Status()
+	log.Info("serving S3", "listen", c.Listen, "admin", c.Admin, "nodes", len(c.Nodes), "replicas", st.Replicas,
+		"replicas_from", st.ReplicasFrom)
 	return embedgw.RunVersityGW(ctx, be, &embedgw.Config{
 		RootUserAccess: c.AccessKey, RootUserSecret: c.SecretKey, Region: c.Region, Ports: []string{c.Listen},
 		MaxConnections: 250000, MaxRequests: 100000, MultipartMaxParts: 10000, Quiet: true,

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -35,8 +36,9 @@ type Backend struct {
 	prefix   string
 	cat      *catalog.Store
 	nodes    *Nodes
-	replicas int
-	strict   bool
+	config   policy                   // the front's replicas and strict
+	defaults atomic.Pointer[defaults] // of buckets without policy tags: the policy document's over config (declared.go)
+	decl     *declarations
 
 	mu   sync.Mutex // guards the grid and rng
 	grid *grid.Grid
@@ -54,8 +56,8 @@ type Options struct {
 	KV       history.KV
 	Prefix   string // Consul KV prefix, e.g. "harvest/"
 	Nodes    *Nodes
-	Replicas int  // default 3
-	Strict   bool // refuse writes that cannot keep every diversity rule
+	Replicas int  // default 3; the policy document's replicas win (declared.go)
+	Strict   bool // refuse writes that cannot keep every diversity rule; the policy document's diversity wins
 	Log      hclog.Logger
 	Seed     uint64
 	Repair   RepairOptions
@@ -67,7 +69,9 @@ func New(o Options) *Backend {
 		o.Replicas = 3
 	}
 	b := &Backend{log: o.Log, kv: o.KV, prefix: history.KeyPrefix(o.Prefix), cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes,
-		replicas: o.Replicas, strict: o.Strict, rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}}
+		config: policy{replicas: o.Replicas, strict: o.Strict}, decl: &declarations{store: history.NewStore(o.KV, o.Prefix)},
+		rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}}
+	b.defaults.Store(ptr(b.config.over(nil)))
 	b.repair = newRepairer(b, o.Repair)
 	b.grid = o.Nodes.Grid()
 	return b

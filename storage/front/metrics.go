@@ -6,20 +6,21 @@ import (
 
 // metrics are the blob front's Prometheus metrics.
 type metrics struct {
-	registry        *prometheus.Registry
-	writes          prometheus.Counter
-	writeFailures   prometheus.Counter
-	degraded        prometheus.Counter
-	reads           prometheus.Counter
-	busyDenials     prometheus.Counter
-	readFailures    prometheus.Counter
-	underReplicated prometheus.Gauge
-	objects         prometheus.Gauge
-	repaired        prometheus.Counter
-	repairBytes     prometheus.Counter
-	repairFailures  prometheus.Counter
-	lost            prometheus.Counter
-	nodeUp          *prometheus.GaugeVec
+	registry            *prometheus.Registry
+	writes              prometheus.Counter
+	writeFailures       prometheus.Counter
+	degraded            prometheus.Counter
+	reads               prometheus.Counter
+	busyDenials         prometheus.Counter
+	readFailures        prometheus.Counter
+	underReplicated     prometheus.Gauge
+	objects             prometheus.Gauge
+	repaired            prometheus.Counter
+	repairBytes         prometheus.Counter
+	repairFailures      prometheus.Counter
+	lost                prometheus.Counter
+	declarationFailures prometheus.Counter
+	nodeUp              *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
@@ -43,11 +44,13 @@ func newMetrics() *metrics {
 		repairBytes:     counter("repaired_bytes_total", "Bytes copied by the repairer."),
 		repairFailures:  counter("repair_failures_total", "Replica re-creations that failed (retried on the next scan)."),
 		lost:            counter("nodes_lost_total", "Storage nodes found reimaged (identity marker gone) or down too long."),
+		declarationFailures: counter("declaration_read_failures_total",
+			"Reads of the declarations (policy document, tenant declarations) that failed or found a corrupt document; the last good values stay."),
 		nodeUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "harvest_blob_node_up",
 			Help: "1 when the storage node answers with its identity marker."}, []string{"node"}),
 	}
 	m.registry.MustRegister(m.writes, m.writeFailures, m.degraded, m.reads, m.busyDenials, m.readFailures,
-		m.underReplicated, m.objects, m.repaired, m.repairBytes, m.repairFailures, m.lost, m.nodeUp,
+		m.underReplicated, m.objects, m.repaired, m.repairBytes, m.repairFailures, m.lost, m.declarationFailures, m.nodeUp,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

@@ -26,18 +26,24 @@ type NodeConfig struct {
 	AccessKey, SecretKey string
 }
 
-// Nodes are the storage nodes with their S3 clients, bytes held and busy
-// flags (published by each node's harvest driver).
+// Nodes are the storage nodes with their S3 clients, bytes held, busy
+// flags (published by each node's harvest driver) and effective capacity.
+// list keeps each node as configured and registered (Capacity: the
+// front's capacity_mb); capacity is what placement and /v1/status use: the
+// storage the node's tenant declares, else the configured one
+// (declared.go keeps it current).
 type Nodes struct {
-	mu      sync.RWMutex
-	list    []nodes.Node
-	clients map[string]*minio.Core
-	used    map[string]int64
-	busy    map[string]bool
-	stats   map[string]nodes.TenantStats
-	up      map[string]bool
-	since   map[string]time.Time // when a node went down
-	reads   sync.Map             // node ID -> *atomic.Int64: reads in flight
+	mu           sync.RWMutex
+	list         []nodes.Node
+	clients      map[string]*minio.Core
+	used         map[string]int64
+	capacity     map[string]int64  // effective capacity in bytes, by node
+	capacityFrom map[string]string // fromTenant or fromConfig, by node
+	busy         map[string]bool
+	stats        map[string]nodes.TenantStats
+	up           map[string]bool
+	since        map[string]time.Time // when a node went down
+	reads        sync.Map             // node ID -> *atomic.Int64: reads in flight
 }
 
 func (n *Nodes) counter(id string) *atomic.Int64 {
@@ -59,7 +65,7 @@ func (n *Nodes) startRead(id string) func() {
 // checked. stats are the tenants' reimage rates and peaks (from history).
 func Connect(cfgs []NodeConfig, stats map[string]nodes.TenantStats) (*Nodes, error) {
 	n := &Nodes{clients: map[string]*minio.Core{}, used: map[string]int64{}, busy: map[string]bool{}, stats: stats,
-		up: map[string]bool{}, since: map[string]time.Time{}}
+		up: map[string]bool{}, since: map[string]time.Time{}, capacity: map[string]int64{}, capacityFrom: map[string]string{}}
 	for _, c := range cfgs {
 		if err := c.Node.Validate(); err != nil {
 			return nil, err
@@ -72,11 +78,13 @@ func Connect(cfgs []NodeConfig, stats map[string]nodes.TenantStats) (*Nodes, err
 		n.clients[c.ID] = core
 		n.list = append(n.list, c.Node)
 		n.since[c.ID] = time.Now()
+		n.capacity[c.ID], n.capacityFrom[c.ID] = c.Capacity, fromConfig
 	}
 	return n, nil
 }
 
-// List returns the nodes as registered.
+// List returns the nodes as registered (Capacity: the configured one, not
+// the effective one Grid and Status use).
 func (n *Nodes) List() []nodes.Node {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
@@ -123,15 +131,47 @@ func (n *Nodes) setUsed(used map[string]int64) {
 	n.used = used
 }
 
-// Grid builds Algorithm 2's grid over the nodes as they are now.
+// Grid builds Algorithm 2's grid over the nodes as they are now, each with
+// its effective capacity.
 func (n *Nodes) Grid() *grid.Grid {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	busy := map[string]bool{} // down nodes take no replicas either
-	for _, node := range n.list {
+	list := make([]nodes.Node, len(n.list))
+	for i, node := range n.list {
 		busy[node.ID] = n.busy[node.ID] || !n.up[node.ID]
+		node.Capacity = n.capacity[node.ID]
+		list[i] = node
 	}
-	return grid.Build(nodes.GridTenants(n.list, n.stats, n.used, busy))
+	return grid.Build(nodes.GridTenants(list, n.stats, n.used, busy))
+}
+
+// capacityChange is one node's new effective capacity.
+type capacityChange struct {
+	node     string
+	from, to int64 // bytes
+	source   string
+	used     int64 // bytes the node holds
+}
+
+// setDeclaredStorage sets each node's effective capacity: declared[tenant]
+// (bytes) when its tenant declares storage, else the configured capacity.
+// It returns the nodes whose capacity or its source changed.
+func (n *Nodes) setDeclaredStorage(declared map[string]int64) []capacityChange {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var changed []capacityChange
+	for _, node := range n.list {
+		c, src := node.Capacity, fromConfig
+		if d, ok := declared[node.Tenant]; ok {
+			c, src = d, fromTenant
+		}
+		if c != n.capacity[node.ID] || src != n.capacityFrom[node.ID] {
+			changed = append(changed, capacityChange{node: node.ID, from: n.capacity[node.ID], to: c, source: src, used: n.used[node.ID]})
+			n.capacity[node.ID], n.capacityFrom[node.ID] = c, src
+		}
+	}
+	return changed
 }
 
 func (n *Nodes) client(id string) *minio.Core {

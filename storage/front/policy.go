@@ -14,9 +14,12 @@ import (
 // A bucket's durability policy is set with ordinary S3 bucket tags, so any
 // client (aws s3api put-bucket-tagging, Terraform) can set it:
 //
-//	harvest-replicas   = 1..9        replicas of each object (default: the front's `replicas`)
+//	harvest-replicas   = 1..9        replicas of each object
 //	harvest-diversity  = strict      refuse writes that cannot keep every diversity rule
-//	                   | degraded    accept them, report and repair later (default: the front's `strict`)
+//	                   | degraded    accept them, report and repair later
+//
+// A bucket without a tag takes the default: the policy document's replicas
+// or diversity, else the front's `replicas` or `strict` (declared.go).
 const (
 	tagReplicas  = "harvest-replicas"
 	tagDiversity = "harvest-diversity"
@@ -34,8 +37,9 @@ func replicasTag(v string) (int, bool) {
 	return n, err == nil && n >= 1 && n <= grid.Size*grid.Size
 }
 
+// policyOf is a bucket's policy: its tags over the default.
 func (b *Backend) policyOf(info *bucketInfo) policy {
-	p := policy{replicas: b.replicas, strict: b.strict}
+	p := b.defaultPolicy().policy
 	if n, ok := replicasTag(info.Tags[tagReplicas]); ok {
 		p.replicas = n
 	}

@@ -130,9 +130,7 @@ func (r *repairer) scan(ctx context.Context) error {
 		}
 	}
 	b.nodes.setUsed(used)
-	b.mu.Lock()
-	b.grid = b.nodes.Grid()
-	b.mu.Unlock()
+	b.regrid()
 	r.setScan(len(entries), len(short), lost)
 	sort.SliceStable(short, func(i, j int) bool { return len(short[i].Replicas) < len(short[j].Replicas) })
 	for _, e := range short {
@@ -145,6 +143,15 @@ func (r *repairer) scan(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// regrid rebuilds Algorithm 2's grid from the nodes' bytes held and
+// effective capacities (the grid's cells split the free space in thirds).
+func (b *Backend) regrid() {
+	g := b.nodes.Grid()
+	b.mu.Lock()
+	b.grid = g
+	b.mu.Unlock()
 }
 
 var (

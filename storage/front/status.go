@@ -8,12 +8,18 @@ import (
 
 // Status is the blob tier's state as `harvestctl blob status` shows it.
 type Status struct {
-	Nodes           []NodeStatus `json:"nodes"`
-	Replicas        int          `json:"replicas"`
-	Objects         int          `json:"objects"`
-	UnderReplicated int          `json:"under_replicated"`
-	Lost            int          `json:"lost"` // objects with no replica left
-	Repaired        int64        `json:"repaired_replicas"`
+	Nodes []NodeStatus `json:"nodes"`
+	// Replicas and Diversity are the default of buckets without policy
+	// tags: the policy document's, else the front's configuration
+	// (ReplicasFrom, DiversityFrom: "policy" or "config").
+	Replicas        int    `json:"replicas"`
+	ReplicasFrom    string `json:"replicas_from"`
+	Diversity       string `json:"diversity"`
+	DiversityFrom   string `json:"diversity_from"`
+	Objects         int    `json:"objects"`
+	UnderReplicated int    `json:"under_replicated"`
+	Lost            int    `json:"lost"` // objects with no replica left
+	Repaired        int64  `json:"repaired_replicas"`
 	// RepairRatePerHour is replicas re-created per hour over the last ten
 	// minutes; ETASeconds is how long the under-replicated objects take at
 	// that rate (or at the configured limit when nothing was repaired yet).
@@ -34,7 +40,11 @@ type NodeStatus struct {
 	Up          bool   `json:"up"`
 	Busy        bool   `json:"busy"`
 	Used        int64  `json:"used_bytes"`
-	Capacity    int64  `json:"capacity_bytes"`
+	// Capacity is the effective one: the tenant's declared storage_mb
+	// (CapacityFrom "tenant"), else the configured capacity_mb ("config").
+	// Used may exceed it after a shrink: the node is full, nothing is deleted.
+	Capacity     int64  `json:"capacity_bytes"`
+	CapacityFrom string `json:"capacity_from"`
 }
 
 // Status reports the nodes and the repair's progress.
@@ -50,7 +60,9 @@ func (b *Backend) Status() Status {
 		}
 	}
 	r.mu.Unlock()
-	st.Replicas, st.LimitPerHour = b.replicas, r.opts.PerServerPerHour
+	def := b.defaultPolicy()
+	st.Replicas, st.ReplicasFrom, st.LimitPerHour = def.replicas, def.replicasFrom, r.opts.PerServerPerHour
+	st.Diversity, st.DiversityFrom = diversity(def.strict), def.diversityFrom
 	up := 0
 	b.mu.Lock()
 	cells := map[string]grid.Cell{}
@@ -61,7 +73,8 @@ func (b *Backend) Status() Status {
 	b.nodes.mu.RLock()
 	for _, n := range b.nodes.list {
 		st.Nodes = append(st.Nodes, NodeStatus{ID: n.ID, Tenant: n.Tenant, Environment: n.Environment, Rack: n.Rack,
-			Row: cells[n.Tenant].Row, Col: cells[n.Tenant].Col, Up: b.nodes.up[n.ID], Busy: b.nodes.busy[n.ID], Used: b.nodes.used[n.ID], Capacity: n.Capacity})
+			Row: cells[n.Tenant].Row, Col: cells[n.Tenant].Col, Up: b.nodes.up[n.ID], Busy: b.nodes.busy[n.ID], Used: b.nodes.used[n.ID],
+			Capacity: b.nodes.capacity[n.ID], CapacityFrom: b.nodes.capacityFrom[n.ID]})
 		if b.nodes.up[n.ID] {
 			up++
 		}

@@ -28,9 +28,9 @@ type Node struct {
 	Tenant      string    `json:"tenant"` // environment/function
 	Environment string    `json:"environment"`
 	Rack        string    `json:"rack"`
-	Endpoint    string    `json:"endpoint"` // host:port of its S3 API
-	Capacity    int64     `json:"capacity_bytes"`
-	Marker      string    `json:"marker"` // identity marker object's content
+	Endpoint    string    `json:"endpoint"`       // host:port of its S3 API
+	Capacity    int64     `json:"capacity_bytes"` // capacity_mb; the front may place by a declared one (front/declared.go)
+	Marker      string    `json:"marker"`         // identity marker object's content
 	Joined      time.Time `json:"joined"`
 }
 
