@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,5 +267,47 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "driver tests: cannot initialise Nomad's cgroups (run as root):", err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	// Nomad's executors outlive their client by design (a restarted client
+	// re-attaches to them), so one a test's cleanup missed would run on with
+	// its task: kill every process this test binary started, and their
+	// children, before it exits.
+	if n := killDescendants(os.Getpid()); n > 0 {
+		fmt.Fprintf(os.Stderr, "driver tests: killed %d executor or task processes left running\n", n)
+	}
+	os.Exit(code)
+}
+
+// killDescendants SIGKILLs every descendant of pid (children first found
+// from /proc) and returns how many it killed.
+func killDescendants(pid int) int {
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after ')'
+		i := strings.LastIndexByte(string(b), ')')
+		fields := strings.Fields(string(b[i+1:]))
+		if len(fields) < 2 {
+			continue
+		}
+		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		parent, _ := strconv.Atoi(fields[1])
+		children[parent] = append(children[parent], child)
+	}
+	killed := 0
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			walk(c)
+			if syscall.Kill(c, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+	}
+	walk(pid)
+	return killed
 }
