@@ -49,8 +49,9 @@ func (r *tenantResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
 		Description: "A primary tenant's declaration, kept by the placer in Consul KV: how much of its servers' disk " +
-			"it offers to the blob tier and, when it differs from the policy's default, the CPU and memory reserve the " +
-			"harvest driver keeps for it on each of its servers (the driver reads the declaration every few seconds). " +
+			"it offers to the blob tier (the blob front's capacity for the tenant's storage nodes) and, when it differs " +
+			"from the policy's default, the CPU and memory reserve the harvest driver keeps for it on each of its servers " +
+			"(the driver and the front re-read declarations every 10 s). " +
 			"The placer also publishes the values as node metadata (`harvest_storage_mb`, `harvest_reserve_cpu`, " +
 			"`harvest_reserve_memory_mb`) on every node whose `harvest_tenant` is this tenant.",
 		Attributes: map[string]schema.Attribute{
