@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/harvest-platform/harvest/plugins/usagesource"
+)
+
+// reading is what one scrape says, before rating.
+type reading struct {
+	at                 time.Time
+	cpus               int
+	hostBusySeconds    float64 // every mode of node_cpu_seconds_total but idle and iowait
+	memTotal, memAvail float64
+	primaryCPUSeconds  float64
+	primaryMemBytes    float64
+}
+
+// read scrapes the endpoint(s) into a reading.
+func (s *source) read(ctx context.Context) (*reading, error) {
+	fams, err := s.fetch(ctx, s.cfg.url)
+	if err != nil {
+		return nil, err
+	}
+	r := &reading{at: time.Now()}
+	cpu, ok := fams["node_cpu_seconds_total"]
+	if !ok {
+		return nil, errors.New("no node_cpu_seconds_total: is url a node_exporter endpoint?")
+	}
+	cpus := map[string]bool{}
+	for _, m := range cpu.GetMetric() {
+		l := labels(m)
+		cpus[l["cpu"]] = true
+		if l["mode"] != "idle" && l["mode"] != "iowait" {
+			r.hostBusySeconds += value(m)
+		}
+	}
+	r.cpus = len(cpus)
+	var okT, okA bool
+	r.memTotal, okT = sum(fams["node_memory_MemTotal_bytes"], nil)
+	r.memAvail, okA = sum(fams["node_memory_MemAvailable_bytes"], nil)
+	if !okT || !okA {
+		return nil, errors.New("no node_memory_MemTotal_bytes or node_memory_MemAvailable_bytes")
+	}
+	if s.cfg.primaryCPU == "" {
+		return r, nil
+	}
+	pf := fams
+	if s.cfg.primaryURL != s.cfg.url {
+		if pf, err = s.fetch(ctx, s.cfg.primaryURL); err != nil {
+			return nil, err
+		}
+	}
+	var okC, okM bool
+	r.primaryCPUSeconds, okC = sum(pf[s.cfg.primaryCPU], s.cfg.primaryLabels)
+	r.primaryMemBytes, okM = sum(pf[s.cfg.primaryMem], s.cfg.primaryLabels)
+	if !okC || !okM {
+		return nil, errors.New("no series of " + s.cfg.primaryCPU + " and " + s.cfg.primaryMem + " match primary_labels")
+	}
+	return r, nil
+}
+
+// usage rates cur against prev. A counter that went down was reset (the
+// exporter or the host restarted): its increase is its new value, as
+// Prometheus's rate() takes it.
+func usage(cfg *config, prev, cur *reading) usagesource.Usage {
+	secs := cur.at.Sub(prev.at).Seconds()
+	rate := func(a, b float64) float64 {
+		d := b - a
+		if d < 0 {
+			d = b
+		}
+		return d / secs
+	}
+	u := usagesource.Usage{
+		Time:                cur.at,
+		CapacityCPUCores:    float64(cur.cpus),
+		CapacityMemoryBytes: uint64(cur.memTotal),
+		HostMeasured:        cfg.primaryCPU == "",
+		HostCPUCores:        rate(prev.hostBusySeconds, cur.hostBusySeconds),
+		HostMemoryBytes:     uint64(math.Max(0, cur.memTotal-cur.memAvail)),
+	}
+	if !u.HostMeasured {
+		u.PrimaryCPUCores = rate(prev.primaryCPUSeconds, cur.primaryCPUSeconds)
+		u.PrimaryMemoryBytes = uint64(math.Max(0, cur.primaryMemBytes))
+	}
+	if cfg.capacityCPU > 0 {
+		u.CapacityCPUCores = cfg.capacityCPU
+	}
+	if cfg.capacityMem > 0 {
+		u.CapacityMemoryBytes = cfg.capacityMem
+	}
+	return u
+}
+
+func labels(m *dto.Metric) map[string]string {
+	out := make(map[string]string, len(m.GetLabel()))
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+// value reads a counter, gauge or untyped sample.
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue()
+	case m.GetUntyped() != nil:
+		return m.GetUntyped().GetValue()
+	}
+	return 0
+}
+
+// sum adds the family's series whose labels match (all of them when match
+// is empty); ok is false when none does.
+func sum(f *dto.MetricFamily, match map[string]string) (total float64, ok bool) {
+next:
+	for _, m := range f.GetMetric() {
+		l := labels(m)
+		for k, v := range match {
+			if l[k] != v {
+				continue next
+			}
+		}
+		total += value(m)
+		ok = true
+	}
+	return total, ok
+}
