@@ -7,7 +7,8 @@ BIN        := $(CURDIR)/bin
 STACK_DIR  := $(CURDIR)/.cache/stack
 STACK_BIN  := $(STACK_DIR)/bin
 RUN_DIR    ?= $(CURDIR)/.run/cluster
-BINARIES   := harvest-driver harvest-placer harvest-blob harvest-sim harvestctl terraform-provider-harvest
+BINARIES   := harvest-driver harvest-placer harvest-blob harvest-sim harvestctl terraform-provider-harvest \
+              harvest-usage-prometheus harvest-import-prometheus
 # Terraform installs Harvest's provider offline from this filesystem mirror
 # (registry layout), through the CLI config TF_CLI_CONFIG_FILE names.
 TF_PROVIDER_VERSION := $(shell sed -n 's/^\tVersion = "\(.*\)"/\1/p' internal/version/version.go)
@@ -90,11 +91,19 @@ sim-report: build ## regenerate the simulator's plots, CSVs and a markdown summa
 	HARVEST_SIM=$(BIN)/harvest-sim scripts/sim-report.sh
 
 .PHONY: lint
-lint: ## gofmt and go vet (with and without the acceptance tag)
+lint: check-plugins ## gofmt, go vet (with and without the acceptance tag) and check-plugins
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	go vet -tags acceptance ./acceptance/...
+
+.PHONY: check-plugins
+check-plugins: ## fail when plugins/ (the plugin SDK) or an example plugin imports Harvest outside plugins/
+	@scripts/check-plugins.sh
+
+.PHONY: proto
+proto: ## regenerate the plugins' gRPC code from plugins/*/proto/*.proto (protoc from apt, pinned Go generators)
+	@scripts/proto.sh
 
 .PHONY: clean
 clean: ## remove build output (the stack cache stays; rm -rf .cache to rebuild it)
