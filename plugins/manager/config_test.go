@@ -1,9 +1,14 @@
 package manager
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -86,6 +91,12 @@ func TestNewRejectsUnknownDriver(t *testing.T) {
 	cfg.PluginDir = ""
 	if _, err := New(cfg, Builtins{}, Options{}); err == nil || !strings.Contains(err.Error(), "plugin_dir is not set") {
 		t.Fatalf("got %v", err)
+	}
+	cfg.UsageSources[0].Driver = "proc"
+	broken := Builtins{UsageSources: map[string]func(hclog.Logger) (usagesource.Source, error){
+		"proc": func(hclog.Logger) (usagesource.Source, error) { return nil, errors.New("no /proc here") }}}
+	if _, err := New(cfg, broken, Options{}); err == nil || !strings.Contains(err.Error(), "no /proc here") {
+		t.Fatalf("a failing built-in: got %v", err)
 	}
 }
 

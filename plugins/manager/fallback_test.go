@@ -65,8 +65,8 @@ usage_source "proc" { driver = "proc" }
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(cfg, Builtins{UsageSources: map[string]func(hclog.Logger) usagesource.Source{
-		"proc": func(hclog.Logger) usagesource.Source { return &fixedSource{cpu: 0.25} },
+	m, err := New(cfg, Builtins{UsageSources: map[string]func(hclog.Logger) (usagesource.Source, error){
+		"proc": func(hclog.Logger) (usagesource.Source, error) { return &fixedSource{cpu: 0.25}, nil },
 	}}, Options{
 		Logger:     hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
 		Registerer: reg,

@@ -27,11 +27,12 @@ import (
 )
 
 // Builtins are the drivers a component runs in-process, by driver name. A
-// block whose driver is a built-in's name runs it; any other driver is a
-// binary in plugin_dir.
+// block whose driver is a built-in's name runs it (the factory, then
+// SetConfig with the block's config); any other driver is a binary in
+// plugin_dir.
 type Builtins struct {
-	UsageSources     map[string]func(log hclog.Logger) usagesource.Source
-	HistoryImporters map[string]func(log hclog.Logger) historyimporter.Importer
+	UsageSources     map[string]func(log hclog.Logger) (usagesource.Source, error)
+	HistoryImporters map[string]func(log hclog.Logger) (historyimporter.Importer, error)
 }
 
 // Options are the component's hooks.
@@ -104,12 +105,15 @@ func New(cfg *Config, builtins Builtins, opts Options) (*Manager, error) {
 
 // load runs one block: its built-in, or its binary under supervision.
 func load[T base.Base](m *Manager, dir string, p *PluginConfig, typ string,
-	builtins map[string]func(hclog.Logger) T, grpcPlugin func(Supervision) plugin.Plugin, wrap func(*instance[T]) T) (T, error) {
+	builtins map[string]func(hclog.Logger) (T, error), grpcPlugin func(Supervision) plugin.Plugin, wrap func(*instance[T]) T) (T, error) {
 	var zero T
 	log := m.log.Named(p.Name)
 	if factory, ok := builtins[p.Driver]; ok {
-		impl := factory(log)
-		if err := impl.SetConfig(p.Config); err != nil {
+		impl, err := factory(log)
+		if err == nil {
+			err = impl.SetConfig(p.Config)
+		}
+		if err != nil {
 			return zero, fmt.Errorf("%s %q: built-in %q: %w", typ, p.Name, p.Driver, err)
 		}
 		m.met.up.WithLabelValues(p.Name).Set(1)
