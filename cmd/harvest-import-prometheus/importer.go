@@ -144,4 +144,3 @@ func (im *importer) Import(ctx context.Context, r historyimporter.Range, tenants
 	}
 	return nil
 }
-
