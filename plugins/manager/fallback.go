@@ -26,6 +26,12 @@ type FallbackUsageSource struct {
 	// BuiltinTimeout bounds the built-in's Sample, which gets a context of its
 	// own: the caller's may have been spent waiting on a hung plugin.
 	BuiltinTimeout time.Duration
+	// KeepBuiltinWarm samples the built-in on every Sample, the answer thrown
+	// away while the external answers (default true). A built-in that rates
+	// counters between calls, as the driver's /proc source does, then
+	// measures over one tick when it takes over, not over the hours since it
+	// last served, which would average a spike away.
+	KeepBuiltinWarm bool
 
 	mu         sync.Mutex
 	onBuiltin  bool
@@ -45,7 +51,8 @@ func (m *Manager) Fallback(external, builtin string) (*FallbackUsageSource, erro
 	if err != nil {
 		return nil, err
 	}
-	f := &FallbackUsageSource{external: ext, builtin: b, name: external, log: m.log.Named(external).Named("fallback"), met: m.met, BuiltinTimeout: 5 * time.Second}
+	f := &FallbackUsageSource{external: ext, builtin: b, name: external, log: m.log.Named(external).Named("fallback"), met: m.met,
+		BuiltinTimeout: 5 * time.Second, KeepBuiltinWarm: true}
 	f.met.fallback.WithLabelValues(external).Set(0)
 	return f, nil
 }
@@ -56,7 +63,8 @@ func NewFallbackUsageSource(external, builtin usagesource.Source, name string, l
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &FallbackUsageSource{external: external, builtin: builtin, name: name, log: log, met: newMetrics(nil), BuiltinTimeout: 5 * time.Second}
+	return &FallbackUsageSource{external: external, builtin: builtin, name: name, log: log, met: newMetrics(nil),
+		BuiltinTimeout: 5 * time.Second, KeepBuiltinWarm: true}
 }
 
 // Sample measures with the external source, or with the built-in when the
@@ -65,6 +73,11 @@ func (f *FallbackUsageSource) Sample(ctx context.Context) (usagesource.Usage, er
 	u, err := f.external.Sample(ctx)
 	if err == nil {
 		f.switchTo(false, nil)
+		if f.KeepBuiltinWarm {
+			bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.BuiltinTimeout)
+			_, _ = f.builtin.Sample(bctx)
+			cancel()
+		}
 		return u, nil
 	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {

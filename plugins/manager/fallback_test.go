@@ -16,7 +16,10 @@ import (
 )
 
 // fixedSource is a built-in standing in for the driver's own /proc source.
-type fixedSource struct{ cpu float64 }
+type fixedSource struct {
+	cpu   float64
+	calls int
+}
 
 var _ usagesource.Source = (*fixedSource)(nil)
 
@@ -25,6 +28,7 @@ func (f *fixedSource) PluginInfo() (*base.PluginInfo, error) {
 	return &base.PluginInfo{Name: "fixed", Type: base.PluginTypeUsageSource}, nil
 }
 func (f *fixedSource) Sample(context.Context) (usagesource.Usage, error) {
+	f.calls++
 	return usagesource.Usage{HostMeasured: true, HostCPUCores: f.cpu}, nil
 }
 
@@ -65,8 +69,9 @@ usage_source "proc" { driver = "proc" }
 	if err != nil {
 		t.Fatal(err)
 	}
+	builtin := &fixedSource{cpu: 0.25}
 	m, err := New(cfg, Builtins{UsageSources: map[string]func(hclog.Logger) (usagesource.Source, error){
-		"proc": func(hclog.Logger) (usagesource.Source, error) { return &fixedSource{cpu: 0.25}, nil },
+		"proc": func(hclog.Logger) (usagesource.Source, error) { return builtin, nil },
 	}}, Options{
 		Logger:     hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
 		Registerer: reg,
@@ -111,6 +116,9 @@ usage_source "proc" { driver = "proc" }
 	}
 	waitFor(t, "the restart", func() bool { return stateOf(m, "node").Up })
 	sample(3.25, false)
+	if builtin.calls != 4 {
+		t.Errorf("the built-in was sampled %d times in 4 Samples: it is not kept warm while the plugin answers", builtin.calls)
+	}
 
 	for name, want := range map[string]float64{"harvest_plugin_restarts_total": 1, "harvest_plugin_up": 1, "harvest_plugin_fallback_active": 0} {
 		if v := metricValue(t, reg, name, map[string]string{"plugin": "node"}); v != want {
