@@ -29,6 +29,8 @@ func historyCommands() map[string]cli.CommandFactory {
 	var seed uint64
 	var importToo bool
 	var named namedTenants
+	var pluginConfig, importer, from, to string
+	var tenantFilter repeatedFlag
 	return map[string]cli.CommandFactory{
 		"history": command.Simple{Name: "harvestctl history", Synopsis: "Import, export and synthesise tenant history",
 			Usage: "harvestctl history <import|export|synth> [options]",
@@ -38,16 +40,28 @@ func historyCommands() map[string]cli.CommandFactory {
 		}.Factory(),
 		"history import": command.Simple{
 			Name: "harvestctl history import", Synopsis: "Import tenant history from CSV files into Consul KV",
-			Usage: "harvestctl history import -format azure-v1|long|reimages [options] FILE...",
+			Usage: "harvestctl history import -format azure-v1|long|reimages [options] FILE...\n" +
+				"       harvestctl history import -plugin-config plugins.hcl -importer NAME -from T -to T [-tenant env/fn ...]",
 			Flags: func(fs *flag.FlagSet) {
 				consul.register(fs)
 				fs.StringVar(&format, "format", "long", "input layout: long (tenant,timestamp,cpu_percent), reimages (tenant,node,timestamp) or azure-v1")
 				fs.StringVar(&start, "start", azureStart, "azure-v1 only: the time of the file's first row")
+				fs.StringVar(&pluginConfig, "plugin-config", "", "plugin configuration (plugin_dir, history_importer blocks) for -importer")
+				fs.StringVar(&importer, "importer", "", "import through this history_importer block (built-ins: csv-long, csv-reimages; or an external plugin)")
+				fs.StringVar(&from, "from", "", "-importer: start of the range (RFC 3339)")
+				fs.StringVar(&to, "to", "", "-importer: end of the range (RFC 3339, exclusive)")
+				fs.Var(&tenantFilter, "tenant", "-importer: only this tenant (environment/function; repeatable)")
 			},
 			Run: func(ctx context.Context, fs *flag.FlagSet) error {
 				store, err := consul.store()
 				if err != nil {
 					return err
+				}
+				if importer != "" {
+					if pluginConfig == "" {
+						return errors.New("-importer needs -plugin-config")
+					}
+					return pluginImport(ctx, store, pluginConfig, importer, from, to, tenantFilter)
 				}
 				if fs.NArg() == 0 {
 					return errors.New("name at least one FILE (or - for standard input)")
