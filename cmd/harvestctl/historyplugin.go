@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -15,6 +16,12 @@ import (
 	"github.com/harvest-platform/harvest/plugins/historyimporter"
 	"github.com/harvest-platform/harvest/plugins/manager"
 )
+
+// repeatedFlag collects a flag given several times (-tenant, -cgroup).
+type repeatedFlag []string
+
+func (c *repeatedFlag) String() string     { return strings.Join(*c, ",") }
+func (c *repeatedFlag) Set(v string) error { *c = append(*c, v); return nil }
 
 // pluginImport runs `history import -importer NAME`: the named
 // history_importer block of the plugin configuration (a built-in CSV reader
