@@ -24,10 +24,20 @@ tools=$(mktemp -d)
 trap 'rm -rf "$tools"' EXIT
 for tool in "$PROTOC_GEN_GO" "$PROTOC_GEN_GO_GRPC"; do GOBIN=$tools GOFLAGS= go install "$tool"; done
 
+# protoc names each file by its path under the include root, and the Go
+# protobuf registry refuses two files of one name in a binary: Nomad's own
+# plugins/base/proto/base.proto is linked into the harvest driver, which
+# also links the SDK. So the files are compiled (and import each other) under
+# the module path, github.com/harvest-platform/harvest/plugins/..., through
+# a symlink, and the module option writes the code back beside them.
+module=$(go list -m)
+mkdir -p "$tools/src/$(dirname "$module")"
+ln -s "$PWD" "$tools/src/$module"
+
 for f in plugins/*/proto/*.proto; do
 	echo "proto: $f ($(protoc --version))"
-	protoc -I . -I "$include" \
-		--plugin=protoc-gen-go="$tools/protoc-gen-go" --go_out=. --go_opt=paths=source_relative \
-		--plugin=protoc-gen-go-grpc="$tools/protoc-gen-go-grpc" --go-grpc_out=. --go-grpc_opt=paths=source_relative \
-		"$f"
+	protoc -I "$tools/src" -I "$include" \
+		--plugin=protoc-gen-go="$tools/protoc-gen-go" --go_out=. --go_opt=module="$module" \
+		--plugin=protoc-gen-go-grpc="$tools/protoc-gen-go-grpc" --go-grpc_out=. --go-grpc_opt=module="$module" \
+		"$module/$f"
 done

@@ -7,7 +7,7 @@
 // versions:
 // 	protoc-gen-go v1.36.11
 // 	protoc        v3.21.12
-// source: plugins/base/proto/base.proto
+// source: github.com/harvest-platform/harvest/plugins/base/proto/base.proto
 
 package basepb
 
@@ -34,7 +34,7 @@ type PluginInfoRequest struct {
 
 func (x *PluginInfoRequest) Reset() {
 	*x = PluginInfoRequest{}
-	mi := &file_plugins_base_proto_base_proto_msgTypes[0]
+	mi := &file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +46,7 @@ func (x *PluginInfoRequest) String() string {
 func (*PluginInfoRequest) ProtoMessage() {}
 
 func (x *PluginInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_base_proto_base_proto_msgTypes[0]
+	mi := &file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +59,7 @@ func (x *PluginInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInfoRequest.ProtoReflect.Descriptor instead.
 func (*PluginInfoRequest) Descriptor() ([]byte, []int) {
-	return file_plugins_base_proto_base_proto_rawDescGZIP(), []int{0}
+	return file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDescGZIP(), []int{0}
 }
 
 type PluginInfoResponse struct {
@@ -74,7 +74,7 @@ type PluginInfoResponse struct {
 
 func (x *PluginInfoResponse) Reset() {
 	*x = PluginInfoResponse{}
-	mi := &file_plugins_base_proto_base_proto_msgTypes[1]
+	mi := &file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -86,7 +86,7 @@ func (x *PluginInfoResponse) String() string {
 func (*PluginInfoResponse) ProtoMessage() {}
 
 func (x *PluginInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_base_proto_base_proto_msgTypes[1]
+	mi := &file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -99,7 +99,7 @@ func (x *PluginInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInfoResponse.ProtoReflect.Descriptor instead.
 func (*PluginInfoResponse) Descriptor() ([]byte, []int) {
-	return file_plugins_base_proto_base_proto_rawDescGZIP(), []int{1}
+	return file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *PluginInfoResponse) GetName() string {
@@ -132,7 +132,7 @@ type SetConfigRequest struct {
 
 func (x *SetConfigRequest) Reset() {
 	*x = SetConfigRequest{}
-	mi := &file_plugins_base_proto_base_proto_msgTypes[2]
+	mi := &file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -144,7 +144,7 @@ func (x *SetConfigRequest) String() string {
 func (*SetConfigRequest) ProtoMessage() {}
 
 func (x *SetConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_base_proto_base_proto_msgTypes[2]
+	mi := &file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -157,7 +157,7 @@ func (x *SetConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConfigRequest.ProtoReflect.Descriptor instead.
 func (*SetConfigRequest) Descriptor() ([]byte, []int) {
-	return file_plugins_base_proto_base_proto_rawDescGZIP(), []int{2}
+	return file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SetConfigRequest) GetConfig() map[string]string {
@@ -175,7 +175,7 @@ type SetConfigResponse struct {
 
 func (x *SetConfigResponse) Reset() {
 	*x = SetConfigResponse{}
-	mi := &file_plugins_base_proto_base_proto_msgTypes[3]
+	mi := &file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -187,7 +187,7 @@ func (x *SetConfigResponse) String() string {
 func (*SetConfigResponse) ProtoMessage() {}
 
 func (x *SetConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_base_proto_base_proto_msgTypes[3]
+	mi := &file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -200,14 +200,14 @@ func (x *SetConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConfigResponse.ProtoReflect.Descriptor instead.
 func (*SetConfigResponse) Descriptor() ([]byte, []int) {
-	return file_plugins_base_proto_base_proto_rawDescGZIP(), []int{3}
+	return file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDescGZIP(), []int{3}
 }
 
-var File_plugins_base_proto_base_proto protoreflect.FileDescriptor
+var File_github_com_harvest_platform_harvest_plugins_base_proto_base_proto protoreflect.FileDescriptor
 
-const file_plugins_base_proto_base_proto_rawDesc = "" +
+const file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDesc = "" +
 	"\n" +
-	"\x1dplugins/base/proto/base.proto\x12\x17harvest.plugins.base.v1\"\x13\n" +
+	"Agithub.com/harvest-platform/harvest/plugins/base/proto/base.proto\x12\x17harvest.plugins.base.v1\"\x13\n" +
 	"\x11PluginInfoRequest\"V\n" +
 	"\x12PluginInfoResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
@@ -221,26 +221,26 @@ const file_plugins_base_proto_base_proto_rawDesc = "" +
 	"\x11SetConfigResponseB?Z=github.com/harvest-platform/harvest/plugins/base/proto;basepbb\x06proto3"
 
 var (
-	file_plugins_base_proto_base_proto_rawDescOnce sync.Once
-	file_plugins_base_proto_base_proto_rawDescData []byte
+	file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDescOnce sync.Once
+	file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDescData []byte
 )
 
-func file_plugins_base_proto_base_proto_rawDescGZIP() []byte {
-	file_plugins_base_proto_base_proto_rawDescOnce.Do(func() {
-		file_plugins_base_proto_base_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_plugins_base_proto_base_proto_rawDesc), len(file_plugins_base_proto_base_proto_rawDesc)))
+func file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDescGZIP() []byte {
+	file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDescOnce.Do(func() {
+		file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDesc), len(file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDesc)))
 	})
-	return file_plugins_base_proto_base_proto_rawDescData
+	return file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDescData
 }
 
-var file_plugins_base_proto_base_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
-var file_plugins_base_proto_base_proto_goTypes = []any{
+var file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_goTypes = []any{
 	(*PluginInfoRequest)(nil),  // 0: harvest.plugins.base.v1.PluginInfoRequest
 	(*PluginInfoResponse)(nil), // 1: harvest.plugins.base.v1.PluginInfoResponse
 	(*SetConfigRequest)(nil),   // 2: harvest.plugins.base.v1.SetConfigRequest
 	(*SetConfigResponse)(nil),  // 3: harvest.plugins.base.v1.SetConfigResponse
 	nil,                        // 4: harvest.plugins.base.v1.SetConfigRequest.ConfigEntry
 }
-var file_plugins_base_proto_base_proto_depIdxs = []int32{
+var file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_depIdxs = []int32{
 	4, // 0: harvest.plugins.base.v1.SetConfigRequest.config:type_name -> harvest.plugins.base.v1.SetConfigRequest.ConfigEntry
 	1, // [1:1] is the sub-list for method output_type
 	1, // [1:1] is the sub-list for method input_type
@@ -249,26 +249,26 @@ var file_plugins_base_proto_base_proto_depIdxs = []int32{
 	0, // [0:1] is the sub-list for field type_name
 }
 
-func init() { file_plugins_base_proto_base_proto_init() }
-func file_plugins_base_proto_base_proto_init() {
-	if File_plugins_base_proto_base_proto != nil {
+func init() { file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_init() }
+func file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_init() {
+	if File_github_com_harvest_platform_harvest_plugins_base_proto_base_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugins_base_proto_base_proto_rawDesc), len(file_plugins_base_proto_base_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDesc), len(file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_plugins_base_proto_base_proto_goTypes,
-		DependencyIndexes: file_plugins_base_proto_base_proto_depIdxs,
-		MessageInfos:      file_plugins_base_proto_base_proto_msgTypes,
+		GoTypes:           file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_goTypes,
+		DependencyIndexes: file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_depIdxs,
+		MessageInfos:      file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_msgTypes,
 	}.Build()
-	File_plugins_base_proto_base_proto = out.File
-	file_plugins_base_proto_base_proto_goTypes = nil
-	file_plugins_base_proto_base_proto_depIdxs = nil
+	File_github_com_harvest_platform_harvest_plugins_base_proto_base_proto = out.File
+	file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_goTypes = nil
+	file_github_com_harvest_platform_harvest_plugins_base_proto_base_proto_depIdxs = nil
 }

@@ -5,7 +5,7 @@
 // versions:
 // 	protoc-gen-go v1.36.11
 // 	protoc        v3.21.12
-// source: plugins/historyimporter/proto/historyimporter.proto
+// source: github.com/harvest-platform/harvest/plugins/historyimporter/proto/historyimporter.proto
 
 package historyimporterpb
 
@@ -38,7 +38,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[0]
+	mi := &file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -50,7 +50,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[0]
+	mi := &file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -63,7 +63,7 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP(), []int{0}
+	return file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *ImportRequest) GetStart() *timestamppb.Timestamp {
@@ -101,7 +101,7 @@ type ImportRecord struct {
 
 func (x *ImportRecord) Reset() {
 	*x = ImportRecord{}
-	mi := &file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[1]
+	mi := &file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -113,7 +113,7 @@ func (x *ImportRecord) String() string {
 func (*ImportRecord) ProtoMessage() {}
 
 func (x *ImportRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[1]
+	mi := &file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -126,7 +126,7 @@ func (x *ImportRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRecord.ProtoReflect.Descriptor instead.
 func (*ImportRecord) Descriptor() ([]byte, []int) {
-	return file_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP(), []int{1}
+	return file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *ImportRecord) GetRecord() isImportRecord_Record {
@@ -200,7 +200,7 @@ type SeriesChunk struct {
 
 func (x *SeriesChunk) Reset() {
 	*x = SeriesChunk{}
-	mi := &file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[2]
+	mi := &file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -212,7 +212,7 @@ func (x *SeriesChunk) String() string {
 func (*SeriesChunk) ProtoMessage() {}
 
 func (x *SeriesChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[2]
+	mi := &file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -225,7 +225,7 @@ func (x *SeriesChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeriesChunk.ProtoReflect.Descriptor instead.
 func (*SeriesChunk) Descriptor() ([]byte, []int) {
-	return file_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP(), []int{2}
+	return file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SeriesChunk) GetTenant() string {
@@ -275,7 +275,7 @@ type Reimage struct {
 
 func (x *Reimage) Reset() {
 	*x = Reimage{}
-	mi := &file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[3]
+	mi := &file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +287,7 @@ func (x *Reimage) String() string {
 func (*Reimage) ProtoMessage() {}
 
 func (x *Reimage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[3]
+	mi := &file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +300,7 @@ func (x *Reimage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reimage.ProtoReflect.Descriptor instead.
 func (*Reimage) Descriptor() ([]byte, []int) {
-	return file_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP(), []int{3}
+	return file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Reimage) GetTenant() string {
@@ -334,7 +334,7 @@ type End struct {
 
 func (x *End) Reset() {
 	*x = End{}
-	mi := &file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[4]
+	mi := &file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -346,7 +346,7 @@ func (x *End) String() string {
 func (*End) ProtoMessage() {}
 
 func (x *End) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[4]
+	mi := &file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -359,7 +359,7 @@ func (x *End) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use End.ProtoReflect.Descriptor instead.
 func (*End) Descriptor() ([]byte, []int) {
-	return file_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP(), []int{4}
+	return file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *End) GetRecords() uint64 {
@@ -369,11 +369,11 @@ func (x *End) GetRecords() uint64 {
 	return 0
 }
 
-var File_plugins_historyimporter_proto_historyimporter_proto protoreflect.FileDescriptor
+var File_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto protoreflect.FileDescriptor
 
-const file_plugins_historyimporter_proto_historyimporter_proto_rawDesc = "" +
+const file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDesc = "" +
 	"\n" +
-	"3plugins/historyimporter/proto/historyimporter.proto\x12\"harvest.plugins.historyimporter.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dplugins/base/proto/base.proto\"\x89\x01\n" +
+	"Wgithub.com/harvest-platform/harvest/plugins/historyimporter/proto/historyimporter.proto\x12\"harvest.plugins.historyimporter.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1aAgithub.com/harvest-platform/harvest/plugins/base/proto/base.proto\"\x89\x01\n" +
 	"\rImportRequest\x120\n" +
 	"\x05start\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12,\n" +
 	"\x03end\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x03end\x12\x18\n" +
@@ -402,19 +402,19 @@ const file_plugins_historyimporter_proto_historyimporter_proto_rawDesc = "" +
 	"\x06Import\x121.harvest.plugins.historyimporter.v1.ImportRequest\x1a0.harvest.plugins.historyimporter.v1.ImportRecord0\x01BUZSgithub.com/harvest-platform/harvest/plugins/historyimporter/proto;historyimporterpbb\x06proto3"
 
 var (
-	file_plugins_historyimporter_proto_historyimporter_proto_rawDescOnce sync.Once
-	file_plugins_historyimporter_proto_historyimporter_proto_rawDescData []byte
+	file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescOnce sync.Once
+	file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescData []byte
 )
 
-func file_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP() []byte {
-	file_plugins_historyimporter_proto_historyimporter_proto_rawDescOnce.Do(func() {
-		file_plugins_historyimporter_proto_historyimporter_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_plugins_historyimporter_proto_historyimporter_proto_rawDesc), len(file_plugins_historyimporter_proto_historyimporter_proto_rawDesc)))
+func file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescGZIP() []byte {
+	file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescOnce.Do(func() {
+		file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDesc), len(file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDesc)))
 	})
-	return file_plugins_historyimporter_proto_historyimporter_proto_rawDescData
+	return file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDescData
 }
 
-var file_plugins_historyimporter_proto_historyimporter_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
-var file_plugins_historyimporter_proto_historyimporter_proto_goTypes = []any{
+var file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_goTypes = []any{
 	(*ImportRequest)(nil),            // 0: harvest.plugins.historyimporter.v1.ImportRequest
 	(*ImportRecord)(nil),             // 1: harvest.plugins.historyimporter.v1.ImportRecord
 	(*SeriesChunk)(nil),              // 2: harvest.plugins.historyimporter.v1.SeriesChunk
@@ -426,7 +426,7 @@ var file_plugins_historyimporter_proto_historyimporter_proto_goTypes = []any{
 	(*proto.PluginInfoResponse)(nil), // 8: harvest.plugins.base.v1.PluginInfoResponse
 	(*proto.SetConfigResponse)(nil),  // 9: harvest.plugins.base.v1.SetConfigResponse
 }
-var file_plugins_historyimporter_proto_historyimporter_proto_depIdxs = []int32{
+var file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_depIdxs = []int32{
 	5,  // 0: harvest.plugins.historyimporter.v1.ImportRequest.start:type_name -> google.protobuf.Timestamp
 	5,  // 1: harvest.plugins.historyimporter.v1.ImportRequest.end:type_name -> google.protobuf.Timestamp
 	2,  // 2: harvest.plugins.historyimporter.v1.ImportRecord.series:type_name -> harvest.plugins.historyimporter.v1.SeriesChunk
@@ -447,12 +447,14 @@ var file_plugins_historyimporter_proto_historyimporter_proto_depIdxs = []int32{
 	0,  // [0:7] is the sub-list for field type_name
 }
 
-func init() { file_plugins_historyimporter_proto_historyimporter_proto_init() }
-func file_plugins_historyimporter_proto_historyimporter_proto_init() {
-	if File_plugins_historyimporter_proto_historyimporter_proto != nil {
+func init() {
+	file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_init()
+}
+func file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_init() {
+	if File_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto != nil {
 		return
 	}
-	file_plugins_historyimporter_proto_historyimporter_proto_msgTypes[1].OneofWrappers = []any{
+	file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes[1].OneofWrappers = []any{
 		(*ImportRecord_Series)(nil),
 		(*ImportRecord_Reimage)(nil),
 		(*ImportRecord_End)(nil),
@@ -461,17 +463,17 @@ func file_plugins_historyimporter_proto_historyimporter_proto_init() {
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugins_historyimporter_proto_historyimporter_proto_rawDesc), len(file_plugins_historyimporter_proto_historyimporter_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDesc), len(file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_plugins_historyimporter_proto_historyimporter_proto_goTypes,
-		DependencyIndexes: file_plugins_historyimporter_proto_historyimporter_proto_depIdxs,
-		MessageInfos:      file_plugins_historyimporter_proto_historyimporter_proto_msgTypes,
+		GoTypes:           file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_goTypes,
+		DependencyIndexes: file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_depIdxs,
+		MessageInfos:      file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_msgTypes,
 	}.Build()
-	File_plugins_historyimporter_proto_historyimporter_proto = out.File
-	file_plugins_historyimporter_proto_historyimporter_proto_goTypes = nil
-	file_plugins_historyimporter_proto_historyimporter_proto_depIdxs = nil
+	File_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto = out.File
+	file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_goTypes = nil
+	file_github_com_harvest_platform_harvest_plugins_historyimporter_proto_historyimporter_proto_depIdxs = nil
 }

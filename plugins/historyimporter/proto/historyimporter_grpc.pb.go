@@ -5,7 +5,7 @@
 // versions:
 // - protoc-gen-go-grpc v1.5.1
 // - protoc             v3.21.12
-// source: plugins/historyimporter/proto/historyimporter.proto
+// source: github.com/harvest-platform/harvest/plugins/historyimporter/proto/historyimporter.proto
 
 package historyimporterpb
 
@@ -213,5 +213,5 @@ var HistoryImporter_ServiceDesc = grpc.ServiceDesc{
 			ServerStreams: true,
 		},
 	},
-	Metadata: "plugins/historyimporter/proto/historyimporter.proto",
+	Metadata: "github.com/harvest-platform/harvest/plugins/historyimporter/proto/historyimporter.proto",
 }

@@ -5,7 +5,7 @@
 // versions:
 // 	protoc-gen-go v1.36.11
 // 	protoc        v3.21.12
-// source: plugins/usagesource/proto/usagesource.proto
+// source: github.com/harvest-platform/harvest/plugins/usagesource/proto/usagesource.proto
 
 package usagesourcepb
 
@@ -34,7 +34,7 @@ type SampleRequest struct {
 
 func (x *SampleRequest) Reset() {
 	*x = SampleRequest{}
-	mi := &file_plugins_usagesource_proto_usagesource_proto_msgTypes[0]
+	mi := &file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +46,7 @@ func (x *SampleRequest) String() string {
 func (*SampleRequest) ProtoMessage() {}
 
 func (x *SampleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_usagesource_proto_usagesource_proto_msgTypes[0]
+	mi := &file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +59,7 @@ func (x *SampleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleRequest.ProtoReflect.Descriptor instead.
 func (*SampleRequest) Descriptor() ([]byte, []int) {
-	return file_plugins_usagesource_proto_usagesource_proto_rawDescGZIP(), []int{0}
+	return file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDescGZIP(), []int{0}
 }
 
 type SampleResponse struct {
@@ -71,7 +71,7 @@ type SampleResponse struct {
 
 func (x *SampleResponse) Reset() {
 	*x = SampleResponse{}
-	mi := &file_plugins_usagesource_proto_usagesource_proto_msgTypes[1]
+	mi := &file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -83,7 +83,7 @@ func (x *SampleResponse) String() string {
 func (*SampleResponse) ProtoMessage() {}
 
 func (x *SampleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_usagesource_proto_usagesource_proto_msgTypes[1]
+	mi := &file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -96,7 +96,7 @@ func (x *SampleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleResponse.ProtoReflect.Descriptor instead.
 func (*SampleResponse) Descriptor() ([]byte, []int) {
-	return file_plugins_usagesource_proto_usagesource_proto_rawDescGZIP(), []int{1}
+	return file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *SampleResponse) GetUsage() *Usage {
@@ -127,7 +127,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_plugins_usagesource_proto_usagesource_proto_msgTypes[2]
+	mi := &file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -139,7 +139,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_usagesource_proto_usagesource_proto_msgTypes[2]
+	mi := &file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -152,7 +152,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_plugins_usagesource_proto_usagesource_proto_rawDescGZIP(), []int{2}
+	return file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Usage) GetTime() *timestamppb.Timestamp {
@@ -211,11 +211,11 @@ func (x *Usage) GetPrimaryMemoryBytes() uint64 {
 	return 0
 }
 
-var File_plugins_usagesource_proto_usagesource_proto protoreflect.FileDescriptor
+var File_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto protoreflect.FileDescriptor
 
-const file_plugins_usagesource_proto_usagesource_proto_rawDesc = "" +
+const file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDesc = "" +
 	"\n" +
-	"+plugins/usagesource/proto/usagesource.proto\x12\x1eharvest.plugins.usagesource.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dplugins/base/proto/base.proto\"\x0f\n" +
+	"Ogithub.com/harvest-platform/harvest/plugins/usagesource/proto/usagesource.proto\x12\x1eharvest.plugins.usagesource.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1aAgithub.com/harvest-platform/harvest/plugins/base/proto/base.proto\"\x0f\n" +
 	"\rSampleRequest\"M\n" +
 	"\x0eSampleResponse\x12;\n" +
 	"\x05usage\x18\x01 \x01(\v2%.harvest.plugins.usagesource.v1.UsageR\x05usage\"\xee\x02\n" +
@@ -235,19 +235,19 @@ const file_plugins_usagesource_proto_usagesource_proto_rawDesc = "" +
 	"\x06Sample\x12-.harvest.plugins.usagesource.v1.SampleRequest\x1a..harvest.plugins.usagesource.v1.SampleResponseBMZKgithub.com/harvest-platform/harvest/plugins/usagesource/proto;usagesourcepbb\x06proto3"
 
 var (
-	file_plugins_usagesource_proto_usagesource_proto_rawDescOnce sync.Once
-	file_plugins_usagesource_proto_usagesource_proto_rawDescData []byte
+	file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDescOnce sync.Once
+	file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDescData []byte
 )
 
-func file_plugins_usagesource_proto_usagesource_proto_rawDescGZIP() []byte {
-	file_plugins_usagesource_proto_usagesource_proto_rawDescOnce.Do(func() {
-		file_plugins_usagesource_proto_usagesource_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_plugins_usagesource_proto_usagesource_proto_rawDesc), len(file_plugins_usagesource_proto_usagesource_proto_rawDesc)))
+func file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDescGZIP() []byte {
+	file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDescOnce.Do(func() {
+		file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDesc), len(file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDesc)))
 	})
-	return file_plugins_usagesource_proto_usagesource_proto_rawDescData
+	return file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDescData
 }
 
-var file_plugins_usagesource_proto_usagesource_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
-var file_plugins_usagesource_proto_usagesource_proto_goTypes = []any{
+var file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_goTypes = []any{
 	(*SampleRequest)(nil),            // 0: harvest.plugins.usagesource.v1.SampleRequest
 	(*SampleResponse)(nil),           // 1: harvest.plugins.usagesource.v1.SampleResponse
 	(*Usage)(nil),                    // 2: harvest.plugins.usagesource.v1.Usage
@@ -257,7 +257,7 @@ var file_plugins_usagesource_proto_usagesource_proto_goTypes = []any{
 	(*proto.PluginInfoResponse)(nil), // 6: harvest.plugins.base.v1.PluginInfoResponse
 	(*proto.SetConfigResponse)(nil),  // 7: harvest.plugins.base.v1.SetConfigResponse
 }
-var file_plugins_usagesource_proto_usagesource_proto_depIdxs = []int32{
+var file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_depIdxs = []int32{
 	2, // 0: harvest.plugins.usagesource.v1.SampleResponse.usage:type_name -> harvest.plugins.usagesource.v1.Usage
 	3, // 1: harvest.plugins.usagesource.v1.Usage.time:type_name -> google.protobuf.Timestamp
 	4, // 2: harvest.plugins.usagesource.v1.UsageSource.PluginInfo:input_type -> harvest.plugins.base.v1.PluginInfoRequest
@@ -273,26 +273,28 @@ var file_plugins_usagesource_proto_usagesource_proto_depIdxs = []int32{
 	0, // [0:2] is the sub-list for field type_name
 }
 
-func init() { file_plugins_usagesource_proto_usagesource_proto_init() }
-func file_plugins_usagesource_proto_usagesource_proto_init() {
-	if File_plugins_usagesource_proto_usagesource_proto != nil {
+func init() {
+	file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_init()
+}
+func file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_init() {
+	if File_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugins_usagesource_proto_usagesource_proto_rawDesc), len(file_plugins_usagesource_proto_usagesource_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDesc), len(file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_plugins_usagesource_proto_usagesource_proto_goTypes,
-		DependencyIndexes: file_plugins_usagesource_proto_usagesource_proto_depIdxs,
-		MessageInfos:      file_plugins_usagesource_proto_usagesource_proto_msgTypes,
+		GoTypes:           file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_goTypes,
+		DependencyIndexes: file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_depIdxs,
+		MessageInfos:      file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_msgTypes,
 	}.Build()
-	File_plugins_usagesource_proto_usagesource_proto = out.File
-	file_plugins_usagesource_proto_usagesource_proto_goTypes = nil
-	file_plugins_usagesource_proto_usagesource_proto_depIdxs = nil
+	File_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto = out.File
+	file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_goTypes = nil
+	file_github_com_harvest_platform_harvest_plugins_usagesource_proto_usagesource_proto_depIdxs = nil
 }

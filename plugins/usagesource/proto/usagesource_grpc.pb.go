@@ -5,7 +5,7 @@
 // versions:
 // - protoc-gen-go-grpc v1.5.1
 // - protoc             v3.21.12
-// source: plugins/usagesource/proto/usagesource.proto
+// source: github.com/harvest-platform/harvest/plugins/usagesource/proto/usagesource.proto
 
 package usagesourcepb
 
@@ -203,5 +203,5 @@ var UsageSource_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
-	Metadata: "plugins/usagesource/proto/usagesource.proto",
+	Metadata: "github.com/harvest-platform/harvest/plugins/usagesource/proto/usagesource.proto",
 }
