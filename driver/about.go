@@ -7,7 +7,9 @@
 // This file holds what the driver is (name, config specs, capabilities);
 // driver.go and tasks.go hold what it does, guardloop.go the reserve,
 // declared.go the reserve declared for the tenant through the placer, which
-// takes the place of the config's reserve_cpu and reserve_memory.
+// takes the place of the config's reserve_cpu and reserve_memory, and
+// plugins.go an external usage-source plugin read in place of the built-in
+// source, which stays as its fallback.
 package driver
 
 import (
@@ -55,6 +57,11 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"primary_cgroup":  hclspec.NewAttr("primary_cgroup", "string", false),
 	"capacity_cpu":    hclspec.NewAttr("capacity_cpu", "number", false),
 	"capacity_memory": hclspec.NewAttr("capacity_memory", "number", false),
+	// an external usage source (plugins.go): the file of usage_source
+	// blocks (the plugin manager's syntax) and the block the guard reads;
+	// usage_source above is then its fallback while it is down
+	"plugin_config": hclspec.NewAttr("plugin_config", "string", false),
+	"usage_plugin":  hclspec.NewAttr("usage_plugin", "string", false),
 	// node samples into the tenant history, and the busy flag for the blob tier
 	"tenant":         hclspec.NewAttr("tenant", "string", false),
 	"node_name":      hclspec.NewAttr("node_name", "string", false),
@@ -88,6 +95,8 @@ type Config struct {
 	PrimaryCgroup     string  `codec:"primary_cgroup"`
 	CapacityCPU       float64 `codec:"capacity_cpu"`
 	CapacityMemory    float64 `codec:"capacity_memory"`
+	PluginConfig      string  `codec:"plugin_config"`
+	UsagePlugin       string  `codec:"usage_plugin"`
 	Tenant            string  `codec:"tenant"`
 	NodeName          string  `codec:"node_name"`
 	ConsulAddress     string  `codec:"consul_address"`

@@ -165,13 +165,13 @@ func (d *Driver) announceLocked() {
 		d.logger.Warn("the effective reserve is more than the node's capacity: no harvested task can run here",
 			"capacity_cores", d.settings.capacity.CPU, "capacity_mib", d.settings.capacity.MemoryMiB)
 	}
-	d.reserveChangedLocked()
+	d.wakeFingerprintLocked()
 	d.reporter.reserveChanged(r.CPU)
 }
 
-// reserveChangedLocked wakes whoever waits on the reserve (the
-// fingerprint loops); d.mu must be held.
-func (d *Driver) reserveChangedLocked() {
-	close(d.reserveWake)
-	d.reserveWake = make(chan struct{})
+// wakeFingerprintLocked wakes the fingerprint loops (the effective reserve
+// or the usage plugin's state changed); d.mu must be held.
+func (d *Driver) wakeFingerprintLocked() {
+	close(d.fingerprintWake)
+	d.fingerprintWake = make(chan struct{})
 }

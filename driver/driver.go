@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/nomad/plugins/drivers"
 	"github.com/hashicorp/nomad/plugins/shared/hclspec"
 	pstructs "github.com/hashicorp/nomad/plugins/shared/structs"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/usage"
@@ -28,6 +30,7 @@ type Driver struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	tasks   *taskStore
+	metrics *prometheus.Registry // the plugin manager's harvest_plugin_* series
 
 	mu          sync.Mutex // guards everything below
 	config      Config
@@ -35,6 +38,7 @@ type Driver struct {
 	compute     cpustats.Compute
 	settings    settings
 	source      usage.Source
+	plugin      *usagePlugin // the external usage source (plugins.go); nil without one
 	sourceErr   error
 	tracker     *guard.Tracker
 	primary     guard.Resources // latest measurement
@@ -42,7 +46,9 @@ type Driver struct {
 	reporter    *reporter
 	declared    declared         // the last good declarations (declared.go)
 	announced   effectiveReserve // the effective reserve last logged
-	reserveWake chan struct{}    // closed (and replaced) when the effective reserve changes
+	// closed (and replaced) when the effective reserve or the usage
+	// plugin's state changes: the fingerprint loops wait on it
+	fingerprintWake chan struct{}
 }
 
 // settings are the parsed, ready-to-use parts of Config.
@@ -59,7 +65,7 @@ func New(logger hclog.Logger) *Driver {
 	ctx, cancel := context.WithCancel(context.Background())
 	logger = logger.Named(Name)
 	return &Driver{logger: logger, eventer: eventer.NewEventer(ctx, logger), ctx: ctx, cancel: cancel,
-		tasks: newTaskStore(), config: Config{Enabled: true}, reserveWake: make(chan struct{})}
+		tasks: newTaskStore(), metrics: prometheus.NewRegistry(), config: Config{Enabled: true}, fingerprintWake: make(chan struct{})}
 }
 
 func (d *Driver) PluginInfo() (*base.PluginInfoResponse, error) { return pluginInfo, nil }
@@ -68,8 +74,9 @@ func (d *Driver) TaskConfigSchema() (*hclspec.Spec, error)      { return taskCon
 func (d *Driver) Capabilities() (*drivers.Capabilities, error)  { return capabilities, nil }
 
 // SetConfig decodes the client's plugin config block, builds the usage
-// source and starts the guard loop, the reports to the tenant history and
-// the reading of the declared reserve.
+// source (the built-in, or an external plugin over it: plugins.go) and
+// starts the guard loop, the reports to the tenant history and the reading
+// of the declared reserve.
 func (d *Driver) SetConfig(c *base.Config) error {
 	var cfg Config
 	if len(c.PluginConfig) != 0 {
@@ -77,17 +84,35 @@ func (d *Driver) SetConfig(c *base.Config) error {
 			return err
 		}
 	}
-	source, err := newSource(cfg)
+	kind, conf, err := builtinConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("harvest driver: usage source: %w", err)
+	}
+	var source usage.Source
+	var plug *usagePlugin
+	if cfg.PluginConfig != "" || cfg.UsagePlugin != "" {
+		plug, source, err = d.startUsagePlugin(cfg, kind, conf)
+	} else {
+		source, err = usage.New(kind, conf)
+	}
 	if err != nil {
 		return fmt.Errorf("harvest driver: usage source: %w", err)
 	}
 	s, err := parseSettings(cfg, source.Capacity())
 	if err != nil {
+		plug.close()
 		return fmt.Errorf("harvest driver: %w", err)
 	}
 	d.mu.Lock()
+	if d.ctx.Err() != nil { // shut down meanwhile: leave no plugin running
+		d.mu.Unlock()
+		plug.close()
+		return fmt.Errorf("harvest driver: shut down")
+	}
+	old := d.plugin
+	defer old.close() // after the unlock below: a closing plugin may wait on its process
 	defer d.mu.Unlock()
-	d.config, d.source, d.settings = cfg, source, s
+	d.config, d.source, d.settings, d.plugin = cfg, source, s, plug
 	d.tracker = guard.NewTracker(s.hysteresis.AdmitWindow)
 	if c.AgentConfig != nil {
 		d.nomadConfig = c.AgentConfig.Driver
@@ -107,32 +132,32 @@ func (d *Driver) SetConfig(c *base.Config) error {
 	}
 	r := d.reserveLocked()
 	d.announced = r
-	d.reserveChangedLocked()
+	d.wakeFingerprintLocked()
 	d.reporter.reserveChanged(r.CPU)
-	d.logger.Info("configured", "usage_source", source.Name(), "capacity_cores", s.capacity.CPU,
+	d.logger.Info("configured", "usage_source", kind, "usage_plugin", cfg.UsagePlugin, "capacity_cores", s.capacity.CPU,
 		"capacity_mib", s.capacity.MemoryMiB, "reserve_cores", r.CPU, "cores_from", r.CPUFrom,
 		"reserve_mib", r.MemoryMiB, "memory_from", r.MemoryFrom)
 	return nil
 }
 
-func newSource(cfg Config) (usage.Source, error) {
+// builtinConfig checks the usage_source attributes and returns the
+// built-in source's kind and its config map (usage.New builds it).
+func builtinConfig(cfg Config) (string, map[string]string, error) {
 	switch cfg.UsageSource {
 	case "", "proc":
-		p, err := usage.NewProc("/proc")
-		if err != nil {
-			return nil, err
-		}
 		if cfg.CapacityCPU > 0 || cfg.CapacityMemory > 0 {
-			return nil, fmt.Errorf("capacity_cpu and capacity_memory are for usage_source = \"cgroup\"; the proc source measures the host")
+			return "", nil, fmt.Errorf("capacity_cpu and capacity_memory are for usage_source = \"cgroup\"; the proc source measures the host")
 		}
-		return p, nil
+		return "proc", map[string]string{}, nil
 	case "cgroup":
 		if cfg.PrimaryCgroup == "" || cfg.CapacityCPU <= 0 || cfg.CapacityMemory <= 0 {
-			return nil, fmt.Errorf("usage_source = \"cgroup\" needs primary_cgroup, capacity_cpu and capacity_memory")
+			return "", nil, fmt.Errorf("usage_source = \"cgroup\" needs primary_cgroup, capacity_cpu and capacity_memory")
 		}
-		return usage.NewCgroup("/sys/fs/cgroup", cfg.PrimaryCgroup, guard.Resources{CPU: cfg.CapacityCPU, MemoryMiB: cfg.CapacityMemory})
+		return "cgroup", map[string]string{"primary_cgroup": cfg.PrimaryCgroup,
+			"capacity_cpu":    strconv.FormatFloat(cfg.CapacityCPU, 'g', -1, 64),
+			"capacity_memory": strconv.FormatFloat(cfg.CapacityMemory, 'g', -1, 64)}, nil
 	}
-	return nil, fmt.Errorf("usage_source %q: want \"proc\" or \"cgroup\"", cfg.UsageSource)
+	return "", nil, fmt.Errorf("usage_source %q: want \"proc\" or \"cgroup\"", cfg.UsageSource)
 }
 
 func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
@@ -160,8 +185,8 @@ func or(s, def string) string {
 }
 
 // Fingerprint reports the driver's health now, then periodically and
-// whenever the effective reserve changes, with only coarse attributes
-// (fast-changing ones would storm the scheduler).
+// whenever the effective reserve or the usage plugin's state changes, with
+// only coarse attributes (fast-changing ones would storm the scheduler).
 func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, error) {
 	ch := make(chan *drivers.Fingerprint)
 	go func() {
@@ -170,7 +195,7 @@ func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, 
 		defer ticker.Stop()
 		for {
 			d.mu.Lock()
-			changed := d.reserveWake // taken before the fingerprint: no change is missed
+			changed := d.fingerprintWake // taken before the fingerprint: no change is missed
 			d.mu.Unlock()
 			select {
 			case ch <- d.fingerprint():
@@ -205,10 +230,14 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 			HealthDescription: "cannot measure the primary tenant: " + d.sourceErr.Error()}
 	}
 	r := d.reserveLocked()
-	return &drivers.Fingerprint{
+	sourceName := d.source.Name()
+	if d.plugin != nil {
+		sourceName = d.plugin.builtin
+	}
+	fp := &drivers.Fingerprint{
 		Attributes: map[string]*pstructs.Attribute{
 			"driver.harvest.version":      pstructs.NewStringAttribute(pluginInfo.PluginVersion),
-			"driver.harvest.usage_source": pstructs.NewStringAttribute(d.source.Name()),
+			"driver.harvest.usage_source": pstructs.NewStringAttribute(sourceName),
 			// the effective reserve, and where each value comes from: tenant, policy or config
 			"driver.harvest.reserve_cores":         pstructs.NewFloatAttribute(r.CPU, ""),
 			"driver.harvest.reserve_cores_source":  pstructs.NewStringAttribute(r.CPUFrom),
@@ -221,6 +250,13 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 		Health:            drivers.HealthStateHealthy,
 		HealthDescription: drivers.DriverHealthy,
 	}
+	if d.plugin != nil {
+		// which plugin, and whether the guard reads it ("up") or the
+		// built-in while it is down, hung, restarting or failing
+		fp.Attributes["driver.harvest.usage_plugin"] = pstructs.NewStringAttribute(d.plugin.name)
+		fp.Attributes["driver.harvest.usage_plugin_state"] = pstructs.NewStringAttribute(d.plugin.state())
+	}
+	return fp
 }
 
 // TaskEvents streams the driver's task events (evictions among them).
@@ -228,5 +264,17 @@ func (d *Driver) TaskEvents(ctx context.Context) (<-chan *drivers.TaskEvent, err
 	return d.eventer.TaskEvents(ctx)
 }
 
-// Shutdown stops the driver's background work.
-func (d *Driver) Shutdown() { d.cancel() }
+// Shutdown stops the driver's background work and its usage plugin's
+// process.
+func (d *Driver) Shutdown() {
+	d.cancel()
+	d.mu.Lock()
+	plug := d.plugin
+	d.mu.Unlock()
+	plug.close()
+}
+
+// Metrics is the driver's own registry: the plugin manager's
+// harvest_plugin_up, harvest_plugin_restarts_total,
+// harvest_plugin_failures_total and harvest_plugin_fallback_active.
+func (d *Driver) Metrics() prometheus.Gatherer { return d.metrics }

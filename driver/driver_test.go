@@ -268,6 +268,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if pluginBuildDir != "" {
+		os.RemoveAll(pluginBuildDir)
+	}
 	// Nomad's executors outlive their client by design (a restarted client
 	// re-attaches to them), so one a test's cleanup missed would run on with
 	// its task: kill every process this test binary started, and their

@@ -45,9 +45,12 @@ func (d *Driver) guardOnce(now time.Time) guard.Decision {
 		h.mu.RUnlock()
 	}
 	d.mu.Lock()
-	src, s, reserve := d.source, d.settings, d.reserveLocked().Resources
+	src, s, reserve, plug := d.source, d.settings, d.reserveLocked().Resources, d.plugin
 	d.mu.Unlock()
-	primary, err := src.Primary(harvested)
+	primary, err := src.Primary(harvested) // with a usage plugin, up to its call_timeout
+	if plug != nil {
+		plug.check() // the sample may have switched between the plugin and the built-in
+	}
 	d.mu.Lock()
 	if d.source != src { // reconfigured while measuring: this measurement is stale
 		d.mu.Unlock()

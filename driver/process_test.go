@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +80,37 @@ func TestRealPluginProcess(t *testing.T) {
 	}
 	if err := d.SetConfig(&base.Config{PluginConfig: cfg}); err == nil {
 		t.Fatal("cgroup source without a cgroup or capacity was accepted")
+	}
+
+	// With a usage plugin, the driver process runs it, and takes it down
+	// when the client stops the driver (Nomad never calls Shutdown itself).
+	e := newExporter(t, 0.5)
+	if err := base.MsgPackEncode(&cfg, &Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", UsageSource: "proc",
+		PluginConfig: pluginFile(t, e), UsagePlugin: "node"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetConfig(&base.Config{PluginConfig: cfg, AgentConfig: &base.AgentConfig{Driver: &base.ClientDriverConfig{Topology: topology}}}); err != nil {
+		t.Fatal(err)
+	}
+	fps, err := d.Fingerprint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untilFingerprint(t, fps, "up")
+	usageBin := filepath.Join(usagePluginDir(t), "harvest-usage-prometheus")
+	if out, err := exec.Command("pgrep", "-f", usageBin).Output(); err != nil || len(strings.Fields(string(out))) != 1 {
+		t.Fatalf("pgrep -f %s with the driver running: %q (%v), want one process", usageBin, out, err)
+	}
+	client.Kill()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, err := exec.Command("pgrep", "-f", usageBin).Output()
+		if err != nil && len(out) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the usage plugin outlived the driver process: pgrep %q", out)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/nomad/plugins"
 
 	"github.com/harvest-platform/harvest/driver"
@@ -39,5 +40,11 @@ func main() {
 			return
 		}
 	}
-	plugins.Serve(func(logger hclog.Logger) interface{} { return driver.New(logger) })
+	var d *driver.Driver
+	plugins.Serve(func(logger hclog.Logger) interface{} { d = driver.New(logger); return d })
+	// Nomad stopped the plugin (Serve returns after its graceful shutdown);
+	// Nomad never calls Shutdown itself, and a usage plugin the driver
+	// started must not outlive it.
+	d.Shutdown()
+	goplugin.CleanupClients()
 }
