@@ -60,6 +60,10 @@ func run(m *testing.M) int {
 	}()
 	cluster, err = localcluster.Up(ctx, localcluster.Options{
 		RunDir: runDir, StackBin: stack, DriverBinary: filepath.Join(bin, "harvest-driver"), Logger: log,
+		// every driver reads its primary tenant through the external usage
+		// source (harvest-usage-prometheus over go-plugin), its cgroup
+		// source the fallback
+		UsagePlugin: filepath.Join(bin, "harvest-usage-prometheus"), Harvestctl: filepath.Join(bin, "harvestctl"),
 		Nodes: localcluster.DefaultNodes(6), // a fourth tenant for the placer's "unclassified" case; six storage nodes in five environments
 	})
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 
 // devClusterFlags are the settings every dev-cluster subcommand shares.
 type devClusterFlags struct {
-	runDir, stackBin, driver string
-	clients                  int
+	runDir, stackBin, driver, usagePlugin string
+	clients                               int
 }
 
 func (f *devClusterFlags) register(fs *flag.FlagSet) {
@@ -28,7 +28,16 @@ func (f *devClusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.runDir, "run-dir", envOr("HARVEST_RUN_DIR", ".run/cluster"), "run folder of the cluster (configs, data, logs, pids)")
 	fs.StringVar(&f.stackBin, "stack-bin", envOr("HARVEST_STACK_BIN", ".cache/stack/bin"), "folder holding the nomad, consul and minio binaries")
 	fs.StringVar(&f.driver, "driver", filepath.Join(filepath.Dir(exe), "harvest-driver"), "harvest-driver plugin binary to install in each client's plugin_dir")
+	fs.StringVar(&f.usagePlugin, "usage-plugin", filepath.Join(filepath.Dir(exe), "harvest-usage-prometheus"),
+		"external usage-source plugin the drivers read the primary tenant through, from the cluster's metrics exporter (\"\": the driver's cgroup source alone)")
 	fs.IntVar(&f.clients, "clients", 3, fmt.Sprintf("number of Nomad clients, each with its own Consul agent and MinIO server (3-%d)", localcluster.MaxClients))
+}
+
+// harvestctlPath is this binary (the exporter runs as its dev-cluster
+// exporter command).
+func harvestctlPath() string {
+	exe, _ := os.Executable()
+	return exe
 }
 
 func envOr(key, def string) string {
@@ -60,6 +69,7 @@ func devClusterCommands() map[string]cli.CommandFactory {
 	for verb := range devClusterSynopses {
 		out["dev-cluster "+verb] = func() (cli.Command, error) { return &devClusterCommand{verb: verb, out: os.Stdout}, nil }
 	}
+	out["dev-cluster exporter"] = exporterCommand()
 	return out
 }
 
@@ -119,6 +129,7 @@ func (c *devClusterCommand) up(ctx context.Context, log hclog.Logger) error {
 	}
 	s, err := localcluster.Up(ctx, localcluster.Options{
 		RunDir: c.flags.runDir, StackBin: c.flags.stackBin, DriverBinary: c.flags.driver,
+		UsagePlugin: c.flags.usagePlugin, Harvestctl: harvestctlPath(),
 		Nodes: localcluster.DefaultNodes(c.flags.clients), Detached: true, Logger: log,
 	})
 	if err != nil {

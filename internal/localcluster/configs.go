@@ -122,6 +122,7 @@ type nomadClientSpec struct {
 	meta                                                       map[string]string
 	harvestDriver                                              bool
 	primaryCgroup                                              string // the node's primary tenant's cgroup
+	usagePluginConfig                                          string // the driver's plugin_config ("": none)
 }
 
 // Each client's harvest driver watches its own primary tenant's cgroup
@@ -184,10 +185,43 @@ plugin "harvest-driver" {
     tenant              = %q
     node_name           = %q
     consul_address      = %q
-  }
+%s  }
 }
-`, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta["harvest_tenant"], c.name, c.consulAddr)
+`, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta["harvest_tenant"], c.name, c.consulAddr, usagePluginLines(c.usagePluginConfig))
 	}
 	b.WriteString(nomadConsulBlock(c.consulAddr))
 	return b.String()
+}
+
+// usagePluginLines point the driver at its external usage source, when
+// there is one.
+func usagePluginLines(config string) string {
+	if config == "" {
+		return ""
+	}
+	return fmt.Sprintf("    plugin_config       = %q\n    usage_plugin        = %q\n", config, usagePluginName)
+}
+
+// usagePluginName is the usage_source block the drivers read.
+const usagePluginName = "exporter"
+
+// usagePluginConfig is a node's plugin configuration file: the external
+// usage source reading the node's primary cgroup from the exporter, with the
+// node's capacity (the exporter's host metrics are the whole machine's).
+func usagePluginConfig(pluginDir, binary, exporterURL, primaryCgroup string) string {
+	return fmt.Sprintf(`plugin_dir = %q
+
+usage_source %q {
+  driver       = %q
+  call_timeout = "2s"
+  config = {
+    url                   = %q
+    primary_cpu_metric    = "container_cpu_usage_seconds_total"
+    primary_memory_metric = "container_memory_working_set_bytes"
+    primary_labels        = %q
+    capacity_cpu_cores    = "%d"
+    capacity_memory_bytes = "%d"
+  }
+}
+`, pluginDir, usagePluginName, binary, exporterURL, "id="+primaryCgroup, nodeCapacityCPU, int64(nodeCapacityMemory)<<20)
 }

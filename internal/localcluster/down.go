@@ -64,6 +64,7 @@ func Down(ctx context.Context, s *State, log hclog.Logger) error {
 			}
 		}
 		os.RemoveAll(s.PluginDir)
+		os.RemoveAll(usagePluginDir(s))
 	}
 	if s.ClaimFile != "" {
 		if err := os.Remove(s.ClaimFile); err != nil && !os.IsNotExist(err) {

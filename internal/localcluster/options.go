@@ -20,6 +20,13 @@ type Options struct {
 	// DriverBinary is the harvest-driver plugin installed in every client's
 	// plugin_dir. Empty means no harvest driver.
 	DriverBinary string
+	// UsagePlugin, when set with DriverBinary and Harvestctl, is the external
+	// usage-source plugin (harvest-usage-prometheus) every driver reads the
+	// primary tenant through, from the cluster's metrics exporter (started
+	// as `Harvestctl dev-cluster exporter`); the driver's cgroup source is
+	// its fallback.
+	UsagePlugin string
+	Harvestctl  string
 	// Nodes describe the Nomad clients; default DefaultNodes(3).
 	Nodes []NodeSpec
 	// ClaimDir holds the machine-wide port-block claims; default
@@ -99,6 +106,16 @@ func (o *Options) setDefaults() error {
 		}
 		if _, err := os.Stat(o.DriverBinary); err != nil {
 			return fmt.Errorf("localcluster: harvest driver: %w (run `make build` first)", err)
+		}
+	}
+	if o.UsagePlugin != "" {
+		for _, b := range []*string{&o.UsagePlugin, &o.Harvestctl} {
+			if *b, err = filepath.Abs(*b); err != nil {
+				return err
+			}
+			if _, err := os.Stat(*b); err != nil {
+				return fmt.Errorf("localcluster: usage plugin: %w (run `make build` first)", err)
+			}
 		}
 	}
 	if len(o.Nodes) == 0 {

@@ -46,6 +46,10 @@ func (b Block) nomadClient(i int) nomadPorts {
 
 func (b Block) minio(i int) minioPorts { p := b.Base + 80 + 2*i; return minioPorts{p, p + 1} }
 
+// exporter is the metrics exporter's port (after the MinIO ports, before
+// the spare ones).
+func (b Block) exporter() int { return b.Base + 94 }
+
 // claim is the content of a claim file: which run holds the block.
 type claim struct {
 	RunDir  string    `json:"run_dir"`

@@ -56,6 +56,9 @@ type State struct {
 	NomadServer   Agent         `json:"nomad_server"`
 	NomadClients  []NomadClient `json:"nomad_clients"`
 	MinIO         []MinIOServer `json:"minio"`
+	// Exporter serves the host's and the primary cgroups' metrics to the
+	// drivers' external usage source (PID 0: not started).
+	Exporter Agent `json:"exporter"`
 }
 
 // NomadAddr is the Nomad HTTP API address (NOMAD_ADDR).
@@ -86,7 +89,7 @@ func (s *State) stopTiers() [][]*Agent {
 	for i := range s.ConsulClients {
 		consulClients = append(consulClients, &s.ConsulClients[i])
 	}
-	return [][]*Agent{nomadClients, {&s.NomadServer}, minio, consulClients, {&s.ConsulServer}}
+	return [][]*Agent{nomadClients, {&s.NomadServer, &s.Exporter}, minio, consulClients, {&s.ConsulServer}}
 }
 
 func (s *State) save() error {

@@ -123,6 +123,13 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 	if err := installPlugin(o.DriverBinary, s.PluginDir); err != nil {
 		return err
 	}
+	exporterURL := ""
+	if o.UsagePlugin != "" && o.DriverBinary != "" {
+		var err error
+		if exporterURL, err = startExporter(ctx, o, s, b, launch, agent); err != nil {
+			return err
+		}
+	}
 	for i, n := range o.Nodes {
 		p := b.nomadClient(i)
 		c := NomadClient{
@@ -136,8 +143,20 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		c.Agent.Name = n.Name // the node name jobs constrain on
 		s.NomadClients = append(s.NomadClients, c)
 		a := &s.NomadClients[i]
+		pluginConfig := ""
+		if exporterURL != "" {
+			pluginConfig = filepath.Join(a.Dir, "usage-plugins.hcl")
+			if err := os.MkdirAll(a.Dir, 0o700); err != nil {
+				return err
+			}
+			text := usagePluginConfig(usagePluginDir(s), filepath.Base(o.UsagePlugin), exporterURL, a.PrimaryCgroup)
+			if err := os.WriteFile(pluginConfig, []byte(text), 0o600); err != nil {
+				return err
+			}
+		}
 		cfg := nomadClientConfig(nomadClientSpec{
-			name: n.Name, dataDir: filepath.Join(a.Dir, "data"), pluginDir: s.PluginDir,
+			usagePluginConfig: pluginConfig,
+			name:              n.Name, dataDir: filepath.Join(a.Dir, "data"), pluginDir: s.PluginDir,
 			cgroupParent: a.CgroupParent, server: "127.0.0.1:" + strconv.Itoa(np.RPC),
 			consulAddr: a.ConsulAgent, meta: a.Meta, harvestDriver: o.DriverBinary != "", primaryCgroup: a.PrimaryCgroup,
 		}, p)

@@ -1,0 +1,202 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/procfs"
+)
+
+// The metrics exporter stands in for what a production host runs beside
+// its primary tenant: node_exporter's node_cpu_seconds_total and
+// node_memory_* for the host (read with prometheus/procfs), and cAdvisor's
+// container_cpu_usage_seconds_total / container_memory_working_set_bytes
+// with an id label for each primary tenant's cgroup. The harvest driver's
+// external usage source (harvest-usage-prometheus) reads it over HTTP, as
+// it would read the real exporters.
+
+// exporterCollector reads the host and the cgroups at every scrape.
+type exporterCollector struct {
+	proc    procfs.FS
+	cgroups []string // primary cgroup paths, e.g. /harvest-15000-client-1-primary
+	cpu     *prometheus.Desc
+	memTot  *prometheus.Desc
+	memAv   *prometheus.Desc
+	cgCPU   *prometheus.Desc
+	cgMem   *prometheus.Desc
+}
+
+var _ prometheus.Collector = (*exporterCollector)(nil)
+
+func newExporterCollector(cgroups []string) (*exporterCollector, error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return nil, err
+	}
+	return &exporterCollector{
+		proc: fs, cgroups: cgroups,
+		cpu:    prometheus.NewDesc("node_cpu_seconds_total", "Seconds the CPUs spent in each mode.", []string{"cpu", "mode"}, nil),
+		memTot: prometheus.NewDesc("node_memory_MemTotal_bytes", "Memory information field MemTotal_bytes.", nil, nil),
+		memAv:  prometheus.NewDesc("node_memory_MemAvailable_bytes", "Memory information field MemAvailable_bytes.", nil, nil),
+		cgCPU:  prometheus.NewDesc("container_cpu_usage_seconds_total", "Cumulative cpu time consumed in seconds.", []string{"id"}, nil),
+		cgMem:  prometheus.NewDesc("container_memory_working_set_bytes", "Current working set in bytes.", []string{"id"}, nil),
+	}, nil
+}
+
+func (c *exporterCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.cpu, c.memTot, c.memAv, c.cgCPU, c.cgMem} {
+		ch <- d
+	}
+}
+
+func (c *exporterCollector) Collect(ch chan<- prometheus.Metric) {
+	if st, err := c.proc.Stat(); err == nil {
+		for i, cpu := range st.CPU {
+			cpuLabel := strconv.FormatInt(i, 10)
+			for mode, v := range map[string]float64{"user": cpu.User, "nice": cpu.Nice, "system": cpu.System, "idle": cpu.Idle,
+				"iowait": cpu.Iowait, "irq": cpu.IRQ, "softirq": cpu.SoftIRQ, "steal": cpu.Steal} {
+				ch <- prometheus.MustNewConstMetric(c.cpu, prometheus.CounterValue, v, cpuLabel, mode)
+			}
+		}
+	}
+	if mi, err := c.proc.Meminfo(); err == nil && mi.MemTotalBytes != nil && mi.MemAvailableBytes != nil {
+		ch <- prometheus.MustNewConstMetric(c.memTot, prometheus.GaugeValue, float64(*mi.MemTotalBytes))
+		ch <- prometheus.MustNewConstMetric(c.memAv, prometheus.GaugeValue, float64(*mi.MemAvailableBytes))
+	}
+	for _, path := range c.cgroups {
+		if sec, err := cgroupCPUSeconds(path); err == nil {
+			ch <- prometheus.MustNewConstMetric(c.cgCPU, prometheus.CounterValue, sec, path)
+		}
+		if b, err := cgroupWorkingSet(path); err == nil {
+			ch <- prometheus.MustNewConstMetric(c.cgMem, prometheus.GaugeValue, b, path)
+		}
+	}
+}
+
+// cgroupCPUSeconds is the CPU time a cgroup used (v1 cpuacct.usage, v2
+// cpu.stat usage_usec).
+func cgroupCPUSeconds(path string) (float64, error) {
+	rel := strings.TrimPrefix(path, "/")
+	if cgroupV2() {
+		v, err := statField(filepath.Join(cgroupRoot, rel, "cpu.stat"), "usage_usec")
+		return v / 1e6, err
+	}
+	v, err := readNumber(filepath.Join(cgroupRoot, "cpuacct", rel, "cpuacct.usage"))
+	return v / 1e9, err
+}
+
+// cgroupWorkingSet is memory used minus inactive file pages, as cAdvisor
+// counts it.
+func cgroupWorkingSet(path string) (float64, error) {
+	rel := strings.TrimPrefix(path, "/")
+	usageFile, statFile, inactive := filepath.Join(cgroupRoot, "memory", rel, "memory.usage_in_bytes"),
+		filepath.Join(cgroupRoot, "memory", rel, "memory.stat"), "total_inactive_file"
+	if cgroupV2() {
+		usageFile, statFile, inactive = filepath.Join(cgroupRoot, rel, "memory.current"), filepath.Join(cgroupRoot, rel, "memory.stat"), "inactive_file"
+	}
+	used, err := readNumber(usageFile)
+	if err != nil {
+		return 0, err
+	}
+	if in, err := statField(statFile, inactive); err == nil && in < used {
+		used -= in
+	}
+	return used, nil
+}
+
+func readNumber(path string) (float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+}
+
+func statField(path, key string) (float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == key {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, fmt.Errorf("%s: no %s", path, key)
+}
+
+// ServeExporter serves the exporter's /metrics on listen until ctx ends.
+func ServeExporter(ctx context.Context, listen string, cgroups []string) error {
+	c, err := newExporterCollector(cgroups)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	l, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// usagePluginDir holds the external usage-source plugin, apart from Nomad's
+// plugin_dir (Nomad would try to load it as a Nomad plugin).
+func usagePluginDir(s *State) string { return filepath.Join(s.RunDir, "usage-plugins") }
+
+// startExporter installs the usage plugin, starts the metrics exporter over
+// every node's primary cgroup and waits until it answers; it returns the
+// exporter's /metrics URL.
+func startExporter(ctx context.Context, o *Options, s *State, b Block,
+	launch func(*Agent, string, []string, ...string) error, agent func(string, string, int) Agent) (string, error) {
+	if err := installPlugin(o.UsagePlugin, usagePluginDir(s)); err != nil {
+		return "", err
+	}
+	s.Exporter = agent("exporter", o.Harvestctl, b.exporter())
+	args := []string{"dev-cluster", "exporter", "-listen", s.Exporter.HTTPAddr}
+	for _, n := range o.Nodes {
+		args = append(args, "-cgroup", primaryCgroupFor(b.Base, n.Name))
+	}
+	if err := launch(&s.Exporter, "", nil, args...); err != nil {
+		return "", err
+	}
+	url := "http://" + s.Exporter.HTTPAddr + "/metrics"
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				o.Logger.Info("ready", "part", "exporter", "url", url)
+				return url, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return "", fmt.Errorf("the metrics exporter did not answer on %s (log %s)", url, s.Exporter.Log)
+}
