@@ -4,6 +4,7 @@ package acceptance
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // driverAttr is a harvest driver attribute of a client as Nomad's server
@@ -106,6 +110,14 @@ func TestDriversReadThePrimaryThroughTheExternalUsageSource(t *testing.T) {
 	if !strings.Contains(strings.ToLower(added), "fallback") {
 		t.Fatalf("%s's log says nothing of the fallback after the kill:\n%s", victim.Name, tail(added, 40))
 	}
+	restarts := driverMetric(t, victim.DriverMetrics, "harvest_plugin_restarts_total", "exporter")
+	failures := driverMetric(t, victim.DriverMetrics, "harvest_plugin_failures_total", "exporter")
+	if restarts < 1 || failures < 1 {
+		t.Fatalf("%s's driver metrics: restarts_total %v, failures_total %v; want at least 1 each", victim.Name, restarts, failures)
+	}
+	if up := driverMetric(t, victim.DriverMetrics, "harvest_plugin_up", "exporter"); up != 1 {
+		t.Fatalf("%s: harvest_plugin_up %v after the restart", victim.Name, up)
+	}
 	t.Logf("%s: plugin pid %d killed, restarted as %d; the driver fell back and came back", victim.Name, old, restarted)
 }
 
@@ -131,4 +143,38 @@ func tail(s string, lines int) string {
 		l = l[len(l)-lines:]
 	}
 	return fmt.Sprint(strings.Join(l, "\n"))
+}
+
+// driverMetric sums a metric's series for one plugin from a driver's
+// /metrics (parsed as Prometheus text).
+func driverMetric(t *testing.T, addr, name, plugin string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	f, ok := families[name]
+	if !ok {
+		t.Fatalf("%s serves no %s", addr, name)
+	}
+	for _, m := range f.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "plugin" && l.GetValue() == plugin {
+				switch {
+				case m.Counter != nil:
+					sum += m.GetCounter().GetValue()
+				case m.Gauge != nil:
+					sum += m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return sum
 }

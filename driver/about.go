@@ -62,6 +62,9 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	// usage_source above is then its fallback while it is down
 	"plugin_config": hclspec.NewAttr("plugin_config", "string", false),
 	"usage_plugin":  hclspec.NewAttr("usage_plugin", "string", false),
+	// where the driver serves its own Prometheus metrics (the plugin
+	// manager's harvest_plugin_* series); "" serves none
+	"metrics_address": hclspec.NewAttr("metrics_address", "string", false),
 	// node samples into the tenant history, and the busy flag for the blob tier
 	"tenant":         hclspec.NewAttr("tenant", "string", false),
 	"node_name":      hclspec.NewAttr("node_name", "string", false),
@@ -97,6 +100,7 @@ type Config struct {
 	CapacityMemory    float64 `codec:"capacity_memory"`
 	PluginConfig      string  `codec:"plugin_config"`
 	UsagePlugin       string  `codec:"usage_plugin"`
+	MetricsAddress    string  `codec:"metrics_address"`
 	Tenant            string  `codec:"tenant"`
 	NodeName          string  `codec:"node_name"`
 	ConsulAddress     string  `codec:"consul_address"`

@@ -129,6 +129,11 @@ func (d *Driver) SetConfig(c *base.Config) error {
 			go d.watchDeclarations(w)
 		}
 		go d.guardLoop()
+		if cfg.MetricsAddress != "" {
+			if err := d.serveMetrics(cfg.MetricsAddress); err != nil {
+				return fmt.Errorf("harvest driver: metrics_address: %w", err)
+			}
+		}
 	}
 	r := d.reserveLocked()
 	d.announced = r

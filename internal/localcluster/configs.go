@@ -123,6 +123,7 @@ type nomadClientSpec struct {
 	harvestDriver                                              bool
 	primaryCgroup                                              string // the node's primary tenant's cgroup
 	usagePluginConfig                                          string // the driver's plugin_config ("": none)
+	driverMetrics                                              string // the driver's metrics_address
 }
 
 // Each client's harvest driver watches its own primary tenant's cgroup
@@ -185,9 +186,11 @@ plugin "harvest-driver" {
     tenant              = %q
     node_name           = %q
     consul_address      = %q
+    metrics_address     = %q
 %s  }
 }
-`, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta["harvest_tenant"], c.name, c.consulAddr, usagePluginLines(c.usagePluginConfig))
+`, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta["harvest_tenant"], c.name, c.consulAddr, c.driverMetrics,
+			usagePluginLines(c.usagePluginConfig))
 	}
 	b.WriteString(nomadConsulBlock(c.consulAddr))
 	return b.String()

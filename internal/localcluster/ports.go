@@ -46,6 +46,9 @@ func (b Block) nomadClient(i int) nomadPorts {
 
 func (b Block) minio(i int) minioPorts { p := b.Base + 80 + 2*i; return minioPorts{p, p + 1} }
 
+// driverMetrics is client i's harvest driver's metrics port.
+func (b Block) driverMetrics(i int) int { return b.Base + 71 + i }
+
 // exporter is the metrics exporter's port (after the MinIO ports, before
 // the spare ones).
 func (b Block) exporter() int { return b.Base + 94 }

@@ -31,6 +31,8 @@ type NomadClient struct {
 	// PrimaryCgroup is where this node's primary tenant runs: the harvest
 	// driver measures it; a test puts a "primary tenant" process in it.
 	PrimaryCgroup string `json:"primary_cgroup"`
+	// DriverMetrics is where its harvest driver serves /metrics.
+	DriverMetrics string `json:"driver_metrics"`
 }
 
 // MinIOServer is one MinIO server with its own data folder and credentials.

@@ -135,7 +135,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		c := NomadClient{
 			Agent: agent("nomad-"+n.Name, bin("nomad"), p.HTTP), Meta: n.Meta(),
 			ConsulAgent: s.ConsulClients[i].HTTPAddr, CgroupParent: cgroupParentFor(b.Base, n.Name),
-			PrimaryCgroup: primaryCgroupFor(b.Base, n.Name),
+			PrimaryCgroup: primaryCgroupFor(b.Base, n.Name), DriverMetrics: "127.0.0.1:" + strconv.Itoa(b.driverMetrics(i)),
 		}
 		if err := makePrimaryCgroup(c.PrimaryCgroup); err != nil {
 			return fmt.Errorf("primary tenant cgroup of %s: %w", n.Name, err)
@@ -155,8 +155,8 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			}
 		}
 		cfg := nomadClientConfig(nomadClientSpec{
-			usagePluginConfig: pluginConfig,
-			name:              n.Name, dataDir: filepath.Join(a.Dir, "data"), pluginDir: s.PluginDir,
+			usagePluginConfig: pluginConfig, driverMetrics: a.DriverMetrics,
+			name: n.Name, dataDir: filepath.Join(a.Dir, "data"), pluginDir: s.PluginDir,
 			cgroupParent: a.CgroupParent, server: "127.0.0.1:" + strconv.Itoa(np.RPC),
 			consulAddr: a.ConsulAgent, meta: a.Meta, harvestDriver: o.DriverBinary != "", primaryCgroup: a.PrimaryCgroup,
 		}, p)

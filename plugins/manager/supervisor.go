@@ -45,6 +45,7 @@ type instance[T base.Base] struct {
 func (in *instance[T]) launch() (T, *plugin.Client, *exec.Cmd, error) {
 	var zero T
 	cmd := exec.Command(in.path, in.cfg.Args...)
+	dieWithParent(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  base.Handshake,
 		Plugins:          plugin.PluginSet{in.typ: in.gp},
