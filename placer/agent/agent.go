@@ -34,6 +34,7 @@ type Agent struct {
 	policies  policies
 	weights   *proxy.LiveWeights // Algorithm 1's, the policy document's over the file's
 	declared  *declared          // tenant declarations and the policy document
+	importer  *historyImporter   // history_import; nil when off
 }
 
 // New connects the placer to Nomad and Consul as cfg says and binds its
@@ -45,6 +46,10 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	interval, _ := cfg.interval()
 	retention, _ := cfg.retention()
 	ccfg, _ := cfg.classifier()
+	imports, err := cfg.historyImport() // reads plugin_config again
+	if err != nil {
+		return nil, err
+	}
 	consul, err := consulapi.NewClient(&consulapi.Config{Address: cfg.Consul.Address, Token: cfg.Consul.Token})
 	if err != nil {
 		return nil, fmt.Errorf("consul client: %w", err)
@@ -70,6 +75,16 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	if cfg.Proxy.Address != "" {
 		if err := a.setupProxy(cfg, nomad); err != nil {
 			l.Close()
+			return nil, err
+		}
+	}
+	// last: it may start a plugin process, which Run's return ends
+	if imports != nil {
+		if a.importer, err = newHistoryImporter(imports, a.store, a.metrics, log); err != nil {
+			l.Close()
+			if a.proxyL != nil {
+				a.proxyL.Close()
+			}
 			return nil, err
 		}
 	}
@@ -123,8 +138,13 @@ func (a *Agent) ProxyAddr() string {
 func (a *Agent) Addr() string { return a.listener.Addr().String() }
 
 // Run serves the API and refreshes the classes at start and every
-// interval, until ctx ends; then it shuts the server down gracefully.
+// interval, and pulls history through the history_import importer, until
+// ctx ends; then it shuts the server down gracefully and closes the
+// importer's plugin.
 func (a *Agent) Run(ctx context.Context) error {
+	if a.importer != nil {
+		defer a.importer.start(ctx)()
+	}
 	start, cancelStart := context.WithTimeout(ctx, 30*time.Second)
 	if err := a.declared.loadWeights(start); err != nil { // the stored weights before the first job
 		a.log.Warn("policy document unread: the configured weights until a sync reads it", "error", err)

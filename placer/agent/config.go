@@ -3,7 +3,8 @@
 // labels Nomad nodes with their class, and serves its HTTP API and metrics.
 // It wires the pure packages (classify, labels) to Nomad and Consul. It also
 // keeps the tenant declarations and the policy document in Consul KV
-// (declarations.go, policydoc.go) and applies them (declsync.go).
+// (declarations.go, policydoc.go) and applies them (declsync.go), and can
+// pull tenant history through a history-importer plugin (historyimport.go).
 package agent
 
 import (
@@ -24,6 +25,14 @@ import (
 //	nomad    { address = "http://127.0.0.1:4646" }
 //	consul   { address = "127.0.0.1:8500"  prefix = "harvest/" }
 //	classify { interval = "24h"  window = "720h" }
+//
+//	plugin_config = "/etc/harvest/plugins.hcl"  # plugin_dir, history_importer blocks
+//	history_import {
+//	  importer = "prom"   # a history_importer block of plugin_config
+//	  interval = "1h"     # how often to pull (default 1h)
+//	  lookback = "2h"     # each pull imports [now - lookback, now) (default 2 x interval)
+//	  tenants  = []       # default: every tenant the importer knows
+//	}
 type Config struct {
 	LogLevel string         `hcl:"log_level,optional"`
 	HTTPAddr string         `hcl:"http_addr,optional"`
@@ -36,6 +45,27 @@ type Config struct {
 	Partition  PartitionConfig  `hcl:"partition,block"`
 	Greylist   GreylistConfig   `hcl:"greylist,block"`
 	Escalation EscalationConfig `hcl:"escalation,block"`
+	// PluginConfig is the plugin manager's file (plugin_dir and
+	// history_importer blocks, as `harvestctl history import -plugin-config`
+	// reads), for HistoryImport; without it, it is checked but nothing runs.
+	PluginConfig string `hcl:"plugin_config,optional"`
+	// HistoryImport pulls tenant history through a history importer on a
+	// schedule (historyimport.go); nil: off.
+	HistoryImport *HistoryImportConfig `hcl:"history_import,block"`
+}
+
+// HistoryImportConfig is the history_import block.
+type HistoryImportConfig struct {
+	// Importer is the name of a history_importer block in plugin_config.
+	Importer string `hcl:"importer"`
+	// Interval is how often to pull (default 1h; the first pull is at start).
+	Interval string `hcl:"interval,optional"`
+	// Lookback is how far back each pull reaches (default twice the
+	// interval, at least the interval: pulls overlap, never leave a gap).
+	Lookback string `hcl:"lookback,optional"`
+	// Tenants to import ("environment/function"); empty: every tenant the
+	// importer knows.
+	Tenants []string `hcl:"tenants,optional"`
 }
 
 // ProxyConfig is the admission proxy users point NOMAD_ADDR at.
@@ -69,6 +99,9 @@ type fileConfig struct {
 	Partition  *PartitionConfig  `hcl:"partition,block"`
 	Greylist   *GreylistConfig   `hcl:"greylist,block"`
 	Escalation *EscalationConfig `hcl:"escalation,block"`
+
+	PluginConfig  string               `hcl:"plugin_config,optional"`
+	HistoryImport *HistoryImportConfig `hcl:"history_import,block"`
 }
 
 // NomadConfig says where Nomad's API is.
@@ -146,6 +179,7 @@ func LoadConfig(path string) (Config, error) {
 	if file.Escalation != nil {
 		cfg.Escalation = *file.Escalation
 	}
+	cfg.PluginConfig, cfg.HistoryImport = file.PluginConfig, file.HistoryImport
 	return cfg, cfg.validate()
 }
 
@@ -219,6 +253,9 @@ func (c Config) validate() error {
 	}
 	if (c.Proxy.TLSCertFile == "") != (c.Proxy.TLSKeyFile == "") {
 		return fmt.Errorf("proxy: tls_cert_file and tls_key_file go together")
+	}
+	if _, err := c.historyImport(); err != nil {
+		return err
 	}
 	_, err := c.classifier()
 	return err

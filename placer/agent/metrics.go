@@ -15,6 +15,9 @@ type Metrics struct {
 	unclassified    prometheus.Gauge
 	labelUpdates    prometheus.Counter
 	lastRefresh     prometheus.Gauge
+	// history_import (historyimport.go)
+	historyImportFailures prometheus.Counter
+	historyImportLast     prometheus.Gauge
 }
 
 // NewMetrics registers the placer's metrics in a registry of their own,
@@ -41,8 +44,17 @@ func NewMetrics() *Metrics {
 		lastRefresh: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "harvest_placer_last_refresh_timestamp_seconds", Help: "When the class table was last refreshed.",
 		}),
+		historyImportFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "harvest_placer_history_import_failures_total",
+			Help: "history_import pulls that failed (nothing written; retried at the next interval).",
+		}),
+		historyImportLast: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "harvest_placer_history_import_last_success_timestamp_seconds",
+			Help: "End of the range the last successful history_import pull wrote.",
+		}),
 	}
 	m.Registry.MustRegister(m.refreshes, m.refreshDuration, m.classes, m.unclassified, m.labelUpdates, m.lastRefresh,
+		m.historyImportFailures, m.historyImportLast,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
