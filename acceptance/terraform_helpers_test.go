@@ -172,6 +172,33 @@ func rerunPlacerByHand(t *testing.T, extraConfig string) {
 	if err := eventually(time.Minute, func() error { return placerExtraConfig(t, extraConfig)(nil) }); err != nil {
 		t.Fatal(err)
 	}
+	// the old allocation answers until Nomad has replaced it: wait for the
+	// new version's allocation to run and the old one to be gone
+	if err := eventually(time.Minute, func() error {
+		job, _, err := c.Jobs().Info("harvest-placer", nil)
+		if err != nil {
+			return err
+		}
+		allocs, _, err := c.Jobs().Allocations("harvest-placer", false, nil)
+		if err != nil {
+			return err
+		}
+		current := 0
+		for _, a := range allocs {
+			switch {
+			case a.JobVersion == *job.Version && a.ClientStatus == nomadapi.AllocClientStatusRunning:
+				current++
+			case a.JobVersion != *job.Version && (a.ClientStatus == nomadapi.AllocClientStatusRunning || a.ClientStatus == nomadapi.AllocClientStatusPending):
+				return fmt.Errorf("allocation %s of version %d still %s", a.ID, a.JobVersion, a.ClientStatus)
+			}
+		}
+		if current != 1 {
+			return fmt.Errorf("%d running allocations of version %d", current, *job.Version)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	addr := fmt.Sprintf("http://127.0.0.1:%d/v1/health", terraformPorts().placerHTTP)
 	if err := eventually(time.Minute, func() error {
 		resp, err := http.Get(addr)
