@@ -71,6 +71,18 @@ func (c *Cgroup) Primary(guard.Resources) (guard.Resources, error) {
 	return guard.Resources{CPU: cores, MemoryMiB: mem}, nil
 }
 
+// Counters are the cgroup's cumulative CPU time and its memory now, as a
+// metrics exporter publishes them (the local cluster's exporter does, for
+// the drivers' external usage source to read what this source reads).
+func (c *Cgroup) Counters() (cpuSeconds float64, memoryBytes float64, err error) {
+	ns, err := c.cpuNanos()
+	if err != nil {
+		return 0, 0, err
+	}
+	mib, err := c.memoryMiB()
+	return float64(ns) / 1e9, mib * (1 << 20), err
+}
+
 func (c *Cgroup) file(controller, name string) string {
 	if c.v2 {
 		return filepath.Join(c.root, c.path, name)

@@ -81,6 +81,10 @@ func TestCgroupV1AndV2(t *testing.T) {
 		if math.Abs(got.CPU-1.5) > 1e-9 || got.MemoryMiB != 512 {
 			t.Fatalf("v2=%v: primary %+v, want 1.5 cores, 512 MiB", v2, got)
 		}
+		// what the local cluster's exporter publishes: the same counters
+		if sec, bytes, err := c.Counters(); err != nil || sec != 4 || bytes != 512<<20 {
+			t.Fatalf("v2=%v: counters %v s, %v bytes, %v; want 4 s, 512 MiB", v2, sec, bytes, err)
+		}
 	}
 	if _, err := NewCgroup(t.TempDir(), "/missing", guard.Resources{}); err == nil {
 		t.Fatal("a missing cgroup was accepted")

@@ -220,7 +220,7 @@ usage_source %q {
   config = {
     url                   = %q
     primary_cpu_metric    = "container_cpu_usage_seconds_total"
-    primary_memory_metric = "container_memory_working_set_bytes"
+    primary_memory_metric = "container_memory_usage_bytes"
     primary_labels        = %q
     capacity_cpu_cores    = "%d"
     capacity_memory_bytes = "%d"

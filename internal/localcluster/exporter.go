@@ -6,29 +6,33 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/procfs"
+
+	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/driver/usage"
 )
 
 // The metrics exporter stands in for what a production host runs beside
 // its primary tenant: node_exporter's node_cpu_seconds_total and
 // node_memory_* for the host (read with prometheus/procfs), and cAdvisor's
-// container_cpu_usage_seconds_total / container_memory_working_set_bytes
-// with an id label for each primary tenant's cgroup. The harvest driver's
+// container_cpu_usage_seconds_total / container_memory_usage_bytes with an
+// id label for each primary tenant's cgroup. The harvest driver's
 // external usage source (harvest-usage-prometheus) reads it over HTTP, as
 // it would read the real exporters.
 
 // exporterCollector reads the host and the cgroups at every scrape.
 type exporterCollector struct {
 	proc    procfs.FS
-	cgroups []string // primary cgroup paths, e.g. /harvest-15000-client-1-primary
+	cgroups []string   // primary cgroup paths, e.g. /harvest-15000-client-1-primary
+	mu      sync.Mutex // scrapes may overlap
+	sources map[string]*usage.Cgroup
 	cpu     *prometheus.Desc
 	memTot  *prometheus.Desc
 	memAv   *prometheus.Desc
@@ -44,12 +48,12 @@ func newExporterCollector(cgroups []string) (*exporterCollector, error) {
 		return nil, err
 	}
 	return &exporterCollector{
-		proc: fs, cgroups: cgroups,
+		proc: fs, cgroups: cgroups, sources: map[string]*usage.Cgroup{},
 		cpu:    prometheus.NewDesc("node_cpu_seconds_total", "Seconds the CPUs spent in each mode.", []string{"cpu", "mode"}, nil),
 		memTot: prometheus.NewDesc("node_memory_MemTotal_bytes", "Memory information field MemTotal_bytes.", nil, nil),
 		memAv:  prometheus.NewDesc("node_memory_MemAvailable_bytes", "Memory information field MemAvailable_bytes.", nil, nil),
 		cgCPU:  prometheus.NewDesc("container_cpu_usage_seconds_total", "Cumulative cpu time consumed in seconds.", []string{"id"}, nil),
-		cgMem:  prometheus.NewDesc("container_memory_working_set_bytes", "Current working set in bytes.", []string{"id"}, nil),
+		cgMem:  prometheus.NewDesc("container_memory_usage_bytes", "Current memory usage in bytes.", []string{"id"}, nil),
 	}, nil
 }
 
@@ -73,66 +77,24 @@ func (c *exporterCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.memTot, prometheus.GaugeValue, float64(*mi.MemTotalBytes))
 		ch <- prometheus.MustNewConstMetric(c.memAv, prometheus.GaugeValue, float64(*mi.MemAvailableBytes))
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, path := range c.cgroups {
-		if sec, err := cgroupCPUSeconds(path); err == nil {
+		// the driver's own cgroup source reads them, so the external source
+		// and its built-in fallback measure the same thing
+		cg, ok := c.sources[path]
+		if !ok { // the cluster creates the cgroups after the exporter starts
+			var err error
+			if cg, err = usage.NewCgroup(cgroupRoot, path, guard.Resources{}); err != nil {
+				continue
+			}
+			c.sources[path] = cg
+		}
+		if sec, mem, err := cg.Counters(); err == nil {
 			ch <- prometheus.MustNewConstMetric(c.cgCPU, prometheus.CounterValue, sec, path)
-		}
-		if b, err := cgroupWorkingSet(path); err == nil {
-			ch <- prometheus.MustNewConstMetric(c.cgMem, prometheus.GaugeValue, b, path)
+			ch <- prometheus.MustNewConstMetric(c.cgMem, prometheus.GaugeValue, mem, path)
 		}
 	}
-}
-
-// cgroupCPUSeconds is the CPU time a cgroup used (v1 cpuacct.usage, v2
-// cpu.stat usage_usec).
-func cgroupCPUSeconds(path string) (float64, error) {
-	rel := strings.TrimPrefix(path, "/")
-	if cgroupV2() {
-		v, err := statField(filepath.Join(cgroupRoot, rel, "cpu.stat"), "usage_usec")
-		return v / 1e6, err
-	}
-	v, err := readNumber(filepath.Join(cgroupRoot, "cpuacct", rel, "cpuacct.usage"))
-	return v / 1e9, err
-}
-
-// cgroupWorkingSet is memory used minus inactive file pages, as cAdvisor
-// counts it.
-func cgroupWorkingSet(path string) (float64, error) {
-	rel := strings.TrimPrefix(path, "/")
-	usageFile, statFile, inactive := filepath.Join(cgroupRoot, "memory", rel, "memory.usage_in_bytes"),
-		filepath.Join(cgroupRoot, "memory", rel, "memory.stat"), "total_inactive_file"
-	if cgroupV2() {
-		usageFile, statFile, inactive = filepath.Join(cgroupRoot, rel, "memory.current"), filepath.Join(cgroupRoot, rel, "memory.stat"), "inactive_file"
-	}
-	used, err := readNumber(usageFile)
-	if err != nil {
-		return 0, err
-	}
-	if in, err := statField(statFile, inactive); err == nil && in < used {
-		used -= in
-	}
-	return used, nil
-}
-
-func readNumber(path string) (float64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
-}
-
-func statField(path, key string) (float64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, " "); ok && k == key {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
-		}
-	}
-	return 0, fmt.Errorf("%s: no %s", path, key)
 }
 
 // ServeExporter serves the exporter's /metrics on listen until ctx ends.
