@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"net/http"
 	"time"
 
 	consulapi "github.com/hashicorp/consul/api"
@@ -183,6 +183,9 @@ func (d *deployer) waitStopped(ctx context.Context, allocID string) error {
 	}
 }
 
+// isNotFound is Nomad's 404 (the API returns its UnexpectedResponseError
+// by value).
 func isNotFound(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "404")
+	var e nomadapi.UnexpectedResponseError
+	return errors.As(err, &e) && e.StatusCode() == http.StatusNotFound
 }

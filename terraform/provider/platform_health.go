@@ -88,18 +88,10 @@ func (d *deployer) health(ctx context.Context, name string) (health, error) {
 		}
 	}
 	if *job.Type == nomadapi.JobTypeSystem {
-		// a system job wants one allocation per eligible node: all placed,
-		// none queued or starting
+		// a system job wants one allocation per eligible node: those running,
+		// starting or still queued
 		for _, tg := range summary.Summary {
-			if tg.Queued > 0 || tg.Starting > 0 {
-				h.want = -1
-			}
-			if h.want >= 0 {
-				h.want += tg.Running
-			}
-		}
-		if h.want < 0 {
-			h.want = 1 << 30
+			h.want += tg.Running + tg.Starting + tg.Queued
 		}
 	}
 	passing, err := d.passingByAlloc(job)

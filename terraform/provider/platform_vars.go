@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
-	"sort"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -158,21 +155,4 @@ func setFromCty(v jobVar, val cty.Value, m *platformModel) error {
 		*p = types.ListValueMust(types.StringType, elems)
 	}
 	return nil
-}
-
-// declaredVariables lists the variable blocks of a job file, so a var-file
-// never names one the job lacks (Nomad rejects that).
-func declaredVariables(src string) ([]string, error) {
-	file, diags := hclsyntax.ParseConfig([]byte(src), "job.nomad.hcl", hcl.InitialPos)
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	var names []string
-	for _, b := range file.Body.(*hclsyntax.Body).Blocks {
-		if b.Type == "variable" && len(b.Labels) == 1 {
-			names = append(names, b.Labels[0])
-		}
-	}
-	sort.Strings(names)
-	return names, nil
 }

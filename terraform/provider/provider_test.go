@@ -2,7 +2,11 @@ package provider
 
 import (
 	"context"
+	"sort"
+
 	"errors"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -160,4 +164,21 @@ func valueOf(p any) attr.Value {
 		return *p
 	}
 	panic("unexpected field type")
+}
+
+// declaredVariables lists the variable blocks of a job file, so a var-file
+// never names one the job lacks (Nomad rejects that).
+func declaredVariables(src string) ([]string, error) {
+	file, diags := hclsyntax.ParseConfig([]byte(src), "job.nomad.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	var names []string
+	for _, b := range file.Body.(*hclsyntax.Body).Blocks {
+		if b.Type == "variable" && len(b.Labels) == 1 {
+			names = append(names, b.Labels[0])
+		}
+	}
+	sort.Strings(names)
+	return names, nil
 }
