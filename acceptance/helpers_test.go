@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,21 @@ func envOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// parentPID is a process's parent (0 when it is gone): /proc/<pid>/stat is
+// "pid (comm) state ppid ...", and comm may hold spaces.
+func parentPID(pid int) int {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
 }
 
 func processExists(pid int) bool {

@@ -99,15 +99,12 @@ func driverProcesses(t *testing.T, node string) (plugin int, executors []int) {
 			continue
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		ppid, _ := strconv.Atoi(fields[1])
 		switch {
 		case strings.Contains(string(cmdline), "executor"):
 			if strings.Contains(string(cmdline), "/nomad-"+node+"/") {
 				executors = append(executors, pid)
 			}
-		case ppid == agent:
+		case parentPID(pid) == agent:
 			plugin = pid
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,7 +118,7 @@ func TestTerraformProviderManagesThePlatform(t *testing.T) {
 		t.Setenv("TF_ACC_PROVIDER_HOST", "registry.opentofu.org")
 	}
 	for _, kv := range terraformEnv(t) {
-		k, v, _ := cut(kv)
+		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
 	for _, j := range []string{"harvest-placer", "harvest-blob", "harvest-storage"} {
@@ -280,13 +281,4 @@ func atLeast(n int) resource.CheckResourceAttrWithFunc {
 		}
 		return nil
 	}
-}
-
-func cut(kv string) (string, string, bool) {
-	for i := 0; i < len(kv); i++ {
-		if kv[i] == '=' {
-			return kv[:i], kv[i+1:], true
-		}
-	}
-	return kv, "", false
 }

@@ -43,13 +43,7 @@ func usagePluginPIDs(t *testing.T) map[int]int {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(exe)))
-		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-		if err != nil {
-			continue
-		}
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		ppid, _ := strconv.Atoi(fields[1])
-		out[ppid] = pid
+		out[parentPID(pid)] = pid
 	}
 	return out
 }
@@ -123,16 +117,10 @@ func TestDriversReadThePrimaryThroughTheExternalUsageSource(t *testing.T) {
 
 // processInTree reports whether pid descends from root.
 func processInTree(pid, root int) bool {
-	for p := pid; p > 1; {
+	for p := pid; p > 1; p = parentPID(p) {
 		if p == root {
 			return true
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "stat"))
-		if err != nil {
-			return false
-		}
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		p, _ = strconv.Atoi(fields[1])
 	}
 	return false
 }
