@@ -108,6 +108,14 @@ escalation {
 	t.Cleanup(stop)
 	n := cluster.NomadClients
 	labels := refreshAndWaitForLabels(t, api, func(l map[string][2]string) bool {
+		// the other nodes too: a class label an earlier test left on one of
+		// them (seen: constant-1 on client-4) would take the job before the
+		// refresh's "unclassified" reaches Nomad's server
+		for _, c := range n[3:] {
+			if l[c.Name][0] != "unclassified" {
+				return false
+			}
+		}
 		return l[n[0].Name][1] == "constant" && l[n[1].Name] == l[n[0].Name] && l[n[2].Name][1] == "periodic"
 	})
 	constant, periodic := labels[n[0].Name][0], labels[n[2].Name][0]
