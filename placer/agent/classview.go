@@ -42,9 +42,9 @@ func (v *classView) Candidates(ctx context.Context, jobType string) ([]selectcla
 	out := make([]selectclass.Candidate, 0, len(v.classes))
 	for _, c := range v.classes {
 		capacity := v.capacity[c.Name]
+		h := classify.Headroom(classify.JobType(jobType), c, c.Current)
 		out = append(out, selectclass.Candidate{
-			Class: c.Name, Pattern: string(c.Pattern), CPU: capacity[0], MemoryMB: capacity[1],
-			Headroom: classify.Headroom(classify.JobType(jobType), c, c.Current),
+			Class: c.Name, Pattern: string(c.Pattern), RoomCPU: h * capacity[0], RoomMemoryMB: h * capacity[1],
 		})
 	}
 	return out, nil

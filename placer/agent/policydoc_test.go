@@ -150,8 +150,8 @@ func TestRewriterSeesTheStoredWeights(t *testing.T) {
 	defer srv.Close()
 	rw := &proxy.Rewriter{ // wired as setupProxy wires it
 		Classes: fakeCandidates{
-			{Class: "constant-1", Pattern: "constant", Headroom: 0.5, CPU: 20000, MemoryMB: 65536},
-			{Class: "periodic-1", Pattern: "periodic", Headroom: 0.5, CPU: 20000, MemoryMB: 65536},
+			{Class: "constant-1", Pattern: "constant", RoomCPU: 10000, RoomMemoryMB: 32768},
+			{Class: "periodic-1", Pattern: "periodic", RoomCPU: 10000, RoomMemoryMB: 32768},
 		},
 		History: a.store, Thresholds: jobtype.Default(), LiveWeights: a.weights, Rng: rand.New(rand.NewPCG(1, 1)),
 	}

@@ -114,3 +114,29 @@ func TestSmoothLength(t *testing.T) {
 		}
 	}
 }
+
+func TestServerRoomIsWhatTheDriverAdmitsAtTheTypesLevel(t *testing.T) {
+	c := Class{Average: 40, Peak: 70}
+	s := Server{Cores: 12, Reserve: 4, Primary: 3}
+	cases := []struct {
+		typ  JobType
+		want float64
+	}{
+		{Long, 0},   // 70% of 12 = 8.4 -> 9 cores planned; 12 - 9 - 4 < 0
+		{Medium, 3}, // 40% of 12 = 4.8 -> 5; 12 - 5 - 4
+		{Short, 5},  // now: 3 cores; 12 - 3 - 4
+	}
+	for _, tc := range cases {
+		if got := ServerRoom(tc.typ, c, s); got != tc.want {
+			t.Errorf("%s: room %g, want %g", tc.typ, got, tc.want)
+		}
+	}
+	s.Allocated = 2 // running harvested work counts; a queue does not reach here
+	if got := ServerRoom(Short, c, s); got != 3 {
+		t.Errorf("short with 2 cores allocated: room %g, want 3", got)
+	}
+	s.Primary = 10 // above the class's peak: the current use wins
+	if got := ServerRoom(Long, c, s); got != 0 {
+		t.Errorf("long above the peak: room %g, want 0", got)
+	}
+}

@@ -28,3 +28,34 @@ func Headroom(t JobType, c Class, current float64) float64 {
 	}
 	return math.Max(0, 1-used/100)
 }
+
+// Server is one server of a class as its driver sees it now, in cores.
+type Server struct {
+	Cores   float64 // capacity
+	Reserve float64 // kept free for the primary tenant
+	Primary float64 // the primary tenant's use now
+	// Allocated is what harvested work holds on the server now: what runs,
+	// never what waits in a queue for room.
+	Allocated float64
+}
+
+// ServerRoom is the cores the driver would still admit on s for a job of
+// type t if the primary stood at the level Headroom plans for that type
+// (its current use for a short job, at least the class's average for a
+// medium one, at least its peak for a long one), rounded up to whole cores
+// as the driver rounds the primary (history-based-harvesting.txt, Section
+// 5: "round them up to the next integer number of cores"). A class's room
+// for Algorithm 1 (line 8) is the sum over its servers: a 12-core server
+// with a 4-core reserve in a class that peaks at 70% has none for a long
+// job, whatever the class's size.
+func ServerRoom(t JobType, c Class, s Server) float64 {
+	if s.Cores <= 0 {
+		return 0
+	}
+	level := (1 - Headroom(t, c, 100*s.Primary/s.Cores)) * s.Cores
+	return math.Max(0, s.Cores-wholeCores(level)-s.Reserve-s.Allocated)
+}
+
+// wholeCores rounds up, forgiving the float error of a level computed from
+// a percentage (8.000000001 cores is 8).
+func wholeCores(c float64) float64 { return math.Ceil(c - 1e-9) }

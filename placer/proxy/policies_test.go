@@ -20,7 +20,7 @@ func (c fixedCutoff) Cutoff() time.Duration { return time.Duration(c) }
 func rewriteWith(t *testing.T, p Policies, body string) map[string]any {
 	t.Helper()
 	rw := &Rewriter{
-		Classes:    fakeClasses{{Class: "constant-1", Pattern: "constant", Headroom: 0.5, CPU: 20000, MemoryMB: 65536}},
+		Classes:    fakeClasses{{Class: "constant-1", Pattern: "constant", RoomCPU: 10000, RoomMemoryMB: 32768}},
 		History:    fakeHistory{"default/etl": 20 * time.Minute, "default/quick": 30 * time.Second},
 		Thresholds: jobtype.Default(), Weights: selectclass.DefaultWeights(), Rng: rand.New(rand.NewPCG(1, 1)),
 		Policies: p,

@@ -60,8 +60,8 @@ func newTestProxy(t testing.TB) (*httptest.Server, *upstream) {
 	u, _ := url.Parse(nomad.URL)
 	rw := &Rewriter{
 		Classes: fakeClasses{
-			{Class: "constant-1", Pattern: "constant", Headroom: 0.5, CPU: 20000, MemoryMB: 65536},
-			{Class: "periodic-1", Pattern: "periodic", Headroom: 0.5, CPU: 20000, MemoryMB: 65536},
+			{Class: "constant-1", Pattern: "constant", RoomCPU: 10000, RoomMemoryMB: 32768},
+			{Class: "periodic-1", Pattern: "periodic", RoomCPU: 10000, RoomMemoryMB: 32768},
 		},
 		History:    fakeHistory{"default/etl": 20 * time.Minute},
 		Thresholds: jobtype.Default(), Weights: selectclass.DefaultWeights(), Rng: rand.New(rand.NewPCG(1, 1)),

@@ -17,8 +17,8 @@ func TestLiveWeightsWinAndSwapWhileRewriting(t *testing.T) {
 	live := NewLiveWeights(only("periodic"))
 	rw := &Rewriter{
 		Classes: fakeClasses{
-			{Class: "constant-1", Pattern: "constant", Headroom: 0.5, CPU: 20000, MemoryMB: 65536},
-			{Class: "periodic-1", Pattern: "periodic", Headroom: 0.5, CPU: 20000, MemoryMB: 65536},
+			{Class: "constant-1", Pattern: "constant", RoomCPU: 10000, RoomMemoryMB: 32768},
+			{Class: "periodic-1", Pattern: "periodic", RoomCPU: 10000, RoomMemoryMB: 32768},
 		},
 		History: fakeHistory{}, Thresholds: jobtype.Default(), Rng: rand.New(rand.NewPCG(1, 1)),
 		Weights: only("constant"), LiveWeights: live, // static weights lose to live ones

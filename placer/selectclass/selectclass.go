@@ -13,18 +13,21 @@ import (
 	"strings"
 )
 
-// Candidate is one class as Algorithm 1 sees it.
+// Candidate is one class as Algorithm 1 sees it: its room for the job's
+// type, line 8's Headroom(J.type, c) as an amount. The caller sums, over
+// the class's servers, what the driver would admit on each if its primary
+// stood at the level the job's type plans for (classify.ServerRoom), so a
+// class whose servers have no room at that level offers none, however
+// large it is.
 type Candidate struct {
-	Class    string
-	Pattern  string
-	Headroom float64 // share of the class's capacity free for this job type (0-1)
-	CPU      float64 // the class's total CPU capacity, MHz
-	MemoryMB float64 // the class's total memory, MB
+	Class        string
+	Pattern      string
+	RoomCPU      float64 // MHz
+	RoomMemoryMB float64
 }
 
-// Room is what the class has free for the job: headroom x capacity
-// (line 8's Headroom(J.type, c) as an amount).
-func (c Candidate) Room() (cpu, mem float64) { return c.Headroom * c.CPU, c.Headroom * c.MemoryMB }
+// Room is what the class has free for the job.
+func (c Candidate) Room() (cpu, mem float64) { return c.RoomCPU, c.RoomMemoryMB }
 
 // Request is the job's peak concurrent need (line 4).
 type Request struct {

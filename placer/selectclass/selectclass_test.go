@@ -8,9 +8,9 @@ import (
 )
 
 var classes = []Candidate{
-	{Class: "constant-1", Pattern: "constant", Headroom: 0.5, CPU: 10000, MemoryMB: 32768},           // room 5000
-	{Class: "periodic-1", Pattern: "periodic", Headroom: 0.5, CPU: 10000, MemoryMB: 32768},           // room 5000
-	{Class: "unpredictable-1", Pattern: "unpredictable", Headroom: 0.2, CPU: 10000, MemoryMB: 32768}, // room 2000
+	{Class: "constant-1", Pattern: "constant", RoomCPU: 5000, RoomMemoryMB: 16384},          // room 5000
+	{Class: "periodic-1", Pattern: "periodic", RoomCPU: 5000, RoomMemoryMB: 16384},          // room 5000
+	{Class: "unpredictable-1", Pattern: "unpredictable", RoomCPU: 2000, RoomMemoryMB: 6554}, // room 2000
 }
 
 func TestFrequenciesFollowWeightedHeadroom(t *testing.T) {
@@ -64,7 +64,7 @@ func BenchmarkSelect(b *testing.B) {
 	var cands []Candidate
 	for i := 0; i < 23; i++ { // DC-9 had 23 classes
 		cands = append(cands, Candidate{Class: string(rune('a' + i)), Pattern: []string{"periodic", "constant", "unpredictable"}[i%3],
-			Headroom: 0.1 + float64(i%7)/10, CPU: 50000, MemoryMB: 200000})
+			RoomCPU: 50000 * (0.1 + float64(i%7)/10), RoomMemoryMB: 200000 * (0.1 + float64(i%7)/10)})
 	}
 	w := DefaultWeights()
 	b.ResetTimer()
@@ -75,10 +75,10 @@ func BenchmarkSelect(b *testing.B) {
 
 func TestRankByWeightedRoom(t *testing.T) {
 	cands := []Candidate{
-		{Class: "u", Pattern: "unpredictable", Headroom: 0.9, CPU: 1000},
-		{Class: "c", Pattern: "constant", Headroom: 0.5, CPU: 1000},
-		{Class: "p", Pattern: "periodic", Headroom: 0.5, CPU: 1000},
-		{Class: "p2", Pattern: "periodic", Headroom: 0.5, CPU: 1000},
+		{Class: "u", Pattern: "unpredictable", RoomCPU: 900},
+		{Class: "c", Pattern: "constant", RoomCPU: 500},
+		{Class: "p", Pattern: "periodic", RoomCPU: 500},
+		{Class: "p2", Pattern: "periodic", RoomCPU: 500},
 	}
 	// long: constant 3 x 500 = 1500; periodic 2 x 500 = 1000 (p before p2); unpredictable 1 x 900
 	got := strings.Join(Rank("long", cands, DefaultWeights()), ",")

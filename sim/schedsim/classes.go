@@ -121,8 +121,8 @@ func (s *sim) choose(j *job) (map[int]bool, string) {
 		room := classify.Headroom(classify.JobType(typ), c, current)
 		// the reserve is never the job's: take it off the class's capacity
 		cores := float64(len(m)) * (float64(s.cfg.Cores) - s.cfg.Reserve)
-		cands = append(cands, selectclass.Candidate{Class: c.Name, Pattern: string(c.Pattern), Headroom: room,
-			CPU: cores * 1000, MemoryMB: float64(len(m)) * s.cfg.MemoryMiB})
+		cands = append(cands, selectclass.Candidate{Class: c.Name, Pattern: string(c.Pattern),
+			RoomCPU: room * cores * 1000, RoomMemoryMB: room * float64(len(m)) * s.cfg.MemoryMiB})
 	}
 	out := selectclass.Select(typ, selectclass.Request{CPU: float64(spec.peak()) * 1000, MemoryMB: float64(spec.peak()) * taskMiB},
 		cands, selectclass.DefaultWeights(), s.rng)
