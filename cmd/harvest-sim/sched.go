@@ -5,14 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/hashicorp/cli"
@@ -22,72 +20,123 @@ import (
 	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/internal/command"
-	"github.com/harvest-platform/harvest/sim/plots"
 	"github.com/harvest-platform/harvest/sim/schedsim"
 )
 
 // schedFlags are harvest-sim sched's settings.
 type schedFlags struct {
-	seed                     uint64
-	servers, days, profile   int
-	azure, scalings, factors string
-	policies                 string
-	load                     float64
+	preset          string
+	explain         bool
+	seed            uint64
+	seeds           int
+	servers, days   int
+	historyDays     int
+	profiles        string
+	azure, histFile string
+	scalings        string
+	factors         string
+	policies        string
+	jobs            string
+	swimSeconds     float64
+	workers         int
 	outputs
-	cores, taskCores int
-	reserve          string
-	workers          int
-	classConstraint  bool
-	noHistoryRanking bool
-	noMargin         bool
-	jobs             string
-	swimSeconds      float64
+	plotGains string
+	// overrides of the preset, applied only when given
+	cores                      int
+	reserve, placement, lost   string
+	margin, load, rate, scale  float64
+	reuse, constraint, holdUnf bool
+	idleRelease                time.Duration
+	set                        map[string]bool
 }
 
 func schedCommand() cli.CommandFactory {
 	var f schedFlags
 	return command.Simple{
-		Name: "harvest-sim sched", Synopsis: "Simulate a month of harvested batch jobs under stock, PT and H scheduling as load rises",
-		Usage: "harvest-sim sched [-servers N] [-profile 0-9 | -azure DIR] [-scalings linear,root] [-factors 1,1.5,2] [-json] [-csv F] [-plot F]",
+		Name: "harvest-sim sched", Synopsis: "Simulate a month of harvested DAG jobs under PT and H (and stock) as utilisation rises",
+		Usage: "harvest-sim sched [-preset paper|production] [-profiles 0-9|all | -azure DIR | -history FILE] [-seeds 5] [-factors ...] [-json] [-csv F] [-plot F] [-plot-gains F]",
 		Flags: func(fs *flag.FlagSet) {
-			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenter, jobs and run")
-			fs.IntVar(&f.servers, "servers", 2000, "servers in the synthetic datacenter")
-			fs.IntVar(&f.days, "days", 30, "simulated days after the 8-day history the placer classifies (with -azure: at most what the trace holds)")
-			fs.IntVar(&f.profile, "profile", 0, "synthetic datacenter profile dc-0..dc-9")
-			fs.StringVar(&f.azure, "azure", "", "folder of Azure V1 files (*_avg_*.csv.gz): each VM a tenant of 10 servers, instead of a synthetic datacenter")
+			fs.StringVar(&f.preset, "preset", "paper", "paper (the paper's setup, every value sourced: -explain lists them) or production (the driver's defaults on Nomad)")
+			fs.BoolVar(&f.explain, "explain", false, "print the preset's settings and where each comes from, then exit")
+			fs.Uint64Var(&f.seed, "seed", 1, "first seed: the datacenter is generated from it, run k of a point uses seed+k")
+			fs.IntVar(&f.seeds, "seeds", 0, "runs per operating point, reported as mean, min and max (0: the preset's, 5)")
+			fs.IntVar(&f.servers, "servers", 1000, "servers in the simulated datacenter (synthetic or -history)")
+			fs.IntVar(&f.days, "days", 30, "simulated days after the history window (with -azure: at most what the trace holds)")
+			fs.IntVar(&f.historyDays, "history-days", 0, "days of history the placer classifies before the span (0: the preset's)")
+			fs.StringVar(&f.profiles, "profiles", "0", "synthetic datacenter profiles: a list of 0-9, or all")
+			fs.StringVar(&f.azure, "azure", "", "folder of Azure V1 files (*_avg_*.csv.gz): each VM a tenant of 10 servers, instead of synthetic datacenters")
+			fs.StringVar(&f.histFile, "history", "", "tenant history in the long CSV (tenant,timestamp,cpu_percent; .gz too), its tenants sharing -servers, instead of synthetic datacenters")
 			fs.StringVar(&f.scalings, "scalings", "linear,root", "utilisation scalings to sweep")
-			fs.StringVar(&f.factors, "factors", "1,1.5,2,2.5,3", "scaling factors to sweep")
-			fs.StringVar(&f.policies, "policies", "stock,pt,h", "policies to run")
-			fs.Float64Var(&f.load, "load", 0.1, "offered harvested load: share of all cores the jobs' task-seconds would fill")
+			fs.StringVar(&f.factors, "factors", "0.5,0.75,1,1.25,1.5", "utilisation scaling factors to sweep (linear: x f; root: u^(1/f))")
+			fs.StringVar(&f.policies, "policies", "pt,h", "policies to run: pt, h, stock")
 			fs.StringVar(&f.jobs, "jobs", "tpcds", "job shapes: tpcds (the TPC-DS-like mix), swim:FILE (a SWIM .tsv) or alibaba:FILE (Alibaba 2017 batch_task.csv[.gz])")
 			fs.Float64Var(&f.swimSeconds, "swim-task-seconds", 30, "seconds a SWIM task takes per 64 MiB (SWIM has sizes, not times)")
-			fs.IntVar(&f.cores, "cores", 16, "cores per server")
-			fs.StringVar(&f.reserve, "reserve", guard.DefaultReserveCPU, "kept free for the primary tenant: cores or a percent of the server, as the driver's reserve_cpu")
-			fs.IntVar(&f.taskCores, "task-cores", 1, "run every N one-core tasks of a stage as one N-core container (the paper's scaling of container usage for large datacenters)")
-			fs.BoolVar(&f.classConstraint, "h-constraint", false, "H: make Algorithm 1's classes a hard constraint (as the proxy writes them) rather than a preference")
-			fs.BoolVar(&f.noHistoryRanking, "h-no-history-ranking", false, "H: do not rank servers by the room their class's history leaves for the job's type")
-			fs.BoolVar(&f.noMargin, "no-margin", false, "drop the driver's one-core admission margin (PT and H)")
 			fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "runs simulated at once")
-			f.register(fs, "write the curves as CSV", "draw mean job time against utilisation per policy and scaling (PNG or SVG)")
+			fs.IntVar(&f.cores, "cores", 0, "override: cores per server")
+			fs.StringVar(&f.reserve, "reserve", "", "override: kept free for the primary tenant, cores or a percent (as the driver's reserve_cpu)")
+			fs.Float64Var(&f.margin, "margin", 0, "override: cores asked for on top of the reserve at admission")
+			fs.StringVar(&f.placement, "placement", "", "override: proportional (YARN RM) or binpack2 (Nomad batch)")
+			fs.BoolVar(&f.reuse, "container-reuse", false, "override: containers held by the job and reused for its tasks (Tez)")
+			fs.DurationVar(&f.idleRelease, "idle-release", 0, "override: how long a reused container waits idle for its job's next task")
+			fs.StringVar(&f.lost, "lost-work", "", "override: what a killed container loses: container (every task it ran) or task (the running one)")
+			fs.BoolVar(&f.constraint, "h-constraint", false, "override: H's classes a constraint (true) or a preference (false)")
+			fs.BoolVar(&f.holdUnf, "hold-unfit", false, "override: hold a job that fits no class until one fits (not in the paper)")
+			fs.Float64Var(&f.rate, "jobs-per-hour", 0, "override: Poisson arrival rate")
+			fs.Float64Var(&f.load, "load", 0, "override: harvested load, share of all cores the jobs' work fills")
+			fs.Float64Var(&f.scale, "job-scale", 0, "override: multiply task lengths and stage widths by this (0: derived from the rate and the load)")
+			f.register(fs, "write every operating point as CSV", "draw mean job time against utilisation per policy and scaling, one file per source (PNG or SVG)")
+			fs.StringVar(&f.plotGains, "plot-gains", "", "draw H's reduction of the mean job time per source, min/average/max over the sweep (the paper's Figure 14)")
 		},
-		Run: func(_ context.Context, _ *flag.FlagSet) error { return runSched(f) },
+		Run: func(_ context.Context, fs *flag.FlagSet) error {
+			f.set = map[string]bool{}
+			fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+			return runSched(f)
+		},
 	}.Factory()
 }
 
-const historyDays = 8
+// schedSource is one set of primary tenants to sweep.
+type schedSource struct {
+	name    string
+	tenants []schedsim.Tenant
+	days    int
+}
 
-func schedTenants(f schedFlags) ([]schedsim.Tenant, string, int, error) {
-	if f.azure != "" {
+func schedSources(f schedFlags, historyDays int) ([]schedSource, error) {
+	switch {
+	case f.azure != "":
 		ts, days, err := azureTenants(f.azure)
-		return ts, "azure-v1", min(f.days, days-historyDays), err // the trace holds about 19 days after the history
+		if err != nil {
+			return nil, err
+		}
+		return []schedSource{{"azure-v1", ts, min(f.days, days-historyDays)}}, nil
+	case f.histFile != "":
+		ts, days, err := historyTenants(f.histFile, f.servers)
+		if err != nil {
+			return nil, err
+		}
+		return []schedSource{{filepath.Base(f.histFile), ts, min(f.days, days-historyDays)}}, nil
 	}
-	if f.profile < 0 || f.profile > 9 {
-		return nil, "", 0, fmt.Errorf("-profile %d: want 0-9", f.profile)
+	var profiles []int
+	if f.profiles == "all" {
+		profiles = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	} else {
+		for _, v := range parseList(f.profiles) {
+			p, err := strconv.Atoi(v)
+			if err != nil || p < 0 || p > 9 {
+				return nil, fmt.Errorf("-profiles: %q is not a profile 0-9", v)
+			}
+			profiles = append(profiles, p)
+		}
 	}
-	p := synth.Profiles(f.seed, max(1, f.servers/6))[f.profile]
-	p.Days, p.ReimageDays = historyDays+f.days, 1
-	out := schedsim.FromDatacenter(synth.Generate(p), f.servers)
-	return out, p.Name, f.days, nil
+	var out []schedSource
+	all := synth.Profiles(f.seed, max(1, f.servers/6))
+	for _, p := range profiles {
+		prof := all[p]
+		prof.Days, prof.ReimageDays = historyDays+f.days, 1
+		out = append(out, schedSource{prof.Name, schedsim.FromDatacenter(synth.Generate(prof), f.servers), f.days})
+	}
+	return out, nil
 }
 
 func azureTenants(dir string) ([]schedsim.Tenant, int, error) {
@@ -99,14 +148,9 @@ func azureTenants(dir string) ([]schedsim.Tenant, int, error) {
 	var out []schedsim.Tenant
 	minSlots := -1
 	for _, path := range files {
-		fh, err := os.Open(path)
+		vms, err := readTrace(path, func(r io.Reader) ([]csvfmt.AzureVM, error) { return csvfmt.ParseAzure(r, start) })
 		if err != nil {
 			return nil, 0, err
-		}
-		vms, err := csvfmt.ParseAzure(fh, start) // gunzips by itself
-		fh.Close()
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", path, err)
 		}
 		for _, vm := range vms {
 			out = append(out, schedsim.Tenant{ID: vm.Tenant.String() + "@" + filepath.Base(path), Servers: 10, Series: vm.Series})
@@ -116,6 +160,43 @@ func azureTenants(dir string) ([]schedsim.Tenant, int, error) {
 		}
 	}
 	return out, minSlots / history.SlotsPerDay, nil
+}
+
+// historyTenants reads a long CSV; every tenant's series is cut to the
+// span all of them cover.
+func historyTenants(path string, servers int) ([]schedsim.Tenant, int, error) {
+	byTenant, err := readTrace(path, csvfmt.ParseLong)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(byTenant) == 0 {
+		return nil, 0, fmt.Errorf("%s holds no tenant", path)
+	}
+	var ids []string
+	var from, to time.Time
+	for id, s := range byTenant {
+		ids = append(ids, id.String())
+		end := s.Start.Add(time.Duration(len(s.Values)) * history.Slot)
+		if from.IsZero() || s.Start.After(from) {
+			from = s.Start
+		}
+		if to.IsZero() || end.Before(to) {
+			to = end
+		}
+	}
+	slices.Sort(ids)
+	if !to.After(from) {
+		return nil, 0, fmt.Errorf("%s: the tenants' histories share no time", path)
+	}
+	series := make([]history.Series, len(ids))
+	for i, name := range ids {
+		id, _ := history.ParseTenantID(name)
+		s := byTenant[id]
+		skip := int(from.Sub(s.Start) / history.Slot)
+		n := int(to.Sub(from) / history.Slot)
+		series[i] = history.Series{Start: from, Values: s.Values[skip : skip+n]}
+	}
+	return schedsim.FromSeries(ids, series, servers), int(to.Sub(from) / (24 * time.Hour)), nil
 }
 
 // schedMix is the workload -jobs names.
@@ -148,38 +229,102 @@ func parseList(s string) []string {
 	return out
 }
 
+// schedBase is the preset's configuration with the overrides given.
+func schedBase(f schedFlags) (schedsim.Preset, error) {
+	p, ok := schedsim.Presets()[f.preset]
+	if !ok {
+		return p, fmt.Errorf("-preset %q: want paper or production", f.preset)
+	}
+	c := &p.Config
+	if f.set["cores"] {
+		c.Cores = f.cores
+	}
+	if f.set["reserve"] || f.set["cores"] && f.reserve != "" {
+		r, err := guard.ParseAmount(f.reserve, float64(c.Cores))
+		if err != nil {
+			return p, fmt.Errorf("-reserve %w", err)
+		}
+		c.Reserve = r
+	}
+	if f.set["margin"] {
+		c.AdmitMargin = f.margin
+	}
+	if f.set["placement"] {
+		c.Placement = schedsim.Placement(f.placement)
+	}
+	if f.set["container-reuse"] {
+		c.ContainerReuse = f.reuse
+	}
+	if f.set["idle-release"] {
+		c.IdleRelease = f.idleRelease
+	}
+	if f.set["lost-work"] {
+		c.LostWork = schedsim.LostWork(f.lost)
+	}
+	if f.set["h-constraint"] {
+		c.ClassConstraint = f.constraint
+	}
+	if f.set["hold-unfit"] {
+		c.HoldUnfit = f.holdUnf
+	}
+	if f.set["jobs-per-hour"] {
+		c.JobsPerHour = f.rate
+	}
+	if f.set["load"] {
+		c.OfferedLoad = f.load
+	}
+	if f.set["job-scale"] {
+		c.JobScale = f.scale
+	}
+	if f.seeds > 0 {
+		p.Seeds = f.seeds
+	}
+	if f.historyDays > 0 {
+		p.HistoryDays = f.historyDays
+	}
+	c.HistoryDays = p.HistoryDays
+	return p, nil
+}
+
 func runSched(f schedFlags) error {
-	tenants, source, days, err := schedTenants(f)
+	preset, err := schedBase(f)
 	if err != nil {
 		return err
 	}
-	if days < 1 {
-		return fmt.Errorf("%s holds too little history for %d days of history and a simulated span", source, historyDays)
+	if f.explain {
+		return explainPreset(preset, f)
+	}
+	sources, err := schedSources(f, preset.HistoryDays)
+	if err != nil {
+		return err
 	}
 	var factors []float64
 	for _, v := range parseList(f.factors) {
 		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || x < 1 {
-			return fmt.Errorf("-factors: %q is not a factor >= 1", v)
+		if err != nil || x <= 0 {
+			return fmt.Errorf("-factors: %q is not a factor above 0", v)
 		}
 		factors = append(factors, x)
-	}
-	reserve, err := guard.ParseAmount(f.reserve, float64(f.cores))
-	if err != nil {
-		return fmt.Errorf("-reserve %w", err)
 	}
 	mix, err := schedMix(f)
 	if err != nil {
 		return err
 	}
 	var cfgs []schedsim.Config
-	for _, sc := range parseList(f.scalings) {
-		for _, x := range factors {
-			for _, p := range parseList(f.policies) {
-				cfgs = append(cfgs, schedsim.Config{Seed: f.seed, Policy: schedsim.Policy(p), Tenants: tenants,
-					HistoryDays: historyDays, Span: time.Duration(days) * 24 * time.Hour, Scaling: schedsim.Scaling(sc), Factor: x,
-					OfferedLoad: f.load, Mix: mix, Cores: f.cores, Reserve: reserve, TaskCores: f.taskCores,
-					ClassConstraint: f.classConstraint, NoHistoryRanking: f.noHistoryRanking, NoMargin: f.noMargin})
+	for _, src := range sources {
+		if src.days < 1 {
+			return fmt.Errorf("%s holds too little history for %d days of history and a simulated span", src.name, preset.HistoryDays)
+		}
+		for _, sc := range parseList(f.scalings) {
+			for _, x := range factors {
+				for _, pol := range parseList(f.policies) {
+					for k := 0; k < preset.Seeds; k++ {
+						c := preset.Config
+						c.Source, c.Seed, c.Policy, c.Tenants = src.name, f.seed+uint64(k), schedsim.Policy(pol), src.tenants
+						c.Span, c.Scaling, c.Factor, c.Mix = time.Duration(src.days)*24*time.Hour, schedsim.Scaling(sc), x, mix
+						cfgs = append(cfgs, c)
+					}
+				}
 			}
 		}
 	}
@@ -188,76 +333,17 @@ func runSched(f schedFlags) error {
 	if err != nil {
 		return err
 	}
-	peak := uint64(peakRSSMiB() * (1 << 20))
-	gains := reductions(results)
-	summary := map[string]any{"seed": f.seed, "source": source, "days": days, "servers": results[0].Servers,
-		"offered_load": f.load, "jobs": f.jobs, "task_cores": f.taskCores, "cores": f.cores, "reserve_cores": reserve,
-		"results": results, "wall_seconds": time.Since(began).Seconds(), "peak_rss_bytes": peak, "workers": f.workers,
-		"h_vs_pt_mean_job_time_reduction": gains}
-	csv := func(path string) error { return writeSchedCSV(path, results) }
-	plot := func(path string) error { return plotSched(path, source, results) }
-	return f.emit(summary, csv, plot, func() {
-		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "SCALING\tFACTOR\tPOLICY\tPRIMARY %%\tUTIL %%\tJOBS\tMEAN s\tP99 s\tEVICTED\tWASTED core-h\tRESERVE OVERRUN %%\tUNFINISHED\n")
-		for _, r := range results {
-			fmt.Fprintf(tw, "%s\t%g\t%s\t%.1f\t%.1f\t%d\t%.0f\t%.0f\t%d\t%.1f\t%.3f\t%d\n", r.Scaling, r.Factor, r.Policy, 100*r.PrimaryUtil,
-				100*r.Utilisation, r.Jobs, r.MeanJobSeconds, r.P99JobSeconds, r.Evicted, r.WastedTaskSeconds/3600, 100*r.OverrunShare, r.Unfinished)
-		}
-		tw.Flush()
-		for _, k := range slices.Sorted(maps.Keys(gains)) {
-			fmt.Printf("H vs PT mean job time, %s: %.1f%% shorter\n", k, gains[k])
-		}
-		fmt.Printf("%s, %d servers, %d days, %d runs on %d workers: %.0f s wall, peak RSS %.0f MiB\n", source, results[0].Servers, days,
-			len(results), f.workers, time.Since(began).Seconds(), float64(peak)/(1<<20))
-	})
+	return reportSched(f, preset, results, time.Since(began))
 }
 
-// reductions is H's mean job time against PT's, per scaling and factor.
-func reductions(results []schedsim.Result) map[string]float64 {
-	pt := map[string]float64{}
-	out := map[string]float64{}
-	key := func(r schedsim.Result) string { return fmt.Sprintf("%s x%g", r.Scaling, r.Factor) }
-	for _, r := range results {
-		if r.Policy == schedsim.PT {
-			pt[key(r)] = r.MeanJobSeconds
-		}
+// explainPreset prints the preset's settings and their sources.
+func explainPreset(p schedsim.Preset, f schedFlags) error {
+	if f.asJSON {
+		return command.PrintJSON(os.Stdout, map[string]any{"preset": p.Name, "seeds": p.Seeds, "params": p.Params})
 	}
-	for _, r := range results {
-		if v, ok := pt[key(r)]; r.Policy == schedsim.History && ok && v > 0 {
-			out[key(r)] = 100 * (v - r.MeanJobSeconds) / v
-		}
+	fmt.Printf("preset %s (%d seeds per point); sources are lines of ../shared/seeds/history-based-harvesting.txt\n", p.Name, p.Seeds)
+	for _, q := range p.Params {
+		fmt.Printf("  %-22s %s\n  %-22s   %s\n", q.Name, q.Value, "", q.Source)
 	}
-	return out
-}
-
-func writeSchedCSV(path string, results []schedsim.Result) error {
-	rows := [][]string{{"scaling", "factor", "policy", "primary_utilisation", "utilisation", "jobs", "mean_job_seconds",
-		"p99_job_seconds", "tasks_evicted", "wasted_task_seconds", "reserve_overrun_share", "unfinished"}}
-	for _, r := range results {
-		rows = append(rows, []string{string(r.Scaling), ftoa(r.Factor), string(r.Policy), ftoa(r.PrimaryUtil), ftoa(r.Utilisation),
-			strconv.Itoa(r.Jobs), ftoa(r.MeanJobSeconds), ftoa(r.P99JobSeconds), strconv.Itoa(r.Evicted),
-			ftoa(r.WastedTaskSeconds), ftoa(r.OverrunShare), strconv.Itoa(r.Unfinished)})
-	}
-	return writeCSV(path, rows)
-}
-
-func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-
-func plotSched(path, source string, results []schedsim.Result) error {
-	bySeries := map[string]*plots.Series{}
-	var order []string
-	for _, r := range results {
-		name := fmt.Sprintf("%s (%s)", r.Policy, r.Scaling)
-		if bySeries[name] == nil {
-			bySeries[name] = &plots.Series{Name: name}
-			order = append(order, name)
-		}
-		bySeries[name].X = append(bySeries[name].X, 100*r.PrimaryUtil)
-		bySeries[name].Y = append(bySeries[name].Y, r.MeanJobSeconds)
-	}
-	var series []plots.Series
-	for _, n := range order {
-		series = append(series, *bySeries[n])
-	}
-	return plots.Lines(path, "Mean job time as primary utilisation rises ("+source+")", "primary tenants' utilisation (%)", "mean job time (s)", series)
+	return nil
 }

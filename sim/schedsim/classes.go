@@ -2,7 +2,7 @@ package schedsim
 
 import (
 	"math/rand/v2"
-	"strconv"
+	"sort"
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
@@ -12,65 +12,97 @@ import (
 )
 
 // classView is H's knowledge: the class table the placer's classifier
-// builds from the history window, and each class's servers.
+// builds from the history window, and where each class's servers sit.
 type classView struct {
 	table      classify.Table
 	thresholds jobtype.Thresholds // from the workload and the classes' capacity
-	members    [][]int            // servers per class
-	cache      map[string][]int
-	primary    []float64 // cores the members' primaries use now (updated every slot)
-	committed  []float64 // cores the tasks of jobs sent to the class use or wait for
+	ranges     [][2]int           // servers of each class; the last: unclassified
+	classOf    []int              // class of each tenant; -1 unclassified
 }
 
 // classifyTenants runs the placer's classifier over the (scaled) history
-// window and assigns each server its tenant's class.
-func (s *sim) classifyTenants() {
-	hist := s.cfg.HistoryDays * history.SlotsPerDay
-	inputs := make([]classify.Input, len(s.cfg.Tenants))
-	for i, t := range s.cfg.Tenants {
+// window of every tenant.
+func classifyTenants(cfg Config) *classView {
+	hist := cfg.HistoryDays * history.SlotsPerDay
+	inputs := make([]classify.Input, len(cfg.Tenants))
+	for i, t := range cfg.Tenants {
 		v := make([]float64, hist)
 		for k := range v {
-			v[k] = Scale(s.cfg.Scaling, s.cfg.Factor, t.Series.Values[k])
+			v[k] = Scale(cfg.Scaling, cfg.Factor, t.Series.Values[k])
 		}
 		inputs[i] = classify.Input{Tenant: t.ID, Series: history.Series{Start: t.Series.Start, Values: v}}
-		for _, sv := range s.byTenant[i] {
-			inputs[i].Nodes = append(inputs[i].Nodes, "s"+itoa(sv))
+		for k := 0; k < t.Servers; k++ {
+			inputs[i].Nodes = append(inputs[i].Nodes, t.ID+"/"+itoa(k))
 		}
 	}
-	cv := &classView{table: classify.Classify(inputs, classify.Default()), cache: map[string][]int{}}
-	classOf := map[string]int{}
+	cv := &classView{table: classify.Classify(inputs, classify.Default()), classOf: make([]int, len(cfg.Tenants))}
+	index := map[string]int{}
 	for ci, c := range cv.table.Classes {
 		for _, t := range c.Tenants {
-			classOf[t] = ci
+			index[t] = ci
 		}
 	}
-	cv.members = make([][]int, len(cv.table.Classes))
-	cv.primary = make([]float64, len(cv.table.Classes))
-	cv.committed = make([]float64, len(cv.table.Classes))
-	for i := range s.servers {
-		sv := &s.servers[i]
-		sv.class = -1
-		if ci, ok := classOf[s.cfg.Tenants[sv.tenant].ID]; ok {
-			sv.class = ci
-			cv.members[ci] = append(cv.members[ci], i)
+	for i, t := range cfg.Tenants {
+		cv.classOf[i] = -1
+		if ci, ok := index[t.ID]; ok {
+			cv.classOf[i] = ci
 		}
 	}
-	s.classes = cv
-	cv.thresholds = s.cfg.Thresholds
-	if cv.thresholds == (jobtype.Thresholds{}) {
-		cv.thresholds = s.splitThresholds()
+	return cv
+}
+
+// layOut creates the servers grouped by class (unclassified last), so each
+// class is one range of the placement trees.
+func (s *sim) layOut() {
+	cv := s.classes
+	n := len(cv.table.Classes)
+	order := make([]int, len(s.cfg.Tenants))
+	for i := range order {
+		order[i] = i
+	}
+	key := func(t int) int {
+		if c := cv.classOf[t]; c >= 0 {
+			return c
+		}
+		return n
+	}
+	sort.SliceStable(order, func(a, b int) bool { return key(order[a]) < key(order[b]) })
+	cv.ranges = make([][2]int, n+1)
+	for c := range cv.ranges {
+		cv.ranges[c] = [2]int{-1, -1}
+	}
+	for _, t := range order {
+		c := key(t)
+		if cv.ranges[c][0] < 0 {
+			cv.ranges[c][0] = len(s.servers)
+		}
+		for k := 0; k < s.cfg.Tenants[t].Servers; k++ {
+			s.byTenant[t] = append(s.byTenant[t], len(s.servers))
+			class := c
+			if c == n {
+				class = -1
+			}
+			s.servers = append(s.servers, server{tenant: t, class: class})
+		}
+		cv.ranges[c][1] = len(s.servers)
+	}
+	for c := range cv.ranges {
+		if cv.ranges[c][0] < 0 {
+			cv.ranges[c] = [2]int{0, 0}
+		}
 	}
 }
 
-// splitThresholds sets the job-type thresholds as the paper does (Section
-// 4.1): each type's share of the work is its preferred classes' share of
-// the harvestable capacity (long: the pattern Algorithm 1's weights rank
-// first for long jobs, and so on), over a sample of the workload's jobs.
+// splitThresholds sets the job-type thresholds as the paper does (L140):
+// each type's share of the work is its preferred classes' share of the
+// room, the room of a class being what the driver would admit on its
+// servers at its average utilisation for that type (classify.ServerRoom),
+// over a sample of the workload's (scaled) jobs.
 func (s *sim) splitThresholds() jobtype.Thresholds {
 	w := selectclass.DefaultWeights()
 	capacity := map[string]float64{}
 	var total float64
-	for _, typ := range []string{jobtype.Short, jobtype.Medium, jobtype.Long} {
+	for _, typ := range jobTypes {
 		best, bestW := "", 0.0
 		for pattern, weight := range w[typ] {
 			if weight > bestW || weight == bestW && pattern < best {
@@ -78,10 +110,13 @@ func (s *sim) splitThresholds() jobtype.Thresholds {
 			}
 		}
 		for ci, c := range s.classes.table.Classes {
-			if string(c.Pattern) == best {
-				room := float64(s.cfg.Cores)*classify.Headroom(classify.JobType(typ), c, c.Average) - s.cfg.Reserve
-				capacity[typ] += float64(len(s.classes.members[ci])) * max(0, room)
+			if string(c.Pattern) != best {
+				continue
 			}
+			r := s.classes.ranges[ci]
+			at := classify.Server{Cores: float64(s.cfg.Cores), Reserve: s.cfg.Reserve + s.cfg.AdmitMargin,
+				Primary: c.Average / 100 * float64(s.cfg.Cores)}
+			capacity[typ] += float64(r[1]-r[0]) * classify.ServerRoom(classify.JobType(typ), c, at)
 		}
 		total += capacity[typ]
 	}
@@ -91,118 +126,102 @@ func (s *sim) splitThresholds() jobtype.Thresholds {
 	rng := rand.New(rand.NewPCG(s.cfg.Seed, 0x7e5))
 	runs := make([]jobtype.Run, 4000)
 	for i := range runs {
-		j := s.cfg.Mix.draw(rng)
-		runs[i] = jobtype.Run{Length: time.Duration(j.length() * float64(time.Second)), Work: j.coreSeconds(1)}
+		j := s.cfg.Mix.draw(rng).scaled(s.scale, rng)
+		runs[i] = jobtype.Run{Length: seconds(j.length()), Work: j.coreSeconds()}
 	}
 	return jobtype.Split(runs, capacity[jobtype.Short]/total, capacity[jobtype.Long]/total)
 }
 
-// choose runs Algorithm 1 for a job: its type from its length (the
-// placer's thresholds), its peak concurrency as the request, and for each
-// class its headroom for that type at the class's current utilisation,
-// which counts the harvested tasks already sent there (as the live node
-// stats the placer reads would). It returns the classes (nil: none fits)
-// and the fit.
-func (s *sim) choose(j *job) (map[int]bool, string) {
-	spec := j.spec
-	typ := s.classes.thresholds.Of(time.Duration(spec.length()*float64(time.Second)), true)
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// choose runs Algorithm 1 for a job: its type from its length (line 3; the
+// job is taken to have run before with the same length), its widest stage
+// as the request (line 4, the DAG's breadth-first peak for a chain), and
+// each class's room for that type, summed over its servers as the driver
+// would admit it now (classify.ServerRoom: running containers count, the
+// waiting queue does not). It returns the classes (nil: none, line 16) and
+// the fit.
+func (s *sim) choose(j *job) ([]int, string) {
+	typ := s.classes.thresholds.Of(seconds(j.spec.length()), true)
 	for k, name := range jobTypes {
 		if name == typ {
 			j.typ = k
 		}
 	}
-	var cands []selectclass.Candidate
+	cands := make([]selectclass.Candidate, 0, len(s.classes.table.Classes))
 	for ci, c := range s.classes.table.Classes {
-		m := s.classes.members[ci]
-		if len(m) == 0 {
-			continue
+		r := s.classes.ranges[ci]
+		var room float64
+		for i := r[0]; i < r[1]; i++ {
+			sv := &s.servers[i]
+			room += classify.ServerRoom(classify.JobType(typ), c, classify.Server{Cores: float64(s.cfg.Cores),
+				Reserve: s.cfg.Reserve + s.cfg.AdmitMargin, Primary: sv.primary, Allocated: float64(len(sv.held))})
 		}
-		current := min(100, 100*(s.classes.primary[ci]+s.classes.committed[ci])/float64(len(m)*s.cfg.Cores))
-		room := classify.Headroom(classify.JobType(typ), c, current)
-		// the reserve is never the job's: take it off the class's capacity
-		cores := float64(len(m)) * (float64(s.cfg.Cores) - s.cfg.Reserve)
-		cands = append(cands, selectclass.Candidate{Class: c.Name, Pattern: string(c.Pattern),
-			RoomCPU: room * cores * 1000, RoomMemoryMB: room * float64(len(m)) * s.cfg.MemoryMiB})
+		cands = append(cands, selectclass.Candidate{Class: c.Name, Pattern: string(c.Pattern), RoomCPU: room * 1000})
 	}
-	out := selectclass.Select(typ, selectclass.Request{CPU: float64(spec.peak()) * 1000, MemoryMB: float64(spec.peak()) * taskMiB},
-		cands, selectclass.DefaultWeights(), s.rng)
+	out := selectclass.Select(typ, selectclass.Request{CPU: float64(j.spec.peak()) * 1000}, cands, selectclass.DefaultWeights(), s.rng)
 	if len(out.Classes) == 0 {
 		return nil, out.Fit
 	}
-	set := map[int]bool{}
+	var set []int
 	for ci, c := range s.classes.table.Classes {
 		for _, name := range out.Classes {
 			if c.Name == name {
-				set[ci] = true
+				set = append(set, ci)
 			}
 		}
 	}
 	return set, out.Fit
 }
 
-// admitJob starts a job that just arrived. Under H it first runs Algorithm
-// 1; a job no class combination can take (line 16) is not started but waits
-// for the next slot's headrooms, as the paper's scheduler holds it. Fits
-// counts each job once, by its first outcome.
-func (s *sim) admitJob(j *job) {
+// admit starts a job that just arrived. Under H it first runs Algorithm 1;
+// a job no class can take runs at once under the default placement (L220),
+// or, with HoldUnfit, waits for a slot where it fits.
+func (s *sim) admit(j *job) {
+	if len(j.spec.stages) == 0 {
+		s.jobDone(j)
+		return
+	}
 	if s.cfg.Policy == History {
-		var fit string
-		j.classes, fit = s.choose(j)
+		classes, fit := s.choose(j)
 		s.res.Fits[fit]++
-		if j.classes == nil {
-			s.unplaced = append(s.unplaced, j)
+		if classes == nil && s.cfg.HoldUnfit {
+			s.unfit = append(s.unfit, j)
 			return
 		}
-		j.pool = s.classes.servers(j.classes)
+		s.label(j, classes)
 	}
 	s.releaseStage(j)
 }
 
-// retryUnplaced runs Algorithm 1 again for the jobs still waiting, oldest
-// first, and starts those that now fit.
-func (s *sim) retryUnplaced() {
-	waiting := s.unplaced
-	s.unplaced = nil
-	for k, j := range waiting {
-		if j.classes, _ = s.choose(j); j.classes == nil {
-			s.unplaced = append(s.unplaced, waiting[k:]...) // keep the order: no overtaking
+// label gives a job its classes and their servers.
+func (s *sim) label(j *job, classes []int) {
+	j.classes = classes
+	j.ranges = nil
+	for _, c := range classes {
+		j.ranges = append(j.ranges, s.classes.ranges[c])
+	}
+}
+
+// retryUnfit (HoldUnfit) runs Algorithm 1 again for the held jobs, oldest
+// first, and starts those that now fit; the rest keep their order.
+func (s *sim) retryUnfit() {
+	held := s.unfit
+	s.unfit = nil
+	for k, j := range held {
+		classes, _ := s.choose(j)
+		if classes == nil {
+			s.unfit = append(s.unfit, held[k:]...)
 			return
 		}
-		j.pool = s.classes.servers(j.classes)
+		s.label(j, classes)
 		s.releaseStage(j)
 	}
 }
 
-// commit adds (tasks > 0) or removes a job's outstanding tasks (running
-// or waiting for a core) to or from its classes' load, shared evenly.
-func (s *sim) commit(j *job, tasks int) {
-	if j.classes == nil {
-		return
+func (s *sim) patternOf(i int) string {
+	if c := s.servers[i].class; c >= 0 {
+		return string(s.classes.table.Classes[c].Pattern)
 	}
-	for ci := range j.classes {
-		s.classes.committed[ci] += float64(tasks) / float64(len(j.classes))
-	}
+	return "unclassified"
 }
-
-// servers lists the servers of a set of classes (cached per set).
-func (cv *classView) servers(set map[int]bool) []int {
-	key := ""
-	for ci := range cv.members {
-		if set[ci] {
-			key += itoa(ci) + ","
-		}
-	}
-	if out, ok := cv.cache[key]; ok {
-		return out
-	}
-	var out []int
-	for ci, m := range cv.members {
-		if set[ci] {
-			out = append(out, m...)
-		}
-	}
-	cv.cache[key] = out
-	return out
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }

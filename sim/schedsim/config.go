@@ -5,7 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/placer/jobtype"
@@ -20,9 +19,9 @@ const (
 	History Policy = "h"
 )
 
-// Scaling turns a utilisation u (percent) into a higher one, as the paper
-// sweeps load: linear multiplies and saturates at 100; root takes the n-th
-// root of u/100, raising low values most.
+// Scaling turns a utilisation u (percent) into a higher or lower one, as
+// the paper sweeps load: linear multiplies and saturates at 100; root takes
+// the n-th root of u/100, which moves low values most.
 type Scaling string
 
 const (
@@ -30,7 +29,8 @@ const (
 	Root   Scaling = "root"
 )
 
-// Scale applies s with factor f (1 leaves u as it is).
+// Scale applies s with factor f (1 leaves u as it is). A root factor below
+// 1 raises u/100 to the power 1/f, lowering it.
 func Scale(s Scaling, f, u float64) float64 {
 	if math.IsNaN(u) {
 		return u
@@ -39,67 +39,106 @@ func Scale(s Scaling, f, u float64) float64 {
 	case Root:
 		return 100 * math.Pow(math.Max(0, u)/100, 1/f)
 	default:
-		return math.Min(100, u*f)
+		return math.Min(100, math.Max(0, u*f))
 	}
 }
 
+// Placement is how a scheduler picks a server for a container among those
+// with room.
+type Placement string
+
+const (
+	// Proportional picks a server with probability proportional to its
+	// available resources: RM-H's rule (Section 5, "RM-H schedules a
+	// container to a heartbeating server of the correct class with a
+	// probability proportional to the server's available resources"), used
+	// for unlabelled requests too, as YARN's heartbeat fill.
+	Proportional Placement = "proportional"
+	// Binpack2 is Nomad's batch scheduler: two feasible servers drawn at
+	// random (power of two choices) and the fuller one taken (binpack).
+	Binpack2 Placement = "binpack2"
+)
+
+// LostWork is what a killed container takes with it.
+type LostWork string
+
+const (
+	// LostContainer: the work of every task the container ran (their
+	// outputs lived in it), queued again in the job's current stage.
+	LostContainer LostWork = "container"
+	// LostTask: only the running task's work.
+	LostTask LostWork = "task"
+)
+
 // Tenant is one primary tenant: its servers and its utilisation (percent of
-// a server, 2-minute slots) over the history window followed by the month.
+// a server, 2-minute slots) over the history window followed by the span.
 type Tenant struct {
 	ID      string
 	Servers int
 	Series  history.Series
 }
 
-// Config says what to simulate.
+// Config says what to simulate. Presets (Paper, Production) fill every
+// field with a value and the source it comes from; a zero field falls back
+// to the paper's value.
 type Config struct {
+	// Source names where the tenants come from (a profile, a trace); it is
+	// copied to the result.
+	Source  string
 	Seed    uint64
 	Policy  Policy
 	Tenants []Tenant
 	// HistoryDays of each series come before the simulated span; H
-	// classifies them (the paper's placer needs at least a week).
+	// classifies them.
 	HistoryDays int
-	Span        time.Duration // simulated time after the history, default 30 days
+	Span        time.Duration // simulated time after the history
 	Scaling     Scaling
-	Factor      float64 // scaling factor, default 1
-	Cores       int     // per server, default 16
-	MemoryMiB   float64 // per server, default 64 GiB
-	Reserve     float64 // cores kept free for the primary tenant, default the driver's (guard.DefaultReserveCPU, 33%)
-	// JobsPerHour is the Poisson arrival rate; when zero, OfferedLoad (share
-	// of all cores the jobs' task-seconds would fill, default 0.1) sets it.
+	Factor      float64 // utilisation scaling factor
+	Cores       int     // per server
+	Reserve     float64 // cores kept free for the primary tenant
+	// AdmitMargin is asked for on top of the reserve when a container
+	// starts (the driver's guard.Hysteresis.AdmitMargin; YARN-PT has none).
+	AdmitMargin float64
+	Placement   Placement
+	// ContainerReuse: a container that finishes a task runs its job's next
+	// ready task (Tez), or waits IdleRelease for one before it is released;
+	// without it every task is a container of its own (a Nomad allocation).
+	ContainerReuse bool
+	IdleRelease    time.Duration
+	LostWork       LostWork
+	// ClassConstraint makes Algorithm 1's classes a constraint (a node
+	// label, as Tez-H names it); without it they are a preference and a
+	// container goes anywhere when its classes have no room.
+	ClassConstraint bool
+	// HoldUnfit holds a job that fits no class until one fits, retrying
+	// every slot; the paper runs it at once under the default policy.
+	HoldUnfit bool
+	// Jobs: Poisson arrivals at JobsPerHour. JobScale multiplies every
+	// task's length and every stage's width (the paper's simulator "multiply
+	// their lengths and container usage by a scaling factor"); zero derives
+	// it so that the jobs' work fills OfferedLoad of all cores. With
+	// JobsPerHour zero, OfferedLoad sets the rate instead.
 	JobsPerHour float64
+	JobScale    float64
 	OfferedLoad float64
 	Mix         Mix
 	// Arrivals, if set, are the jobs' arrival times (seconds into the span)
 	// instead of a Poisson process: for hand-checked scenarios.
 	Arrivals []float64
-	// Thresholds type jobs short/medium/long for H; zero: set from the
-	// workload and the classes' capacity (jobtype.Split).
+	// Thresholds type jobs short/medium/long for H; zero: split from the
+	// workload and the classes' capacity (jobtype.Split, Section 4.1).
 	Thresholds jobtype.Thresholds
-	// ClassConstraint (H) makes Algorithm 1's classes a hard constraint, as
-	// the admission proxy writes them; by default they are a preference, as
-	// a Nomad affinity would be, and a task goes elsewhere when its classes
-	// have no room.
-	ClassConstraint bool
-	// NoHistoryRanking (H) turns off ranking servers by the room the
-	// primary's history leaves for the job's type (see sim.safe).
-	NoHistoryRanking bool
-	// NoMargin drops the driver's default admission margin (one core on top
-	// of the reserve, guard.DefaultHysteresis) for PT and H.
-	NoMargin bool
-	// TaskCores runs every that many one-core tasks of a stage as one
-	// container of that many cores (default 1): the paper's simulator scales
-	// container usage so that large datacenters simulate quickly.
-	TaskCores int
+	// SurvivalLengths are the task lengths the survival figures are
+	// predicted and observed for (default DefaultSurvivalLengths).
+	SurvivalLengths []time.Duration
 	// Progress, if set, is called with the share of the span simulated.
 	Progress func(done float64)
-
-	margin float64 // cores
 }
 
 func (c *Config) defaults() error {
+	p := Paper()
 	if c.Span == 0 {
-		c.Span = 30 * 24 * time.Hour
+		c.Span = p.Span
 	}
 	if c.Factor == 0 {
 		c.Factor = 1
@@ -108,31 +147,43 @@ func (c *Config) defaults() error {
 		c.Scaling = Linear
 	}
 	if c.Cores == 0 {
-		c.Cores = 16
-	}
-	if c.MemoryMiB == 0 {
-		c.MemoryMiB = 64 << 10
+		c.Cores = p.Cores
 	}
 	if c.Reserve == 0 {
-		c.Reserve, _ = guard.ParseAmount(guard.DefaultReserveCPU, float64(c.Cores))
+		c.Reserve = p.Reserve
 	}
-	c.margin = guard.DefaultHysteresis().AdmitMargin.CPU
-	if c.NoMargin {
-		c.margin = 0
+	if c.Placement == "" {
+		c.Placement = p.Placement
 	}
-	if c.TaskCores == 0 {
-		c.TaskCores = 1
+	if c.LostWork == "" {
+		c.LostWork = p.LostWork
 	}
-	if c.OfferedLoad == 0 {
-		c.OfferedLoad = 0.1
+	if c.OfferedLoad == 0 && c.JobsPerHour == 0 {
+		c.OfferedLoad = p.OfferedLoad
 	}
 	if c.Mix.Classes == nil && c.Mix.Trace == nil {
 		c.Mix = TPCDSMix()
+	}
+	if len(c.SurvivalLengths) == 0 {
+		c.SurvivalLengths = DefaultSurvivalLengths()
 	}
 	switch c.Policy {
 	case Stock, PT, History:
 	default:
 		return fmt.Errorf("schedsim: unknown policy %q (stock, pt or h)", c.Policy)
+	}
+	switch c.Placement {
+	case Proportional, Binpack2:
+	default:
+		return fmt.Errorf("schedsim: unknown placement %q (proportional or binpack2)", c.Placement)
+	}
+	switch c.LostWork {
+	case LostContainer, LostTask:
+	default:
+		return fmt.Errorf("schedsim: unknown lost work %q (container or task)", c.LostWork)
+	}
+	if c.Factor <= 0 || c.Reserve < 0 || c.AdmitMargin < 0 || c.JobScale < 0 || c.OfferedLoad < 0 || c.JobsPerHour < 0 {
+		return fmt.Errorf("schedsim: factor, reserve, margin, job scale, load and rate must not be negative (factor above 0)")
 	}
 	if len(c.Tenants) == 0 {
 		return fmt.Errorf("schedsim: no tenants")
@@ -156,6 +207,23 @@ func FromDatacenter(dc synth.Datacenter, servers int) []Tenant {
 		n := min(left, len(t.Nodes))
 		out = append(out, Tenant{ID: fmt.Sprintf("%s#%d", t.ID, len(out)), Servers: n, Series: t.Series})
 		left -= n
+	}
+	return out
+}
+
+// FromSeries makes tenants of servers servers in all from series of any
+// source (a long CSV, say), shared out evenly in tenant order.
+func FromSeries(ids []string, series []history.Series, servers int) []Tenant {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]Tenant, len(ids))
+	for i := range ids {
+		n := servers / len(ids)
+		if i < servers%len(ids) {
+			n++
+		}
+		out[i] = Tenant{ID: ids[i], Servers: max(1, n), Series: series[i]}
 	}
 	return out
 }

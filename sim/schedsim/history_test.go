@@ -22,7 +22,7 @@ func dailyAndSteady(p Policy) Config {
 		daily[k] = 50 - 40*math.Cos(2*math.Pi*float64(k)/float64(history.SlotsPerDay))
 		steady[k] = 25
 	}
-	return Config{Policy: p, HistoryDays: 8, Reserve: 2, Span: 24 * time.Hour, Arrivals: []float64{10},
+	return Config{Policy: p, HistoryDays: 8, Cores: 16, Reserve: 2, Span: 24 * time.Hour, Arrivals: []float64{10},
 		Thresholds: jobtype.Default(),
 		Mix:        Mix{Classes: []JobClass{{Name: "long", Weight: 1, Stages: [2]int{1, 1}, Tasks: [2]int{8, 8}, TaskSeconds: 8 * 3600}}},
 		Tenants: []Tenant{
@@ -32,11 +32,11 @@ func dailyAndSteady(p Policy) Config {
 }
 
 // TestHistoryKeepsALongJobOffAPeriodicServer: PT puts tasks where the room
-// is now (daily's trough) and the afternoon rise evicts them; H classifies
-// daily as periodic with a 90% peak, Algorithm 1 sends the long job to the
-// constant class (daily's long-job headroom, 10% of 14 cores, cannot take
-// 8), and all eight tasks run on steady (16 - 4 - 2 reserved - 1 margin =
-// 9 cores free) without an eviction, finishing in 8 hours.
+// is now (daily's trough, in proportion to the room) and the afternoon rise
+// evicts them; H classifies daily as periodic with a 90% peak, Algorithm 1
+// sends the long job to the constant class (daily has no room at its peak:
+// 16 - 15 - 2 < 0), and all eight tasks run on steady (16 - 4 - 2 = 10
+// cores free) without an eviction, finishing in 8 hours.
 func TestHistoryKeepsALongJobOffAPeriodicServer(t *testing.T) {
 	pt, err := Run(dailyAndSteady(PT))
 	if err != nil {

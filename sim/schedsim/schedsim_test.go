@@ -78,3 +78,62 @@ func TestConfigErrors(t *testing.T) {
 		t.Fatal("a span longer than the series ran")
 	}
 }
+
+// reuseScenario: one 4-core server with a 2-core reserve whose primary
+// uses one core, so one container fits. A job of one stage of three 100 s
+// tasks arrives at 10 s and runs them in turn in that container (10-110,
+// 110-210, 210-...). At 240 s the primary takes the whole server for one
+// slot, and the guard kills the container 30 s into its third task.
+func reuseScenario(lost LostWork) Config {
+	u := make([]float64, 30)
+	for i := range u {
+		u[i] = 25
+	}
+	u[2] = 100
+	return Config{Policy: PT, Span: time.Hour, Cores: 4, Reserve: 2, Arrivals: []float64{10}, ContainerReuse: true, LostWork: lost,
+		Mix:     Mix{Classes: []JobClass{{Name: "one", Weight: 1, Stages: [2]int{1, 1}, Tasks: [2]int{3, 3}, TaskSeconds: 100}}},
+		Tenants: []Tenant{{ID: "a/primary", Servers: 1, Series: history.Series{Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Values: u}}}}
+}
+
+// TestAReusedContainerIsKilledWithTheWorkOfEveryTaskItRan: with
+// LostContainer the kill loses the two finished tasks' 200 s and the third
+// one's 30 s; all three run again from 360 s, when the primary falls back,
+// and the job ends at 660 s. With LostTask only the 30 s are lost and the
+// job ends at 460 s.
+func TestAReusedContainerIsKilledWithTheWorkOfEveryTaskItRan(t *testing.T) {
+	for _, c := range []struct {
+		lost         LostWork
+		wasted, took float64
+	}{{LostContainer, 230, 650}, {LostTask, 30, 450}} {
+		r, err := Run(reuseScenario(c.lost))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Jobs != 1 || r.Evicted != 1 || math.Abs(r.WastedTaskSeconds-c.wasted) > 1e-6 || math.Abs(r.MeanJobSeconds-c.took) > 1e-6 {
+			t.Errorf("%s: evicted %d, wasted %.0f s (want %.0f), job %.0f s (want %.0f)", c.lost, r.Evicted, r.WastedTaskSeconds, c.wasted, r.MeanJobSeconds, c.took)
+		}
+	}
+}
+
+// TestAJobThatFitsNoClassRunsUnlabelledAtOnce: a job wider than every
+// class's room gets no class from Algorithm 1 (line 16) and starts at once
+// under the default placement instead of waiting for a class to fit.
+func TestAJobThatFitsNoClassRunsUnlabelledAtOnce(t *testing.T) {
+	cfg := dailyAndSteady(History)
+	cfg.Mix = Mix{Classes: []JobClass{{Name: "wide", Weight: 1, Stages: [2]int{1, 1}, Tasks: [2]int{12, 12}, TaskSeconds: 600}}}
+	r, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Fits["none"] != 1 || r.Jobs != 1 || r.MeanJobSeconds > 600+1e-6 {
+		t.Fatalf("want no class, one job done in its 600 s; got fits %v, %d jobs, %.0f s", r.Fits, r.Jobs, r.MeanJobSeconds)
+	}
+	cfg.HoldUnfit = true // the former behaviour: held until a class fits, which never happens here
+	r, err = Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Jobs != 0 || r.Unfinished != 1 {
+		t.Fatalf("HoldUnfit: want the job still held, got %d done, %d unfinished", r.Jobs, r.Unfinished)
+	}
+}

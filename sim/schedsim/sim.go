@@ -3,12 +3,10 @@ package schedsim
 import (
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
-	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/jobtype"
 	"github.com/harvest-platform/harvest/sim/eventq"
 )
@@ -16,46 +14,19 @@ import (
 // jobTypes are the placer's job types, indexed by job.typ.
 var jobTypes = [3]string{jobtype.Short, jobtype.Medium, jobtype.Long}
 
-// taskMiB is each task's memory: the simulated servers are CPU-bound.
-const taskMiB = 1024
-
 type server struct {
 	tenant  int
-	class   int // index into the class table; -1 unclassified
-	primary float64
-	safe    [3]float64 // H: primary cores planned for short, medium, long jobs this slot
-	used    int        // cores the running tasks hold
-	running []*task
-	guarded []guard.Task // running, as the driver's guard sees them
+	class   int          // index into the class table; -1 unclassified
+	primary float64      // cores the primary uses this slot
+	held    []*container // one-core containers on it, busy or idle
 }
 
-type task struct {
-	job    *job
-	dur    float64
-	cores  int
-	start  float64
-	server int
-	gen    int    // bumped on eviction: the finish event of an evicted run is stale
-	gid    string // the task's ID as the driver's guard sees it
-}
-
-type job struct {
-	arrival float64
-	spec    jobSpec
-	stage   int
-	left    int
-	typ     int          // H: index into jobTypes, as the placer types it; -1 untyped
-	cores   int          // per task (Config.TaskCores)
-	classes map[int]bool // nil: any server
-	pool    []int        // the servers of those classes
-	pending []*task      // ready, waiting for a core
-	queued  bool         // in the sim's queue
-}
-
+// finish is the end of a container's task, or (idle) of its idle time.
 type finish struct {
-	at  float64
-	t   *task
-	gen int
+	at   float64
+	c    *container
+	gen  int
+	idle bool
 }
 
 // finishedFirst orders finishes by time; ties are left to the queue.
@@ -63,321 +34,168 @@ func finishedFirst(a, b finish) bool { return a.at < b.at }
 
 // sim is one run's state.
 type sim struct {
-	cfg      Config
-	rng      *rand.Rand
-	servers  []server
-	byTenant [][]int // servers of each tenant
-	classes  *classView
-	queue    []*job // jobs with pending tasks, oldest first; nil where one left
-	unplaced []*job // H: jobs Algorithm 1 found no room for yet
-	gone     int    // nil entries in queue
-	events   *eventq.Queue[finish]
-	arrived  int       // jobs that arrived
-	times    []float64 // job times of the jobs done, in completion order
-	nextID   int64
-	now      float64
-	start    time.Time // of the simulated span, for guard's task ages
-	res      Result
-	util     float64 // sum over slots of the cluster's utilisation
-	primUtil float64
-	slots    int
+	cfg       Config
+	rng       *rand.Rand
+	servers   []server // grouped by class: classRange[c] holds class c's
+	byTenant  [][]int  // servers of each tenant
+	tenantCPU []float64
+	classes   *classView
+	room      *fenwick // containers each server can still take
+	open      *fenwick // 1 where a server can take one (Binpack2 draws among these)
+	waiting   waitQueues
+	unfit     []*job // HoldUnfit: jobs Algorithm 1 found no room for yet
+	events    *eventq.Queue[finish]
+	scale     float64 // JobScale in effect
+	arrived   int
+	jobs      []*job // in the system (arrived, not done)
+	times     []float64
+	nextID    int64
+	now       float64
+	start     time.Time // of the simulated span, for the guard's task ages
+	busy      int       // containers running a task, cluster-wide
+	res       Result
+	util      float64 // sum over slots of the cluster's utilisation
+	primUtil  float64
+	slots     int
+	survival  *survivalCounts
 }
 
-func (s *sim) capacity() guard.Resources {
-	return guard.Resources{CPU: float64(s.cfg.Cores), MemoryMiB: s.cfg.MemoryMiB}
-}
-
-// free is the room a new task has on a server under the policy: the cores
-// the primary's current use, the running tasks, the reserve and the
-// driver's margin leave.
-func (s *sim) free(i int) float64 {
+// capacityRoom is a server's free whole containers under the policy: stock
+// ignores the primary; PT and H keep the rounded primary, the reserve and
+// the admission margin free (the driver's guard.Admit, without memory).
+func (s *sim) capacityRoom(i int) int64 {
 	sv := &s.servers[i]
-	if s.cfg.Policy == Stock {
-		return float64(s.cfg.Cores - sv.used)
+	free := float64(s.cfg.Cores - len(sv.held))
+	if s.cfg.Policy != Stock {
+		free -= wholeCores(sv.primary) + s.cfg.Reserve + s.cfg.AdmitMargin
 	}
-	return float64(s.cfg.Cores) - wholeCores(sv.primary) - float64(sv.used) - s.cfg.Reserve - s.cfg.margin
+	return int64(max(0, math.Floor(free+1e-9)))
 }
 
 // wholeCores rounds a primary's use up to whole cores, as the driver's guard
 // does (guard.RoundUp).
 func wholeCores(cores float64) float64 { return guard.RoundUp(guard.Resources{CPU: cores}).CPU }
 
-// safe is the room a task of j has if the primary rises to the level the
-// placer's headroom plans for the job's type (H unless NoHistoryRanking): the
-// server's class peak for long jobs, its average for medium ones, its
-// current use for short ones, whichever is higher than now.
-func (s *sim) safe(j *job, i int) float64 {
-	sv := &s.servers[i]
-	if j.typ < 0 || sv.class < 0 || s.cfg.NoHistoryRanking {
-		return s.free(i)
+// refresh brings a server's weights in the trees up to date.
+func (s *sim) refresh(i int) {
+	r := s.capacityRoom(i)
+	s.room.set(i, r)
+	s.open.set(i, min(r, 1))
+}
+
+// pick draws a server with room for one container within ranges (nil:
+// every server), by the configured placement; -1 when none has room.
+func (s *sim) pick(ranges [][2]int) int {
+	tree := s.room
+	if s.cfg.Placement == Binpack2 {
+		tree = s.open
 	}
-	return float64(s.cfg.Cores) - sv.safe[j.typ] - float64(sv.used) - s.cfg.Reserve - s.cfg.margin
-}
-
-// planSafe sets a server's planned primary use per job type for the slot:
-// the level the placer's headroom (classify.Headroom) assumes, rounded up
-// to whole cores as the driver rounds the primary.
-func (s *sim) planSafe(sv *server) {
-	c := &s.classes.table.Classes[sv.class]
-	current := 100 * sv.primary / float64(s.cfg.Cores)
-	for typ, name := range jobTypes {
-		sv.safe[typ] = wholeCores((1 - classify.Headroom(classify.JobType(name), *c, current)) * float64(s.cfg.Cores))
+	a := s.draw(tree, ranges)
+	if a < 0 || s.cfg.Placement != Binpack2 {
+		return a
 	}
-}
-
-func (s *sim) allowed(j *job, i int) bool {
-	return j.classes == nil || !s.cfg.ClassConstraint || j.classes[s.servers[i].class]
-}
-
-func (s *sim) guardState(i int) guard.State {
-	sv := &s.servers[i]
-	return guard.State{Capacity: s.capacity(), Reserve: guard.Resources{CPU: s.cfg.Reserve},
-		Primary: guard.Resources{CPU: sv.primary}, Tasks: sv.guarded}
-}
-
-// pick samples servers the job may use and returns the one with the most
-// room, or -1; under H (unless NoHistoryRanking) servers where the job's type is
-// safe come first. For PT and H the choice is confirmed by the driver's own
-// admission check (guard.Admit with the primary's current use).
-func (s *sim) pick(j *job) int {
-	if i := s.pickFrom(j, j.pool); i >= 0 || j.pool == nil || s.cfg.ClassConstraint {
-		return i
+	b := s.draw(tree, ranges)
+	if s.room.w[b] < s.room.w[a] { // binpack: the fuller of the two
+		return b
 	}
-	return s.pickFrom(j, nil) // the classes are a preference: any server will do
+	return a
 }
 
-func (s *sim) pickFrom(j *job, pool []int) int {
-	best, bestScore := -1, 0.0
-	for k := 0; k < 24; k++ {
-		var i int
-		if pool != nil {
-			i = pool[s.rng.IntN(len(pool))]
-		} else {
-			i = s.rng.IntN(len(s.servers))
+// draw picks an index of tree within ranges with probability proportional
+// to its weight.
+func (s *sim) draw(tree *fenwick, ranges [][2]int) int {
+	if ranges == nil {
+		total := tree.prefix(len(s.servers))
+		if total == 0 {
+			return -1
 		}
-		f := s.free(i)
-		if f < float64(j.cores) {
-			continue
-		}
-		score := f
-		if safe := s.safe(j, i); safe >= float64(j.cores) {
-			score = 1000 + safe
-		}
-		if score > bestScore {
-			best, bestScore = i, score
-		}
+		return tree.find(s.rng.Int64N(total))
 	}
-	if best >= 0 && !s.admits(best, j.cores) {
+	var total int64
+	for _, r := range ranges {
+		total += tree.sum(r[0], r[1])
+	}
+	if total == 0 {
 		return -1
 	}
-	return best
-}
-
-func (s *sim) startTask(t *task, i int) {
-	t.server, t.start = i, s.now
-	sv := &s.servers[i]
-	sv.running = append(sv.running, t)
-	sv.guarded = append(sv.guarded, guard.Task{ID: t.gid, Started: s.start.Add(time.Duration(t.start * float64(time.Second))),
-		Alloc: guard.Resources{CPU: float64(t.cores), MemoryMiB: float64(t.cores) * taskMiB}})
-	sv.used += t.cores
-	s.events.Push(finish{at: s.now + t.dur, t: t, gen: t.gen})
-}
-
-func (s *sim) removeRunning(t *task) {
-	sv := &s.servers[t.server]
-	for k, r := range sv.running {
-		if r == t {
-			sv.running = append(sv.running[:k], sv.running[k+1:]...)
-			sv.used -= t.cores
-			sv.guarded = append(sv.guarded[:k], sv.guarded[k+1:]...)
-			return
+	u := s.rng.Int64N(total)
+	for _, r := range ranges {
+		w := tree.sum(r[0], r[1])
+		if u < w {
+			return tree.find(tree.prefix(r[0]) + u)
 		}
+		u -= w
 	}
-}
-
-// enqueue makes a task wait for a core, behind the jobs already waiting.
-func (s *sim) enqueue(t *task) {
-	j := t.job
-	j.pending = append(j.pending, t)
-	if !j.queued {
-		j.queued = true
-		s.queue = append(s.queue, j)
-	}
-}
-
-// dequeue takes a job that has nothing left to place off the queue.
-func (s *sim) dequeue(k int) {
-	s.queue[k].queued = false
-	s.queue[k] = nil
-	s.gone++
-	if s.gone > 64 && s.gone > len(s.queue)/2 {
-		out := s.queue[:0]
-		for _, j := range s.queue {
-			if j != nil {
-				out = append(out, j)
-			}
-		}
-		clear(s.queue[len(out):])
-		s.queue, s.gone = out, 0
-	}
-}
-
-func (s *sim) startPending(j *job, i int) {
-	t := j.pending[0]
-	j.pending[0] = nil
-	j.pending = j.pending[1:]
-	s.startTask(t, i)
-}
-
-// place starts waiting tasks, oldest job first, until 32 jobs in a row
-// find no room.
-func (s *sim) place() {
-	misses := 0
-	for k := 0; k < len(s.queue) && misses < 32; k++ {
-		j := s.queue[k]
-		if j == nil {
-			continue
-		}
-		for len(j.pending) > 0 {
-			i := s.pick(j)
-			if i < 0 {
-				misses++
-				break
-			}
-			s.startPending(j, i)
-			misses = 0
-		}
-		if len(j.pending) == 0 {
-			s.dequeue(k)
-		}
-	}
-}
-
-// placeOn gives a server that just freed a core to the oldest waiting jobs
-// allowed there.
-func (s *sim) placeOn(i int) {
-	looked := 0
-	for k := 0; k < len(s.queue) && looked < 64 && s.free(i) >= 1; k++ {
-		j := s.queue[k]
-		if j == nil {
-			continue
-		}
-		looked++
-		if !s.allowed(j, i) {
-			continue
-		}
-		for len(j.pending) > 0 && s.safe(j, i) >= float64(j.cores) && s.admits(i, j.cores) {
-			s.startPending(j, i)
-		}
-		if len(j.pending) == 0 {
-			s.dequeue(k)
-		}
-	}
-}
-
-// admits is the driver's admission check (PT, H) for one more task of
-// cores cores.
-func (s *sim) admits(i, cores int) bool {
-	if s.cfg.Policy == Stock {
-		return true
-	}
-	return guard.Admit(s.guardState(i), guard.Resources{CPU: s.servers[i].primary},
-		guard.Hysteresis{AdmitMargin: guard.Resources{CPU: s.cfg.margin}},
-		guard.Resources{CPU: float64(cores), MemoryMiB: float64(cores) * taskMiB}) == nil
-}
-
-// releaseStage makes a stage's tasks wait for cores. With TaskCores c > 1
-// every c one-core tasks run as one c-core container as long as the longest
-// of them (the paper's simulator scales container usage the same way to keep
-// large datacenters fast; the job's critical path stays as it was).
-func (s *sim) releaseStage(j *job) {
-	durations := containers(j.spec.stages[j.stage], j.cores)
-	for _, d := range durations {
-		s.nextID++
-		s.enqueue(&task{job: j, dur: d, cores: j.cores, gid: strconv.FormatInt(s.nextID, 10)})
-	}
-	j.left = len(durations)
-	s.commit(j, j.left*j.cores)
-}
-
-func (s *sim) taskDone(f finish) {
-	t := f.t
-	s.removeRunning(t)
-	j := t.job
-	j.left--
-	s.commit(j, -t.cores)
-	if j.left == 0 {
-		j.stage++
-		if j.stage == len(j.spec.stages) {
-			s.jobDone(j)
-		} else {
-			s.releaseStage(j)
-		}
-	}
-	s.placeOn(t.server)
+	return -1
 }
 
 // slot moves every server's primary to slot n and lets the driver's guard
 // evict what breaks the reserve (PT, H); under stock it counts the
-// server-slots where harvested tasks left the primary short of its reserve.
+// server-slots where harvested containers left the primary short of its
+// reserve. Servers that gained room then serve the waiting jobs.
 func (s *sim) slot(n int) {
 	hist := s.cfg.HistoryDays * history.SlotsPerDay
-	var used, prim float64
-	clear(s.classes.primary)
 	cores := float64(s.cfg.Cores)
+	var prim float64
+	var grew []int
 	for ti, members := range s.byTenant {
 		primary := s.series(ti, hist+n) / 100 * cores
+		prim += primary * float64(len(members))
+		if primary == s.tenantCPU[ti] {
+			continue
+		}
+		changed := s.tenantCPU[ti] < 0 || wholeCores(primary) != wholeCores(s.tenantCPU[ti])
+		s.tenantCPU[ti] = primary
 		for _, i := range members {
 			sv := &s.servers[i]
 			sv.primary = primary
-			prim += primary
-			if sv.class >= 0 {
-				s.classes.primary[sv.class] += primary
-				if s.cfg.Policy == History {
-					s.planSafe(sv)
-				}
+			if !changed {
+				continue
 			}
-			if sv.used > 0 && cores-wholeCores(primary)-float64(sv.used) < s.cfg.Reserve { // guard's Shortfall, without building its State
-				if s.cfg.Policy == Stock {
-					s.res.OverrunSlots++ // the harvested tasks sit in the primary's reserve
-				} else {
-					s.evict(i)
-				}
+			if s.cfg.Policy != Stock && len(sv.held) > 0 && cores-wholeCores(primary)-float64(len(sv.held)) < s.cfg.Reserve-1e-9 {
+				s.evict(i) // the guard's Shortfall, without building its State for every server
 			}
-			used += math.Min(cores, primary+float64(sv.used))
+			before := s.room.w[i]
+			s.refresh(i)
+			if s.room.w[i] > before {
+				grew = append(grew, i)
+			}
 		}
 	}
+	if s.cfg.Policy == Stock { // harvested containers sitting in the primary's reserve
+		for ti, members := range s.byTenant {
+			for _, i := range members {
+				if n := len(s.servers[i].held); n > 0 && cores-wholeCores(s.tenantCPU[ti])-float64(n) < s.cfg.Reserve-1e-9 {
+					s.res.OverrunSlots++
+				}
+			}
+		}
+	}
+	s.rng.Shuffle(len(grew), func(a, b int) { grew[a], grew[b] = grew[b], grew[a] })
+	for _, i := range grew {
+		s.offer(i)
+	}
 	total := float64(len(s.servers)) * cores
-	s.util += used / total
+	s.util += math.Min(1, (prim+float64(s.busy))/total)
 	s.primUtil += prim / total
 	s.slots++
 }
 
+// evict runs the driver's guard over a server's containers and kills the
+// youngest until the reserve is back (guard.Evictions).
 func (s *sim) evict(i int) {
-	d := guard.Evictions(s.guardState(i))
-	for _, g := range d.Evict {
-		for _, t := range s.servers[i].running {
-			if t.gid == g.ID {
-				s.removeRunning(t)
-				s.res.Evicted++
-				s.res.WastedTaskSeconds += s.now - t.start
-				c := s.classResult(t.job.spec.class)
-				c.Evicted++
-				c.WastedTaskSeconds += s.now - t.start
-				s.res.EvictedByPattern[s.patternOf(i)]++
-				t.gen++
-				s.enqueue(t) // re-run from the start, elsewhere if it must
-				break
-			}
-		}
+	sv := &s.servers[i]
+	state := guard.State{Capacity: guard.Resources{CPU: float64(s.cfg.Cores)}, Reserve: guard.Resources{CPU: s.cfg.Reserve},
+		Primary: guard.Resources{CPU: sv.primary}, Tasks: make([]guard.Task, len(sv.held))}
+	byID := make(map[string]*container, len(sv.held))
+	for k, c := range sv.held {
+		state.Tasks[k] = guard.Task{ID: c.id, Started: s.start.Add(time.Duration(c.start * float64(time.Second))),
+			Alloc: guard.Resources{CPU: 1}}
+		byID[c.id] = c
 	}
-}
-
-func (s *sim) patternOf(i int) string {
-	if c := s.servers[i].class; c >= 0 {
-		return string(s.classes.table.Classes[c].Pattern)
+	for _, t := range guard.Evictions(state).Evict {
+		s.kill(byID[t.ID])
 	}
-	return "unclassified"
 }
 
 func (s *sim) series(tenant, slot int) float64 {
@@ -386,4 +204,83 @@ func (s *sim) series(tenant, slot int) float64 {
 		return 0
 	}
 	return Scale(s.cfg.Scaling, s.cfg.Factor, v)
+}
+
+// waitQueues hold the jobs with tasks waiting for a container, oldest
+// first: YARN's schedulers serve applications in the order they came, so a
+// job's new stage and its evicted work keep the job's place. A job that
+// names classes waits in each of its classes' queues, one that names none
+// in the queue any server serves.
+type waitQueues struct {
+	byClass []*eventq.Queue[waitEntry] // the last one: unclassified servers (serves only any)
+	any     *eventq.Queue[waitEntry]
+}
+
+type waitEntry struct {
+	j   *job
+	ver int
+}
+
+func olderFirst(a, b waitEntry) bool { return a.j.seq < b.j.seq }
+
+func newWaitQueues(classes int) waitQueues {
+	w := waitQueues{any: eventq.New(olderFirst)}
+	for c := 0; c < classes; c++ {
+		w.byClass = append(w.byClass, eventq.New(olderFirst))
+	}
+	return w
+}
+
+// head is the oldest job still waiting in q (stale entries dropped).
+func head(q *eventq.Queue[waitEntry]) *job {
+	for q.Len() > 0 {
+		e := q.Peek()
+		if e.j.waiting && e.ver == e.j.wver {
+			return e.j
+		}
+		q.Pop()
+	}
+	return nil
+}
+
+// startWaiting queues a job with unplaced tasks.
+func (s *sim) startWaiting(j *job) {
+	if j.waiting {
+		return
+	}
+	j.waiting = true
+	j.wver++
+	e := waitEntry{j, j.wver}
+	if j.classes == nil || !s.cfg.ClassConstraint {
+		s.waiting.any.Push(e)
+		return
+	}
+	for _, c := range j.classes {
+		s.waiting.byClass[c].Push(e)
+	}
+}
+
+// oldestFor is the oldest waiting job a server of class c may run.
+func (s *sim) oldestFor(c int) *job {
+	a := head(s.waiting.any)
+	if c < 0 {
+		return a
+	}
+	b := head(s.waiting.byClass[c])
+	if a == nil || b != nil && b.seq < a.seq {
+		return b
+	}
+	return a
+}
+
+// offer gives a server's room to the oldest waiting jobs allowed there, as
+// a heartbeating node is filled.
+func (s *sim) offer(i int) {
+	for s.room.w[i] > 0 {
+		j := s.oldestFor(s.servers[i].class)
+		if j == nil {
+			return
+		}
+		s.grant(j, i)
+	}
 }

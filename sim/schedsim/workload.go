@@ -28,12 +28,14 @@ type Mix struct {
 }
 
 // TPCDSMix is a TPC-DS-like mix in the spirit of the paper's: many short
-// queries, fewer medium ones, a few long ones with wide stages.
+// queries, fewer medium ones, a few long ones with wide stages, the widest
+// as wide as TPC-DS query 19 (469 concurrent containers, Figure 7). The
+// rest of its shape is ours: the paper does not list its 52 queries.
 func TPCDSMix() Mix {
 	return Mix{Classes: []JobClass{
 		{Name: "short", Weight: 0.55, Stages: [2]int{2, 3}, Tasks: [2]int{2, 16}, TaskSeconds: 40, Sigma: 0.5},
 		{Name: "medium", Weight: 0.30, Stages: [2]int{3, 5}, Tasks: [2]int{8, 48}, TaskSeconds: 90, Sigma: 0.5},
-		{Name: "long", Weight: 0.15, Stages: [2]int{4, 7}, Tasks: [2]int{16, 128}, TaskSeconds: 240, Sigma: 0.5},
+		{Name: "long", Weight: 0.15, Stages: [2]int{4, 7}, Tasks: [2]int{16, 469}, TaskSeconds: 240, Sigma: 0.5},
 	}}
 }
 
@@ -59,26 +61,37 @@ func (j jobSpec) peak() int {
 	return p
 }
 
-// coreSeconds is the job's work when it runs in containers of c cores.
-func (j jobSpec) coreSeconds(c int) float64 {
+// coreSeconds is the job's work: every task a one-core container.
+func (j jobSpec) coreSeconds() float64 {
 	var s float64
 	for _, st := range j.stages {
-		for _, d := range containers(st, c) {
-			s += d * float64(c)
+		for _, d := range st {
+			s += d
 		}
 	}
 	return s
 }
 
-// containers groups a stage's one-core tasks c at a time into containers
-// lasting as long as their longest task.
-func containers(stage []float64, c int) []float64 {
-	if c <= 1 {
-		return stage
+// scaled multiplies every task's length and every stage's width by k (the
+// paper's simulator "multiply their lengths and container usage by a
+// scaling factor", L275): a stage of n tasks becomes round(n x k), each
+// drawn from the stage's own durations.
+func (j jobSpec) scaled(k float64, rng *rand.Rand) jobSpec {
+	if k == 1 {
+		return j
 	}
-	out := make([]float64, 0, (len(stage)+c-1)/c)
-	for k := 0; k < len(stage); k += c {
-		out = append(out, maxOf(stage[k:min(len(stage), k+c)]))
+	out := jobSpec{class: j.class, stages: make([][]float64, len(j.stages))}
+	for s, st := range j.stages {
+		n := max(1, int(math.Round(float64(len(st))*k)))
+		ns := make([]float64, n)
+		for i := range ns {
+			src := st[i%len(st)]
+			if i >= len(st) {
+				src = st[rng.IntN(len(st))]
+			}
+			ns[i] = src * k
+		}
+		out.stages[s] = ns
 	}
 	return out
 }
@@ -122,14 +135,13 @@ func (m Mix) draw(rng *rand.Rand) jobSpec {
 	return j
 }
 
-// meanCoreSeconds estimates a mix's core-seconds per job in containers of
-// c cores.
-func (m Mix) meanCoreSeconds(seed uint64, c int) float64 {
+// meanCoreSeconds estimates a mix's core-seconds per job, unscaled.
+func (m Mix) meanCoreSeconds(seed uint64) float64 {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var s float64
 	const n = 4000
 	for i := 0; i < n; i++ {
-		s += m.draw(rng).coreSeconds(c)
+		s += m.draw(rng).coreSeconds()
 	}
 	return s / n
 }

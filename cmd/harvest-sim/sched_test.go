@@ -1,0 +1,98 @@
+package main
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeLongHistory writes 2 tenants x days of 2-minute samples in the long
+// CSV, gzipped: one steady, one that swings every day.
+func writeLongHistory(t *testing.T, path string, days int) {
+	t.Helper()
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(fh)
+	fmt.Fprintln(zw, "tenant,timestamp,cpu_percent")
+	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	for k := 0; k < days*720; k++ {
+		at := start.Add(time.Duration(k) * 2 * time.Minute).Format(time.RFC3339)
+		fmt.Fprintf(zw, "steady/svc,%s,30\n", at)
+		fmt.Fprintf(zw, "daily/web,%s,%.1f\n", at, 40+30*float64((k/360)%2))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSchedReplaysALongCSVHistoryOverSeeds(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "history.csv.gz")
+	writeLongHistory(t, hist, 10)
+	f := schedFlags{preset: "paper", seed: 3, seeds: 2, servers: 40, days: 2, historyDays: 8, histFile: hist, scalings: "linear",
+		factors: "1", policies: "pt,h", jobs: "tpcds", workers: 2, set: map[string]bool{},
+		outputs: outputs{asJSON: true, csvPath: filepath.Join(dir, "s.csv"), plotPath: filepath.Join(dir, "s.png")}}
+	var summary struct {
+		Preset string `json:"preset"`
+		Points []struct {
+			Source string `json:"source"`
+			Policy string `json:"policy"`
+			Seeds  int    `json:"seeds"`
+		} `json:"points"`
+		Results []struct {
+			Servers int    `json:"servers"`
+			Seed    uint64 `json:"seed"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(stdoutOf(t, func() error { return runSched(f) }), &summary); err != nil {
+		t.Fatal(err)
+	}
+	if summary.Preset != "paper" || len(summary.Points) != 2 || summary.Points[0].Source != "history.csv.gz" || summary.Points[0].Seeds != 2 {
+		t.Fatalf("points %+v: want pt and h over 2 seeds of history.csv.gz", summary.Points)
+	}
+	if len(summary.Results) != 4 || summary.Results[0].Servers != 40 || summary.Results[1].Seed != 4 {
+		t.Fatalf("results %+v: want 4 runs of 40 servers, seeds 3 and 4", summary.Results)
+	}
+	if rows := readCSV(t, f.csvPath); len(rows) != 3 || rows[0][0] != "source" {
+		t.Errorf("CSV %v: want a header and 2 points", rows)
+	}
+	if fi, err := os.Stat(f.plotPath); err != nil || fi.Size() < 500 {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+func TestSchedRefusesTooShortAHistoryAndUnknownPresets(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "short.csv.gz")
+	writeLongHistory(t, hist, 3)
+	f := schedFlags{preset: "paper", seeds: 1, servers: 10, days: 2, historyDays: 8, histFile: hist, scalings: "linear", factors: "1",
+		policies: "pt", jobs: "tpcds", workers: 1, set: map[string]bool{}}
+	if err := runSched(f); err == nil || !strings.Contains(err.Error(), "too little history") {
+		t.Fatalf("3 days for 8 of history: %v", err)
+	}
+	f.preset = "yarn"
+	if err := runSched(f); err == nil || !strings.Contains(err.Error(), "-preset") {
+		t.Fatalf("an unknown preset: %v", err)
+	}
+}
+
+func TestSchedExplainListsEverySource(t *testing.T) {
+	out := string(stdoutOf(t, func() error {
+		return runSched(schedFlags{preset: "paper", explain: true, set: map[string]bool{}})
+	}))
+	for _, want := range []string{"L247", "L254", "L219", "L302", "L275"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-explain does not cite %s:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package schedsim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Stat is a quantity's mean, minimum and maximum over a point's seeds.
+type Stat struct {
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+}
+
+func statOf(v []float64) Stat {
+	if len(v) == 0 {
+		return Stat{}
+	}
+	s := Stat{Min: math.Inf(1), Max: math.Inf(-1)}
+	for _, x := range v {
+		s.Mean += x / float64(len(v))
+		s.Min, s.Max = math.Min(s.Min, x), math.Max(s.Max, x)
+	}
+	return s
+}
+
+// Point is one operating point of a sweep: the runs of one source,
+// scaling, factor and policy over its seeds.
+type Point struct {
+	Source      string  `json:"source"`
+	Scaling     Scaling `json:"scaling"`
+	Factor      float64 `json:"factor"`
+	Policy      Policy  `json:"policy"`
+	Seeds       int     `json:"seeds"`
+	PrimaryUtil float64 `json:"primary_utilisation"` // mean over seeds
+	Utilisation float64 `json:"utilisation"`
+	// JobSeconds is the censored mean job time (unfinished jobs at their
+	// age), the figure the paper plots (job time including queueing).
+	JobSeconds Stat `json:"job_seconds"`
+	Evicted    Stat `json:"containers_evicted"`
+	Wasted     Stat `json:"wasted_core_hours"`
+	Unfinished Stat `json:"unfinished"`
+	Saturated  int  `json:"saturated_seeds"` // seeds whose queue grew without bound
+}
+
+// Points groups results by source, scaling, factor and policy, in the
+// order they first appear.
+func Points(results []Result) []Point {
+	type key struct {
+		src string
+		sc  Scaling
+		f   float64
+		p   Policy
+	}
+	var order []key
+	runs := map[key][]Result{}
+	for _, r := range results {
+		k := key{r.Source, r.Scaling, r.Factor, r.Policy}
+		if _, ok := runs[k]; !ok {
+			order = append(order, k)
+		}
+		runs[k] = append(runs[k], r)
+	}
+	out := make([]Point, 0, len(order))
+	for _, k := range order {
+		rs := runs[k]
+		p := Point{Source: k.src, Scaling: k.sc, Factor: k.f, Policy: k.p, Seeds: len(rs)}
+		var jt, ev, wa, un []float64
+		for _, r := range rs {
+			p.PrimaryUtil += r.PrimaryUtil / float64(len(rs))
+			p.Utilisation += r.Utilisation / float64(len(rs))
+			jt = append(jt, r.CensoredMeanJobSeconds)
+			ev = append(ev, float64(r.Evicted))
+			wa = append(wa, r.WastedTaskSeconds/3600)
+			un = append(un, float64(r.Unfinished))
+			if r.Saturated {
+				p.Saturated++
+			}
+		}
+		p.JobSeconds, p.Evicted, p.Wasted, p.Unfinished = statOf(jt), statOf(ev), statOf(wa), statOf(un)
+		out = append(out, p)
+	}
+	return out
+}
+
+// Gain is H against PT at one operating point.
+type Gain struct {
+	Source      string  `json:"source"`
+	Scaling     Scaling `json:"scaling"`
+	Factor      float64 `json:"factor"`
+	Utilisation float64 `json:"utilisation"` // PT's
+	// Reduction is 100 x (PT - H) / PT of the seeds' mean job times:
+	// positive when H's jobs are faster.
+	Reduction float64 `json:"reduction_percent"`
+	// EvictionRatio is PT's evictions over H's (mean over seeds).
+	EvictionRatio float64 `json:"eviction_ratio"`
+	// Stable: no seed of either policy saturated.
+	Stable bool `json:"stable"`
+}
+
+// Gains pairs the PT and H points of a sweep.
+func Gains(points []Point) []Gain {
+	type key struct {
+		src string
+		sc  Scaling
+		f   float64
+	}
+	pt := map[key]Point{}
+	for _, p := range points {
+		if p.Policy == PT {
+			pt[key{p.Source, p.Scaling, p.Factor}] = p
+		}
+	}
+	var out []Gain
+	for _, h := range points {
+		p, ok := pt[key{h.Source, h.Scaling, h.Factor}]
+		if h.Policy != History || !ok || p.JobSeconds.Mean <= 0 {
+			continue
+		}
+		g := Gain{Source: h.Source, Scaling: h.Scaling, Factor: h.Factor, Utilisation: p.Utilisation,
+			Reduction: 100 * (p.JobSeconds.Mean - h.JobSeconds.Mean) / p.JobSeconds.Mean,
+			Stable:    p.Saturated == 0 && h.Saturated == 0, EvictionRatio: math.Inf(1)}
+		if h.Evicted.Mean > 0 {
+			g.EvictionRatio = p.Evicted.Mean / h.Evicted.Mean
+		} else if p.Evicted.Mean == 0 {
+			g.EvictionRatio = 1
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// Summary is a source's gains over its sweep under one scaling, the bars of
+// the paper's Figure 14: over the stable operating points, the average,
+// smallest and largest reduction.
+type Summary struct {
+	Source    string  `json:"source"`
+	Scaling   Scaling `json:"scaling"`
+	Reduction Stat    `json:"reduction_percent"`
+	Points    int     `json:"stable_points"`
+	Skipped   int     `json:"saturated_points"` // left out: a policy's queue grew without bound
+}
+
+// Summarise averages the stable gains per source and scaling.
+func Summarise(gains []Gain) []Summary {
+	type key struct {
+		src string
+		sc  Scaling
+	}
+	red := map[key][]float64{}
+	skipped := map[key]int{}
+	var order []key
+	for _, g := range gains {
+		k := key{g.Source, g.Scaling}
+		if _, ok := red[k]; !ok {
+			order = append(order, k)
+			red[k] = nil
+		}
+		if !g.Stable {
+			skipped[k]++
+			continue
+		}
+		red[k] = append(red[k], g.Reduction)
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		if order[a].src != order[b].src {
+			return order[a].src < order[b].src
+		}
+		return order[a].sc < order[b].sc
+	})
+	var out []Summary
+	for _, k := range order {
+		out = append(out, Summary{Source: k.src, Scaling: k.sc, Reduction: statOf(red[k]), Points: len(red[k]), Skipped: skipped[k]})
+	}
+	return out
+}
+
+// String is a one-line reading of a gain, signed so that it cannot be
+// misread: "H 12.3% faster" or "H 2.0% slower".
+func (g Gain) String() string {
+	word, v := "faster", g.Reduction
+	if v < 0 {
+		word, v = "slower", -v
+	}
+	return fmt.Sprintf("H %.1f%% %s than PT", v, word)
+}
