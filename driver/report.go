@@ -20,12 +20,17 @@ const maxPending = 2 * history.SlotsPerDay
 // <consul_prefix>busy/<node_name>: the node is busy when its primary tenant
 // uses busy_threshold percent of capacity or more (default: the effective
 // reserve's edge, 100% - reserve, moving with the declared reserve), and
-// storage reads should go to another replica.
+// storage reads should go to another replica. The placer reads the
+// primary's CPU and memory from it to size each class's room (issue 17);
+// they are published here, every 30 s, rather than as fingerprint
+// attributes, which must stay coarse (a changing attribute is a node update
+// for Nomad's scheduler).
 type BusyFlag struct {
-	Busy       bool      `json:"busy"`
-	PrimaryCPU float64   `json:"primary_cpu_percent"`
-	Threshold  float64   `json:"threshold_percent"`
-	Updated    time.Time `json:"updated"`
+	Busy          bool      `json:"busy"`
+	PrimaryCPU    float64   `json:"primary_cpu_percent"`
+	PrimaryMemory float64   `json:"primary_memory_mib"`
+	Threshold     float64   `json:"threshold_percent"`
+	Updated       time.Time `json:"updated"`
 }
 
 // reporter aggregates the primary tenant's CPU into 2-minute slots, sends
@@ -132,7 +137,7 @@ func (r *reporter) observe(now time.Time, primary guard.Resources) {
 	r.n++
 	busy := pct >= r.threshold
 	if busy != r.busy.Busy || now.Sub(r.lastBusyPut) > 30*time.Second {
-		r.busy = BusyFlag{Busy: busy, PrimaryCPU: pct, Threshold: r.threshold, Updated: now.UTC()}
+		r.busy = BusyFlag{Busy: busy, PrimaryCPU: pct, PrimaryMemory: max(0, primary.MemoryMiB), Threshold: r.threshold, Updated: now.UTC()}
 		r.busyChanged = true
 		r.lastBusyPut = now
 		r.poke()

@@ -38,7 +38,7 @@ func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 	// slot 1: 0.5 and 1.5 cores of 2: mean 50%; then the first sample of slot 2, busy (80% >= 75%)
 	r.observe(t0, guard.Resources{CPU: 0.5})
 	r.observe(t0.Add(time.Minute), guard.Resources{CPU: 1.5})
-	r.observe(t0.Add(2*time.Minute), guard.Resources{CPU: 1.6})
+	r.observe(t0.Add(2*time.Minute), guard.Resources{CPU: 1.6, MemoryMiB: 900})
 	time.Sleep(100 * time.Millisecond)
 	r.mu.Lock()
 	pending := len(r.pending)
@@ -58,7 +58,7 @@ func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 			if v := s.Values[history.SlotOf(t0)]; v != 50 {
 				t.Fatalf("slot mean %.2f%%, want 50%%", v)
 			}
-			if !flag.Busy || flag.Threshold != 75 || flag.PrimaryCPU != 80 {
+			if !flag.Busy || flag.Threshold != 75 || flag.PrimaryCPU != 80 || flag.PrimaryMemory != 900 {
 				t.Fatalf("busy flag %+v", flag)
 			}
 			return

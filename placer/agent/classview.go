@@ -2,91 +2,94 @@ package agent
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"time"
 
-	nomadapi "github.com/hashicorp/nomad/api"
-
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
-	"github.com/harvest-platform/harvest/placer/labels"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
 // classView gives the proxy Algorithm 1's candidates: the stored class
-// table joined with the capacity of the Nomad nodes labelled with each
-// class. It is cached for ttl, so a burst of job submissions costs one
-// read of Consul and Nomad.
+// table joined with what the driver on each labelled node would admit. It
+// is cached for ttl, and one refresh serves every caller waiting for it, so
+// a burst of job submissions costs one read of Consul and Nomad.
 type classView struct {
 	store *history.Store
-	nomad *nomadapi.Client
+	view  clusterView // shares the policy loops' node cache
 	ttl   time.Duration
+	now   func() time.Time
 
-	mu       sync.Mutex
-	loaded   time.Time
-	classes  []classify.Class
-	capacity map[string][2]float64 // class -> MHz, MB
+	refreshing sync.Mutex // one refresh at a time
+
+	mu      sync.Mutex
+	loaded  time.Time
+	classes []classify.Class
+	nodes   []roomNode
 }
 
 var _ interface {
 	Candidates(ctx context.Context, jobType string) ([]selectclass.Candidate, error)
 } = (*classView)(nil)
 
+// Candidates gives each class's room for a job of jobType: the sum over
+// its nodes of what the driver would admit if the primary stood at the
+// level the type plans for (Algorithm 1, line 8; classify.ServerRoom). A
+// class at its peak with no room on any server offers none, however many
+// servers it has.
 func (v *classView) Candidates(ctx context.Context, jobType string) ([]selectclass.Candidate, error) {
 	if err := v.refresh(ctx); err != nil {
 		return nil, err
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	byName := make(map[string]int, len(v.classes))
 	out := make([]selectclass.Candidate, 0, len(v.classes))
 	for _, c := range v.classes {
-		capacity := v.capacity[c.Name]
-		h := classify.Headroom(classify.JobType(jobType), c, c.Current)
-		out = append(out, selectclass.Candidate{
-			Class: c.Name, Pattern: string(c.Pattern), RoomCPU: h * capacity[0], RoomMemoryMB: h * capacity[1],
-		})
+		byName[c.Name] = len(out)
+		out = append(out, selectclass.Candidate{Class: c.Name, Pattern: string(c.Pattern)})
+	}
+	for _, n := range v.nodes {
+		i, ok := byName[n.Class]
+		if !ok {
+			continue // a label the table no longer has
+		}
+		cpu, mem := n.room(classify.JobType(jobType), v.classes[i])
+		out[i].RoomCPU += cpu
+		out[i].RoomMemoryMB += mem
 	}
 	return out, nil
 }
 
-func (v *classView) refresh(ctx context.Context) error {
+func (v *classView) fresh() bool {
 	v.mu.Lock()
-	fresh := time.Since(v.loaded) < v.ttl
-	v.mu.Unlock()
-	if fresh {
+	defer v.mu.Unlock()
+	return !v.loaded.IsZero() && v.now().Sub(v.loaded) < v.ttl
+}
+
+func (v *classView) refresh(ctx context.Context) error {
+	if v.fresh() {
+		return nil
+	}
+	v.refreshing.Lock()
+	defer v.refreshing.Unlock()
+	if v.fresh() { // another caller refreshed while this one waited
 		return nil
 	}
 	var t StoredTable
 	if _, err := v.store.GetDocument(ctx, ClassesDocument, &t); err != nil {
 		return err
 	}
-	q := (&nomadapi.QueryOptions{}).WithContext(ctx)
-	stubs, _, err := v.nomad.Nodes().List(q)
+	now := v.now()
+	nodes, err := v.view.roomNodes(ctx, v.store, now)
 	if err != nil {
 		return err
 	}
-	capacity := map[string][2]float64{}
-	for _, s := range stubs {
-		if s.Status != "ready" || s.SchedulingEligibility != "eligible" {
-			continue
-		}
-		n, _, err := v.nomad.Nodes().Info(s.ID, q)
-		if err != nil {
-			return err
-		}
-		class := n.Meta[labels.ClassKey]
-		if class == "" || n.NodeResources == nil {
-			continue
-		}
-		mhz, _ := strconv.ParseFloat(n.Attributes["cpu.totalcompute"], 64)
-		c := capacity[class]
-		capacity[class] = [2]float64{c[0] + mhz, c[1] + float64(n.NodeResources.Memory.MemoryMB)}
-	}
 	v.mu.Lock()
-	v.classes, v.capacity = t.Classes, capacity
-	if len(capacity) > 0 {
-		v.loaded = time.Now() // no labelled node yet (labels just applied): look again next time
+	v.classes, v.nodes = t.Classes, nodes
+	v.loaded = time.Time{}
+	if len(nodes) > 0 {
+		v.loaded = now // no labelled harvest node yet (labels just applied): look again next time
 	}
 	v.mu.Unlock()
 	return nil

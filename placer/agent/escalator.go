@@ -25,6 +25,8 @@ import (
 // Only a job with nothing placed is escalated: a new version of a batch job
 // whose meta changed restarts its running allocations, and a job partly
 // placed is not blocked on its classes alone.
+// A job Algorithm 1 named no class for (meta harvest_classes = "none") is
+// never escalated: it carries no class rule, and waits only for room.
 type escalator struct {
 	view    clusterView
 	nomad   *nomadapi.Client
@@ -58,7 +60,8 @@ func (e *escalator) pass(ctx context.Context) error {
 		return err
 	}
 	for _, j := range jobs {
-		if j.Meta[proxy.ClassesKey] == "" || !blocked(j) {
+		// a job Algorithm 1 named no class for has no class rule to relax
+		if c := j.Meta[proxy.ClassesKey]; c == "" || c == proxy.NoClass || !blocked(j) {
 			continue
 		}
 		if err := e.job(ctx, j); err != nil {
@@ -121,10 +124,7 @@ func (e *escalator) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 	if err != nil {
 		return err
 	}
-	var chosen []string
-	if c := job.Meta[proxy.ClassesKey]; c != proxy.NoClass {
-		chosen = strings.Split(c, ",")
-	}
+	chosen := strings.Split(job.Meta[proxy.ClassesKey], ",")
 	widened := escalation.Widen(target, chosen, selectclass.Rank(jobType, cands, e.weights.Load()), e.extra)
 	var kept []*nomadapi.Constraint
 	for _, c := range job.Constraints {

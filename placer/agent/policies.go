@@ -34,7 +34,7 @@ type policyLoop struct {
 func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
 	view := newClusterView(nomad)
 	metrics := newPolicyMetrics(a.metrics.Registry)
-	p := policies{view: view, classes: &classView{store: a.store, nomad: nomad, ttl: 10 * time.Second}}
+	p := policies{view: view, classes: &classView{store: a.store, view: view, ttl: 10 * time.Second, now: time.Now}}
 	if cfg.Packing.Enabled {
 		pc, interval, release, err := cfg.Packing.settings()
 		if err != nil {

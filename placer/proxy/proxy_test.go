@@ -128,7 +128,7 @@ func TestHarvestedJobIsRewritten(t *testing.T) {
 }
 
 // With Affinity the classes become a Nomad affinity; a job no class fits
-// still waits on the NoClass constraint.
+// gets no class rule at all.
 func TestAffinityPlacement(t *testing.T) {
 	decision := &Decision{Outcome: selectclass.Outcome{Classes: []string{"constant-1", "periodic-2"}}}
 	job := map[string]any{"Constraints": []any{map[string]any{"LTarget": "${attr.kernel.name}"}}}
@@ -139,8 +139,41 @@ func TestAffinityPlacement(t *testing.T) {
 	}
 	none := map[string]any{}
 	apply(none, &Decision{}, true)
-	if c := none["Constraints"].([]any)[0].(map[string]any); c["RTarget"] != NoClass || none["Affinities"] != nil {
+	if none["Constraints"] != nil || none["Affinities"] != nil || none["Meta"].(map[string]any)[ClassesKey] != NoClass {
 		t.Fatalf("no fit: %v", none)
+	}
+}
+
+// A job no class fits is forwarded at once with no class constraint or
+// affinity (Algorithm 1, lines 15-17; Section 5: RM-H's default policy),
+// its meta saying so and why, with the eviction policies and deferred
+// stages of any harvested job.
+func TestJobNoClassFitsIsForwardedUnconstrained(t *testing.T) {
+	for _, affinity := range []bool{false, true} {
+		srv, up := newTestProxy(t)
+		srv.Config.Handler.(*Proxy).rewriter.Classes = fakeClasses{
+			{Class: "constant-1", Pattern: "constant", RoomCPU: 1000, RoomMemoryMB: 32768}, // the job needs 4 x 500 MHz
+		}
+		srv.Config.Handler.(*Proxy).rewriter.Affinity = affinity
+		if code, body := put(t, srv, "/v1/jobs", dagJob); code != 200 {
+			t.Fatalf("register: %d %s", code, body)
+		}
+		var got struct{ Job map[string]any }
+		if err := json.Unmarshal(up.bodies["PUT /v1/jobs"], &got); err != nil {
+			t.Fatal(err)
+		}
+		job := got.Job
+		meta := job["Meta"].(map[string]any)
+		if job["Constraints"] != nil || job["Affinities"] != nil {
+			t.Fatalf("affinity=%v: class rules on a job no class fits: %v %v", affinity, job["Constraints"], job["Affinities"])
+		}
+		if meta[ClassesKey] != NoClass || !strings.Contains(meta[ReasonKey].(string), "only 1000 MHz") || meta[StagesKey] == nil {
+			t.Fatalf("affinity=%v: meta %v", affinity, meta)
+		}
+		extract := job["TaskGroups"].([]any)[0].(map[string]any)
+		if extract["RestartPolicy"].(map[string]any)["Attempts"].(float64) != 0 || extract["ReschedulePolicy"] == nil {
+			t.Fatalf("affinity=%v: eviction policies %v", affinity, extract)
+		}
 	}
 }
 

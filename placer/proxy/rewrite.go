@@ -3,8 +3,9 @@
 // `nomad job run` with NOMAD_ADDR pointing here; every request goes to Nomad
 // untouched, except the register, plan and validate of harvested jobs,
 // which are rewritten first: DAG estimate, job type, Algorithm 1's classes,
-// a constraint on ${meta.harvest_class}, restart/reschedule for evictions,
-// deferred stages, and an explanation in the job's meta.
+// a constraint on ${meta.harvest_class} (none when Algorithm 1 names no
+// class), restart/reschedule for evictions, deferred stages, and an
+// explanation in the job's meta.
 //
 // The job JSON is edited as a generic tree, not decoded into Nomad's API
 // structs, so that fields this build does not know pass through intact.
@@ -34,8 +35,10 @@ const (
 	ReasonKey      = "harvest_reason"   // why these classes
 	StagesKey      = "harvest_stages"   // JSON group -> declared count, for deferred stages
 	ClassAttribute = "${meta.harvest_class}"
-	// NoClass is the class a job waits on when no class can take it.
-	NoClass = "harvest-no-class-fits"
+	// NoClass is ClassesKey's value when Algorithm 1 names no class (lines
+	// 15-17): the job carries no class rule and Nomad places it by its
+	// default policy among the harvest driver's nodes.
+	NoClass = "none"
 )
 
 // ClassSource gives Algorithm 1 its candidates for a job type.
@@ -61,7 +64,7 @@ type Rewriter struct {
 	Namespaces []string
 	// Affinity writes the chosen classes as a Nomad affinity (a preference:
 	// tasks spill to other harvested nodes when the classes are full)
-	// instead of a constraint. A job no class fits still waits on NoClass.
+	// instead of a constraint.
 	// The simulator found the preference shortens jobs at high load
 	// (harvest-sim sched -h-constraint compares).
 	Affinity bool
@@ -201,18 +204,22 @@ func stagesOf(job map[string]any) ([]dag.Stage, error) {
 	return out, nil
 }
 
-// apply edits the job tree as the decision says.
+// apply edits the job tree as the decision says. A job no class fits gets
+// no class rule: "If Tez-H does not name a label, RM-H selects destination
+// servers using its default policy" (history-based-harvesting.txt, Section
+// 5; Algorithm 1, lines 15-17), so it runs at once wherever Nomad finds
+// room on the harvest driver's nodes instead of waiting for a class.
 func apply(job map[string]any, d *Decision, affinity bool) {
 	classes := strings.Join(d.Outcome.Classes, ",")
-	if classes == "" {
+	switch {
+	case classes == "":
 		classes = NoClass
-	}
-	rule := map[string]any{"LTarget": ClassAttribute, "RTarget": classes, "Operand": "set_contains_any"}
-	if affinity && classes != NoClass {
-		rule["Weight"] = 100
+	case affinity:
+		rule := map[string]any{"LTarget": ClassAttribute, "RTarget": classes, "Operand": "set_contains_any", "Weight": 100}
 		affinities, _ := job["Affinities"].([]any)
 		job["Affinities"] = append(affinities, rule)
-	} else {
+	default:
+		rule := map[string]any{"LTarget": ClassAttribute, "RTarget": classes, "Operand": "set_contains_any"}
 		constraints, _ := job["Constraints"].([]any)
 		job["Constraints"] = append(constraints, rule)
 	}
