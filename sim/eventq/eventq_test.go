@@ -90,7 +90,7 @@ func TestPopReleasesValue(t *testing.T) {
 	if q.Pop() != &x || q.Len() != 1 {
 		t.Fatal("popped the wrong value")
 	}
-	if s := q.h.s[:2]; s[1] != nil {
+	if s := q.s[:2]; s[1] != nil {
 		t.Fatal("the popped slot still points at the value")
 	}
 }

@@ -30,6 +30,8 @@ type container struct {
 	began  float64   // when that task began
 	ran    []float64 // tasks it finished (LostContainer: lost with it)
 	gen    int       // bumped on every change: an event of an older gen is stale
+	// released: the container is gone (ended, killed or idle too long)
+	released bool
 }
 
 func newJob(seq int64, at float64, spec jobSpec) *job {
@@ -122,7 +124,8 @@ func (s *sim) taskDone(c *container) {
 	}
 	j.left--
 	if s.cfg.ContainerReuse {
-		s.idle(c)
+		c.gen++
+		j.idle = append(j.idle, c)
 	} else {
 		s.release(c, true)
 	}
@@ -135,13 +138,12 @@ func (s *sim) taskDone(c *container) {
 		j.stage++
 		s.releaseStage(j)
 	}
-}
-
-// idle keeps a container for its job's next task, until IdleRelease.
-func (s *sim) idle(c *container) {
-	c.gen++
-	c.job.idle = append(c.job.idle, c)
-	s.events.Push(finish{at: s.now + s.cfg.IdleRelease.Seconds(), c: c, gen: c.gen, idle: true})
+	if s.cfg.ContainerReuse && !c.busy && !c.released {
+		// still idle: it waits IdleRelease for its job's next task (Tez's idle
+		// release timeout); the event is pushed only now, as most containers
+		// take a task at once
+		s.events.Push(finish{at: s.now + s.cfg.IdleRelease.Seconds(), c: c, gen: c.gen, idle: true})
+	}
 }
 
 // idleExpired releases a container that stayed idle for IdleRelease.
@@ -168,6 +170,7 @@ func (s *sim) release(c *container, offer bool) {
 	}
 	c.job.held--
 	c.gen++
+	c.released = true
 	s.refresh(c.server)
 	if offer {
 		s.offer(c.server)

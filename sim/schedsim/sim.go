@@ -187,14 +187,18 @@ func (s *sim) evict(i int) {
 	sv := &s.servers[i]
 	state := guard.State{Capacity: guard.Resources{CPU: float64(s.cfg.Cores)}, Reserve: guard.Resources{CPU: s.cfg.Reserve},
 		Primary: guard.Resources{CPU: sv.primary}, Tasks: make([]guard.Task, len(sv.held))}
-	byID := make(map[string]*container, len(sv.held))
-	for k, c := range sv.held {
+	held := append([]*container(nil), sv.held...) // kill changes sv.held
+	for k, c := range held {
 		state.Tasks[k] = guard.Task{ID: c.id, Started: s.start.Add(time.Duration(c.start * float64(time.Second))),
 			Alloc: guard.Resources{CPU: 1}}
-		byID[c.id] = c
 	}
 	for _, t := range guard.Evictions(state).Evict {
-		s.kill(byID[t.ID])
+		for _, c := range held { // a server holds at most its cores
+			if c.id == t.ID {
+				s.kill(c)
+				break
+			}
+		}
 	}
 }
 
