@@ -19,6 +19,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/placer/survival"
 )
 
 // harvestCLI runs one of Harvest's binaries and returns its output.
@@ -179,10 +180,11 @@ func refreshAndWaitForLabels(t *testing.T, addr string, done func(map[string][2]
 // TestPlacerLabelsEveryNodeFromImportedHistory imports history for the
 // cluster's tenants with `harvestctl history import`, runs the real placer,
 // refreshes the classes with `harvestctl classes refresh`, and checks the
-// labels on every node through Nomad's API and that a job constrained on a
-// class lands only on that class's nodes.
+// labels on every node through Nomad's API, the survival figures the placer
+// publishes for the constant class, and that a job constrained on a class
+// lands only on that class's nodes.
 func TestPlacerLabelsEveryNodeFromImportedHistory(t *testing.T) {
-	labels, _, _ := labelNodes(t)
+	labels, addr, _ := labelNodes(t)
 	n := cluster.NomadClients
 	if l := labels[n[0].Name]; l[1] != "constant" || l != labels[n[1].Name] {
 		t.Errorf("constant tenants: %s=%v %s=%v, want one constant class", n[0].Name, l, n[1].Name, labels[n[1].Name])
@@ -197,6 +199,7 @@ func TestPlacerLabelsEveryNodeFromImportedHistory(t *testing.T) {
 	if !strings.Contains(shown, labels[n[0].Name][0]) || !strings.Contains(shown, "too little history") {
 		t.Errorf("harvestctl classes shows:\n%s", shown)
 	}
+	checkSurvival(t, addr, labels[n[0].Name][0])
 
 	// A job constrained on the constant class runs only on its two nodes.
 	class := labels[n[0].Name][0]
@@ -263,4 +266,69 @@ func TestDriverSamplesReachTheTenantHistory(t *testing.T) {
 		}
 	}
 	t.Fatalf("no sample from %s's driver reached the history of %s", node.Name, id)
+}
+
+// checkSurvival reads /v1/classes and checks the class's survival figures:
+// the published grid and the three job types at the default thresholds,
+// each null (no replayed task decided it) or a probability, replayed on
+// the 2-core server the class's two drivers report with their 0.5-core
+// reserve and 0.25-core admission margin. On these clients a primary of
+// any use rounds up to a whole core, which leaves no whole core beside the
+// reserve, so the points are expected null here; the arithmetic itself is
+// unit-tested in placer/agent and placer/survival.
+func checkSurvival(t *testing.T, addr, class string) {
+	t.Helper()
+	type point struct {
+		Length      time.Duration `json:"length"`
+		Probability *float64      `json:"probability"`
+		Tasks       int           `json:"tasks"`
+	}
+	type survivalClass struct {
+		Name     string           `json:"name"`
+		Survival []point          `json:"survival"`
+		ByType   map[string]point `json:"survival_by_job_type"`
+		Server   *struct {
+			Cores   float64 `json:"cores"`
+			Reserve float64 `json:"reserve_cores"`
+			Nodes   int     `json:"nodes"`
+		} `json:"survival_server"`
+		Unavailable string `json:"survival_unavailable"`
+	}
+	var table struct {
+		Classes []survivalClass `json:"classes"`
+	}
+	getJSON(t, addr, "/v1/classes", &table)
+	i := slices.IndexFunc(table.Classes, func(c survivalClass) bool { return c.Name == class })
+	if i < 0 {
+		t.Fatalf("class %s not in /v1/classes: %+v", class, table)
+	}
+	c := table.Classes[i]
+	t.Logf("%s: survival %+v by job type %+v server %+v %s", class, c.Survival, c.ByType, c.Server, c.Unavailable)
+	if c.Server == nil || c.Server.Cores != 2 || c.Server.Reserve != 0.75 || c.Server.Nodes != 2 {
+		t.Errorf("%s: survival server %+v, want the drivers' 2 cores, 0.5 + 0.25 reserved, from 2 nodes (%s)", class, c.Server, c.Unavailable)
+	}
+	known := func(p point) bool {
+		if p.Probability == nil {
+			return p.Tasks == 0
+		}
+		return *p.Probability >= 0 && *p.Probability <= 1
+	}
+	grid := survival.DefaultLengths()
+	if len(c.Survival) != len(grid) {
+		t.Fatalf("%s: %d survival points, want %d", class, len(c.Survival), len(grid))
+	}
+	for k, p := range c.Survival {
+		if p.Length != grid[k] || !known(p) {
+			t.Errorf("%s: point %+v, want length %s and a probability in [0, 1] (null only without tasks)", class, p, grid[k])
+		}
+	}
+	for typ, l := range map[string]time.Duration{"short": 173 * time.Second, "medium": 433 * time.Second, "long": 866 * time.Second} {
+		if p, ok := c.ByType[typ]; !ok || p.Length != l || !known(point{Probability: p.Probability}) {
+			t.Errorf("%s: %s jobs' survival %+v, want it at %s, null or in [0, 1]", class, typ, p, l)
+		}
+	}
+	shown := harvestCLI(t, "harvestctl", "classes", "-survival", "-consul-addr", cluster.ConsulAddr())
+	if !strings.Contains(shown, class) || !strings.Contains(shown, "SHORT 2m53s") {
+		t.Errorf("harvestctl classes -survival shows:\n%s", shown)
+	}
 }

@@ -227,3 +227,22 @@ func TestAdmissionAndGuardKeepTheDeclaredReserve(t *testing.T) {
 		t.Fatalf("second after the deletion: %+v %v", st, err)
 	}
 }
+
+// The fingerprint carries the admission margin, which the placer adds to
+// the reserve when it replays a class's history for survival.
+func TestFingerprintPublishesTheAdmissionMargin(t *testing.T) {
+	d := New(hclog.NewNullLogger())
+	defer d.Shutdown()
+	capacity := guard.Resources{CPU: 16, MemoryMiB: 8192}
+	d.mu.Lock()
+	d.config.Enabled, d.source = true, &fakeSource{capacity: capacity}
+	d.settings = settings{capacity: capacity, reserve: guard.Resources{CPU: 4, MemoryMiB: 512},
+		hysteresis: guard.Hysteresis{AdmitMargin: guard.Resources{CPU: 1.5, MemoryMiB: 256}}}
+	d.announced = d.reserveLocked()
+	d.mu.Unlock()
+	a := d.fingerprint().Attributes
+	if c, m := a["driver.harvest.admit_margin_cores"], a["driver.harvest.admit_margin_memory"]; c == nil || m == nil ||
+		*c.Float != 1.5 || *m.Int != 256 || m.Unit != "MiB" {
+		t.Fatalf("fingerprint %v, want the 1.5-core, 256 MiB margin", a)
+	}
+}

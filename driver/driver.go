@@ -251,6 +251,10 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 			// the harvestable share is capacity minus reserve (placer's packing tiers)
 			"driver.harvest.capacity_cores":  pstructs.NewFloatAttribute(d.settings.capacity.CPU, ""),
 			"driver.harvest.capacity_memory": pstructs.NewIntAttribute(int64(d.settings.capacity.MemoryMiB), "MiB"),
+			// what admission keeps free on top of the reserve: the placer
+			// counts it as reserve when it replays history for survival
+			"driver.harvest.admit_margin_cores":  pstructs.NewFloatAttribute(d.settings.hysteresis.AdmitMargin.CPU, ""),
+			"driver.harvest.admit_margin_memory": pstructs.NewIntAttribute(int64(d.settings.hysteresis.AdmitMargin.MemoryMiB), "MiB"),
 		},
 		Health:            drivers.HealthStateHealthy,
 		HealthDescription: drivers.DriverHealthy,

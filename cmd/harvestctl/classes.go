@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,19 +16,22 @@ import (
 
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/placer/agent"
+	"github.com/harvest-platform/harvest/placer/jobtype"
+	"github.com/harvest-platform/harvest/placer/survival"
 )
 
 func classesCommands() map[string]cli.CommandFactory {
 	var consul consulFlags
 	var placerAddr string
-	var asJSON bool
+	var asJSON, showSurvival bool
 	return map[string]cli.CommandFactory{
 		"classes": command.Simple{
 			Name: "harvestctl classes", Synopsis: "Show the placer's class table with node counts",
-			Usage: "harvestctl classes [-json] [options]",
+			Usage: "harvestctl classes [-survival] [-json] [options]",
 			Flags: func(fs *flag.FlagSet) {
 				consul.register(fs)
-				fs.BoolVar(&asJSON, "json", false, "print JSON")
+				fs.BoolVar(&asJSON, "json", false, "print JSON (survival included)")
+				fs.BoolVar(&showSurvival, "survival", false, "show each class's task survival by length and job type")
 			},
 			Run: func(ctx context.Context, fs *flag.FlagSet) error {
 				store, err := consul.store()
@@ -42,22 +46,23 @@ func classesCommands() map[string]cli.CommandFactory {
 				if !ok {
 					return errors.New("no class table yet: run the placer, or `harvestctl classes refresh`")
 				}
-				return printStored(os.Stdout, &t, asJSON)
+				return printStored(os.Stdout, &t, asJSON, showSurvival)
 			},
 		}.Factory(),
 		"classes refresh": command.Simple{
 			Name: "harvestctl classes refresh", Synopsis: "Ask the placer to classify tenants and label nodes now",
-			Usage: "harvestctl classes refresh [-placer-addr URL]",
+			Usage: "harvestctl classes refresh [-placer-addr URL] [-survival] [-json]",
 			Flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&placerAddr, "placer-addr", envOr("HARVEST_PLACER_ADDR", "http://127.0.0.1:4650"), "the placer's HTTP API")
-				fs.BoolVar(&asJSON, "json", false, "print JSON")
+				fs.BoolVar(&asJSON, "json", false, "print JSON (survival included)")
+				fs.BoolVar(&showSurvival, "survival", false, "show each class's task survival by length and job type")
 			},
 			Run: func(ctx context.Context, fs *flag.FlagSet) error {
 				t, err := refreshClasses(ctx, placerAddr)
 				if err != nil {
 					return err
 				}
-				return printStored(os.Stdout, t, asJSON)
+				return printStored(os.Stdout, t, asJSON, showSurvival)
 			},
 		}.Factory(),
 	}
@@ -71,9 +76,13 @@ func refreshClasses(ctx context.Context, addr string) (*agent.StoredTable, error
 	return &t, nil
 }
 
-func printStored(w io.Writer, t *agent.StoredTable, asJSON bool) error {
-	if asJSON {
+func printStored(w io.Writer, t *agent.StoredTable, asJSON, withSurvival bool) error {
+	switch {
+	case asJSON:
 		return command.PrintJSON(w, t)
+	case withSurvival:
+		printSurvival(w, t)
+		return nil
 	}
 	fmt.Fprintf(w, "Class table of %s\n\n", t.Generated.Format(time.RFC3339))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -89,4 +98,88 @@ func printStored(w io.Writer, t *agent.StoredTable, asJSON bool) error {
 		fmt.Fprintf(w, "  %s: %s\n", u.Tenant, u.Reason)
 	}
 	return nil
+}
+
+// printSurvival shows, per class, the share of harvested tasks of each
+// length that run to their end, then one figure per job type.
+func printSurvival(w io.Writer, t *agent.StoredTable) {
+	fmt.Fprintf(w, "Task survival by class, table of %s\n", t.Generated.Format(time.RFC3339))
+	fmt.Fprintln(w, "(share of tasks of each length that end before an eviction, replayed over the class's history on a")
+	fmt.Fprintln(w, "full server of its typical size, youngest killed first: a lower bound when servers are not full)")
+	fmt.Fprintln(w)
+	var lengths []time.Duration // the grid of the first class that has one
+	var types []agent.JobTypeSurvival
+	for _, c := range t.Classes {
+		if len(c.Survival) > 0 && lengths == nil {
+			for _, p := range c.Survival {
+				lengths = append(lengths, p.Length)
+			}
+			for _, typ := range jobTypes {
+				types = append(types, c.SurvivalByJobType[typ])
+			}
+		}
+	}
+	if lengths == nil {
+		fmt.Fprintln(w, "No class has survival figures yet.")
+	} else {
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		head := []string{"CLASS", "PATTERN"}
+		for _, l := range lengths {
+			head = append(head, shortDuration(l))
+		}
+		for i, typ := range jobTypes {
+			head = append(head, strings.ToUpper(typ)+" "+shortDuration(types[i].Length))
+		}
+		fmt.Fprintln(tw, strings.Join(head, "\t"))
+		for _, c := range t.Classes {
+			if len(c.Survival) == 0 {
+				continue
+			}
+			row := []string{c.Name, string(c.Pattern)}
+			for _, p := range c.Survival {
+				row = append(row, percent(p.Probability))
+			}
+			for _, typ := range jobTypes {
+				row = append(row, percent(c.SurvivalByJobType[typ].Probability))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		tw.Flush()
+	}
+	for _, c := range t.Classes {
+		if len(c.Survival) == 0 {
+			fmt.Fprintf(w, "  %s: no figures: %s\n", c.Name, or(c.SurvivalUnavailable, "none published (a placer older than survival?)"))
+		}
+	}
+}
+
+var jobTypes = []string{jobtype.Short, jobtype.Medium, jobtype.Long}
+
+// percent prints a probability as a percentage, "-" when unknown (no
+// replayed task of that length was decided).
+func percent(p survival.Probability) string {
+	if !p.Known() {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(p))
+}
+
+// shortDuration drops a duration's zero minutes and seconds: 2m, 1h, 2m53s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	s = strings.TrimSuffix(s, "m0s")
+	if s != d.String() {
+		s += "m"
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -64,8 +64,9 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: log, metrics: NewMetrics(), interval: interval, listener: l}
 	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.Prefix)
+	jobTypes, _ := cfg.thresholds()
 	a.refresher = &Refresher{Store: a.store, Nodes: &NomadNodes{Client: nomad}, Config: ccfg,
-		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention}
+		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention, JobTypes: jobTypes}
 	a.weights = proxy.NewLiveWeights(cfg.weights())
 	if err := a.setupPolicies(cfg, nomad); err != nil {
 		l.Close()

@@ -86,7 +86,11 @@ func (v *classView) refresh(ctx context.Context) error {
 		return err
 	}
 	v.mu.Lock()
-	v.classes, v.nodes = t.Classes, nodes
+	v.classes = make([]classify.Class, len(t.Classes))
+	for i, c := range t.Classes {
+		v.classes[i] = c.Class
+	}
+	v.nodes = nodes
 	v.loaded = time.Time{}
 	if len(nodes) > 0 {
 		v.loaded = now // no labelled harvest node yet (labels just applied): look again next time

@@ -90,7 +90,11 @@ func newRoomFixture(t *testing.T, classes []classify.Class, nodes ...*nomadapi.N
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.PutDocument(context.Background(), ClassesDocument, StoredTable{Classes: classes}); err != nil {
+	table := StoredTable{}
+	for _, c := range classes {
+		table.Classes = append(table.Classes, StoredClass{Class: c})
+	}
+	if err := f.store.PutDocument(context.Background(), ClassesDocument, table); err != nil {
 		t.Fatal(err)
 	}
 	f.view = &classView{store: f.store, view: newClusterView(client), ttl: time.Minute, now: func() time.Time { return f.now }}

@@ -13,8 +13,8 @@ type NomadNodes struct{ Client *nomadapi.Client }
 
 var _ NodeAPI = (*NomadNodes)(nil)
 
-// Nodes lists every node with its merged (static and dynamic) meta. The
-// list endpoint carries no meta, so each node is read.
+// Nodes lists every node with its merged (static and dynamic) meta and its
+// attributes. The list endpoint carries neither, so each node is read.
 func (n *NomadNodes) Nodes(ctx context.Context) ([]labels.Node, error) {
 	q := (&nomadapi.QueryOptions{}).WithContext(ctx)
 	stubs, _, err := n.Client.Nodes().List(q)
@@ -27,7 +27,7 @@ func (n *NomadNodes) Nodes(ctx context.Context) ([]labels.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, labels.Node{ID: node.ID, Name: node.Name, Meta: node.Meta})
+		out = append(out, labels.Node{ID: node.ID, Name: node.Name, Meta: node.Meta, Attributes: node.Attributes})
 	}
 	return out, nil
 }

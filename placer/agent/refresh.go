@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/jobtype"
 	"github.com/harvest-platform/harvest/placer/labels"
 )
 
@@ -20,10 +21,11 @@ const ClassesDocument = "classes"
 // StoredTable is the class table as kept in Consul KV. It must stay under
 // Consul's 512 KiB value limit for datacenters of thousands of tenants, so
 // it keeps no node lists and no features: classes name their tenants, and
-// only unclassified tenants are listed apart, with the reason.
+// only unclassified tenants are listed apart, with the reason. Survival
+// adds under 1 KB per class.
 type StoredTable struct {
 	Generated    time.Time               `json:"generated"`
-	Classes      []classify.Class        `json:"classes"`
+	Classes      []StoredClass           `json:"classes"`
 	Unclassified []classify.TenantResult `json:"unclassified"`
 	// NodeCounts is how many Nomad nodes carry each class label.
 	NodeCounts map[string]int `json:"node_counts"`
@@ -34,7 +36,7 @@ func (t *StoredTable) ClassOf(tenant string) (classify.Class, bool) {
 	for _, c := range t.Classes {
 		for _, m := range c.Tenants {
 			if m == tenant {
-				return c, true
+				return c.Class, true
 			}
 		}
 	}
@@ -60,6 +62,9 @@ type Refresher struct {
 	// Thresholds, when set, gives each pass its classifier settings over
 	// Config (the placer's stored policy document); an error stops the pass.
 	Thresholds func(ctx context.Context, base classify.Config) (classify.Config, error)
+	// JobTypes are the proxy's job typing thresholds, where each job type's
+	// survival figure is read (zero: jobtype.Default()).
+	JobTypes jobtype.Thresholds
 
 	mu sync.Mutex // one refresh at a time
 }
@@ -76,7 +81,15 @@ func (r *Refresher) Refresh(ctx context.Context) (*StoredTable, error) {
 		r.Log.Error("refresh failed", "error", err)
 		return nil, err
 	}
-	r.Log.Info("refreshed classes", "classes", len(table.Classes), "unclassified", len(table.Unclassified), "took", time.Since(start).Round(time.Millisecond))
+	unavailable := 0
+	for _, c := range table.Classes {
+		if c.SurvivalUnavailable != "" {
+			unavailable++
+			r.Log.Debug("no survival figures", "class", c.Name, "reason", c.SurvivalUnavailable)
+		}
+	}
+	r.Log.Info("refreshed classes", "classes", len(table.Classes), "unclassified", len(table.Unclassified),
+		"without_survival", unavailable, "took", time.Since(start).Round(time.Millisecond))
 	return table, nil
 }
 
@@ -135,9 +148,15 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 		r.Log.Info("labelled node", "node", u.NodeName, "set", u.Set, "unset", u.Unset)
 	}
 	stored := &StoredTable{Generated: now, NodeCounts: labels.Counts(nodes, updates)}
-	for _, c := range table.Classes {
-		c.Nodes = nil
-		stored.Classes = append(stored.Classes, c)
+	th := r.JobTypes
+	if th == (jobtype.Thresholds{}) {
+		th = jobtype.Default()
+	}
+	survivalStart := time.Now()
+	stored.Classes = classSurvival(table.Classes, inputs, cfg.Window, nodes, th)
+	r.Log.Debug("survival replayed", "tenants", len(inputs), "took", time.Since(survivalStart).Round(time.Millisecond))
+	for i := range stored.Classes {
+		stored.Classes[i].Nodes = nil
 	}
 	for _, t := range table.Tenants {
 		if t.Class == "" {

@@ -23,6 +23,9 @@ const (
 type Node struct {
 	ID, Name string
 	Meta     map[string]string
+	// Attributes are the node's attributes (the harvest driver's size among
+	// them); the planner does not read them, the placer's survival does.
+	Attributes map[string]string
 }
 
 // Assignment is a tenant's class and pattern.

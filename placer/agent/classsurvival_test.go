@@ -1,0 +1,227 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/jobtype"
+	"github.com/harvest-platform/harvest/placer/labels"
+	"github.com/harvest-platform/harvest/placer/survival"
+)
+
+// driverNode is a node of tenant whose harvest driver reports its size.
+func driverNode(name, tenant, cores, reserve, margin string) labels.Node {
+	attrs := map[string]string{attrCapacityCores: cores, attrReserveCores: reserve}
+	if margin != "" {
+		attrs[attrAdmitMarginCores] = margin
+	}
+	return labels.Node{ID: name, Name: name, Meta: map[string]string{labels.TenantKey: tenant}, Attributes: attrs}
+}
+
+// series is days of 2-minute slots at level percent, plus rise percent in
+// the last slot of every hour.
+func hourly(level, rise float64, days int) history.Series {
+	v := make([]float64, days*history.SlotsPerDay)
+	for i := range v {
+		v[i] = level
+		if i%30 == 29 {
+			v[i] += rise
+		}
+	}
+	return history.Series{Start: now.Add(-time.Duration(days) * 24 * time.Hour), Values: v}
+}
+
+func point(t *testing.T, c StoredClass, l time.Duration) survival.Point {
+	t.Helper()
+	for _, p := range c.Survival {
+		if p.Length == l {
+			return p
+		}
+	}
+	t.Fatalf("%s: no survival at %s in %+v", c.Name, l, c.Survival)
+	return survival.Point{}
+}
+
+// A class whose primary stays flat kills nothing: every length survives.
+// One whose primary takes two more cores for one slot every hour kills the
+// youngest tasks at each rise, so a task that must outlive several rises
+// survives less than one that ends before the next.
+func TestClassSurvivalFlatVersusHourlyRise(t *testing.T) {
+	classes := []classify.Class{{Name: "constant-1", Tenants: []string{"a/calm"}}, {Name: "periodic-1", Tenants: []string{"b/hourly"}}}
+	inputs := []classify.Input{
+		{Tenant: "a/calm", Nodes: []string{"a1", "a2"}, Series: hourly(30, 0, 10)},
+		{Tenant: "b/hourly", Nodes: []string{"b1"}, Series: hourly(30, 12.5, 10)}, // +2 of 16 cores
+	}
+	nodes := []labels.Node{driverNode("a1", "a/calm", "16", "4", "1"), driverNode("b1", "b/hourly", "16", "4", "1")}
+	out := classSurvival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default())
+	calm, rough := out[0], out[1]
+	if len(calm.Survival) != len(survival.DefaultLengths()) || calm.SurvivalUnavailable != "" {
+		t.Fatalf("calm class: %+v", calm)
+	}
+	for _, p := range calm.Survival {
+		if p.Tasks == 0 || p.Probability != 1 {
+			t.Errorf("calm class at %s: %+v, want every task to end", p.Length, p)
+		}
+	}
+	short, long := point(t, rough, 10*time.Minute), point(t, rough, 4*time.Hour)
+	if !(short.Probability > 0.9) || !(long.Probability < short.Probability-0.2) {
+		t.Errorf("hourly rise: 10m survives %.3f, 4h %.3f; want 10m above 0.9 and 4h well below it", short.Probability, long.Probability)
+	}
+	jt := rough.SurvivalByJobType
+	if jt[jobtype.Short].Length != 173*time.Second || jt[jobtype.Medium].Length != 433*time.Second || jt[jobtype.Long].Length != 866*time.Second {
+		t.Errorf("job type lengths %+v, want the thresholds 173s, 433s and twice 433s", jt)
+	}
+	if !(jt[jobtype.Long].Probability < jt[jobtype.Short].Probability) {
+		t.Errorf("hourly rise: long jobs' tasks survive %.3f, short %.3f; want long lower", jt[jobtype.Long].Probability, jt[jobtype.Short].Probability)
+	}
+	if s := rough.SurvivalServer; s == nil || *s != (SurvivalServer{Cores: 16, Reserve: 5, Nodes: 1}) {
+		t.Errorf("server %+v, want 16 cores with the 4-core reserve and the 1-core margin", s)
+	}
+}
+
+// The server is the class's median node by size, the margin counts as
+// reserve, nodes that report no (or a broken) size are left out, and a
+// class with none gets no figures and the reason.
+func TestClassSurvivalServerIsTheMedianNode(t *testing.T) {
+	classes := []classify.Class{{Name: "constant-1", Tenants: []string{"a/x", "a/y"}}, {Name: "constant-2", Tenants: []string{"b/z"}}}
+	inputs := []classify.Input{
+		{Tenant: "a/x", Nodes: []string{"x1"}, Series: hourly(10, 0, 2)},
+		{Tenant: "a/y", Nodes: []string{"y1"}, Series: hourly(10, 0, 2)},
+		{Tenant: "b/z", Nodes: []string{"z1"}, Series: hourly(10, 0, 2)},
+	}
+	nodes := []labels.Node{
+		driverNode("x1", "a/x", "32", "8", "2"),
+		driverNode("x2", "a/x", "8", "2", ""),
+		driverNode("y1", "a/y", "16", "5.28", ""), // an old driver: no margin published
+		driverNode("y2", "a/y", "many", "1", "1"),
+		{ID: "y3", Name: "y3", Meta: map[string]string{labels.TenantKey: "a/y"}}, // no harvest driver
+		{ID: "z1", Name: "z1", Meta: map[string]string{labels.TenantKey: "b/z"}},
+	}
+	out := classSurvival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default())
+	if s := out[0].SurvivalServer; s == nil || *s != (SurvivalServer{Cores: 16, Reserve: 5.28, Nodes: 3}) {
+		t.Errorf("server %+v, want the 16-core node of the three that report", s)
+	}
+	if out[1].Survival != nil || out[1].SurvivalByJobType != nil || out[1].SurvivalUnavailable != noDriverSize {
+		t.Errorf("class without a driver size: %+v", out[1])
+	}
+}
+
+func TestSurvivalAtInterpolatesOnALogScale(t *testing.T) {
+	nan := survival.Probability(math.NaN())
+	curve := []survival.Point{{Length: 2 * time.Minute, Probability: 1}, {Length: 8 * time.Minute, Probability: 0.5},
+		{Length: time.Hour, Probability: nan}}
+	for l, want := range map[time.Duration]float64{
+		time.Minute: 1, 2 * time.Minute: 1, 4 * time.Minute: 0.75, 8 * time.Minute: 0.5, 16 * time.Minute: math.NaN(),
+		2 * time.Hour: math.NaN(),
+	} {
+		got := float64(survivalAt(curve, l))
+		if math.Abs(got-want) > 1e-9 || math.IsNaN(got) != math.IsNaN(want) {
+			t.Errorf("at %s: %.3f, want %.3f", l, got, want)
+		}
+	}
+}
+
+// GET /v1/classes after a refresh carries each class's survival figures,
+// at the job typing thresholds in effect.
+func TestClassesAPIServesSurvival(t *testing.T) {
+	a, _, nodes := newTestAgent(t)
+	ctx := context.Background()
+	for i, tenant := range []string{"search/frontend", "ads/indexer", "mail/store"} {
+		id, _ := history.ParseTenantID(tenant)
+		if err := a.store.PutSeries(ctx, id, flat(20+15*float64(i), 10), []string{nodes.nodes[i].Name}); err != nil {
+			t.Fatal(err)
+		}
+		nodes.nodes[i].Attributes = map[string]string{attrCapacityCores: "16", attrReserveCores: "4", attrAdmitMarginCores: "1"}
+	}
+	nodes.nodes[2].Attributes = nil // mail/store's only node has no harvest driver
+	a.refresher.JobTypes = jobtype.Thresholds{Short: 2 * time.Minute, Long: 10 * time.Minute}
+	if _, err := a.refresher.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/v1/classes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Classes []struct {
+			Name     string
+			Tenants  []string
+			Survival []struct {
+				Length      time.Duration
+				Probability *float64
+				Tasks       int
+			}
+			ByType      map[string]struct{ Length time.Duration } `json:"survival_by_job_type"`
+			Unavailable string                                    `json:"survival_unavailable"`
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || len(got.Classes) != 3 {
+		t.Fatalf("%s: %+v (%v)", resp.Status, got, err)
+	}
+	for _, c := range got.Classes {
+		if c.Tenants[0] == "mail/store" {
+			if c.Survival != nil || c.Unavailable == "" {
+				t.Errorf("%s: %+v, want no figures and the reason", c.Name, c)
+			}
+			continue
+		}
+		if len(c.Survival) != len(survival.DefaultLengths()) {
+			t.Fatalf("%s: survival %+v", c.Name, c.Survival)
+		}
+		for _, p := range c.Survival {
+			if p.Probability == nil || *p.Probability < 0 || *p.Probability > 1 || p.Tasks == 0 {
+				t.Errorf("%s at %s: %+v, want a probability from replayed tasks", c.Name, p.Length, p)
+			}
+		}
+		if c.ByType["short"].Length != 2*time.Minute || c.ByType["medium"].Length != 10*time.Minute || c.ByType["long"].Length != 20*time.Minute {
+			t.Errorf("%s: by job type %+v, want the configured 2m and 10m thresholds", c.Name, c.ByType)
+		}
+	}
+}
+
+// BenchmarkClassSurvival replays a 1,000-tenant synthetic datacenter's 30
+// days (the classifier's default window) as a refresh does, with the
+// classifier's own classes and a 16-core node per tenant server; beside it,
+// the classification the same refresh runs, for scale.
+func BenchmarkClassSurvival(b *testing.B) {
+	p := synth.DefaultProfile(7, 1000)
+	p.Days = 30
+	dc := synth.Generate(p)
+	var inputs []classify.Input
+	var nodes []labels.Node
+	for _, t := range dc.Tenants {
+		inputs = append(inputs, classify.Input{Tenant: t.ID.String(), Nodes: t.Nodes, Series: t.Series})
+		for _, n := range t.Nodes {
+			nodes = append(nodes, driverNode(n, t.ID.String(), "16", "5.28", "1"))
+		}
+	}
+	cfg := classify.Default()
+	table := classify.Classify(inputs, cfg)
+	largest := 0
+	for _, c := range table.Classes {
+		largest = max(largest, len(c.Tenants))
+	}
+	b.Run("classify", func(b *testing.B) {
+		for range b.N {
+			classify.Classify(inputs, cfg)
+		}
+	})
+	b.Run("survival", func(b *testing.B) {
+		for range b.N {
+			classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default())
+		}
+		b.ReportMetric(float64(len(table.Classes)), "classes")
+		b.ReportMetric(float64(largest), "largest-class-tenants")
+	})
+}
