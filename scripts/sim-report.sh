@@ -3,7 +3,10 @@
 # into one folder with a short markdown summary (make sim-report).
 #   SIM_OUT      output folder (default out/sim-report)
 #   SIM_SERVERS  servers in the scheduling runs (default 1000)
-#   SIM_DAYS     simulated days of scheduling (default 7)
+#   SIM_DAYS     simulated days of scheduling (default 30, the paper's month)
+#   SIM_HISTORY  days of history the placer classifies first (default 30, the paper's month)
+#   SIM_SEEDS    runs per operating point (default 5, the paper's)
+#   SIM_FACTORS  utilisation scaling factors (default 0.5,0.75,1,1.25,1.5)
 #   SIM_BLOCKS   blocks written in the storage year (default 400000; the paper: 4000000)
 #   AZURE_DIR    Azure V1 trace folder (default ../shared/data/azure-v1; skipped if absent)
 #   JOBS_DIR     folder with alibaba-2017/ and swim-fb/ (default ../shared/data; skipped if absent)
@@ -11,7 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${SIM_OUT:-out/sim-report}
 servers=${SIM_SERVERS:-1000}
-days=${SIM_DAYS:-7}
+days=${SIM_DAYS:-30}
+history=${SIM_HISTORY:-30}
+seeds=${SIM_SEEDS:-5}
 blocks=${SIM_BLOCKS:-400000}
 azure=${AZURE_DIR:-../shared/data/azure-v1}
 sim=${HARVEST_SIM:-bin/harvest-sim}
@@ -32,7 +37,7 @@ section() { # title, file stem, command...
 		cat "$out/$stem.txt"
 		echo '```'
 		echo
-		for img in "$out/$stem".png; do
+		for img in "$out/$stem"*.png; do
 			[ -f "$img" ] && echo "![$title]($(basename "$img"))" && echo
 		done
 		echo "($((SECONDS - began)) s on this machine)"
@@ -48,13 +53,25 @@ section() { # title, file stem, command...
 	echo
 } >"$md"
 
-section "Scheduling: mean job time as utilisation rises, synthetic DC-0 (Figure 13)" sched-dc0 \
-	"$sim" sched -servers "$servers" -days "$days" -profile 0 -factors 1,1.25,1.5,1.75,2 -scalings linear,root \
-	-csv "$out/sched-dc0.csv" -plot "$out/sched-dc0.png" -json-file "$out/sched-dc0.json"
+factors=${SIM_FACTORS:-0.5,0.75,1,1.25,1.5}
+section "Scheduling, paper preset: mean job time as utilisation rises, synthetic DC-0..DC-9 (Figures 13-14)" sched-paper \
+	"$sim" sched -preset paper -profiles all -servers "$servers" -days "$days" -history-days "$history" -seeds "$seeds" \
+	-factors "$factors" -scalings linear,root -csv "$out/sched-paper.csv" -plot "$out/sched-paper.png" \
+	-plot-gains "$out/sched-paper-gains.png" -json-file "$out/sched-paper.json"
+section "Scheduling, production preset (the driver's defaults on Nomad), DC-0 and DC-4" sched-production \
+	"$sim" sched -preset production -profiles 0,4 -servers "$servers" -days "$days" -history-days "$history" -seeds "$seeds" \
+	-factors "$factors" -scalings linear -csv "$out/sched-production.csv" -plot "$out/sched-production.png" \
+	-json-file "$out/sched-production.json"
+for dev in "-lost-work container" "-container-reuse=false" "-hold-unfit" "-h-constraint=false" "-margin 1" "-placement binpack2"; do
+	stem=sched-dev-$(echo "$dev" | tr -cd 'a-z0-9-' | sed 's/^-//')
+	section "Scheduling, paper preset with one deviation: $dev (DC-4)" "$stem" \
+		"$sim" sched -preset paper $dev -profiles 4 -servers "$servers" -days "$days" -history-days "$history" -seeds "$seeds" \
+		-factors "$factors" -scalings linear -json-file "$out/$stem.json"
+done
 
 if [ -d "$azure" ]; then
-	section "Scheduling on the Azure V1 trace as the primary tenants" sched-azure \
-		"$sim" sched -azure "$azure" -days "$days" -factors 1,2,3 -scalings linear,root \
+	section "Scheduling on the Azure V1 trace as the primary tenants, paper preset" sched-azure \
+		"$sim" sched -preset paper -azure "$azure" -history-days 8 -days 19 -seeds "$seeds" -factors 0.5,1,1.5,2,3 -scalings linear,root \
 		-csv "$out/sched-azure.csv" -plot "$out/sched-azure.png" -json-file "$out/sched-azure.json"
 else
 	echo "(Azure V1 trace not found at $azure: skipped)" >>"$md"
@@ -63,10 +80,10 @@ fi
 jobs=${JOBS_DIR:-../shared/data}
 if [ -f "$jobs/alibaba-2017/batch_task.csv.gz" ] && [ -f "$jobs/swim-fb/FB-2009_samples_24_times_1hr_0.tsv" ]; then
 	section "Scheduling with Alibaba 2017 job shapes" sched-alibaba \
-		"$sim" sched -servers "$servers" -days 3 -factors 1,1.5,2 -scalings linear \
+		"$sim" sched -servers "$servers" -days 3 -history-days 8 -seeds 1 -factors 0.5,1,1.25 -scalings linear \
 		-jobs "alibaba:$jobs/alibaba-2017/batch_task.csv.gz" -csv "$out/sched-alibaba.csv" -plot "$out/sched-alibaba.png"
 	section "Scheduling with SWIM Facebook 2009 job shapes" sched-swim \
-		"$sim" sched -servers "$servers" -days 3 -factors 1,1.5,2 -scalings linear \
+		"$sim" sched -servers "$servers" -days 3 -history-days 8 -seeds 1 -factors 0.5,1,1.25 -scalings linear \
 		-jobs "swim:$jobs/swim-fb/FB-2009_samples_24_times_1hr_0.tsv" -csv "$out/sched-swim.csv" -plot "$out/sched-swim.png"
 	section "Container packing: node-hours in use, Alibaba 2017 batch tasks (container-packing.txt)" packing \
 		"$sim" packing -trace "$jobs/alibaba-2017/batch_task.csv.gz" \

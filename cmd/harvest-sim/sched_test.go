@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvest-platform/harvest/sim/schedsim"
 )
 
 // writeLongHistory writes 2 tenants x days of 2-minute samples in the long
@@ -93,6 +95,23 @@ func TestSchedExplainListsEverySource(t *testing.T) {
 	for _, want := range []string{"L247", "L254", "L219", "L302", "L275"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("-explain does not cite %s:\n%s", want, out)
+		}
+	}
+}
+
+// The README's preset tables are the presets: a changed value or source
+// must be changed there too.
+func TestReadmeTablesArePresets(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range schedsim.Presets() {
+		for _, q := range p.Params {
+			row := fmt.Sprintf("| %s | %s | %s |", q.Name, q.Value, strings.ReplaceAll(q.Source, "|", "/"))
+			if !strings.Contains(string(readme), row) {
+				t.Errorf("README lacks the %s preset's row %q", name, row)
+			}
 		}
 	}
 }
