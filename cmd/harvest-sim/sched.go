@@ -165,10 +165,16 @@ func azureTenants(dir string) ([]schedsim.Tenant, int, error) {
 // historyTenants reads a long CSV; every tenant's series is cut to the
 // span all of them cover.
 func historyTenants(path string, servers int) ([]schedsim.Tenant, int, error) {
-	byTenant, err := readTrace(path, csvfmt.ParseLong)
+	var rep csvfmt.LongReport
+	byTenant, err := readTrace(path, func(r io.Reader) (map[history.TenantID]history.Series, error) {
+		s, r2, err := csvfmt.ParseLong(r, csvfmt.LongOptions{})
+		rep = r2
+		return s, err
+	})
 	if err != nil {
 		return nil, 0, err
 	}
+	fmt.Fprintf(os.Stderr, "%s: %s\n", path, rep)
 	if len(byTenant) == 0 {
 		return nil, 0, fmt.Errorf("%s holds no tenant", path)
 	}

@@ -20,7 +20,7 @@ import (
 
 func classifyCommand() cli.CommandFactory {
 	var format, labelsPath, start string
-	var asJSON bool
+	var asJSON, strict bool
 	return command.Simple{
 		Name: "harvestctl classify", Synopsis: "Classify tenants from a history CSV offline (no Consul needed)",
 		Usage: "harvestctl classify [-format azure-v1|long] [-json] [-labels labels.csv] FILE",
@@ -29,13 +29,14 @@ func classifyCommand() cli.CommandFactory {
 			fs.BoolVar(&asJSON, "json", false, "print JSON instead of tables")
 			fs.StringVar(&labelsPath, "labels", "", "known patterns (tenant,pattern,...) to score against, e.g. from history synth")
 			fs.StringVar(&start, "start", azureStart, "azure-v1 only: the time of the file's first row")
+			fs.BoolVar(&strict, "strict", false, "long: stop at the first bad row instead of skipping and reporting it")
 		},
 		Run: func(ctx context.Context, fs *flag.FlagSet) error {
 			path, err := oneArg(fs, "FILE")
 			if err != nil {
 				return err
 			}
-			inputs, known, err := readInputs(path, format, start)
+			inputs, known, err := readInputs(path, format, start, strict)
 			if err != nil {
 				return err
 			}
@@ -56,7 +57,7 @@ func classifyCommand() cli.CommandFactory {
 
 // readInputs reads a history file; for Azure files with period labels it
 // also returns them ("<hours>h") as known labels.
-func readInputs(path, format, start string) ([]classify.Input, map[string]string, error) {
+func readInputs(path, format, start string, strict bool) ([]classify.Input, map[string]string, error) {
 	in, err := openInput(path)
 	if err != nil {
 		return nil, nil, err
@@ -66,10 +67,11 @@ func readInputs(path, format, start string) ([]classify.Input, map[string]string
 	known := map[string]string{}
 	switch format {
 	case "long":
-		series, err := csvfmt.ParseLong(in)
+		series, rep, err := csvfmt.ParseLong(in, csvfmt.LongOptions{Strict: strict})
 		if err != nil {
 			return nil, nil, err
 		}
+		fmt.Fprintf(os.Stderr, "%s: %s\n", path, rep)
 		for id, s := range series {
 			inputs = append(inputs, classify.Input{Tenant: id.String(), Series: s})
 		}

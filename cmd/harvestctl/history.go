@@ -27,7 +27,7 @@ func historyCommands() map[string]cli.CommandFactory {
 	var format, start, reimages, outDir, profile string
 	var days, tenants int
 	var seed uint64
-	var importToo bool
+	var importToo, strict bool
 	var named namedTenants
 	var pluginConfig, importer, from, to string
 	var tenantFilter repeatedFlag
@@ -51,6 +51,7 @@ func historyCommands() map[string]cli.CommandFactory {
 				fs.StringVar(&from, "from", "", "-importer: start of the range (RFC 3339)")
 				fs.StringVar(&to, "to", "", "-importer: end of the range (RFC 3339, exclusive)")
 				fs.Var(&tenantFilter, "tenant", "-importer: only this tenant (environment/function; repeatable)")
+				fs.BoolVar(&strict, "strict", false, "long: stop at the first bad row instead of skipping and reporting it")
 			},
 			Run: func(ctx context.Context, fs *flag.FlagSet) error {
 				store, err := consul.store()
@@ -67,7 +68,7 @@ func historyCommands() map[string]cli.CommandFactory {
 					return errors.New("name at least one FILE (or - for standard input)")
 				}
 				for _, path := range fs.Args() {
-					if err := importFile(ctx, store, format, start, path); err != nil {
+					if err := importFile(ctx, store, format, start, path, strict); err != nil {
 						return fmt.Errorf("%s: %w", path, err)
 					}
 				}
@@ -155,7 +156,7 @@ func synthProfile(name string, seed uint64, tenants, days int) (synth.Profile, e
 	return p, nil
 }
 
-func importFile(ctx context.Context, store *history.Store, format, start, path string) error {
+func importFile(ctx context.Context, store *history.Store, format, start, path string, strict bool) error {
 	in, err := openInput(path)
 	if err != nil {
 		return err
@@ -163,7 +164,7 @@ func importFile(ctx context.Context, store *history.Store, format, start, path s
 	defer in.Close()
 	switch format {
 	case "long":
-		series, err := csvfmt.ParseLong(in)
+		series, rep, err := csvfmt.ParseLong(in, csvfmt.LongOptions{Strict: strict})
 		if err != nil {
 			return err
 		}
@@ -172,7 +173,7 @@ func importFile(ctx context.Context, store *history.Store, format, start, path s
 				return err
 			}
 		}
-		fmt.Printf("imported %d tenants from %s\n", len(series), path)
+		fmt.Printf("imported %d tenants from %s: %s\n", len(series), path, rep)
 	case "reimages":
 		events, err := csvfmt.ParseReimages(in)
 		if err != nil {

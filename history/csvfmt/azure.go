@@ -78,7 +78,7 @@ func ParseAzure(r io.Reader, start time.Time) ([]AzureVM, error) {
 		for i, cell := range rec[1:] {
 			v := math.NaN()
 			if c := strings.TrimSpace(cell); c != "" && c != "NA" {
-				if v, err = ParsePercent(c); err != nil {
+				if v, _, err = ParsePercent(c); err != nil {
 					return nil, &LineError{line, fmt.Errorf("column %d (%s): %w", i+2, vms[i].Tenant, err)}
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,24 +22,35 @@ func TestParseLongAveragesIntoSlotsAndRoundTrips(t *testing.T) {
 		"ads/indexer,2026-11-01T00:00:10Z,10\n" +
 		"ads/indexer,2026-11-01T00:01:50Z,30\n" + // same slot: mean 20
 		"ads/indexer,1793491440,50\n" + // unix seconds, 2 slots later
+		"ads/indexer,2026-11-01T00:14:00Z,70\n" + // 5 slots later: a gap longer than the usual spacing
 		"search/frontend,2026-11-01T00:00:00Z,99.5\n"
-	got, err := ParseLong(strings.NewReader(in))
+	got, rep, err := ParseLong(strings.NewReader(in), LongOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ads := got[history.TenantID{Environment: "ads", Function: "indexer"}]
-	if len(ads.Values) != 3 || ads.Values[0] != 20 || !math.IsNaN(ads.Values[1]) || ads.Values[2] != 50 {
-		t.Fatalf("ads series has %d slots from %s, want [20 NaN 50]", len(ads.Values), ads.Start)
+	// 00:01:50 covers 00:02-00:04 (its usual spacing reaches past it); 00:04:00 reaches 00:06:10 at most
+	want := []float64{20, 30, 50, 50, math.NaN(), math.NaN(), math.NaN(), 70}
+	if len(ads.Values) != len(want) {
+		t.Fatalf("ads series has %d slots, want %d", len(ads.Values), len(want))
+	}
+	for k, w := range want {
+		if v := ads.Values[k]; v != w && !(math.IsNaN(v) && math.IsNaN(w)) {
+			t.Fatalf("ads slot %d is %v, want %v (series %v)", k, v, w, ads.Values)
+		}
+	}
+	if rep.Rows != 5 || rep.Filled != 2 || rep.Bad != 0 {
+		t.Fatalf("report %+v", rep)
 	}
 	var buf bytes.Buffer
 	if err := WriteLong(&buf, got); err != nil {
 		t.Fatal(err)
 	}
-	again, err := ParseLong(&buf)
+	again, _, err := ParseLong(&buf, LongOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(again) != 2 || again[history.TenantID{Environment: "ads", Function: "indexer"}].Observed() != 2 {
+	if len(again) != 2 || again[history.TenantID{Environment: "ads", Function: "indexer"}].Observed() != 5 {
 		t.Fatalf("round trip lost data: %v", again)
 	}
 }
@@ -52,14 +64,15 @@ func TestParseLongBadInputSaysWhatAndWhere(t *testing.T) {
 		"bad timestamp":   {header + "a/b,yesterday,5\n", `line 2: timestamp "yesterday"`},
 		"NaN":             {header + "a/b,2026-11-01T00:00:00Z,NaN\n", "line 2: cpu_percent is NaN"},
 		"negative":        {header + "a/b,2026-11-01T00:00:00Z,-3\n", "line 2: cpu_percent -3 is negative"},
-		"above 100":       {header + "a/b,2026-11-01T00:00:00Z,100.1\n", "line 2: cpu_percent 100.1 is above 100"},
+		"above 110":       {header + "a/b,2026-11-01T00:00:00Z,110.1\n", "line 2: cpu_percent 110.1 is above 100"},
+		"span":            {header + "a/b,1,5\na/b,2026-11-01T00:00:00Z,5\n", "samples span 20758 days"},
 		"not a number":    {header + "a/b,2026-11-01T00:00:00Z,high\n", `cpu_percent "high" is not a number`},
 		"bad tenant":      {header + "ab,2026-11-01T00:00:00Z,5\n", "want environment/function"},
 		"hostile tenant":  {header + "../etc,2026-11-01T00:00:00Z,5\n", "environment \"..\""},
 		"bad quote later": {header + "a/b,2026-11-01T00:00:00Z,5\n\"a/b,x\n", "line 3"},
 	}
 	for name, tc := range cases {
-		_, err := ParseLong(strings.NewReader(tc.in))
+		_, _, err := ParseLong(strings.NewReader(tc.in), LongOptions{Strict: true})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to contain %q", name, err, tc.want)
 		}
@@ -116,7 +129,7 @@ func TestParseAzureBadInput(t *testing.T) {
 	cases := map[string]struct{ in, want string }{
 		"no columns":    {`""` + "\n", "names no VM column"},
 		"ragged row":    {`"","7","8"` + "\n1,1\n", "line 2: 2 fields, want 3"},
-		"value above":   {`"","7"` + "\n1,101\n2,3\n", "line 2: column 2 (azure-v1/vm-7): cpu_percent 101 is above 100"},
+		"value above":   {`"","7"` + "\n1,111\n2,3\n", "line 2: column 2 (azure-v1/vm-7): cpu_percent 111 is above 100"},
 		"one row":       {`"","7"` + "\n1,5\n", "fewer than two rows"},
 		"bad period":    {`"","7 x"` + "\n1,5\n2,5\n", `period "x"`},
 		"hostile vm id": {`"","../../x"` + "\n1,5\n2,5\n", "must be 1-63"},
@@ -151,5 +164,51 @@ func TestReimagesRoundTripAndGzip(t *testing.T) {
 	var le *LineError
 	if !errors.As(err, &le) || le.Line != 2 {
 		t.Fatalf("empty node: %v", err)
+	}
+}
+
+// A real export: one row a little over 100 and two bad rows. Without
+// Strict the rest is read, the clamped row counted and the bad ones
+// reported with their lines; with Strict the first bad row stops it.
+func TestParseLongReadsARealExportAndReportsWhatItSkipped(t *testing.T) {
+	in := "tenant,timestamp,cpu_percent\n" +
+		"a/b,2026-11-01T00:00:00Z,40\n" +
+		"a/b,2026-11-01T00:02:00Z,103.2\n" +
+		"a/b,yesterday,5\n" +
+		"a/b,2026-11-01T00:04:00Z\n" +
+		"a/b,2026-11-01T00:06:00Z,42\n"
+	got, rep, err := ParseLong(strings.NewReader(in), LongOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := got[history.TenantID{Environment: "a", Function: "b"}]
+	if rep.Rows != 3 || rep.Clamped != 1 || rep.Bad != 2 || len(rep.Errors) != 2 || rep.Errors[0].Line != 4 || rep.Errors[1].Line != 5 {
+		t.Fatalf("report %+v", rep)
+	}
+	if len(s.Values) != 4 || s.Values[1] != 100 || s.Values[2] != 100 || s.Values[3] != 42 {
+		t.Fatalf("series %v: want 40, 100 (clamped), 100 (filled over the bad rows' slot), 42", s.Values)
+	}
+	if !strings.Contains(rep.String(), "line 4: timestamp \"yesterday\"") {
+		t.Fatalf("report reads %q", rep.String())
+	}
+	if _, _, err := ParseLong(strings.NewReader(in), LongOptions{Strict: true}); err == nil || !strings.Contains(err.Error(), "line 4") {
+		t.Fatalf("strict: %v", err)
+	}
+}
+
+// Five-minute samples fill every 2-minute slot they cover.
+func TestParseLongFillsFromFiveMinuteSamples(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("tenant,timestamp,cpu_percent\n")
+	for k := 0; k < 12; k++ { // one hour
+		fmt.Fprintf(&b, "a/b,%s,%d\n", start.Add(time.Duration(k)*5*time.Minute).Format(time.RFC3339), 10+k)
+	}
+	got, rep, err := ParseLong(strings.NewReader(b.String()), LongOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := got[history.TenantID{Environment: "a", Function: "b"}]
+	if s.Observed() != len(s.Values) || len(s.Values) != 28 || rep.Filled != 28-12 {
+		t.Fatalf("%d of %d slots observed, %d filled: want every slot of 55 minutes", s.Observed(), len(s.Values), rep.Filled)
 	}
 }

@@ -13,7 +13,7 @@ func FuzzParseLong(f *testing.F) {
 	f.Add([]byte("tenant,timestamp,cpu_percent\na/b,1,NaN\n"))
 	f.Add([]byte("\x1f\x8b"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		series, err := ParseLong(bytes.NewReader(data))
+		series, _, err := ParseLong(bytes.NewReader(data), LongOptions{})
 		if err != nil {
 			return
 		}

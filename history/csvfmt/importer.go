@@ -15,7 +15,8 @@ import (
 
 // Built-in history importers: the long and reimage CSV formats as
 // historyimporter.Importer, so a plugin manager serves them in-process
-// beside external importers (config: path = the CSV file).
+// beside external importers (config: path = the CSV file; for csv-long,
+// strict = "true" stops at a bad row instead of skipping it).
 const (
 	ImporterLong     = "csv-long"
 	ImporterReimages = "csv-reimages"
@@ -24,6 +25,7 @@ const (
 // Importer reads one CSV file of either format.
 type Importer struct {
 	name, path string
+	strict     bool
 }
 
 var _ historyimporter.Importer = (*Importer)(nil)
@@ -41,6 +43,13 @@ func (i *Importer) SetConfig(config map[string]string) error {
 		return errors.New(i.name + ": config path (the CSV file) is required")
 	}
 	i.path = config["path"]
+	switch config["strict"] {
+	case "", "false":
+	case "true":
+		i.strict = true
+	default:
+		return fmt.Errorf("%s: config strict is %q, want true or false", i.name, config["strict"])
+	}
 	return nil
 }
 
@@ -78,7 +87,7 @@ func (i *Importer) Import(ctx context.Context, r historyimporter.Range, tenants 
 		}
 		return nil
 	}
-	series, err := ParseLong(f)
+	series, _, err := ParseLong(f, LongOptions{Strict: i.strict})
 	if err != nil {
 		return err
 	}
