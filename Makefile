@@ -105,6 +105,10 @@ check-plugins: ## fail when plugins/ (the plugin SDK) or an example plugin impor
 proto: ## regenerate the plugins' gRPC code from plugins/*/proto/*.proto (protoc from apt, pinned Go generators)
 	@scripts/proto.sh
 
+.PHONY: dist
+dist: ## versioned release archives of every binary for linux/amd64 and linux/arm64, with SHA256SUMS, into dist/
+	@scripts/dist.sh
+
 .PHONY: clean
 clean: ## remove build output (the stack cache stays; rm -rf .cache to rebuild it)
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist
