@@ -60,6 +60,21 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// Prime reads and checks the first block, so that a read no source can
+// serve fails before any of its bytes are passed on.
+func (r *Reader) Prime() error {
+	if r.err != nil || len(r.pending) > 0 || r.next == len(r.blocks) {
+		return nil
+	}
+	if err := r.load(r.blocks[r.next]); err != nil {
+		r.err = err
+		r.closeSrc()
+		return err
+	}
+	r.next++
+	return nil
+}
+
 // load reads and checks block b, moving to another source until one serves
 // it right or none is left.
 func (r *Reader) load(b Block) error {
