@@ -44,6 +44,10 @@ type Replica struct {
 
 // Entry is one object as the catalogue knows it.
 type Entry struct {
+	// Version is unique to one write of the key (repairs and metadata
+	// changes keep it): what a check-and-set that must not cross a rewrite
+	// compares.
+	Version      string            `json:"version,omitempty"`
 	Bucket       string            `json:"bucket"`
 	Key          string            `json:"key"`
 	Size         int64             `json:"size"`
@@ -301,6 +305,15 @@ func (s *Store) Update(ctx context.Context, bucket, key string, fn func(e *Entry
 		return json.Marshal(e)
 	})
 	return out, err
+}
+
+// SameVersion reports whether two entries are of one write of the key.
+// Entries written before versions compare by ETag, Last-Modified and size.
+func SameVersion(a, b Entry) bool {
+	if a.Version != "" || b.Version != "" {
+		return a.Version == b.Version
+	}
+	return a.ETag == b.ETag && a.LastModified.Equal(b.LastModified) && a.Size == b.Size
 }
 
 // HasReplicaOn reports whether the entry has a replica on the node.

@@ -2,6 +2,7 @@ package front
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"time"
 
@@ -100,13 +101,14 @@ func (b *Backend) learn(e catalog.Entry, index uint64) error {
 	}
 }
 
-// sameVersion reports whether two entries are one write's: same replica
-// names (unique per write).
-func sameVersion(a, b catalog.Entry) bool {
-	if len(a.Replicas) == 0 || len(b.Replicas) == 0 {
-		return false
-	}
-	return a.Replicas[0].Name == b.Replicas[0].Name && a.ETag == b.ETag
+// sameVersion reports whether two entries are one write's.
+func sameVersion(a, b catalog.Entry) bool { return catalog.SameVersion(a, b) }
+
+// newVersion is a fresh version ID for a write.
+func newVersion() string {
+	var v [12]byte
+	_, _ = randRead(v[:])
+	return hex.EncodeToString(v[:])
 }
 
 // uncommitted ends a write that is not visible: its replicas are removed

@@ -112,6 +112,7 @@ func (c *completion) attempt(ctx context.Context) error {
 	}
 	e := u.Entry
 	e.Size, e.ETag, e.Layout = size, c.etag, layout // Last-Modified stays the initiation time, as in S3
+	e.Version = c.claim + u.ID
 	for _, n := range u.Nodes {
 		e.Replicas = append(e.Replicas, catalog.Replica{Node: n, Name: u.Name})
 	}

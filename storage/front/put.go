@@ -83,7 +83,7 @@ func (b *Backend) store(ctx context.Context, e catalog.Entry, body io.Reader, po
 		return e, err
 	}
 	e.LastModified = time.Now().UTC().Truncate(time.Second)
-	e.Degraded = place.Degraded
+	e.Degraded, e.Version = place.Degraded, newVersion()
 	name := b.replicaName(e.Bucket, e.Key)
 	res, err := b.putReplicas(ctx, place.Nodes, name, body, e)
 	if err != nil {

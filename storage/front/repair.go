@@ -218,7 +218,9 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) e
 		return err
 	}
 	defer body.Close()
-	name := e.Replicas[0].Name
+	// a name of its own: a copy never lands on a name an earlier copy (now
+	// an orphan the GC may be deleting) had on the same node
+	name := b.replicaName(e.Bucket, e.Key)
 	res, err := b.putReplicas(req.ctx, place.Nodes, name, body, e)
 	if err != nil {
 		b.nodes.unreserve(place.Nodes, e.Size)

@@ -32,6 +32,9 @@ type Fault struct {
 	Prefix string
 	Mode   Mode
 	Times  int
+	// ThenFailReads makes every read fail once the fault was injected
+	// (Consul gone right after the write), until FailReads(false).
+	ThenFailReads bool
 }
 
 // Faulty wraps a KV and injects faults into its writes; reads pass through
@@ -75,6 +78,9 @@ func (f *Faulty) take(keys ...string) (Mode, bool) {
 			if strings.HasPrefix(k, fault.Prefix) {
 				fault.Times--
 				f.Injected++
+				if fault.ThenFailReads {
+					f.readsFail = true
+				}
 				return fault.Mode, true
 			}
 		}
@@ -131,4 +137,11 @@ func (f *Faulty) Txn(ctx context.Context, ops []kv.Op) (bool, error) {
 		_, _ = f.KV.Txn(ctx, ops)
 	}
 	return false, ErrLost
+}
+
+// Reset disarms every fault and lets reads pass.
+func (f *Faulty) Reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults, f.readsFail = nil, false
 }
