@@ -22,6 +22,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/localcluster"
 	"github.com/harvest-platform/harvest/storage/catalog"
+	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // storeMinIO is the MinIO server behind storage node "store-N".
@@ -151,7 +152,7 @@ func TestBlobLosesNothingToKilledNodesReimagesOrFrontRestarts(t *testing.T) {
 	}
 	close(body.gate)
 	if err := <-result; err == nil {
-		e, err := catalog.NewStore(kv, "harvest/").Get(ctx, "faults", "interrupted.bin")
+		e, err := catalog.NewStore(blobkv.NewConsul(consulAPI(t, cluster.ConsulAddr())), "harvest/").Get(ctx, "faults", "interrupted.bin")
 		if err != nil || len(e.Replicas) != 3 || e.HasReplicaOn(up.Nodes[1]) {
 			t.Fatalf("upload acknowledged with a replica node dead: %+v %v", e, err)
 		}
@@ -172,7 +173,7 @@ func TestBlobLosesNothingToKilledNodesReimagesOrFrontRestarts(t *testing.T) {
 	waitBlob(t, f, "the killed node back up", func(st blobState) bool { return st.up == len(cluster.MinIO) })
 
 	// Reimage the node holding the most replicas: stop it, wipe its disk, start it.
-	store := catalog.NewStore(kv, "harvest/")
+	store := catalog.NewStore(blobkv.NewConsul(consulAPI(t, cluster.ConsulAddr())), "harvest/")
 	held := map[string]int{}
 	for k := range d {
 		e, err := store.Get(ctx, "faults", k)

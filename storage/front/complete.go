@@ -85,6 +85,13 @@ func (c *completion) attempt(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// part records go only once the upload record has: read while it is
+	// still at index, they are the upload's
+	if _, now, err := b.kv.Get(ctx, b.uploadKey(c.bucket, c.id)); err != nil {
+		return err
+	} else if now != index {
+		return errRetry
+	}
 	layout, size, list, err := c.check(parts)
 	if err != nil {
 		return err

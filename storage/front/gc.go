@@ -8,9 +8,9 @@ package front
 // names, is deleted once it is older than the grace period (longer than
 // any write or claim takes, so a write in flight is never collected); a
 // node upload no upload record names is aborted after the grace too. It
-// holds back entirely in safe mode, and when the catalogue is empty while
-// the nodes hold old replicas (a lost catalogue wants a rebuild, not a
-// collection). It also expires the KV records that only answer retries:
+// holds back entirely in safe mode, and when the catalogue lists neither
+// an object nor a delete while the nodes hold old replicas (a lost
+// catalogue wants a rebuild, not a collection). It also expires the KV records that only answer retries:
 // finished uploads, tombstones, parts of ended uploads, and aborts uploads
 // left open longer than upload_expiry.
 
@@ -168,8 +168,9 @@ func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
 			}
 		}
 	}
-	if len(refs) == 0 && len(openNames) == 0 && old > 0 {
-		rep.Held = "the catalogue lists no object while the nodes hold old replicas: rebuild it (harvest-blob rebuild) before anything is collected"
+	if len(refs) == 0 && len(openNames) == 0 && old > 0 && b.noTombstones(ctx) {
+		rep.Held = "the catalogue lists no object and no delete while the nodes hold old replicas: " +
+			"it looks lost; rebuild it (harvest-blob rebuild) before anything is collected"
 		b.metrics.gcHeld.Inc()
 		b.log.Error("garbage collection held back", "reason", rep.Held, "old_replicas", old)
 		c.last = rep
@@ -228,6 +229,13 @@ func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
 	}
 	c.last = rep
 	return rep, nil
+}
+
+// noTombstones reports whether the catalogue records no delete at all (or
+// cannot be read).
+func (b *Backend) noTombstones(ctx context.Context) bool {
+	tombs, err := b.cat.Tombstones(ctx)
+	return err != nil || len(tombs) == 0
 }
 
 // listNode lists a node's replicas of this deployment and its incomplete

@@ -17,6 +17,7 @@ import (
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
 
+	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
 	"github.com/harvest-platform/harvest/storage/integrity"
@@ -32,6 +33,10 @@ func (b *Backend) replicaName(bucket, key string) string {
 	_, _ = randRead(nonce[:])
 	return b.namePrefix + hex.EncodeToString(sum[:16]) + "/" + hex.EncodeToString(nonce[:])
 }
+
+// ReplicaFolder is the folder of a deployment's replicas on the nodes
+// (prefix: its Consul KV prefix, e.g. "harvest/").
+func ReplicaFolder(prefix string) string { return namePrefixFor(history.KeyPrefix(prefix)) }
 
 // namePrefixFor is the folder of a deployment's replicas on the nodes: one
 // per Consul prefix, so fronts of two deployments never collect each
