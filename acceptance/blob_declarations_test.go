@@ -19,8 +19,8 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	blobkv "github.com/harvest-platform/harvest/storage/kv"
 	"github.com/harvest-platform/harvest/storage/front"
+	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // declPrefix keeps this test's state apart from the other blob tests'

@@ -25,8 +25,8 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	blobkv "github.com/harvest-platform/harvest/storage/kv"
 	"github.com/harvest-platform/harvest/storage/front"
+	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // blobFront is a harvest-blob process over the cluster's MinIO servers
