@@ -6,9 +6,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,11 +105,15 @@ func orphans(t *testing.T, prefix string) []string {
 			}
 			objects = append(objects, onNode{node, o.Key})
 		}
-		for u := range c.Client.ListIncompleteUploads(ctx, front.DataBucket, folder, true) {
-			if u.Err != nil {
-				t.Fatalf("listing %s's uploads: %v", node, u.Err)
+		// MinIO lists uploads by object name only: ask for each name a
+		// retired upload of the deployment had
+		for _, name := range retiredUploadNames(t, prefix) {
+			for u := range c.Client.ListIncompleteUploads(ctx, front.DataBucket, name, false) {
+				if u.Err != nil {
+					t.Fatalf("listing %s's uploads: %v", node, u.Err)
+				}
+				uploads = append(uploads, node+" upload "+u.UploadID+" of "+u.Key)
 			}
-			uploads = append(uploads, node+" upload "+u.UploadID+" of "+u.Key)
 		}
 	}
 	consul := consulAPI(t, cluster.ConsulAddr()).KV()
@@ -138,6 +147,24 @@ func orphans(t *testing.T, prefix string) []string {
 	return out
 }
 
+// uploadNames are the node names of the uploads the front recorded under
+// prefix (set by the tests that start uploads; the finished records do not
+// keep them).
+var uploadNames sync.Map // prefix -> *[]string
+
+func noteUpload(prefix, name string) {
+	v, _ := uploadNames.LoadOrStore(prefix, &[]string{})
+	*v.(*[]string) = append(*v.(*[]string), name)
+}
+
+func retiredUploadNames(t *testing.T, prefix string) []string {
+	v, ok := uploadNames.Load(prefix)
+	if !ok {
+		return nil
+	}
+	return *v.(*[]string)
+}
+
 // waitNoOrphans waits (running GC passes) until nothing of the deployment
 // at prefix is left unreferenced on the nodes.
 func waitNoOrphans(t *testing.T, f *blobFront, prefix string, limit time.Duration) {
@@ -153,4 +180,69 @@ func waitNoOrphans(t *testing.T, f *blobFront, prefix string, limit time.Duratio
 		}
 	}
 	t.Fatalf("%d orphans after %s: %v (log %s)", len(left), limit, left[:min(len(left), 10)], f.log)
+}
+
+// ownPrefix checks that nothing is stored under prefix yet and removes
+// whatever is when the test ends.
+func ownPrefix(t *testing.T, prefix string) {
+	t.Helper()
+	consul := consulAPI(t, cluster.ConsulAddr())
+	if pairs, _, err := consul.KV().List(prefix, nil); err != nil || len(pairs) > 0 {
+		t.Fatalf("%s is not empty (%d keys, %v)", prefix, len(pairs), err)
+	}
+	t.Cleanup(func() {
+		if _, err := consul.KV().DeleteTree(prefix, nil); err != nil {
+			t.Errorf("delete %s: %v", prefix, err)
+		}
+	})
+}
+
+// startPrefixedBlob runs a harvest-blob of its own over the cluster's
+// MinIO servers, keeping its state under prefix (apart from the other blob
+// tests'; see ownPrefix), with extra configuration.
+func startPrefixedBlob(t *testing.T, prefix string, extra string) *blobFront {
+	t.Helper()
+	var nodes strings.Builder
+	for i, m := range cluster.MinIO {
+		meta := cluster.NomadClients[i].Meta
+		fmt.Fprintf(&nodes, "node %q {\n  endpoint = %q\n  access_key = %q\n  secret_key = %q\n  tenant = %q\n  environment = %q\n  rack = %q\n  capacity_mb = 8192\n}\n",
+			fmt.Sprintf("store-%d", i+1), m.HTTPAddr, m.AccessKey, m.SecretKey, meta["harvest_tenant"], meta["harvest_environment"],
+			fmt.Sprintf("rack-%d", i+1))
+	}
+	f := &blobFront{addr: fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(2)), admin: fmt.Sprintf("http://127.0.0.1:%d", cluster.SparePort(3)),
+		config: filepath.Join(cluster.RunDir, "blob-"+strings.Trim(prefix, "/")+".hcl")}
+	if err := os.WriteFile(f.config, []byte(fmt.Sprintf(`
+log_level    = "DEBUG"
+listen       = %q
+admin_listen = %q
+access_key   = "blob-access"
+secret_key   = "blob-secret-key-123"
+consul {
+  address = %q
+  prefix  = %q
+}
+repair {
+  health_interval = "1s"
+}
+%s
+%s`, f.addr, strings.TrimPrefix(f.admin, "http://"), cluster.ConsulAddr(), prefix, extra, nodes.String())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.log, f.stop = startDaemonStoppable(t, blobBinary(), "agent", "-config", f.config)
+	t.Cleanup(func() { noDataRace(t, f.log) })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if c, err := net.Dial("tcp", f.addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("harvest-blob does not serve after 30 s (log %s)", f.log)
+		}
+	}
+	c, err := minio.New(f.addr, &minio.Options{Creds: credentials.NewStaticV4("blob-access", "blob-secret-key-123", ""), MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.s3 = c
+	return f
 }

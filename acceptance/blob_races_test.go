@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -39,6 +40,12 @@ func TestBlobCompleteAndAbortRacesLeaveOneOutcome(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: create: %v (log %s)", key, err, f.log)
 		}
+		rec, _, err := consulAPI(t, cluster.ConsulAddr()).KV().Get("harvest/blob/uploads/races/"+id, nil)
+		var u struct{ Name string }
+		if err != nil || rec == nil || json.Unmarshal(rec.Value, &u) != nil || u.Name == "" {
+			t.Fatalf("%s: upload record %v %v", key, rec, err)
+		}
+		noteUpload("harvest/", u.Name)
 		p1, p2 := make([]byte, 5<<20), make([]byte, 64<<10+round)
 		_, _ = rand.Read(p1)
 		_, _ = rand.Read(p2)

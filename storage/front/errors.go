@@ -22,6 +22,13 @@ func errStorageFull(replicas int, size int64) error {
 			"their declared capacity and free disk. Delete objects or ask for more capacity.", replicas, size)}
 }
 
+// errPartStorageFull answers a part the upload's nodes have no room for.
+func errPartStorageFull(size int64) error {
+	return s3err.APIError{Code: "XMinioStorageFull", HTTPStatusCode: http.StatusInsufficientStorage,
+		Description: fmt.Sprintf("Storage is full: a harvested storage node this upload is placed on has no room for %d more bytes "+
+			"within its declared capacity and free disk. Abort the upload, delete objects or ask for more capacity.", size)}
+}
+
 // errUnavailable answers a request a storage node or the catalogue failed
 // or did not answer in time: nothing changed, and a retry may succeed.
 var errUnavailable = s3err.APIError{Code: "ServiceUnavailable", HTTPStatusCode: http.StatusServiceUnavailable,

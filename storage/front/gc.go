@@ -141,21 +141,20 @@ func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
 	}
 	// 1. what the nodes hold, listed before the catalogue is read
 	objects := map[string][]listed{}
-	uploads := map[string][]minio.ObjectMultipartInfo{}
 	for _, n := range b.nodes.List() {
 		if !b.nodes.Up(n.ID) {
 			continue
 		}
-		objs, ups, err := b.listNode(ctx, n.ID)
+		objs, err := b.listNode(ctx, n.ID)
 		if err != nil {
 			b.log.Warn("garbage collection: listing a node failed; it is skipped this pass", "node", n.ID, "error", err)
 			continue
 		}
-		objects[n.ID], uploads[n.ID] = objs, ups
+		objects[n.ID] = objs
 		rep.NodesListed++
 	}
 	// 2. every name an entry or an upload reaches
-	refs, openNames, openUploads, err := b.references(ctx)
+	refs, openNames, err := b.references(ctx)
 	if err != nil {
 		return rep, err
 	}
@@ -207,25 +206,13 @@ func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
 		}
 		b.nodes.setOrphans(node, left)
 		orphanBytes += left
-		for _, up := range uploads[node] {
-			if openUploads[up.UploadID] || !up.Initiated.Before(cutoff) {
-				continue
-			}
-			err := b.nodeCall(ctx, node, func(ctx context.Context) error {
-				return b.nodes.client(node).AbortMultipartUpload(ctx, DataBucket, up.Key, up.UploadID)
-			})
-			if err == nil {
-				rep.AbortedUploads++
-				b.metrics.gcAbortedUploads.Inc()
-			}
-		}
 	}
 	rep.OrphanBytes = orphanBytes
 	b.metrics.orphanBytes.Set(float64(orphanBytes))
 	b.expireRecords(ctx, &rep)
-	if rep.Deleted > 0 || rep.AbortedUploads > 0 || rep.ExpiredUploads > 0 {
+	if rep.Deleted > 0 || rep.ExpiredUploads > 0 {
 		b.log.Info("garbage collection pass", "deleted", rep.Deleted, "deleted_bytes", rep.DeletedBytes,
-			"young_orphans", rep.YoungOrphans, "aborted_node_uploads", rep.AbortedUploads, "expired_uploads", rep.ExpiredUploads)
+			"young_orphans", rep.YoungOrphans, "expired_uploads", rep.ExpiredUploads)
 	}
 	c.last = rep
 	return rep, nil
@@ -238,12 +225,12 @@ func (b *Backend) noTombstones(ctx context.Context) bool {
 	return err != nil || len(tombs) == 0
 }
 
-// listNode lists a node's replicas of this deployment and its incomplete
-// uploads, within the node timeout per page.
-func (b *Backend) listNode(ctx context.Context, node string) ([]listed, []minio.ObjectMultipartInfo, error) {
+// listNode lists a node's replicas of this deployment, within the node
+// timeout per page.
+func (b *Backend) listNode(ctx context.Context, node string) ([]listed, error) {
 	release, err := b.nodes.acquire(ctx, node)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer release()
 	ctx, cancel := context.WithCancel(ctx)
@@ -254,58 +241,47 @@ func (b *Backend) listNode(ctx context.Context, node string) ([]listed, []minio.
 	var objs []listed
 	for o := range cl.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: b.namePrefix, Recursive: true}) {
 		if o.Err != nil {
-			return nil, nil, o.Err
+			return nil, o.Err
 		}
 		st.touch()
 		objs = append(objs, listed{name: o.Key, size: o.Size, modified: o.LastModified})
 	}
-	var ups []minio.ObjectMultipartInfo
-	for u := range cl.Client.ListIncompleteUploads(ctx, DataBucket, b.namePrefix, true) {
-		if u.Err != nil {
-			return nil, nil, u.Err
-		}
-		st.touch()
-		ups = append(ups, u)
-	}
-	return objs, ups, nil
+	return objs, nil
 }
 
 // references reads every entry of the catalogue (whatever bucket records
-// say) and every upload record: the (node, name) pairs entries name, the
-// names open uploads will complete to, and the node upload IDs they hold.
-func (b *Backend) references(ctx context.Context) (map[string]bool, map[string]bool, map[string]bool, error) {
-	refs, names, ids := map[string]bool{}, map[string]bool{}, map[string]bool{}
+// say) and every upload record: the (node, name) pairs entries name, and
+// the names open uploads will complete to.
+func (b *Backend) references(ctx context.Context) (map[string]bool, map[string]bool, error) {
+	refs, names := map[string]bool{}, map[string]bool{}
 	// uploads first: a Complete deletes its upload record in the transaction
 	// that writes its entry, so a name is in one read or the other
 	ups, err := b.kv.List(ctx, b.prefix+"blob/uploads/")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	for _, p := range ups {
 		var u upload
 		if err := json.Unmarshal(p.Value, &u); err != nil {
-			return nil, nil, nil, errors.New("garbage collection: unreadable upload record " + p.Key)
+			return nil, nil, errors.New("garbage collection: unreadable upload record " + p.Key)
 		}
 		names[u.Name] = true
-		for _, id := range u.NodeIDs {
-			ids[id] = true
-		}
 	}
 	pairs, err := b.kv.List(ctx, b.prefix+"blob/objects/")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	for _, p := range pairs {
 		var e catalog.Entry
 		if err := json.Unmarshal(p.Value, &e); err != nil {
 			// an entry that cannot be read may name anything: collect nothing
-			return nil, nil, nil, errors.New("garbage collection: unreadable catalogue entry " + p.Key)
+			return nil, nil, errors.New("garbage collection: unreadable catalogue entry " + p.Key)
 		}
 		for _, r := range e.Replicas {
 			refs[r.Node+"\x00"+r.Name] = true
 		}
 	}
-	return refs, names, ids, nil
+	return refs, names, nil
 }
 
 // expireRecords removes the KV records that only answer retries once they
@@ -341,6 +317,7 @@ func (b *Backend) expireRecords(ctx context.Context, rep *GCReport) {
 			open[u.ID] = true
 			if now.Sub(u.Initiated) > o.UploadExpiry && b.abort(ctx, u.Entry.Bucket, u.Entry.Key, u.ID) == nil {
 				rep.ExpiredUploads++
+				b.metrics.gcAbortedUploads.Inc()
 				b.log.Info("an upload left open too long was aborted", "bucket", u.Entry.Bucket, "key", u.Entry.Key, "initiated", u.Initiated)
 			}
 		}

@@ -81,7 +81,7 @@ func newMetrics() *metrics {
 	m.repairVerifyFails = counter("repair_verify_failures_total", "Repairs given up because the source or the new copy failed its checksums.")
 	m.gcDeleted = counter("gc_deleted_replicas_total", "Replicas no catalogue entry reached, deleted by the garbage collector after the grace period.")
 	m.gcDeletedBytes = counter("gc_deleted_bytes_total", "Bytes of the replicas the garbage collector deleted.")
-	m.gcAbortedUploads = counter("gc_aborted_uploads_total", "Node uploads and expired multipart uploads the garbage collector aborted.")
+	m.gcAbortedUploads = counter("gc_expired_uploads_total", "Multipart uploads left open beyond upload_expiry that the garbage collector aborted.")
 	m.gcPasses = counter("gc_passes_total", "Garbage collector passes.")
 	m.gcHeld = counter("gc_held_total", "Garbage collector passes that deleted nothing because the catalogue looked lost or safe mode was on.")
 	m.orphanBytes = gauge("orphan_bytes", "Bytes of replicas no entry reaches, on all nodes, at the last GC pass (deleted once older than the grace).")

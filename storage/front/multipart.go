@@ -109,9 +109,10 @@ func (b *Backend) uploadPart(req *request, in *s3.UploadPartInput) (*s3.UploadPa
 	}
 	size, number := *in.ContentLength, int(*in.PartNumber)
 	if !b.nodes.reserveOn(u.Nodes, size) {
+		req.drain(in.Body, size)
 		b.metrics.storageFull.Inc()
 		b.log.Warn("a part refused: storage full", "bucket", u.Entry.Bucket, "key", u.Entry.Key, "part", number, "bytes", size)
-		return nil, errStorageFull(len(u.Nodes), size)
+		return nil, errPartStorageFull(size)
 	}
 	body, recorded, err := clientSums(req.body(in.Body), sdkSum{"CRC32", in.ChecksumCRC32}, sdkSum{"CRC32C", in.ChecksumCRC32C},
 		sdkSum{"SHA1", in.ChecksumSHA1}, sdkSum{"SHA256", in.ChecksumSHA256}, sdkSum{"CRC64NVME", in.ChecksumCRC64NVME})

@@ -72,6 +72,9 @@ func (b *Backend) PutObject(ctx context.Context, in s3response.PutObjectInput) (
 	entry := catalog.Entry{Bucket: bucket, Key: key, Size: *in.ContentLength,
 		ContentType: deref(in.ContentType), UserMeta: in.Metadata}
 	entry, err = b.store(req.ctx, entry, body, b.policyOf(info), recorded)
+	if errors.Is(err, errRefused) {
+		req.drain(body, *in.ContentLength)
+	}
 	if err != nil {
 		return s3response.PutObjectOutput{}, b.fail("put", err)
 	}
@@ -85,7 +88,7 @@ func (b *Backend) PutObject(ctx context.Context, in s3response.PutObjectInput) (
 func (b *Backend) store(ctx context.Context, e catalog.Entry, body io.Reader, pol policy, recorded func() *catalog.Checksum) (catalog.Entry, error) {
 	place, err := b.place(e, e.Size, pol, nil)
 	if err != nil {
-		return e, err
+		return e, refused{err}
 	}
 	e.LastModified = time.Now().UTC().Truncate(time.Second)
 	e.Degraded, e.Version = place.Degraded, newVersion()
@@ -136,6 +139,13 @@ func (b *Backend) place(e catalog.Entry, size int64, pol policy, existing []stri
 	}
 	return place, nil
 }
+
+// errRefused marks a write refused before its body was read.
+var errRefused = errors.New("refused before the body was read")
+
+type refused struct{ error }
+
+func (r refused) Unwrap() []error { return []error{r.error, errRefused} }
 
 // wrote counts a write that became visible and says when its placement
 // was degraded (each distinct reason once at WARN, then at DEBUG).

@@ -69,6 +69,20 @@ func (i idleWriter) Write(p []byte) (int, error) {
 	return i.w.Write(p)
 }
 
+// maxDrain is the most of a refused request's body the front reads and
+// throws away so that the client, still sending, reads the S3 error instead
+// of a connection reset (versitygw drains 256 KiB itself).
+const maxDrain = 128 << 20
+
+// drain reads what is left of a request body that was refused before it
+// was read, when it is not too large.
+func (r *request) drain(body io.Reader, size int64) {
+	if body == nil || size > maxDrain {
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.body(body), size))
+}
+
 // clientBodyError is what the client is told when reading its body
 // failed: versitygw's own S3 errors (a bad chunk signature, a checksum
 // that does not match) as they are, a stalled client RequestTimeout, a

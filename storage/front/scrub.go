@@ -130,11 +130,11 @@ func (b *Backend) checkSuspect(ctx context.Context, sus suspectReplica) {
 }
 
 // ScrubPass checks every replica of every object once.
-func (b *Backend) ScrubPass(ctx context.Context) (ScrubReport, error) {
+func (b *Backend) ScrubPass(ctx context.Context) (rep ScrubReport, err error) {
 	s := b.scrub
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep := ScrubReport{Started: time.Now().UTC()}
+	rep = ScrubReport{Started: time.Now().UTC()}
 	defer func() {
 		rep.Finished = time.Now().UTC()
 		s.lastMu.Lock()
