@@ -133,11 +133,12 @@ func TestBlobLosesNothingToKilledNodesReimagesOrFrontRestarts(t *testing.T) {
 	// Kill a replica node in the middle of a multipart upload.
 	body := &gatedReader{r: io.LimitReader(randReader{}, 40<<20), left: 20 << 20, gate: make(chan struct{}), halted: make(chan struct{})}
 	result := make(chan error, 1)
+	halted := body.halted // the reader clears its field once it has halted
 	go func() {
 		_, err := f.s3.PutObject(ctx, "faults", "interrupted.bin", body, 40<<20, minio.PutObjectOptions{PartSize: 8 << 20})
 		result <- err
 	}()
-	<-body.halted
+	<-halted
 	pairs, err := kv.List(ctx, "harvest/blob/uploads/faults/")
 	if err != nil || len(pairs) != 1 {
 		t.Fatalf("uploads in progress: %d (%v)", len(pairs), err)

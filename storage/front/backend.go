@@ -130,6 +130,9 @@ func (b *Backend) bucket(ctx context.Context, name string) (*bucketInfo, error) 
 }
 
 func (b *Backend) CreateBucket(ctx context.Context, in *s3.CreateBucketInput, defaultACL []byte) error {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	name := *in.Bucket
 	data, _ := json.Marshal(bucketInfo{Name: name, Created: time.Now().UTC(), ACL: defaultACL})
 	ok, err := b.kv.CAS(ctx, b.bucketKey(name), data, 0)
@@ -165,6 +168,9 @@ func (b *Backend) mirrorBucket(ctx context.Context, name string, data []byte) {
 }
 
 func (b *Backend) HeadBucket(ctx context.Context, in *s3.HeadBucketInput) (*s3.HeadBucketOutput, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	if _, err := b.bucket(ctx, *in.Bucket); err != nil {
 		return nil, err
 	}
@@ -172,6 +178,9 @@ func (b *Backend) HeadBucket(ctx context.Context, in *s3.HeadBucketInput) (*s3.H
 }
 
 func (b *Backend) GetBucketAcl(ctx context.Context, in *s3.GetBucketAclInput) ([]byte, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	info, err := b.bucket(ctx, *in.Bucket)
 	if err != nil {
 		return nil, err
@@ -180,10 +189,16 @@ func (b *Backend) GetBucketAcl(ctx context.Context, in *s3.GetBucketAclInput) ([
 }
 
 func (b *Backend) PutBucketAcl(ctx context.Context, bucket string, acl []byte) error {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	return b.updateBucket(ctx, bucket, func(info *bucketInfo) { info.ACL = acl })
 }
 
 func (b *Backend) DeleteBucket(ctx context.Context, bucket string) error {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	if _, err := b.bucket(ctx, bucket); err != nil {
 		return err
 	}
@@ -200,6 +215,9 @@ func (b *Backend) DeleteBucket(ctx context.Context, bucket string) error {
 }
 
 func (b *Backend) ListBuckets(ctx context.Context, in s3response.ListBucketsInput) (s3response.ListAllMyBucketsResult, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	pairs, err := b.kv.List(ctx, b.prefix+"blob/buckets/")
 	if err != nil {
 		return s3response.ListAllMyBucketsResult{}, err

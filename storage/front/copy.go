@@ -94,6 +94,9 @@ func copyResult(e catalog.Entry) s3response.CopyObjectOutput {
 // GetObjectAcl answers that the bucket's owner has full control: objects
 // carry no ACLs of their own (s3cmd and rclone ask).
 func (b *Backend) GetObjectAcl(ctx context.Context, in *s3.GetObjectAclInput) (*s3.GetObjectAclOutput, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	info, err := b.bucket(ctx, *in.Bucket)
 	if err != nil {
 		return nil, err
@@ -111,6 +114,9 @@ func (b *Backend) GetObjectAcl(ctx context.Context, in *s3.GetObjectAclInput) (*
 
 // PutObjectAcl accepts the owner-only ACLs clients set and refuses others.
 func (b *Backend) PutObjectAcl(ctx context.Context, in *s3.PutObjectAclInput) error {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	if _, err := b.entry(ctx, *in.Bucket, *in.Key); err != nil {
 		return err
 	}
@@ -127,6 +133,9 @@ func (b *Backend) PutObjectAcl(ctx context.Context, in *s3.PutObjectAclInput) er
 
 // GetBucketVersioning answers "never enabled" (rclone purge asks).
 func (b *Backend) GetBucketVersioning(ctx context.Context, bucket string) (s3response.GetBucketVersioningOutput, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	if _, err := b.bucket(ctx, bucket); err != nil {
 		return s3response.GetBucketVersioningOutput{}, err
 	}
