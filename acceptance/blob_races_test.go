@@ -192,7 +192,10 @@ timeouts {
 				var obj *minio.Object
 				if obj, err = f.s3.GetObject(ctx, "stalls", key, minio.GetObjectOptions{}); err == nil {
 					var got []byte
-					if got, err = io.ReadAll(obj); err == nil && sha256.Sum256(got) != sums[key] {
+					mu.Lock()
+					want := sums[key]
+					mu.Unlock()
+					if got, err = io.ReadAll(obj); err == nil && sha256.Sum256(got) != want {
 						err = fmt.Errorf("%s read back different bytes", key)
 					}
 				}
