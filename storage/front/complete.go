@@ -320,10 +320,6 @@ func (b *Backend) abort(ctx context.Context, bucket, key, id string) error {
 	if u.Claim != "" && time.Now().Before(u.ClaimUntil) {
 		return waitClaim(ctx, u.ClaimUntil)
 	}
-	parts, err := b.loadParts(ctx, bucket, id)
-	if err != nil {
-		return err
-	}
 	ok, err := b.kv.Txn(ctx, b.finishOps(u, index, finished{Key: key, Aborted: true, Finished: time.Now().UTC()}))
 	if err != nil {
 		b.metrics.ambiguousWrites.Inc()
@@ -331,6 +327,13 @@ func (b *Backend) abort(ctx context.Context, bucket, key, id string) error {
 	}
 	if !ok {
 		return errRetry
+	}
+	// no part can be recorded any more: read them now
+	rctx, cancel := context.WithTimeout(context.Background(), b.nodes.timeouts.Consul)
+	defer cancel()
+	parts, err := b.loadParts(rctx, bucket, id)
+	if err != nil {
+		b.log.Warn("an aborted upload's parts could not be read; their bytes stay counted until a restart", "bucket", bucket, "key", key, "error", err)
 	}
 	b.retired(u, parts)
 	return nil
