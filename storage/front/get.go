@@ -262,9 +262,15 @@ type bigChunks struct {
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
 
 func (c bigChunks) WriteTo(w io.Writer) (int64, error) {
+	out := idleWriter{w: w, conn: c.conn.conn, idle: c.conn.idle}
+	if e, ok := c.ReadCloser.(*endRequest); ok {
+		if wt, ok := e.ReadCloser.(io.WriterTo); ok { // checked blocks go out as they are, 1 MiB or more each
+			return wt.WriteTo(out)
+		}
+	}
 	buf := chunkPool.Get().(*[]byte)
 	defer chunkPool.Put(buf)
-	return io.CopyBuffer(idleWriter{w: w, conn: c.conn.conn, idle: c.conn.idle}, onlyReader{c.ReadCloser}, *buf)
+	return io.CopyBuffer(out, onlyReader{c.ReadCloser}, *buf)
 }
 
 // onlyReader hides WriteTo so CopyBuffer uses the buffer.

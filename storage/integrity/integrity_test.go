@@ -137,7 +137,13 @@ func TestReaderMovesToAnotherSourceAtTheBadBlock(t *testing.T) {
 			t.Fatalf("range %v: %d bytes, %v (tried %v)", rg, len(got), err, o.tried)
 		}
 	}
-	o := &opener{replicas: []replica{{data: corrupt, failAt: -1}}}
+	// WriteTo hands the same bytes over without a caller's buffer
+	o := &opener{replicas: []replica{{data: corrupt, failAt: -1}, {data: data, failAt: -1}}}
+	var out bytes.Buffer
+	if n, err := NewReader(l, 7, int64(len(data))-7, o.open).WriteTo(&out); err != nil || n != int64(len(data))-7 || !bytes.Equal(out.Bytes(), data[7:]) {
+		t.Fatalf("WriteTo: %d bytes, %v", n, err)
+	}
+	o = &opener{replicas: []replica{{data: corrupt, failAt: -1}}}
 	if _, err := io.ReadAll(NewReader(l, 0, l.Size(), o.open)); !errors.Is(err, ErrNoSource) {
 		t.Fatalf("only a corrupt replica: %v", err)
 	}

@@ -60,6 +60,39 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// WriteTo writes every checked block straight to w, without copying it
+// through a caller's buffer.
+func (r *Reader) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for {
+		if len(r.pending) == 0 {
+			if r.err != nil {
+				if r.err == io.EOF {
+					return n, nil
+				}
+				return n, r.err
+			}
+			if r.next == len(r.blocks) {
+				r.err = io.EOF
+				r.closeSrc()
+				continue
+			}
+			if err := r.load(r.blocks[r.next]); err != nil {
+				r.err = err
+				r.closeSrc()
+				continue
+			}
+			r.next++
+		}
+		m, err := w.Write(r.pending)
+		n += int64(m)
+		r.pending = r.pending[m:]
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
 // Prime reads and checks the first block, so that a read no source can
 // serve fails before any of its bytes are passed on.
 func (r *Reader) Prime() error {
