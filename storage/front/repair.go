@@ -243,8 +243,12 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) e
 		}
 		good = append(good, n)
 	}
-	if err == nil && len(good) > 0 && time.Since(written) < CommitWindow(b.nodes.timeouts.Consul) {
-		_, err = b.cat.Update(ctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
+	if left := CommitWindow(b.nodes.timeouts.Consul) - time.Since(written); err == nil && len(good) > 0 && left > 0 {
+		// the entry names the copies within the commit window, or never
+		// (the GC's grace is twice that window)
+		uctx, cancel := context.WithTimeout(ctx, left)
+		defer cancel()
+		_, err = b.cat.Update(uctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
 			if !sameVersion(*cur, e) {
 				return errStale
 			}
