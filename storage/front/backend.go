@@ -2,7 +2,13 @@
 // protocol, SigV4, streaming payloads, ranges are versitygw's) whose objects
 // live as replicas on the MinIO servers of harvested nodes, placed by
 // Algorithm 2 (storage/grid), with the catalogue (storage/catalog) as the
-// source of truth clients see. Reads go to a replica whose node is not busy.
+// source of truth clients see. It owns the write protocol (one check-and-set
+// per version, commit.go; multipart claims and transactions, uploads.go and
+// complete.go), checked reads (get.go), the garbage collector that alone
+// deletes replicas an entry may have named (gc.go), the scrubber (scrub.go),
+// repair (repair.go), health checks and safe mode (health.go, safemode.go),
+// capacity accounting (space.go), deadlines and limits (limits.go,
+// request.go) and the S3 errors it answers (errors.go).
 package front
 
 import (
