@@ -45,7 +45,10 @@ func (b *Backend) CompleteMultipartUpload(ctx context.Context, in *s3.CompleteMu
 	}
 	var token [8]byte
 	_, _ = randRead(token[:])
-	c := &completion{b: b, bucket: *in.Bucket, key: *in.Key, id: *in.UploadId, etag: etag, claim: hex.EncodeToString(token[:]), in: in}
+	// fasthttp reuses the request's buffers once it ends: the names are
+	// cloned, since the upload's clean-up outlives the request
+	c := &completion{b: b, bucket: strings.Clone(*in.Bucket), key: strings.Clone(*in.Key), id: strings.Clone(*in.UploadId),
+		etag: etag, claim: hex.EncodeToString(token[:]), in: in}
 	for {
 		err := c.attempt(req.ctx)
 		if errors.Is(err, errRetry) {
@@ -298,8 +301,9 @@ func waitClaim(ctx context.Context, until time.Time) error {
 func (b *Backend) AbortMultipartUpload(ctx context.Context, in *s3.AbortMultipartUploadInput) error {
 	req := b.request(ctx)
 	defer req.cancel()
+	bucket, key, id := strings.Clone(*in.Bucket), strings.Clone(*in.Key), strings.Clone(*in.UploadId)
 	for {
-		err := b.abort(req.ctx, *in.Bucket, *in.Key, *in.UploadId)
+		err := b.abort(req.ctx, bucket, key, id)
 		if !errors.Is(err, errRetry) {
 			return b.fail("abort multipart upload", err)
 		}

@@ -273,11 +273,11 @@ func (b *Backend) putReplicas(ctx context.Context, nodeIDs []string, name string
 // integrity is checked instead by the MD5 the node computes, which must be
 // the one the front computed of what the client sent.
 func (b *Backend) putReplica(ctx context.Context, node, name string, r io.Reader, size int64, meta map[string]string) error {
-	h := md5.New()
-	info, err := b.nodes.client(node).PutObject(ctx, DataBucket, name, io.TeeReader(r, h), size, "", "",
+	h := newMD5Tee(r)
+	info, err := b.nodes.client(node).PutObject(ctx, DataBucket, name, h, size, "", "",
 		minio.PutObjectOptions{UserMetadata: meta, DisableMultipart: true, DisableContentSha256: true})
-	if err == nil && strings.Trim(info.ETag, `"`) != hex.EncodeToString(h.Sum(nil)) {
-		err = fmt.Errorf("node %s stored %s with MD5 %s, the front sent %x", node, name, info.ETag, h.Sum(nil))
+	if sent := h.hex(); err == nil && strings.Trim(info.ETag, `"`) != sent {
+		err = fmt.Errorf("node %s stored %s with MD5 %s, the front sent %s", node, name, info.ETag, sent)
 	}
 	return err
 }
@@ -325,18 +325,30 @@ func nonEmpty(s string) *string {
 
 func ptr[T any](v T) *T { return &v }
 
-// md5Tee computes the MD5 of what is read through it.
+// md5Tee computes the MD5 of what is read through it. The HTTP client
+// may still be in its last Read of a request body when the node's answer
+// arrives (net/http writes bodies from its own goroutine), so the hash is
+// guarded.
 type md5Tee struct {
-	r io.Reader
-	h hash.Hash
+	r  io.Reader
+	mu sync.Mutex
+	h  hash.Hash
 }
 
 func newMD5Tee(r io.Reader) *md5Tee { return &md5Tee{r: r, h: md5.New()} }
 
 func (m *md5Tee) Read(p []byte) (int, error) {
 	n, err := m.r.Read(p)
-	m.h.Write(p[:n])
+	if n > 0 {
+		m.mu.Lock()
+		m.h.Write(p[:n])
+		m.mu.Unlock()
+	}
 	return n, err
 }
 
-func (m *md5Tee) hex() string { return hex.EncodeToString(m.h.Sum(nil)) }
+func (m *md5Tee) hex() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return hex.EncodeToString(m.h.Sum(nil))
+}
