@@ -60,7 +60,6 @@ type GCReport struct {
 	DeletedBytes   int64     `json:"deleted_bytes"`
 	YoungOrphans   int       `json:"young_orphans"` // unreferenced, within the grace
 	OrphanBytes    int64     `json:"orphan_bytes"`  // left on the nodes after the pass
-	AbortedUploads int       `json:"aborted_node_uploads"`
 	ExpiredUploads int       `json:"expired_uploads"`
 	ExpiredRecords int       `json:"expired_records"`
 }
