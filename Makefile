@@ -47,7 +47,7 @@ stack: ## build (or reuse) the pinned Nomad, Consul, MinIO and mc into .cache/st
 	@scripts/stack.sh
 
 .PHONY: test
-test: stack build clients unit acceptance provider-docs-check ## install what is needed, then run unit and acceptance tests
+test: stack build clients unit acceptance acceptance-blob-race provider-docs-check ## install what is needed, then run unit and acceptance tests (the blob tier's under the race detector)
 
 .PHONY: clients
 clients: ## install the real S3 clients (aws, boto3, s3cmd, rclone) from apt when missing
@@ -57,9 +57,20 @@ clients: ## install the real S3 clients (aws, boto3, s3cmd, rclone) from apt whe
 unit: ## unit tests (no processes of the stack)
 	go test -count=1 ./...
 
+# The blob tier's acceptance tests (TestBlob*) run once, in acceptance-blob-race:
+# the tests under the race detector against a harvest-blob built with it too.
+BLOB_TESTS := ^TestBlob
+
 .PHONY: acceptance
-acceptance: stack build clients ## acceptance tests against a real local cluster
-	go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) ./acceptance/...
+acceptance: stack build clients ## acceptance tests against a real local cluster (all but the blob tier's: see acceptance-blob-race)
+	go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) -skip '$(BLOB_TESTS)' ./acceptance/...
+
+.PHONY: acceptance-blob-race
+acceptance-blob-race: stack build clients ## the blob tier's acceptance tests with the race detector, in the tests and in harvest-blob
+	@mkdir -p $(BIN)/race
+	go build -race -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/race/harvest-blob ./cmd/harvest-blob
+	HARVEST_BLOB_BIN=$(BIN)/race/harvest-blob go test -race -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) \
+		-run '$(BLOB_TESTS)' ./acceptance/...
 
 .PHONY: demo
 demo: stack build ## start the local cluster and run the platform's main flow

@@ -20,6 +20,7 @@ import (
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/front"
+	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // declPrefix keeps this test's state apart from the other blob tests'
@@ -83,11 +84,18 @@ consul {
 repair {
   health_interval = "1s"
 }
+timeouts {
+  consul = "2s"
+}
+gc {
+  grace = "25s"
+}
 %s`, addr, strings.TrimPrefix(admin, "http://"), cluster.ConsulAddr(), declPrefix, nodes.String())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	logPath, stop := startDaemonStoppable(t, "harvest-blob", "agent", "-config", config)
+	logPath, stop := startDaemonStoppable(t, blobBinary(), "agent", "-config", config)
+	t.Cleanup(func() { noDataRace(t, logPath) })
 	defer stop()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
@@ -154,7 +162,7 @@ repair {
 	if _, err := s3c.PutObject(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
 		t.Fatalf("put: %v (log %s)", err, logPath)
 	}
-	e, err := catalog.NewStore(kv, declPrefix).Get(ctx, bucket, key)
+	e, err := catalog.NewStore(blobkv.NewConsul(consul), declPrefix).Get(ctx, bucket, key)
 	if err != nil || len(e.Replicas) != 2 {
 		t.Fatalf("catalogue entry %+v (%v): want 2 replicas", e, err)
 	}
@@ -206,17 +214,21 @@ repair {
 	if err := s3c.RemoveBucket(ctx, bucket); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range e.Replicas { // replicas are removed in the background
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	// replicas are the garbage collector's: gone once older than its grace
+	// (25 s); its pass comes a grace after the delete
+	deleted := time.Now()
+	for _, r := range e.Replicas {
+		for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(250 * time.Millisecond) {
 			_, err := stat(r)
 			if minio.ToErrorResponse(err).Code == "NoSuchKey" {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("replica %s on %s 5 s after the delete: %v", r.Name, r.Node, err)
+				t.Fatalf("replica %s on %s 120 s after the delete: %v", r.Name, r.Node, err)
 			}
 		}
 	}
+	t.Logf("the garbage collector removed the deleted object's replicas %s after the delete", time.Since(deleted).Round(time.Second))
 	// the front said what it applied, and no read of the documents failed
 	logText, err := os.ReadFile(logPath)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/localcluster"
 	"github.com/harvest-platform/harvest/storage/catalog"
+	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // storeMinIO is the MinIO server behind storage node "store-N".
@@ -132,11 +133,12 @@ func TestBlobLosesNothingToKilledNodesReimagesOrFrontRestarts(t *testing.T) {
 	// Kill a replica node in the middle of a multipart upload.
 	body := &gatedReader{r: io.LimitReader(randReader{}, 40<<20), left: 20 << 20, gate: make(chan struct{}), halted: make(chan struct{})}
 	result := make(chan error, 1)
+	halted := body.halted // the reader clears its field once it has halted
 	go func() {
 		_, err := f.s3.PutObject(ctx, "faults", "interrupted.bin", body, 40<<20, minio.PutObjectOptions{PartSize: 8 << 20})
 		result <- err
 	}()
-	<-body.halted
+	<-halted
 	pairs, err := kv.List(ctx, "harvest/blob/uploads/faults/")
 	if err != nil || len(pairs) != 1 {
 		t.Fatalf("uploads in progress: %d (%v)", len(pairs), err)
@@ -151,7 +153,7 @@ func TestBlobLosesNothingToKilledNodesReimagesOrFrontRestarts(t *testing.T) {
 	}
 	close(body.gate)
 	if err := <-result; err == nil {
-		e, err := catalog.NewStore(kv, "harvest/").Get(ctx, "faults", "interrupted.bin")
+		e, err := catalog.NewStore(blobkv.NewConsul(consulAPI(t, cluster.ConsulAddr())), "harvest/").Get(ctx, "faults", "interrupted.bin")
 		if err != nil || len(e.Replicas) != 3 || e.HasReplicaOn(up.Nodes[1]) {
 			t.Fatalf("upload acknowledged with a replica node dead: %+v %v", e, err)
 		}
@@ -172,7 +174,7 @@ func TestBlobLosesNothingToKilledNodesReimagesOrFrontRestarts(t *testing.T) {
 	waitBlob(t, f, "the killed node back up", func(st blobState) bool { return st.up == len(cluster.MinIO) })
 
 	// Reimage the node holding the most replicas: stop it, wipe its disk, start it.
-	store := catalog.NewStore(kv, "harvest/")
+	store := catalog.NewStore(blobkv.NewConsul(consulAPI(t, cluster.ConsulAddr())), "harvest/")
 	held := map[string]int{}
 	for k := range d {
 		e, err := store.Get(ctx, "faults", k)

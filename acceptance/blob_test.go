@@ -26,6 +26,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/front"
+	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // blobFront is a harvest-blob process over the cluster's MinIO servers
@@ -49,7 +50,7 @@ type blobFront struct {
 // (rows 0 and 2), column 2 one (row 1), and every object has a fully
 // diverse placement. Every tenant gets a history sample first, so all have
 // the same reimage rate (none recorded) whatever the drivers wrote so far.
-func blobConfig(t *testing.T) string {
+func blobConfig(t *testing.T, extra ...string) string {
 	t.Helper()
 	store := history.NewStore(history.NewConsulKV(consulAPI(t, cluster.ConsulAddr())), "")
 	order := make([]int, len(cluster.MinIO))
@@ -95,18 +96,26 @@ repair {
   health_interval     = "1s"
   lost_after          = "30s"
 }
-%s`, cluster.SparePort(2), cluster.SparePort(3), cluster.ConsulAddr(), nodes.String())), 0o644); err != nil {
+%s
+%s`, cluster.SparePort(2), cluster.SparePort(3), cluster.ConsulAddr(), nodes.String(), strings.Join(extra, "\n"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return config
 }
 
-// startBlob runs harvest-blob as a real process and waits until it serves.
-func startBlob(t *testing.T) *blobFront {
+// blobBinary is the harvest-blob the tests run: HARVEST_BLOB_BIN (make
+// test sets it to a build with the race detector), else bin/harvest-blob.
+func blobBinary() string { return envOr("HARVEST_BLOB_BIN", "harvest-blob") }
+
+// startBlob runs harvest-blob as a real process and waits until it serves;
+// extra is more of its HCL configuration. When the test ends, the front's
+// log must hold no data race report.
+func startBlob(t *testing.T, extra ...string) *blobFront {
 	t.Helper()
 	f := &blobFront{addr: fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(2)),
-		admin: fmt.Sprintf("http://127.0.0.1:%d", cluster.SparePort(3)), config: blobConfig(t)}
-	f.log, f.stop = startDaemonStoppable(t, "harvest-blob", "agent", "-config", f.config)
+		admin: fmt.Sprintf("http://127.0.0.1:%d", cluster.SparePort(3)), config: blobConfig(t, extra...)}
+	f.log, f.stop = startDaemonStoppable(t, blobBinary(), "agent", "-config", f.config)
+	t.Cleanup(func() { noDataRace(t, f.log) })
 	for i := 0; i < 150; i++ {
 		if c, err := net.Dial("tcp", f.addr); err == nil {
 			c.Close()
@@ -122,6 +131,19 @@ func startBlob(t *testing.T) *blobFront {
 	return f
 }
 
+// noDataRace fails the test when a front's log reports a data race.
+func noDataRace(t *testing.T, logPath string) {
+	t.Helper()
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Errorf("reading %s: %v", logPath, err)
+		return
+	}
+	if i := bytes.Index(data, []byte("WARNING: DATA RACE")); i >= 0 {
+		t.Errorf("harvest-blob reported a data race (log %s):\n%s", logPath, data[i:min(len(data), i+4000)])
+	}
+}
+
 // status reads the front's /v1/status.
 func (f *blobFront) status(t *testing.T) front.Status {
 	t.Helper()
@@ -132,7 +154,7 @@ func (f *blobFront) status(t *testing.T) front.Status {
 
 func setBusy(t *testing.T, node string, busy bool) {
 	t.Helper()
-	data, _ := json.Marshal(map[string]any{"busy": busy})
+	data, _ := json.Marshal(map[string]any{"busy": busy, "updated": time.Now().UTC()})
 	if _, err := consulAPI(t, cluster.ConsulAddr()).KV().Put(&consulapi.KVPair{Key: "harvest/busy/" + node, Value: data}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +251,7 @@ func TestBlobFrontStoresReplicasDiverselyAndReadsAroundBusyNodes(t *testing.T) {
 	for _, n := range st.Nodes {
 		cells[n.ID] = n
 	}
-	store := catalog.NewStore(history.NewConsulKV(consulAPI(t, cluster.ConsulAddr())), "harvest/")
+	store := catalog.NewStore(blobkv.NewConsul(consulAPI(t, cluster.ConsulAddr())), "harvest/")
 	for k := range objects {
 		e, err := store.Get(ctx, "datasets", k)
 		if err != nil || len(e.Replicas) != 3 || e.Degraded {

@@ -26,12 +26,16 @@ func startDaemon(t *testing.T, binary string, args ...string) string {
 // may call to restart it; the cleanup calls it otherwise.
 func startDaemonStoppable(t *testing.T, binary string, args ...string) (string, func()) {
 	t.Helper()
+	path := filepath.Join(bin, binary)
+	if filepath.IsAbs(binary) { // a binary from elsewhere (the race-detector build of harvest-blob)
+		path, binary = binary, filepath.Base(binary)
+	}
 	logPath := filepath.Join(cluster.RunDir, "logs", binary+".log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(bin, binary), args...)
+	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

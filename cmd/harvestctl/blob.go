@@ -39,7 +39,28 @@ func blobCommands() map[string]cli.CommandFactory {
 				return nil
 			},
 		}.Factory(),
+		"blob scrub":             blobPost("scrub", "Run a scrubber pass now and print what it found", "/v1/scrub", &addr),
+		"blob gc":                blobPost("gc", "Run a garbage collector pass now and print what it did", "/v1/gc", &addr),
+		"blob safe-mode-confirm": blobPost("safe-mode-confirm", "Confirm that the nodes that put harvest-blob in safe mode are gone", "/v1/safe-mode/confirm", &addr),
 	}
+}
+
+// blobPost is a command that POSTs to one of harvest-blob's admin
+// endpoints and prints its JSON answer.
+func blobPost(name, synopsis, path string, addr *string) cli.CommandFactory {
+	return command.Simple{
+		Name: "harvestctl blob " + name, Synopsis: synopsis, Usage: "harvestctl blob " + name + " [-blob-admin-addr URL]",
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(addr, "blob-admin-addr", envOr("HARVEST_BLOB_ADMIN_ADDR", "http://127.0.0.1:9101"), "harvest-blob's admin API")
+		},
+		Run: func(ctx context.Context, _ *flag.FlagSet) error {
+			var out map[string]any
+			if err := callAPI(ctx, "harvest-blob", http.MethodPost, *addr, path, 30*time.Minute, &out); err != nil {
+				return err
+			}
+			return command.PrintJSON(os.Stdout, out)
+		},
+	}.Factory()
 }
 
 func blobStatus(ctx context.Context, addr string) (front.Status, error) {
@@ -50,7 +71,7 @@ func blobStatus(ctx context.Context, addr string) (front.Status, error) {
 
 func printBlobStatus(w io.Writer, st front.Status) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tTENANT\tENV\tRACK\tCELL\tSTATE\tUSED MiB\tCAPACITY MiB")
+	fmt.Fprintln(tw, "NODE\tTENANT\tENV\tRACK\tCELL\tSTATE\tUSED MiB\tCAPACITY MiB\tROOM MiB\tDISK FREE MiB")
 	for _, n := range st.Nodes {
 		state := "up"
 		switch {
@@ -59,8 +80,12 @@ func printBlobStatus(w io.Writer, st front.Status) {
 		case n.Busy:
 			state = "busy"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d,%d\t%s\t%.1f\t%d\n", n.ID, n.Tenant, n.Environment, n.Rack, n.Row, n.Col, state,
-			float64(n.Used)/(1<<20), n.Capacity>>20)
+		disk := "-"
+		if n.DiskFree >= 0 {
+			disk = fmt.Sprint(n.DiskFree >> 20)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d,%d\t%s\t%.1f\t%d\t%d\t%s\n", n.ID, n.Tenant, n.Environment, n.Rack, n.Row, n.Col, state,
+			float64(n.Used)/(1<<20), n.Capacity>>20, n.Room>>20, disk)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nObjects %d (replication %d), under-replicated %d, lost %d\n", st.Objects, st.Replicas, st.UnderReplicated, st.Lost)
@@ -73,4 +98,23 @@ func printBlobStatus(w io.Writer, st front.Status) {
 	if !st.LastScan.IsZero() {
 		fmt.Fprintf(w, "Last scan %s\n", st.LastScan.Format(time.RFC3339))
 	}
+	if st.SafeMode != "" {
+		fmt.Fprintf(w, "SAFE MODE: %s (harvestctl blob safe-mode-confirm)\n", st.SafeMode)
+	}
+	if g := st.LastGC; !g.Time.IsZero() {
+		fmt.Fprintf(w, "Last GC %s: %d replicas, %d deleted (%.1f MiB), %d orphans within the grace (%.1f MiB)%s\n",
+			g.Time.Format(time.RFC3339), g.Replicas, g.Deleted, float64(g.DeletedBytes)/(1<<20), g.YoungOrphans,
+			float64(g.OrphanBytes)/(1<<20), held(g.Held))
+	}
+	if sc := st.LastScrub; !sc.Started.IsZero() {
+		fmt.Fprintf(w, "Last scrub %s: %d replicas checked (%.1f MiB), %d corrupt, %d missing, %d dropped for repair%s\n",
+			sc.Started.Format(time.RFC3339), sc.Replicas, float64(sc.Bytes)/(1<<20), sc.Corrupt, sc.Missing, sc.Dropped, held(sc.Held))
+	}
+}
+
+func held(why string) string {
+	if why == "" {
+		return ""
+	}
+	return "; held: " + why
 }

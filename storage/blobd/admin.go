@@ -15,7 +15,10 @@ import (
 )
 
 // serveAdmin serves the operator API: GET /v1/health, /v1/status (the
-// repair's progress, for `harvestctl blob status`) and /v1/metrics.
+// repair's progress, for `harvestctl blob status`) and /v1/metrics; POST
+// /v1/scrub and /v1/gc run a scrubber or garbage collector pass now and
+// answer its report; POST /v1/safe-mode/confirm is the operator's word that
+// the nodes that put the front in safe mode are gone.
 func serveAdmin(addr string, be *front.Backend, log hclog.Logger) (func(), error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
@@ -25,11 +28,33 @@ func serveAdmin(addr string, be *front.Backend, log hclog.Logger) (func(), error
 		writeJSON(w, be.Status())
 	})
 	mux.Handle("GET /v1/metrics", promhttp.HandlerFor(be.Registry(), promhttp.HandlerOpts{}))
+	mux.HandleFunc("POST /v1/scrub", func(w http.ResponseWriter, r *http.Request) {
+		rep, err := be.ScrubPass(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		writeJSON(w, rep)
+	})
+	mux.HandleFunc("POST /v1/gc", func(w http.ResponseWriter, r *http.Request) {
+		rep, err := be.GCPass(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		writeJSON(w, rep)
+	})
+	mux.HandleFunc("POST /v1/safe-mode/confirm", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, map[string]bool{"was_on": be.ConfirmSafeMode()})
+	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// a scrub or GC pass may take long: no write timeout, but slow or idle
+	// clients are cut off
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("admin API stopped", "error", err)

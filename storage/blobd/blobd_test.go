@@ -57,3 +57,32 @@ func TestConfigRefusesBadDurationsAndTooFewNodes(t *testing.T) {
 		t.Fatalf("too few nodes: %v", err)
 	}
 }
+
+// TestConfigValidatesTheNewBlocks: timeouts, limits, gc, scrub and safe
+// mode get their defaults; a grace shorter than twice the commit window, a
+// share outside (0, 1] or more requests than connections are refused.
+func TestConfigValidatesTheNewBlocks(t *testing.T) {
+	c, err := LoadConfig(writeConfig(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.timeouts.Node != 10*time.Second || c.timeouts.Consul != 5*time.Second || c.limits.MaxRequests != 256 ||
+		c.gc.Grace != time.Hour || c.minFreeMB != 1024 || c.busyExpiry != 2*time.Minute {
+		t.Fatalf("defaults: %+v %+v %+v", c.timeouts, c.limits, c.gc)
+	}
+	c, err = LoadConfig(writeConfig(t, "timeouts {\n  consul = \"1s\"\n}\ngc {\n  grace = \"12s\"\n}\nscrub {\n  mb_per_second = 2\n}\nsafe_mode {\n  share = 1\n}\n"))
+	if err != nil || c.gc.Grace != 12*time.Second || c.scrub.BytesPerSecond != 2<<20 || c.safeMode.Share != 1 {
+		t.Fatalf("set: %+v %+v %v", c.gc, c.scrub, err)
+	}
+	for src, want := range map[string]string{
+		"gc {\n  grace = \"50s\"\n}\n":                              "twice the commit window",
+		"safe_mode {\n  share = 1.5\n}\n":                           "safe_mode.share",
+		"limits {\n  max_requests = 10\n  max_connections = 5\n}\n": "exceeds limits.max_connections",
+		"timeouts {\n  node = \"-1s\"\n}\n":                         "timeouts.node",
+		"min_free_mb = -1\n":                                        "min_free_mb",
+	} {
+		if _, err := LoadConfig(writeConfig(t, src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error about %s", src, err, want)
+		}
+	}
+}

@@ -10,6 +10,11 @@
 // "a//b", unicode, 1 KiB long) maps to exactly one KV key and back. Each
 // replica also carries the entry as MinIO user metadata (see Meta), so the
 // catalogue can be rebuilt from the storage nodes alone.
+//
+// Every change of an entry is a check-and-set on its ModifyIndex (one
+// linearisation point per key); a delete leaves a tombstone
+// (blob/tombstones/<bucket>/<key>) in the same transaction, so a rebuild
+// from the nodes never brings the deleted version back.
 package catalog
 
 import (
@@ -18,12 +23,15 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/integrity"
+	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // Replica is one copy of an object on a storage node.
@@ -36,6 +44,10 @@ type Replica struct {
 
 // Entry is one object as the catalogue knows it.
 type Entry struct {
+	// Version is unique to one write of the key (repairs and metadata
+	// changes keep it): what a check-and-set that must not cross a rewrite
+	// compares.
+	Version      string            `json:"version,omitempty"`
 	Bucket       string            `json:"bucket"`
 	Key          string            `json:"key"`
 	Size         int64             `json:"size"`
@@ -47,6 +59,35 @@ type Entry struct {
 	// Degraded says the placement could not keep every diversity rule
 	// (moving its replicas once it can is not built yet).
 	Degraded bool `json:"degraded,omitempty"`
+	// Layout holds the block checksums every read, scrub and repair
+	// checks the bytes against (empty for entries written before them).
+	Layout integrity.Layout `json:"layout,omitempty"`
+	// Checksum is the S3 checksum the client sent with a single PUT
+	// (x-amz-checksum-<algorithm>), checked when written and answered on
+	// reads of the whole object with checksum mode enabled.
+	Checksum *Checksum `json:"checksum,omitempty"`
+}
+
+// Checksum is an S3 full-object checksum: its algorithm (CRC32, CRC32C,
+// SHA1, SHA256, CRC64NVME) and base64 value.
+type Checksum struct {
+	Algorithm string `json:"algorithm"`
+	Value     string `json:"value"`
+}
+
+// Tombstone records a deleted object: when, and the replica names of the
+// version deleted, so that a rebuild from the nodes skips them.
+type Tombstone struct {
+	Bucket  string    `json:"bucket"`
+	Key     string    `json:"key"`
+	Deleted time.Time `json:"deleted"`
+	Names   []string  `json:"names"`
+}
+
+// Buries says whether the tombstone covers a replica of the key written
+// at modified under name: the version deleted, or one older than it.
+func (t Tombstone) Buries(name string, modified time.Time) bool {
+	return slices.Contains(t.Names, name) || modified.Before(t.Deleted)
 }
 
 // maxKey is S3's limit on an object key (bytes).
@@ -67,41 +108,25 @@ func ValidateKey(key string) error {
 
 // Store reads and writes the catalogue.
 type Store struct {
-	kv     history.KV
+	kv     kv.KV
 	prefix string
+	tombs  string
 }
 
 // NewStore keeps the catalogue under prefix (e.g. "harvest/").
-func NewStore(kv history.KV, prefix string) *Store {
-	return &Store{kv: kv, prefix: history.KeyPrefix(prefix) + "blob/objects/"}
+func NewStore(store kv.KV, prefix string) *Store {
+	p := history.KeyPrefix(prefix)
+	return &Store{kv: store, prefix: p + "blob/objects/", tombs: p + "blob/tombstones/"}
 }
 
 func (s *Store) bucketDir(bucket string) string { return s.prefix + url.PathEscape(bucket) + "/" }
 
-func (s *Store) key(bucket, key string) string { return s.bucketDir(bucket) + url.PathEscape(key) }
+// Key is the KV key of an object's entry.
+func (s *Store) Key(bucket, key string) string { return s.bucketDir(bucket) + url.PathEscape(key) }
 
-// Put records an object (a new one, or a new version replacing the old);
-// it returns the entry it replaced, if any, so its replicas can be deleted.
-func (s *Store) Put(ctx context.Context, e Entry) (*Entry, error) {
-	if err := ValidateKey(e.Key); err != nil {
-		return nil, err
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return nil, err
-	}
-	var prev *Entry
-	err = history.Update(ctx, s.kv, s.key(e.Bucket, e.Key), func(old []byte, exists bool) ([]byte, error) {
-		prev = nil
-		if exists {
-			prev = &Entry{}
-			if json.Unmarshal(old, prev) != nil {
-				prev = nil // a corrupt entry is replaced, its replicas left to the scrubber
-			}
-		}
-		return data, nil
-	})
-	return prev, err
+// TombstoneKey is the KV key of an object's tombstone.
+func (s *Store) TombstoneKey(bucket, key string) string {
+	return s.tombs + url.PathEscape(bucket) + "/" + url.PathEscape(key)
 }
 
 // ErrNotFound says the catalogue has no such object.
@@ -109,47 +134,117 @@ var ErrNotFound = errors.New("no such object")
 
 // Get returns an object's entry.
 func (s *Store) Get(ctx context.Context, bucket, key string) (Entry, error) {
-	k := s.key(bucket, key)
+	e, _, err := s.Lookup(ctx, bucket, key)
+	return e, err
+}
+
+// Lookup returns an object's entry and its ModifyIndex, the index a
+// check-and-set of the entry must name (ErrNotFound and index 0 when the
+// object is absent).
+func (s *Store) Lookup(ctx context.Context, bucket, key string) (Entry, uint64, error) {
+	k := s.Key(bucket, key)
 	data, index, err := s.kv.Get(ctx, k)
 	if err != nil {
-		return Entry{}, err
+		return Entry{}, 0, err
 	}
 	if index == 0 {
-		return Entry{}, ErrNotFound
+		return Entry{}, 0, ErrNotFound
 	}
+	e, err := decode(k, data)
+	if err == nil && (e.Bucket != bucket || e.Key != key) {
+		err = &history.CorruptError{Key: k, Err: fmt.Errorf("holds %s/%s", e.Bucket, e.Key)}
+	}
+	return e, index, err
+}
+
+func decode(k string, data []byte) (Entry, error) {
 	var e Entry
 	if err := json.Unmarshal(data, &e); err != nil {
 		return Entry{}, &history.CorruptError{Key: k, Err: err}
 	}
-	if e.Bucket != bucket || e.Key != key {
-		return Entry{}, &history.CorruptError{Key: k, Err: fmt.Errorf("holds %s/%s", e.Bucket, e.Key)}
+	if err := e.Layout.Validate(); err != nil {
+		return Entry{}, &history.CorruptError{Key: k, Err: err}
 	}
 	return e, nil
 }
 
-// Delete removes an object's entry and returns it (its replicas are the
-// caller's to delete).
-func (s *Store) Delete(ctx context.Context, bucket, key string) (Entry, error) {
-	e, err := s.Get(ctx, bucket, key)
-	if err != nil {
-		return Entry{}, err
+// PutOp is the transaction op that writes e if its entry's ModifyIndex is
+// still index (0: only if absent).
+func (s *Store) PutOp(e Entry, index uint64) (kv.Op, error) {
+	if err := ValidateKey(e.Key); err != nil {
+		return kv.Op{}, err
 	}
-	return e, s.kv.Delete(ctx, s.key(bucket, key))
+	data, err := json.Marshal(e)
+	if err != nil {
+		return kv.Op{}, err
+	}
+	return kv.Op{Verb: kv.CAS, Key: s.Key(e.Bucket, e.Key), Value: data, Index: index}, nil
+}
+
+// Replace writes e if its entry's ModifyIndex is still index (0: only if
+// the object is absent): false when another writer got there first. An
+// error does not say the write did not happen (see kv.KV).
+func (s *Store) Replace(ctx context.Context, e Entry, index uint64) (bool, error) {
+	op, err := s.PutOp(e, index)
+	if err != nil {
+		return false, err
+	}
+	return s.kv.CAS(ctx, op.Key, op.Value, op.Index)
+}
+
+// Delete removes an object's entry if its ModifyIndex is still index and
+// leaves a tombstone for the version it held, in one transaction: false
+// when the entry changed meanwhile.
+func (s *Store) Delete(ctx context.Context, e Entry, index uint64, at time.Time) (bool, error) {
+	t := Tombstone{Bucket: e.Bucket, Key: e.Key, Deleted: at.UTC()}
+	for _, r := range e.Replicas {
+		if !slices.Contains(t.Names, r.Name) {
+			t.Names = append(t.Names, r.Name)
+		}
+	}
+	data, err := json.Marshal(t)
+	if err != nil {
+		return false, err
+	}
+	return s.kv.Txn(ctx, []kv.Op{{Verb: kv.DeleteCAS, Key: s.Key(e.Bucket, e.Key), Index: index},
+		{Verb: kv.Set, Key: s.TombstoneKey(e.Bucket, e.Key), Value: data}})
+}
+
+// Tombstones lists every tombstone, with its ModifyIndex.
+func (s *Store) Tombstones(ctx context.Context) (map[uint64]Tombstone, error) {
+	pairs, err := s.kv.List(ctx, s.tombs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint64]Tombstone{}
+	for _, p := range pairs {
+		var t Tombstone
+		if json.Unmarshal(p.Value, &t) == nil {
+			out[p.Index] = t
+		}
+	}
+	return out, nil
+}
+
+// DropTombstone removes a tombstone if it is still the one read (index).
+func (s *Store) DropTombstone(ctx context.Context, t Tombstone, index uint64) error {
+	_, err := s.kv.DeleteCAS(ctx, s.TombstoneKey(t.Bucket, t.Key), index)
+	return err
 }
 
 // List returns the entries of a bucket whose keys start with prefix and sort
 // after marker, at most max of them, in key order, and whether more remain.
 // Escaping keeps prefixes (byte by byte), so only the prefix's KV keys are read.
 func (s *Store) List(ctx context.Context, bucket, prefix, marker string, max int) ([]Entry, bool, error) {
-	pairs, err := s.kv.List(ctx, s.key(bucket, prefix))
+	pairs, err := s.kv.List(ctx, s.Key(bucket, prefix))
 	if err != nil {
 		return nil, false, err
 	}
 	var out []Entry
 	for _, p := range pairs {
-		var e Entry
-		if err := json.Unmarshal(p.Value, &e); err != nil {
-			return nil, false, &history.CorruptError{Key: p.Key, Err: err}
+		e, err := decode(p.Key, p.Value)
+		if err != nil {
+			return nil, false, err
 		}
 		if strings.HasPrefix(e.Key, prefix) && e.Key > marker {
 			out = append(out, e)
@@ -164,10 +259,12 @@ func (s *Store) List(ctx context.Context, bucket, prefix, marker string, max int
 }
 
 // Meta is the entry as user metadata for a replica on a storage node (one
-// JSON value), from which the catalogue can be rebuilt.
+// JSON value), from which the catalogue can be rebuilt. The block
+// checksums stay out (they may be larger than a node accepts as metadata):
+// a rebuilt entry is served unchecked until it is written again.
 func Meta(e Entry) map[string]string {
 	c := e
-	c.Replicas = nil
+	c.Replicas, c.Layout = nil, nil
 	data, _ := json.Marshal(c)
 	return map[string]string{"Harvest-Entry": string(data)}
 }
@@ -188,17 +285,18 @@ func FromMeta(meta map[string]string) (Entry, error) {
 
 // Update changes an object's entry with fn under check-and-set (fn may be
 // called again if another writer got there first). ErrNotFound when the
-// object is gone.
+// object is gone. An error other than fn's does not say the update did not
+// happen: fn must be safe to apply twice.
 func (s *Store) Update(ctx context.Context, bucket, key string, fn func(e *Entry) error) (Entry, error) {
 	var out Entry
-	k := s.key(bucket, key)
+	k := s.Key(bucket, key)
 	err := history.Update(ctx, s.kv, k, func(old []byte, exists bool) ([]byte, error) {
 		if !exists {
 			return nil, ErrNotFound
 		}
-		var e Entry
-		if err := json.Unmarshal(old, &e); err != nil {
-			return nil, &history.CorruptError{Key: k, Err: err}
+		e, err := decode(k, old)
+		if err != nil {
+			return nil, err
 		}
 		if err := fn(&e); err != nil {
 			return nil, err
@@ -207,6 +305,15 @@ func (s *Store) Update(ctx context.Context, bucket, key string, fn func(e *Entry
 		return json.Marshal(e)
 	})
 	return out, err
+}
+
+// SameVersion reports whether two entries are of one write of the key.
+// Entries written before versions compare by ETag, Last-Modified and size.
+func SameVersion(a, b Entry) bool {
+	if a.Version != "" || b.Version != "" {
+		return a.Version == b.Version
+	}
+	return a.ETag == b.ETag && a.LastModified.Equal(b.LastModified) && a.Size == b.Size
 }
 
 // HasReplicaOn reports whether the entry has a replica on the node.

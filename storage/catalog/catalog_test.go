@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 var ctx = context.Background()
@@ -18,15 +19,15 @@ func entry(key string) Entry {
 }
 
 func TestHostileKeysMapToOneKVKeyEachAndBack(t *testing.T) {
-	kv := history.NewMemKV()
-	s := NewStore(kv, "harvest")
+	mem := kv.NewMem()
+	s := NewStore(mem, "harvest")
 	keys := []string{"../../etc/passwd", "a//b", "a/b", "a%2Fb", "日本/データ", "?x=1&y#z", " lead", strings.Repeat("k", 1024), "harvest/blob/objects/data/x"}
 	for _, k := range keys {
-		if _, err := s.Put(ctx, entry(k)); err != nil {
-			t.Fatalf("%q: %v", k, err)
+		if ok, err := s.Replace(ctx, entry(k), 0); err != nil || !ok {
+			t.Fatalf("%q: %v %v", k, ok, err)
 		}
 	}
-	pairs, _ := kv.List(ctx, "")
+	pairs, _ := mem.List(ctx, "")
 	if len(pairs) != len(keys) {
 		t.Fatalf("%d KV keys for %d object keys", len(pairs), len(keys))
 	}
@@ -42,16 +43,16 @@ func TestHostileKeysMapToOneKVKeyEachAndBack(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", strings.Repeat("k", 1025), "\xff\xfe"} {
-		if _, err := s.Put(ctx, entry(bad)); err == nil {
+		if _, err := s.Replace(ctx, entry(bad), 0); err == nil {
 			t.Errorf("key %q accepted", bad)
 		}
 	}
 }
 
 func TestListIsInKeyOrderWithPrefixMarkerAndLimit(t *testing.T) {
-	s := NewStore(history.NewMemKV(), "harvest/")
+	s := NewStore(kv.NewMem(), "harvest/")
 	for _, k := range []string{"b/2", "a", "b/1", "b%", "c", "日本"} {
-		if _, err := s.Put(ctx, entry(k)); err != nil {
+		if _, err := s.Replace(ctx, entry(k), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,28 +81,51 @@ func keysOf(es []Entry) []string {
 	return out
 }
 
-func TestPutReturnsWhatItReplacedAndDeleteAndCorruption(t *testing.T) {
-	kv := history.NewMemKV()
-	s := NewStore(kv, "harvest/")
-	if prev, err := s.Put(ctx, entry("k")); err != nil || prev != nil {
-		t.Fatalf("first put: %v %v", prev, err)
+// TestReplaceAndDeleteAreCheckAndSet: a write or delete naming an index
+// that is no longer current changes nothing; a delete leaves a tombstone
+// that buries the deleted version and older ones, not newer ones.
+func TestReplaceAndDeleteAreCheckAndSet(t *testing.T) {
+	mem := kv.NewMem()
+	s := NewStore(mem, "harvest/")
+	if ok, err := s.Replace(ctx, entry("k"), 0); err != nil || !ok {
+		t.Fatalf("first put: %v %v", ok, err)
 	}
+	if ok, _ := s.Replace(ctx, entry("k"), 0); ok {
+		t.Fatal("create-if-absent replaced an entry")
+	}
+	_, i1, _ := s.Lookup(ctx, "data", "k")
 	e2 := entry("k")
 	e2.Replicas = []Replica{{Node: "n2", Name: "y"}}
-	prev, err := s.Put(ctx, e2)
-	if err != nil || prev == nil || prev.Replicas[0].Node != "n1" {
-		t.Fatalf("overwrite: %+v %v", prev, err)
+	if ok, err := s.Replace(ctx, e2, i1); err != nil || !ok {
+		t.Fatalf("overwrite: %v %v", ok, err)
 	}
-	kv.Put("harvest/blob/objects/data/broken", []byte("{"))
+	if ok, _ := s.Delete(ctx, e2, i1, time.Now()); ok {
+		t.Fatal("a delete at a stale index succeeded")
+	}
+	got, i2, _ := s.Lookup(ctx, "data", "k")
+	if got.Replicas[0].Name != "y" {
+		t.Fatalf("entry now %+v", got)
+	}
+	mem.Put("harvest/blob/objects/data/broken", []byte("{"))
 	var ce *history.CorruptError
 	if _, err := s.Get(ctx, "data", "broken"); !errors.As(err, &ce) || !strings.Contains(err.Error(), "harvest/blob/objects/data/broken") {
 		t.Fatalf("corrupt entry: %v", err)
 	}
-	if _, err := s.Delete(ctx, "data", "k"); err != nil {
-		t.Fatal(err)
+	at := got.LastModified.Add(time.Hour)
+	if ok, err := s.Delete(ctx, got, i2, at); err != nil || !ok {
+		t.Fatal(ok, err)
 	}
 	if _, err := s.Get(ctx, "data", "k"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("after delete: %v", err)
+	}
+	tombs, err := s.Tombstones(ctx)
+	if err != nil || len(tombs) != 1 {
+		t.Fatalf("tombstones %v %v", tombs, err)
+	}
+	for _, tomb := range tombs {
+		if !tomb.Buries("y", at) || !tomb.Buries("older", at.Add(-time.Second)) || tomb.Buries("newer", at.Add(time.Second)) {
+			t.Fatalf("tombstone %+v buries the wrong versions", tomb)
+		}
 	}
 }
 
@@ -119,8 +143,8 @@ func TestEntryRoundTripsThroughReplicaMetadata(t *testing.T) {
 func FuzzKeysRoundTrip(f *testing.F) {
 	f.Add("../a//b%2F")
 	f.Fuzz(func(t *testing.T, key string) {
-		s := NewStore(history.NewMemKV(), "harvest/")
-		if _, err := s.Put(ctx, entry(key)); err != nil {
+		s := NewStore(kv.NewMem(), "harvest/")
+		if _, err := s.Replace(ctx, entry(key), 0); err != nil {
 			return // refused keys are fine
 		}
 		e, err := s.Get(ctx, "data", key)

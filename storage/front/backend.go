@@ -2,13 +2,20 @@
 // protocol, SigV4, streaming payloads, ranges are versitygw's) whose objects
 // live as replicas on the MinIO servers of harvested nodes, placed by
 // Algorithm 2 (storage/grid), with the catalogue (storage/catalog) as the
-// source of truth clients see. Reads go to a replica whose node is not busy.
+// source of truth clients see. It owns the write protocol (one check-and-set
+// per version, commit.go; multipart claims and transactions, uploads.go and
+// complete.go), checked reads (get.go), the garbage collector that alone
+// deletes replicas an entry may have named (gc.go), the scrubber (scrub.go),
+// repair (repair.go), health checks and safe mode (health.go, safemode.go),
+// capacity accounting (space.go), deadlines and limits (limits.go,
+// request.go) and the S3 errors it answers (errors.go).
 package front
 
 import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"sort"
 	"sync"
@@ -26,34 +33,42 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // Backend serves S3 requests from the harvested storage nodes.
 type Backend struct {
 	backend.BackendUnsupported
-	log      hclog.Logger
-	kv       history.KV
-	prefix   string
-	cat      *catalog.Store
-	nodes    *Nodes
-	config   policy                   // the front's replicas and strict
-	defaults atomic.Pointer[defaults] // of buckets without policy tags: the policy document's over config (declared.go)
-	decl     *declarations
+	log        hclog.Logger
+	kv         kv.KV
+	prefix     string
+	namePrefix string // the deployment's folder of replicas on the nodes
+	cat        *catalog.Store
+	nodes      *Nodes
+	config     policy                   // the front's replicas and strict
+	defaults   atomic.Pointer[defaults] // of buckets without policy tags: the policy document's over config (declared.go)
+	decl       *declarations
 
 	mu   sync.Mutex // guards the grid and rng
 	grid *grid.Grid
 	rng  *rand.Rand
 
-	metrics   *metrics
-	repair    *repairer
-	lostNodes map[string]bool // nodes whose replicas were dropped; only the health checks touch it
+	metrics      *metrics
+	repair       *repairer
+	gc           *collector
+	scrub        *scrubber
+	safe         *safeMode
+	busyExpiry   time.Duration
+	diskClient   *http.Client    // reads the nodes' drive metrics
+	degradedSeen sync.Map        // reasons of degraded placements logged at WARN
+	lostNodes    map[string]bool // nodes whose replicas were dropped; only the health checks touch it
 }
 
 var _ backend.Backend = (*Backend)(nil)
 
 // Options configure a Backend.
 type Options struct {
-	KV       history.KV
+	KV       kv.KV
 	Prefix   string // Consul KV prefix, e.g. "harvest/"
 	Nodes    *Nodes
 	Replicas int  // default 3; the policy document's replicas win (declared.go)
@@ -61,6 +76,12 @@ type Options struct {
 	Log      hclog.Logger
 	Seed     uint64
 	Repair   RepairOptions
+	GC       GCOptions
+	Scrub    ScrubOptions
+	SafeMode SafeModeOptions
+	// BusyExpiry is how old a busy flag may be and still count (default
+	// 2m; the harvest driver rewrites its flag every 30 s).
+	BusyExpiry time.Duration
 }
 
 // New returns a backend over the given nodes.
@@ -68,11 +89,19 @@ func New(o Options) *Backend {
 	if o.Replicas == 0 {
 		o.Replicas = 3
 	}
+	if o.BusyExpiry <= 0 {
+		o.BusyExpiry = 2 * time.Minute
+	}
 	b := &Backend{log: o.Log, kv: o.KV, prefix: history.KeyPrefix(o.Prefix), cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes,
-		config: policy{replicas: o.Replicas, strict: o.Strict}, decl: &declarations{store: history.NewStore(o.KV, o.Prefix)},
+		namePrefix: namePrefixFor(history.KeyPrefix(o.Prefix)), busyExpiry: o.BusyExpiry,
+		diskClient: &http.Client{Transport: nodeTransport(o.Nodes.timeouts.Node)},
+		config:     policy{replicas: o.Replicas, strict: o.Strict}, decl: &declarations{store: history.NewStore(o.KV, o.Prefix)},
 		rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}}
 	b.defaults.Store(ptr(b.config.over(nil)))
 	b.repair = newRepairer(b, o.Repair)
+	b.gc = newCollector(b, o.GC)
+	b.scrub = newScrubber(b, o.Scrub)
+	b.safe = newSafeMode(o.SafeMode)
 	b.grid = o.Nodes.Grid()
 	return b
 }
@@ -107,6 +136,9 @@ func (b *Backend) bucket(ctx context.Context, name string) (*bucketInfo, error) 
 }
 
 func (b *Backend) CreateBucket(ctx context.Context, in *s3.CreateBucketInput, defaultACL []byte) error {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	name := *in.Bucket
 	data, _ := json.Marshal(bucketInfo{Name: name, Created: time.Now().UTC(), ACL: defaultACL})
 	ok, err := b.kv.CAS(ctx, b.bucketKey(name), data, 0)
@@ -142,6 +174,9 @@ func (b *Backend) mirrorBucket(ctx context.Context, name string, data []byte) {
 }
 
 func (b *Backend) HeadBucket(ctx context.Context, in *s3.HeadBucketInput) (*s3.HeadBucketOutput, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	if _, err := b.bucket(ctx, *in.Bucket); err != nil {
 		return nil, err
 	}
@@ -149,6 +184,9 @@ func (b *Backend) HeadBucket(ctx context.Context, in *s3.HeadBucketInput) (*s3.H
 }
 
 func (b *Backend) GetBucketAcl(ctx context.Context, in *s3.GetBucketAclInput) ([]byte, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	info, err := b.bucket(ctx, *in.Bucket)
 	if err != nil {
 		return nil, err
@@ -157,10 +195,16 @@ func (b *Backend) GetBucketAcl(ctx context.Context, in *s3.GetBucketAclInput) ([
 }
 
 func (b *Backend) PutBucketAcl(ctx context.Context, bucket string, acl []byte) error {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	return b.updateBucket(ctx, bucket, func(info *bucketInfo) { info.ACL = acl })
 }
 
 func (b *Backend) DeleteBucket(ctx context.Context, bucket string) error {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	if _, err := b.bucket(ctx, bucket); err != nil {
 		return err
 	}
@@ -177,6 +221,9 @@ func (b *Backend) DeleteBucket(ctx context.Context, bucket string) error {
 }
 
 func (b *Backend) ListBuckets(ctx context.Context, in s3response.ListBucketsInput) (s3response.ListAllMyBucketsResult, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	pairs, err := b.kv.List(ctx, b.prefix+"blob/buckets/")
 	if err != nil {
 		return s3response.ListAllMyBucketsResult{}, err
@@ -214,7 +261,7 @@ func (b *Backend) FollowBusy(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		changed, err := b.nodes.RefreshBusy(ctx, b.kv, b.prefix)
+		changed, err := b.nodes.RefreshBusy(ctx, b.kv, b.prefix, b.busyExpiry)
 		if err != nil && ctx.Err() == nil {
 			b.log.Warn("reading busy flags failed", "error", err)
 		}

@@ -3,14 +3,11 @@ package front
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"sort"
+	"errors"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/minio/minio-go/v7"
 	"github.com/versity/versitygw/backend"
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
@@ -23,6 +20,14 @@ import (
 // Algorithm 2. A copy onto itself with REPLACE only rewrites the metadata
 // the catalogue serves (s3cmd modify, aws s3 cp --metadata-directive).
 func (b *Backend) CopyObject(ctx context.Context, in s3response.CopyObjectInput) (s3response.CopyObjectOutput, error) {
+	req := b.request(ctx)
+	defer req.cancel()
+	out, err := b.copyObject(req, in)
+	return out, b.fail("copy", err)
+}
+
+func (b *Backend) copyObject(req *request, in s3response.CopyObjectInput) (s3response.CopyObjectOutput, error) {
+	ctx := req.ctx
 	srcBucket, srcKey, _, err := backend.ParseCopySource(deref(in.CopySource))
 	if err != nil {
 		return s3response.CopyObjectOutput{}, err
@@ -51,18 +56,31 @@ func (b *Backend) CopyObject(ctx context.Context, in s3response.CopyObjectInput)
 		if in.MetadataDirective != types.MetadataDirectiveReplace {
 			return s3response.CopyObjectOutput{}, s3err.GetAPIError(s3err.ErrInvalidCopyDest)
 		}
-		src.UserMeta, src.ContentType = dst.UserMeta, dst.ContentType
-		if _, err := b.cat.Put(ctx, src); err != nil {
+		// only the metadata changes, on the version the client read (the
+		// ETag it names): a version written meanwhile is not overwritten
+		// with the old one's replicas
+		e, err := b.cat.Update(ctx, srcBucket, srcKey, func(cur *catalog.Entry) error {
+			if !sameVersion(*cur, src) {
+				return s3err.GetAPIError(s3err.ErrPreconditionFailed)
+			}
+			cur.UserMeta, cur.ContentType = dst.UserMeta, dst.ContentType
+			return nil
+		})
+		if errors.Is(err, catalog.ErrNotFound) {
+			return s3response.CopyObjectOutput{}, s3err.GetAPIError(s3err.ErrNoSuchKey)
+		}
+		if err != nil {
 			return s3response.CopyObjectOutput{}, err
 		}
-		return copyResult(src), nil
+		return copyResult(e), nil
 	}
-	body, err := b.openReplica(ctx, src, 0, src.Size)
+	body, err := b.openObject(req, src, 0, src.Size)
 	if err != nil {
 		return s3response.CopyObjectOutput{}, err
 	}
 	defer body.Close()
-	dst, err = b.store(ctx, dst, body, b.policyOf(dstInfo))
+	dst.Checksum = src.Checksum
+	dst, err = b.store(ctx, dst, body, b.policyOf(dstInfo), nil)
 	if err != nil {
 		return s3response.CopyObjectOutput{}, err
 	}
@@ -73,76 +91,12 @@ func copyResult(e catalog.Entry) s3response.CopyObjectOutput {
 	return s3response.CopyObjectOutput{CopyObjectResult: &s3response.CopyObjectResult{ETag: &e.ETag, LastModified: &e.LastModified}}
 }
 
-// openReplica reads length bytes from start of a replica whose node is up
-// and not busy, the least loaded (reads in flight through this front)
-// first; SlowDown when there is none.
-func (b *Backend) openReplica(ctx context.Context, e catalog.Entry, start, length int64) (io.ReadCloser, error) {
-	var candidates []catalog.Replica
-	for _, r := range e.Replicas {
-		if b.nodes.client(r.Node) == nil || !b.nodes.Up(r.Node) {
-			continue
-		}
-		if b.nodes.Busy(r.Node) {
-			b.metrics.busyDenials.Inc()
-			continue
-		}
-		candidates = append(candidates, r)
-	}
-	sort.SliceStable(candidates, func(i, j int) bool {
-		return b.nodes.inflight(candidates[i].Node) < b.nodes.inflight(candidates[j].Node)
-	})
-	for _, r := range candidates {
-		opts := minio.GetObjectOptions{}
-		if length > 0 && (start > 0 || length < e.Size) {
-			_ = opts.SetRange(start, start+length-1)
-		}
-		done := b.nodes.startRead(r.Node)
-		body, _, _, err := b.nodes.client(r.Node).GetObject(ctx, DataBucket, r.Name, opts)
-		if err != nil {
-			done()
-			b.log.Warn("replica unreadable; trying the next", "node", r.Node, "name", r.Name, "error", err)
-			continue
-		}
-		return bigChunks{&countedBody{ReadCloser: body, done: done}}, nil
-	}
-	b.metrics.readFailures.Inc()
-	return nil, s3err.GetAPIError(s3err.ErrSlowDown)
-}
-
-// countedBody ends a node's in-flight read when the body is closed.
-type countedBody struct {
-	io.ReadCloser
-	once sync.Once
-	done func()
-}
-
-func (c *countedBody) Close() error {
-	c.once.Do(c.done)
-	return c.ReadCloser.Close()
-}
-
-// DeleteObjects deletes each key in turn (aws s3 rm --recursive, rclone purge).
-func (b *Backend) DeleteObjects(ctx context.Context, in *s3.DeleteObjectsInput) (s3response.DeleteResult, error) {
-	var out s3response.DeleteResult
-	if in.Delete == nil {
-		return out, s3err.GetAPIError(s3err.ErrMalformedXML)
-	}
-	for _, o := range in.Delete.Objects {
-		if o.Key == nil {
-			continue
-		}
-		if _, err := b.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: in.Bucket, Key: o.Key}); err != nil {
-			out.Error = append(out.Error, types.Error{Key: o.Key, Code: ptr("InternalError"), Message: ptr(err.Error())})
-			continue
-		}
-		out.Deleted = append(out.Deleted, types.DeletedObject{Key: o.Key})
-	}
-	return out, nil
-}
-
 // GetObjectAcl answers that the bucket's owner has full control: objects
 // carry no ACLs of their own (s3cmd and rclone ask).
 func (b *Backend) GetObjectAcl(ctx context.Context, in *s3.GetObjectAclInput) (*s3.GetObjectAclOutput, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	info, err := b.bucket(ctx, *in.Bucket)
 	if err != nil {
 		return nil, err
@@ -160,6 +114,9 @@ func (b *Backend) GetObjectAcl(ctx context.Context, in *s3.GetObjectAclInput) (*
 
 // PutObjectAcl accepts the owner-only ACLs clients set and refuses others.
 func (b *Backend) PutObjectAcl(ctx context.Context, in *s3.PutObjectAclInput) error {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	if _, err := b.entry(ctx, *in.Bucket, *in.Key); err != nil {
 		return err
 	}
@@ -176,25 +133,11 @@ func (b *Backend) PutObjectAcl(ctx context.Context, in *s3.PutObjectAclInput) er
 
 // GetBucketVersioning answers "never enabled" (rclone purge asks).
 func (b *Backend) GetBucketVersioning(ctx context.Context, bucket string) (s3response.GetBucketVersioningOutput, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	if _, err := b.bucket(ctx, bucket); err != nil {
 		return s3response.GetBucketVersioningOutput{}, err
 	}
 	return s3response.GetBucketVersioningOutput{}, nil
 }
-
-// bigChunks hands a replica's body to the S3 server in 1 MiB writes: the
-// server copies a body that is an io.WriterTo through WriteTo, and large
-// writes go straight to the socket instead of through its 4 KiB buffer.
-type bigChunks struct{ io.ReadCloser }
-
-var chunkPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
-
-func (c bigChunks) WriteTo(w io.Writer) (int64, error) {
-	buf := chunkPool.Get().(*[]byte)
-	defer chunkPool.Put(buf)
-	return io.CopyBuffer(onlyWriter{w}, onlyReader{c.ReadCloser}, *buf)
-}
-
-// onlyWriter and onlyReader hide ReadFrom/WriteTo so CopyBuffer uses the buffer.
-type onlyWriter struct{ io.Writer }
-type onlyReader struct{ io.Reader }

@@ -3,17 +3,11 @@ package front
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/hashicorp/go-hclog"
@@ -22,12 +16,13 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/kv"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // awayKV fails every read while down, like an unreachable Consul.
 type awayKV struct {
-	*history.MemKV
+	*kv.Mem
 	down bool
 }
 
@@ -35,14 +30,14 @@ func (a *awayKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
 	if a.down {
 		return nil, 0, context.DeadlineExceeded
 	}
-	return a.MemKV.Get(ctx, key)
+	return a.Mem.Get(ctx, key)
 }
 
 func (a *awayKV) List(ctx context.Context, prefix string) ([]history.Pair, error) {
 	if a.down {
 		return nil, context.DeadlineExceeded
 	}
-	return a.MemKV.List(ctx, prefix)
+	return a.Mem.List(ctx, prefix)
 }
 
 // logBuffer collects log lines for the test to count.
@@ -69,63 +64,14 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// memNode is a storage node's S3 API in memory (PUT, GET, DELETE of
-// objects, ETag the body's MD5), enough for writes and repairs.
-type memNode struct {
-	mu      sync.Mutex
-	objects map[string][]byte // by path: /bucket/name
-}
-
-func (m *memNode) has(name string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.objects["/"+DataBucket+"/"+name]
-	return ok
-}
-
-func (m *memNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Query().Has("location") {
-		fmt.Fprint(w, `<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">us-east-1</LocationConstraint>`)
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch r.Method {
-	case http.MethodPut:
-		data, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		m.objects[r.URL.Path] = data
-		sum := md5.Sum(data)
-		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
-	case http.MethodGet, http.MethodHead:
-		data, ok := m.objects[r.URL.Path]
-		if !ok {
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, `<Error><Code>NoSuchKey</Code></Error>`)
-			return
-		}
-		sum := md5.Sum(data)
-		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
-		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
-		w.Header().Set("Last-Modified", time.Now().UTC().Format(http.TimeFormat))
-		_, _ = w.Write(data)
-	case http.MethodDelete:
-		delete(m.objects, r.URL.Path)
-		w.WriteHeader(http.StatusNoContent)
-	}
-}
-
 // declTenants are the test nodes' tenants: node n<env> of tenant <env>/fn,
 // 1 GiB configured each.
 var declTenants = []string{"a", "b", "c", "d"}
 
-// declBackend is a front over four nodes in memory (all up) and kv, with
+// declBackend is a front over four nodes in memory (all up) and mem, with
 // the front's configuration at replicas 3, strict false, and its log in
 // logs.
-func declBackend(t *testing.T, kv history.KV) (*Backend, map[string]*memNode, *logBuffer) {
+func declBackend(t *testing.T, mem kv.KV) (*Backend, map[string]*memNode, *logBuffer) {
 	t.Helper()
 	stores := map[string]*memNode{}
 	var cfgs []NodeConfig
@@ -142,7 +88,7 @@ func declBackend(t *testing.T, kv history.KV) (*Backend, map[string]*memNode, *l
 		t.Fatal(err)
 	}
 	logs := &logBuffer{}
-	b := New(Options{KV: kv, Prefix: "harvest/", Nodes: ns, Replicas: 3, Log: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}),
+	b := New(Options{KV: mem, Prefix: "harvest/", Nodes: ns, Replicas: 3, Log: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}),
 		Seed: 7, Repair: RepairOptions{PerServerPerHour: 3600}})
 	for _, env := range declTenants {
 		ns.setUp("n"+env, true)
@@ -151,16 +97,16 @@ func declBackend(t *testing.T, kv history.KV) (*Backend, map[string]*memNode, *l
 	return b, stores, logs
 }
 
-func putDoc(t *testing.T, kv history.KV, name string, v any) {
+func putDoc(t *testing.T, mem history.KV, name string, v any) {
 	t.Helper()
-	if err := history.NewStore(kv, "harvest/").PutDocument(context.Background(), name, v); err != nil {
+	if err := history.NewStore(mem, "harvest/").PutDocument(context.Background(), name, v); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func deleteDoc(t *testing.T, kv history.KV, name string) {
+func deleteDoc(t *testing.T, mem history.KV, name string) {
 	t.Helper()
-	if err := history.NewStore(kv, "harvest/").DeleteDocument(context.Background(), name); err != nil {
+	if err := history.NewStore(mem, "harvest/").DeleteDocument(context.Background(), name); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -206,8 +152,8 @@ func capacities(b *Backend) map[string]string {
 // front's; tags win over both; /v1/status reports the default and its
 // source; deleting the document gives the front's values back.
 func TestDefaultReplicationIsBucketTagOverPolicyOverConfig(t *testing.T) {
-	kv := history.NewMemKV()
-	b, _, logs := declBackend(t, kv)
+	mem := kv.NewMem()
+	b, _, logs := declBackend(t, mem)
 	ctx := context.Background()
 	untagged := makeBucket(t, b, "plain", nil)
 	four := makeBucket(t, b, "four", map[string]string{tagReplicas: "4", tagDiversity: "degraded"})
@@ -234,7 +180,7 @@ func TestDefaultReplicationIsBucketTagOverPolicyOverConfig(t *testing.T) {
 	status("config", 3, "config", "degraded", "config")
 
 	two, strict := 2, "strict"
-	putDoc(t, kv, declare.PolicyName, declare.Policy{Replicas: &two, Diversity: &strict})
+	putDoc(t, mem, declare.PolicyName, declare.Policy{Replicas: &two, Diversity: &strict})
 	b.RefreshDeclarations(ctx)
 	check("policy", untagged, policy{replicas: 2, strict: true})
 	check("policy", four, policy{replicas: 4, strict: false}) // both tags win
@@ -250,12 +196,12 @@ func TestDefaultReplicationIsBucketTagOverPolicyOverConfig(t *testing.T) {
 
 	// a document setting replicas only leaves the diversity to the config
 	five := 5
-	putDoc(t, kv, declare.PolicyName, declare.Policy{Replicas: &five})
+	putDoc(t, mem, declare.PolicyName, declare.Policy{Replicas: &five})
 	b.RefreshDeclarations(ctx)
 	check("policy replicas only", untagged, policy{replicas: 5})
 	status("policy replicas only", 5, "policy", "degraded", "config")
 
-	deleteDoc(t, kv, declare.PolicyName)
+	deleteDoc(t, mem, declare.PolicyName)
 	b.RefreshDeclarations(ctx)
 	check("policy deleted", untagged, policy{replicas: 3})
 	status("policy deleted", 3, "config", "degraded", "config")
@@ -267,8 +213,8 @@ func TestDefaultReplicationIsBucketTagOverPolicyOverConfig(t *testing.T) {
 // deletes nothing and leaves the node full; deleting the declaration gives
 // the configured capacity back.
 func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
-	kv := history.NewMemKV()
-	b, _, logs := declBackend(t, kv)
+	mem := kv.NewMem()
+	b, _, logs := declBackend(t, mem)
 	ctx := context.Background()
 	b.RefreshDeclarations(ctx)
 	want := map[string]string{"na": "1024 config", "nb": "1024 config", "nc": "1024 config", "nd": "1024 config"}
@@ -276,9 +222,9 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 		t.Fatalf("nothing declared: %v", got)
 	}
 
-	putDoc(t, kv, tenantDoc("a"), tenantDecl("a", 3000))
-	putDoc(t, kv, tenantDoc("b"), tenantDecl("b", 10))
-	putDoc(t, kv, declare.TenantDocument(history.TenantID{Environment: "z", Function: "fn"}), tenantDecl("z", 1)) // no node of ours
+	putDoc(t, mem, tenantDoc("a"), tenantDecl("a", 3000))
+	putDoc(t, mem, tenantDoc("b"), tenantDecl("b", 10))
+	putDoc(t, mem, declare.TenantDocument(history.TenantID{Environment: "z", Function: "fn"}), tenantDecl("z", 1)) // no node of ours
 	b.RefreshDeclarations(ctx)
 	want["na"], want["nb"] = "3000 tenant", "10 tenant"
 	if got := capacities(b); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -289,19 +235,19 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 	}
 	// an object of 20 MiB fits three nodes only: nb (10 MiB) is left out
 	for i := 0; i < 20; i++ {
-		p, err := b.reserve(20<<20, 3, false, nil)
+		p, err := b.place(catalog.Entry{}, 20<<20, policy{replicas: 3}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(strings.Join(p.Nodes, ","), "nb") {
 			t.Fatalf("a 20 MiB replica placed on nb, declared 10 MiB: %v", p.Nodes)
 		}
-		b.release(p, 20<<20)
+		b.nodes.unreserve(p.Nodes, 20<<20)
 	}
 
 	// a shrink below what a node holds: full, nothing deleted
-	b.nodes.setUsed(map[string]int64{"na": 500 << 20})
-	putDoc(t, kv, tenantDoc("a"), tenantDecl("a", 100))
+	b.nodes.setCommitted(map[string]int64{"na": 500 << 20})
+	putDoc(t, mem, tenantDoc("a"), tenantDecl("a", 100))
 	b.RefreshDeclarations(ctx)
 	if n, _ := b.grid.Node("na"); n.Free != 0 {
 		t.Fatalf("na holding 500 MiB of 100: %d bytes free in the grid, want 0", n.Free)
@@ -312,11 +258,11 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 	if logs.count("storage node holds more than its capacity") != 1 {
 		t.Fatalf("the shrink below the bytes held was not logged:\n%s", logs)
 	}
-	if _, err := b.reserve(1, 4, false, nil); err == nil {
+	if _, err := b.place(catalog.Entry{}, 1, policy{replicas: 4}, nil); err == nil {
 		t.Fatal("four replicas placed with na full")
 	}
 
-	deleteDoc(t, kv, tenantDoc("a"))
+	deleteDoc(t, mem, tenantDoc("a"))
 	b.RefreshDeclarations(ctx)
 	if got := capacities(b)["na"]; got != "1024 config" {
 		t.Fatalf("declaration deleted: na %s, want the configured 1024 MiB", got)
@@ -332,12 +278,12 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 // applies), Consul away keeps everything; each different failure is logged
 // once and counted, the recovery logged once.
 func TestCorruptDeclarationsKeepTheLastGoodValues(t *testing.T) {
-	kv := &awayKV{MemKV: history.NewMemKV()}
-	b, _, logs := declBackend(t, kv)
+	mem := &awayKV{Mem: kv.NewMem()}
+	b, _, logs := declBackend(t, mem)
 	ctx := context.Background()
 	two := 2
-	putDoc(t, kv, declare.PolicyName, declare.Policy{Replicas: &two})
-	putDoc(t, kv, tenantDoc("a"), tenantDecl("a", 3000))
+	putDoc(t, mem, declare.PolicyName, declare.Policy{Replicas: &two})
+	putDoc(t, mem, tenantDoc("a"), tenantDecl("a", 3000))
 	b.RefreshDeclarations(ctx)
 	good := func(what string, na, nb string) {
 		t.Helper()
@@ -367,21 +313,21 @@ func TestCorruptDeclarationsKeepTheLastGoodValues(t *testing.T) {
 		return 0
 	}
 
-	kv.Put("harvest/"+declare.PolicyName, []byte(`{"replicas":`))
+	mem.Put("harvest/"+declare.PolicyName, []byte(`{"replicas":`))
 	b.RefreshDeclarations(ctx)
 	b.RefreshDeclarations(ctx)
 	good("corrupt policy", "3000 tenant", "1024 config")
-	kv.Put("harvest/"+declare.PolicyName, []byte(`{"replicas":12}`))
+	mem.Put("harvest/"+declare.PolicyName, []byte(`{"replicas":12}`))
 	b.RefreshDeclarations(ctx)
 	good("policy out of range", "3000 tenant", "1024 config")
-	kv.Put("harvest/"+tenantDoc("a"), []byte(`{"environment":"a","function":"fn","storage_mb":-5}`))
-	putDoc(t, kv, tenantDoc("b"), tenantDecl("b", 2000))
+	mem.Put("harvest/"+tenantDoc("a"), []byte(`{"environment":"a","function":"fn","storage_mb":-5}`))
+	putDoc(t, mem, tenantDoc("b"), tenantDecl("b", 2000))
 	b.RefreshDeclarations(ctx)
 	good("corrupt tenant, another declared", "3000 tenant", "2000 tenant")
-	kv.Put("harvest/"+tenantDoc("a"), []byte(`{"environment":"q","function":"fn","storage_mb":5}`))
+	mem.Put("harvest/"+tenantDoc("a"), []byte(`{"environment":"q","function":"fn","storage_mb":5}`))
 	b.RefreshDeclarations(ctx)
 	good("another tenant's declaration under a's key", "3000 tenant", "2000 tenant")
-	kv.down = true
+	mem.down = true
 	b.RefreshDeclarations(ctx)
 	b.RefreshDeclarations(ctx)
 	good("Consul away", "3000 tenant", "2000 tenant")
@@ -394,9 +340,9 @@ func TestCorruptDeclarationsKeepTheLastGoodValues(t *testing.T) {
 		}
 	}
 
-	kv.down = false
-	deleteDoc(t, kv, declare.PolicyName)
-	putDoc(t, kv, tenantDoc("a"), tenantDecl("a", 100))
+	mem.down = false
+	deleteDoc(t, mem, declare.PolicyName)
+	putDoc(t, mem, tenantDoc("a"), tenantDecl("a", 100))
 	b.RefreshDeclarations(ctx)
 	if logs.count("declarations readable again: failed_reads=7") != 1 {
 		t.Fatalf("recovery not logged once:\n%s", logs)
@@ -411,11 +357,11 @@ func TestCorruptDeclarationsKeepTheLastGoodValues(t *testing.T) {
 // on two nodes (a tagged bucket keeps its count); raising the document to
 // 3 leaves it short, and the repairer's next scan brings it to three.
 func TestUntaggedBucketWritesThePolicysReplicaCount(t *testing.T) {
-	kv := history.NewMemKV()
-	b, stores, _ := declBackend(t, kv)
+	mem := kv.NewMem()
+	b, stores, _ := declBackend(t, mem)
 	ctx := context.Background()
 	two := 2
-	putDoc(t, kv, declare.PolicyName, declare.Policy{Replicas: &two})
+	putDoc(t, mem, declare.PolicyName, declare.Policy{Replicas: &two})
 	b.RefreshDeclarations(ctx)
 	makeBucket(t, b, "plain", nil)
 	makeBucket(t, b, "one", map[string]string{tagReplicas: "1"})
@@ -434,12 +380,9 @@ func TestUntaggedBucketWritesThePolicysReplicaCount(t *testing.T) {
 	}
 	onNodes := func(e catalog.Entry) int {
 		n := 0
-		for id, m := range stores {
-			if m.has(e.Replicas[0].Name) {
+		for _, r := range e.Replicas {
+			if stores[r.Node].has(r.Name) {
 				n++
-				if !e.HasReplicaOn(id) {
-					t.Fatalf("a replica on %s the catalogue does not list: %+v", id, e.Replicas)
-				}
 			}
 		}
 		return n
@@ -453,7 +396,7 @@ func TestUntaggedBucketWritesThePolicysReplicaCount(t *testing.T) {
 	}
 
 	three := 3
-	putDoc(t, kv, declare.PolicyName, declare.Policy{Replicas: &three})
+	putDoc(t, mem, declare.PolicyName, declare.Policy{Replicas: &three})
 	b.RefreshDeclarations(ctx)
 	select {
 	case <-b.repair.kickCh:

@@ -6,11 +6,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 
 	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/diskfree"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
@@ -22,15 +25,51 @@ const (
 	bucketPrefix = ".harvest/buckets/"
 )
 
-// CheckNodes checks every node's identity marker once: a node that answers
-// with its marker is up; one that does not answer is down (reads and
-// placement skip it) and, after lostAfter, lost; one that answers without
-// its marker was reimaged. A lost or reimaged node's replicas are dropped
-// from the catalogue, which the repairer then restores; only then does the
-// node get a new marker and rejoin.
+// CheckNodes checks every node's identity marker once, all nodes at once:
+// a node that answers with its marker is up; one that does not answer is
+// down (reads and placement skip it) and, after lostAfter, lost; one that
+// answers without its marker was reimaged; one that answers with another
+// node's marker is misconfigured (down, nothing forgotten). A lost or
+// reimaged node's replicas are dropped from the catalogue, which the
+// repairer then restores, unless safe mode holds that back (safemode.go);
+// only then does a reimaged node get a new marker and rejoin. Up nodes'
+// free disk is read every diskEvery.
 func (b *Backend) CheckNodes(ctx context.Context, reg *nodes.Registry, lostAfter time.Duration) {
-	for _, node := range b.nodes.List() {
-		b.checkNode(ctx, reg, node, lostAfter)
+	list := b.nodes.List()
+	probes := make([]probe, len(list))
+	var wg sync.WaitGroup
+	for i, node := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			probes[i] = b.probe(ctx, node)
+		}()
+	}
+	wg.Wait()
+	var gone, back []string
+	for i, node := range list {
+		switch v := b.verdict(node, probes[i], lostAfter); v {
+		case looksReimaged, looksLost:
+			gone = append(gone, node.ID)
+		case upNow:
+			back = append(back, node.ID)
+		}
+	}
+	wasSafe := b.safe.reason() != ""
+	forget := b.safe.judge(gone, back, len(list), time.Now())
+	if why := b.safe.reason(); why != "" {
+		b.metrics.safeMode.Set(1)
+		if !wasSafe {
+			b.log.Error("SAFE MODE: holding back forgetting replicas, repairs and garbage collection", "reason", why)
+		}
+	} else {
+		b.metrics.safeMode.Set(0)
+		if wasSafe {
+			b.log.Warn("safe mode off", "confirmed_or_nodes_back", true)
+		}
+	}
+	for i, node := range list {
+		b.settle(ctx, reg, node, probes[i], lostAfter, forget)
 	}
 }
 
@@ -47,21 +86,90 @@ func (b *Backend) Watch(ctx context.Context, reg *nodes.Registry, interval, lost
 	}
 }
 
-func (b *Backend) checkNode(ctx context.Context, reg *nodes.Registry, node nodes.Node, lostAfter time.Duration) {
-	lost := b.lostNodes
-	c := b.nodes.client(node.ID)
-	probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	marker, found, err := readMarker(probeCtx, c)
+// diskEvery is how often an up node's free disk is read.
+const diskEvery = 15 * time.Second
+
+// probe is one node's answer to a health check.
+type probe struct {
+	marker string
+	found  bool
+	err    error
+}
+
+func (b *Backend) probe(ctx context.Context, node nodes.Node) probe {
+	var p probe
+	p.err = b.nodeCall(ctx, node.ID, func(ctx context.Context) (err error) {
+		p.marker, p.found, err = readMarker(ctx, b.nodes.client(node.ID))
+		return err
+	})
+	if p.err == nil && b.nodes.diskDue(node.ID, diskEvery) {
+		b.readDisk(ctx, node.ID)
+	}
+	return p
+}
+
+// readDisk records a node's free disk (unknown when it cannot be read:
+// then only the capacity bounds the node).
+func (b *Backend) readDisk(ctx context.Context, id string) {
+	var free int64
+	err := b.nodeCall(ctx, id, func(ctx context.Context) (err error) {
+		access, secret := b.nodes.credentials(id)
+		free, err = diskfree.Read(ctx, b.diskClient, b.nodes.client(id).EndpointURL().String(), access, secret)
+		return err
+	})
 	if err != nil {
+		free = -1
+		if b.nodes.noteDiskError(id) {
+			b.log.Warn("cannot read a storage node's free disk; only its capacity bounds it", "node", id, "error", err)
+		}
+	}
+	b.nodes.setDiskFree(id, free)
+	b.metrics.nodeFree.WithLabelValues(id).Set(float64(free))
+}
+
+type verdict int
+
+const (
+	upNow verdict = iota
+	downNow
+	looksLost
+	looksReimaged
+	misconfigured
+	joining
+)
+
+// verdict classifies a probe.
+func (b *Backend) verdict(node nodes.Node, p probe, lostAfter time.Duration) verdict {
+	switch {
+	case p.err != nil:
+		if b.nodes.downFor(node.ID) >= lostAfter && !b.lostNodes[node.ID] {
+			return looksLost
+		}
+		return downNow
+	case p.found && !strings.HasPrefix(p.marker, node.ID+"/"):
+		return misconfigured
+	case p.found && (node.Marker == "" || p.marker == node.Marker):
+		return upNow
+	case node.Marker == "":
+		return joining
+	default:
+		return looksReimaged
+	}
+}
+
+// settle acts on a node's verdict.
+func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.Node, p probe, lostAfter time.Duration, forget bool) {
+	lost := b.lostNodes
+	switch b.verdict(node, p, lostAfter) {
+	case downNow, looksLost:
 		wasUp := b.nodes.Up(node.ID)
 		down := b.nodes.setUp(node.ID, false)
 		b.markInGrid(node.ID)
 		b.metrics.nodeUp.WithLabelValues(node.ID).Set(0)
 		if wasUp {
-			b.log.Warn("storage node down", "node", node.ID, "error", err)
+			b.log.Warn("storage node down", "node", node.ID, "error", p.err)
 		}
-		if down >= lostAfter && !lost[node.ID] && ctx.Err() == nil {
+		if down >= lostAfter && !lost[node.ID] && ctx.Err() == nil && forget {
 			b.log.Error("storage node lost: down too long; re-creating its replicas elsewhere", "node", node.ID, "down", down)
 			if b.forgetNode(ctx, node.ID) == nil {
 				lost[node.ID] = true
@@ -69,29 +177,48 @@ func (b *Backend) checkNode(ctx context.Context, reg *nodes.Registry, node nodes
 			}
 		}
 		return
-	}
-	if !found || (node.Marker != "" && marker != node.Marker) {
-		if node.Marker != "" {
-			b.log.Error("storage node reimaged: identity marker gone; re-creating its replicas elsewhere", "node", node.ID)
-			if err := b.forgetNode(ctx, node.ID); err != nil {
-				return // the marker stays missing: the next check tries again
-			}
-			b.metrics.lost.Inc()
+	case misconfigured:
+		if b.nodes.Up(node.ID) || !b.nodes.wasMisconfigured(node.ID) {
+			b.log.Error("storage node's endpoint serves another node's data (its identity marker names another node); "+
+				"kept down, nothing forgotten: fix its endpoint", "node", node.ID, "marker", p.marker)
 		}
-		if marker, err = b.join(ctx, reg, node); err != nil {
+		b.nodes.setUp(node.ID, false)
+		b.markInGrid(node.ID)
+		b.metrics.nodeUp.WithLabelValues(node.ID).Set(0)
+		return
+	case looksReimaged:
+		if !forget {
+			b.nodes.setUp(node.ID, false)
+			b.markInGrid(node.ID)
+			b.metrics.nodeUp.WithLabelValues(node.ID).Set(0)
+			return
+		}
+		b.log.Error("storage node reimaged: identity marker gone; re-creating its replicas elsewhere", "node", node.ID)
+		if err := b.forgetNode(ctx, node.ID); err != nil {
+			return // the marker stays missing: the next check tries again
+		}
+		b.metrics.lost.Inc()
+		fallthrough
+	case joining:
+		marker, err := b.join(ctx, reg, node)
+		if err != nil {
 			b.log.Warn("storage node could not join", "node", node.ID, "error", err)
 			return
 		}
-	} else if node.Marker == "" {
-		node.Marker = marker
-		if err := reg.Register(ctx, node); err != nil {
-			return
+		p.marker = marker
+	case upNow:
+		if node.Marker == "" {
+			node.Marker = p.marker
+			if err := reg.Register(ctx, node); err != nil {
+				return
+			}
+			b.nodes.setMarker(node.ID, p.marker)
 		}
-		b.nodes.setMarker(node.ID, marker)
 	}
 	delete(lost, node.ID)
+	b.nodes.clearMisconfigured(node.ID)
 	if !b.nodes.Up(node.ID) {
-		b.log.Info("storage node up", "node", node.ID, "marker", marker)
+		b.log.Info("storage node up", "node", node.ID, "marker", p.marker)
 	}
 	b.nodes.setUp(node.ID, true)
 	b.markInGrid(node.ID)
@@ -116,6 +243,8 @@ func readMarker(ctx context.Context, c *minio.Core) (string, bool, error) {
 // identity marker, and registers the marker.
 func (b *Backend) join(ctx context.Context, reg *nodes.Registry, node nodes.Node) (string, error) {
 	c := b.nodes.client(node.ID)
+	ctx, cancel := context.WithTimeout(ctx, 4*b.nodes.timeouts.Node)
+	defer cancel()
 	if err := c.MakeBucket(ctx, DataBucket, minio.MakeBucketOptions{}); err != nil {
 		if code := minio.ToErrorResponse(err).Code; code != "BucketAlreadyOwnedByYou" && code != "BucketAlreadyExists" {
 			return "", err
@@ -166,6 +295,9 @@ func (b *Backend) forgetNode(ctx context.Context, id string) error {
 			continue
 		}
 		_, err := b.cat.Update(ctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
+			if cur.HasReplicaOn(id) {
+				b.nodes.orphaned(id, cur.Size)
+			}
 			cur.Replicas = cur.WithoutNode(id)
 			return nil
 		})
@@ -183,9 +315,10 @@ func (b *Backend) forgetNode(ctx context.Context, id string) error {
 // markInGrid keeps a node's standing in the grid: busy or down nodes take
 // no new replicas.
 func (b *Backend) markInGrid(id string) {
+	busy := b.nodes.Busy(id) || !b.nodes.Up(id)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if n, ok := b.grid.Node(id); ok {
-		n.Busy = b.nodes.Busy(id) || !b.nodes.Up(id)
+		n.Busy = busy
 	}
 }

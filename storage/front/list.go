@@ -72,6 +72,9 @@ func object(e catalog.Entry) s3response.Object {
 }
 
 func (b *Backend) ListObjects(ctx context.Context, in *s3.ListObjectsInput) (s3response.ListObjectsResult, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	max := 1000
 	if in.MaxKeys != nil {
 		max = int(*in.MaxKeys)
@@ -89,6 +92,9 @@ func (b *Backend) ListObjects(ctx context.Context, in *s3.ListObjectsInput) (s3r
 }
 
 func (b *Backend) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input) (s3response.ListObjectsV2Result, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	max := 1000
 	if in.MaxKeys != nil {
 		max = int(*in.MaxKeys)

@@ -6,65 +6,35 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/minio/minio-go/v7"
-	"github.com/versity/versitygw/backend"
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
 
-	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/kv"
 )
 
-// upload is a multipart upload in progress: placed when it starts, each
-// part streamed to every replica node's own multipart upload as it comes,
-// completed on every node before the catalogue shows the object. Kept in
-// Consul KV (blob/uploads/<bucket>/<id>) so any front can continue it.
-type upload struct {
-	ID        string            `json:"id"`
-	Entry     catalog.Entry     `json:"entry"` // what the client declared; no size or ETag yet
-	Name      string            `json:"name"`  // the replicas' name on the nodes
-	NodeIDs   map[string]string `json:"node_uploads"`
-	Nodes     []string          `json:"nodes"` // placement order
-	Initiated time.Time         `json:"initiated"`
-}
+// minPart is the smallest part a multipart upload must have room for when
+// it starts (S3's minimum part size).
+const minPart = 5 << 20
 
-func (b *Backend) uploadKey(bucket, id string) string {
-	return b.prefix + "blob/uploads/" + url.PathEscape(bucket) + "/" + id
-}
-
-func (b *Backend) loadUpload(ctx context.Context, bucket, key, id string) (upload, error) {
-	var u upload
-	if strings.ContainsAny(id, "/.") || id == "" {
-		return u, b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchUpload))
-	}
-	data, index, err := b.kv.Get(ctx, b.uploadKey(bucket, id))
-	if err != nil {
-		return u, err
-	}
-	if index == 0 {
-		return u, b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchUpload))
-	}
-	if err := json.Unmarshal(data, &u); err != nil {
-		return u, &history.CorruptError{Key: b.uploadKey(bucket, id), Err: err}
-	}
-	if u.Entry.Key != key {
-		return u, s3err.GetAPIError(s3err.ErrNoSuchUpload)
-	}
-	return u, nil
-}
-
-// CreateMultipartUpload places the object (its size is not known yet: the
-// space is accounted when it completes) and opens an upload on each node.
+// CreateMultipartUpload places the object (its size is not known yet: each
+// part's bytes are reserved on the nodes when it arrives; the nodes must
+// have room for one part now) and opens an upload on each node.
 func (b *Backend) CreateMultipartUpload(ctx context.Context, in s3response.CreateMultipartUploadInput) (s3response.InitiateMultipartUploadResult, error) {
+	req := b.request(ctx)
+	defer req.cancel()
+	out, err := b.createUpload(req.ctx, in)
+	return out, b.fail("create multipart upload", err)
+}
+
+func (b *Backend) createUpload(ctx context.Context, in s3response.CreateMultipartUploadInput) (s3response.InitiateMultipartUploadResult, error) {
 	bucket, key := *in.Bucket, *in.Key
 	info, err := b.bucket(ctx, bucket)
 	if err != nil {
@@ -73,155 +43,150 @@ func (b *Backend) CreateMultipartUpload(ctx context.Context, in s3response.Creat
 	if err := catalog.ValidateKey(key); err != nil {
 		return s3response.InitiateMultipartUploadResult{}, s3err.GetAPIError(s3err.ErrInvalidRequest)
 	}
-	pol := b.policyOf(info)
-	place, err := b.reserve(0, pol.replicas, pol.strict, nil)
+	e := catalog.Entry{Bucket: bucket, Key: key, ContentType: deref(in.ContentType), UserMeta: in.Metadata,
+		LastModified: time.Now().UTC().Truncate(time.Second)}
+	place, err := b.place(e, minPart, b.policyOf(info), nil)
 	if err != nil {
-		b.log.Warn("no placement", "bucket", bucket, "key", key, "error", err)
-		return s3response.InitiateMultipartUploadResult{}, s3err.GetAPIError(s3err.ErrSlowDown)
+		return s3response.InitiateMultipartUploadResult{}, err
 	}
+	b.nodes.unreserve(place.Nodes, minPart) // only a check: parts reserve their own bytes
 	var id [16]byte
 	_, _ = randRead(id[:])
-	u := upload{ID: hex.EncodeToString(id[:]), Name: replicaName(bucket, key), Nodes: place.Nodes, NodeIDs: map[string]string{},
-		Initiated: time.Now().UTC(),
-		Entry: catalog.Entry{Bucket: bucket, Key: key, ContentType: deref(in.ContentType), UserMeta: in.Metadata,
-			LastModified: time.Now().UTC().Truncate(time.Second), Degraded: place.Degraded}}
+	e.Degraded = place.Degraded
+	u := upload{ID: hex.EncodeToString(id[:]), Name: b.replicaName(bucket, key), Nodes: place.Nodes, NodeIDs: map[string]string{},
+		Initiated: time.Now().UTC(), Entry: e, Reason: place.Reason}
 	meta := catalog.Meta(u.Entry)
 	for _, n := range place.Nodes {
-		nodeUpload, err := b.nodes.client(n).NewMultipartUpload(ctx, DataBucket, u.Name, minio.PutObjectOptions{UserMetadata: meta})
+		var nodeUpload string
+		err := b.nodeCall(ctx, n, func(ctx context.Context) (err error) {
+			nodeUpload, err = b.nodes.client(n).NewMultipartUpload(ctx, DataBucket, u.Name, minio.PutObjectOptions{UserMetadata: meta})
+			return err
+		})
 		if err != nil {
 			b.log.Warn("opening an upload on a node failed", "node", n, "error", err)
 			b.abortOnNodes(u)
-			return s3response.InitiateMultipartUploadResult{}, s3err.GetAPIError(s3err.ErrSlowDown)
+			if minio.ToErrorResponse(err).Code == "MetadataTooLarge" {
+				return s3response.InitiateMultipartUploadResult{}, s3err.GetAPIError(s3err.ErrMetadataTooLarge)
+			}
+			return s3response.InitiateMultipartUploadResult{}, errUnavailable
 		}
 		u.NodeIDs[n] = nodeUpload
 	}
 	data, _ := json.Marshal(u)
 	if ok, err := b.kv.CAS(ctx, b.uploadKey(bucket, u.ID), data, 0); err != nil || !ok {
-		b.abortOnNodes(u)
-		if err == nil {
-			err = s3err.GetAPIError(s3err.ErrInternalError)
+		if err == nil { // an ID drawn twice: nothing of this upload is recorded
+			b.abortOnNodes(u)
+			err = errors.New("upload ID collision")
 		}
+		// unconfirmed: the nodes' uploads are the GC's (it aborts those no
+		// upload record names)
 		return s3response.InitiateMultipartUploadResult{}, err
 	}
 	return s3response.InitiateMultipartUploadResult{Bucket: bucket, Key: key, UploadId: u.ID}, nil
 }
 
-// UploadPart streams one part to every node's upload at once.
+// UploadPart reserves the part's bytes on every node of the upload (a full
+// node refuses the part with XMinioStorageFull), streams it to every node's
+// upload at once, and records it while the upload is still open.
 func (b *Backend) UploadPart(ctx context.Context, in *s3.UploadPartInput) (*s3.UploadPartOutput, error) {
-	u, err := b.loadUpload(ctx, *in.Bucket, *in.Key, *in.UploadId)
+	req := b.request(ctx)
+	defer req.cancel()
+	out, err := b.uploadPart(req, in)
+	return out, b.fail("upload part", err)
+}
+
+func (b *Backend) uploadPart(req *request, in *s3.UploadPartInput) (*s3.UploadPartOutput, error) {
+	ctx := req.ctx
+	u, index, err := b.loadUpload(ctx, *in.Bucket, *in.Key, *in.UploadId)
 	if err != nil {
 		return nil, err
+	}
+	if u.Claim != "" {
+		return nil, s3err.GetAPIError(s3err.ErrNoSuchUpload) // being completed
 	}
 	if in.ContentLength == nil {
 		return nil, s3err.GetAPIError(s3err.ErrMissingContentLength)
 	}
-	part := int(*in.PartNumber)
-	sum, err := b.writeReplicas(ctx, u.Nodes, in.Body, *in.ContentLength, func(ctx context.Context, node string, r io.Reader) error {
-		_, err := b.nodes.client(node).PutObjectPart(ctx, DataBucket, u.Name, u.NodeIDs[node], part, r, *in.ContentLength,
+	size, number := *in.ContentLength, int(*in.PartNumber)
+	if !b.nodes.reserveOn(u.Nodes, size) {
+		req.drain(in.Body, size)
+		b.metrics.storageFull.Inc()
+		b.log.Warn("a part refused: storage full", "bucket", u.Entry.Bucket, "key", u.Entry.Key, "part", number, "bytes", size)
+		return nil, errPartStorageFull(size)
+	}
+	body, recorded, err := clientSums(req.body(in.Body), sdkSum{"CRC32", in.ChecksumCRC32}, sdkSum{"CRC32C", in.ChecksumCRC32C},
+		sdkSum{"SHA1", in.ChecksumSHA1}, sdkSum{"SHA256", in.ChecksumSHA256}, sdkSum{"CRC64NVME", in.ChecksumCRC64NVME})
+	if err != nil {
+		b.nodes.unreserve(u.Nodes, size)
+		return nil, err
+	}
+	res, err := b.writeReplicas(ctx, u.Nodes, body, size, func(ctx context.Context, node string, r io.Reader) error {
+		h := newMD5Tee(r)
+		p, err := b.nodes.client(node).PutObjectPart(ctx, DataBucket, u.Name, u.NodeIDs[node], number, h, size,
 			minio.PutObjectPartOptions{DisableContentSha256: true})
+		if err == nil && strings.Trim(p.ETag, `"`) != h.hex() {
+			err = errors.New("node " + node + " stored part " + strconv.Itoa(number) + " with MD5 " + p.ETag + ", the front sent " + h.hex())
+		}
 		return err
 	}, func(string) {}) // a part written to some nodes only is overwritten by the client's retry
 	if err != nil {
+		b.nodes.unreserve(u.Nodes, size)
 		return nil, err
 	}
-	return &s3.UploadPartOutput{ETag: ptr(`"` + hex.EncodeToString(sum) + `"`)}, nil
+	pt := part{Number: number, Size: size, MD5: hex.EncodeToString(res.md5), Segment: res.segment, Checksum: recorded(), Written: time.Now().UTC()}
+	if err := b.recordPart(ctx, u, index, pt); err != nil {
+		b.nodes.unreserve(u.Nodes, size)
+		return nil, err
+	}
+	out := &s3.UploadPartOutput{ETag: ptr(`"` + pt.MD5 + `"`)}
+	checksumFields(pt.Checksum, &out.ChecksumCRC32, &out.ChecksumCRC32C, &out.ChecksumSHA1, &out.ChecksumSHA256, &out.ChecksumCRC64NVME)
+	return out, nil
 }
 
-// CompleteMultipartUpload completes the upload on every node, then records
-// the object. If any node fails, the upload is undone everywhere: nothing
-// partial becomes visible.
-func (b *Backend) CompleteMultipartUpload(ctx context.Context, in *s3.CompleteMultipartUploadInput) (s3response.CompleteMultipartUploadResult, string, error) {
-	var out s3response.CompleteMultipartUploadResult
-	u, err := b.loadUpload(ctx, *in.Bucket, *in.Key, *in.UploadId)
-	if err != nil {
-		return out, "", err
-	}
-	if in.MultipartUpload == nil || len(in.MultipartUpload.Parts) == 0 {
-		return out, "", s3err.GetAPIError(s3err.ErrMalformedXML)
-	}
-	parts := make([]minio.CompletePart, 0, len(in.MultipartUpload.Parts))
-	for _, p := range in.MultipartUpload.Parts {
-		if p.PartNumber == nil || p.ETag == nil {
-			return out, "", s3err.GetAPIError(s3err.ErrInvalidPart)
-		}
-		parts = append(parts, minio.CompletePart{PartNumber: int(*p.PartNumber), ETag: strings.Trim(*p.ETag, `"`)})
-	}
-	etag, err := backend.ComputeMultipartETagFromPartETags(in.MultipartUpload.Parts)
-	if err != nil {
-		return out, "", err
-	}
-	errs := make([]error, len(u.Nodes))
-	var wg sync.WaitGroup
-	for i, n := range u.Nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = b.nodes.client(n).CompleteMultipartUpload(ctx, DataBucket, u.Name, u.NodeIDs[n], parts, minio.PutObjectOptions{})
-		}()
-	}
-	wg.Wait()
-	var size int64
-	if err = errors.Join(errs...); err == nil {
-		var info minio.ObjectInfo
-		info, err = b.nodes.client(u.Nodes[0]).StatObject(ctx, DataBucket, u.Name, minio.StatObjectOptions{})
-		size = info.Size
-	}
-	if err != nil {
-		if code, ok := clientErrors[minio.ToErrorResponse(err).Code]; ok { // the client's parts are wrong: it is told so
-			return out, "", s3err.GetAPIError(code)
-		}
-		b.log.Warn("completing an upload failed; undoing it", "bucket", u.Entry.Bucket, "key", u.Entry.Key, "error", err)
-		b.metrics.writeFailures.Inc()
-		b.discardUpload(u)
-		return out, "", s3err.GetAPIError(s3err.ErrSlowDown)
-	}
-	e := u.Entry
-	e.Size, e.ETag = size, etag // Last-Modified stays the initiation time, as in S3
-	place := grid.Placement{Nodes: u.Nodes, Degraded: e.Degraded}
-	b.commit(place, size)
-	if err := b.record(ctx, e, place, u.Name); err != nil {
-		return out, "", err
-	}
-	_ = b.kv.Delete(ctx, b.uploadKey(u.Entry.Bucket, u.ID))
-	return s3response.CompleteMultipartUploadResult{Bucket: &e.Bucket, Key: &e.Key, ETag: &etag}, "", nil
-}
-
-// clientErrors are the nodes' answers to a completion that the client's
-// part list caused.
-var clientErrors = map[string]s3err.ErrorCode{"InvalidPart": s3err.ErrInvalidPart,
-	"InvalidPartOrder": s3err.ErrInvalidPartOrder, "EntityTooSmall": s3err.ErrEntityTooSmall}
-
-// AbortMultipartUpload drops the upload on every node.
-func (b *Backend) AbortMultipartUpload(ctx context.Context, in *s3.AbortMultipartUploadInput) error {
-	u, err := b.loadUpload(ctx, *in.Bucket, *in.Key, *in.UploadId)
+// recordPart writes a part record while the upload record is still at
+// index (open, unclaimed); a part that replaces one of the same number
+// gives the old one's bytes back.
+func (b *Backend) recordPart(ctx context.Context, u upload, index uint64, pt part) error {
+	key := b.partKey(u.Entry.Bucket, u.ID, pt.Number)
+	old, oldIndex, err := b.kv.Get(ctx, key)
 	if err != nil {
 		return err
 	}
-	b.discardUpload(u)
+	data, _ := json.Marshal(pt)
+	ok, err := b.kv.Txn(ctx, []kv.Op{{Verb: kv.CheckIndex, Key: b.uploadKey(u.Entry.Bucket, u.ID), Index: index},
+		{Verb: kv.CAS, Key: key, Value: data, Index: oldIndex}})
+	if err != nil { // unconfirmed: read back
+		rctx, cancel := context.WithTimeout(context.Background(), b.nodes.timeouts.Consul)
+		defer cancel()
+		got, _, rerr := b.kv.Get(rctx, key)
+		if rerr != nil || string(got) != string(data) {
+			return err
+		}
+		ok = true
+	}
+	if !ok {
+		// claimed, aborted, or the same part written twice at once: the
+		// client is told the upload is not open for it
+		return s3err.GetAPIError(s3err.ErrNoSuchUpload)
+	}
+	var prev part
+	if oldIndex != 0 && json.Unmarshal(old, &prev) == nil {
+		b.nodes.unreserve(u.Nodes, prev.Size)
+	}
 	return nil
 }
 
-// discardUpload aborts the nodes' uploads, removes what completed and
-// forgets the upload.
-func (b *Backend) discardUpload(u upload) {
-	b.abortOnNodes(u)
-	for _, n := range u.Nodes {
-		b.removeObject(n, u.Name)
-	}
-	_ = b.kv.Delete(context.Background(), b.uploadKey(u.Entry.Bucket, u.ID))
-}
-
-func (b *Backend) abortOnNodes(u upload) {
-	for n, id := range u.NodeIDs {
-		_ = b.nodes.client(n).AbortMultipartUpload(context.Background(), DataBucket, u.Name, id)
-	}
-}
-
-// ListParts lists the parts the first replica node holds.
+// ListParts lists the parts recorded.
 func (b *Backend) ListParts(ctx context.Context, in *s3.ListPartsInput) (s3response.ListPartsResult, error) {
-	u, err := b.loadUpload(ctx, *in.Bucket, *in.Key, *in.UploadId)
+	req := b.request(ctx)
+	defer req.cancel()
+	u, _, err := b.loadUpload(req.ctx, *in.Bucket, *in.Key, *in.UploadId)
 	if err != nil {
-		return s3response.ListPartsResult{}, err
+		return s3response.ListPartsResult{}, b.fail("list parts", err)
+	}
+	parts, err := b.loadParts(req.ctx, u.Entry.Bucket, u.ID)
+	if err != nil {
+		return s3response.ListPartsResult{}, b.fail("list parts", err)
 	}
 	marker, maxParts := 0, 1000
 	if in.PartNumberMarker != nil {
@@ -230,28 +195,36 @@ func (b *Backend) ListParts(ctx context.Context, in *s3.ListPartsInput) (s3respo
 	if in.MaxParts != nil && *in.MaxParts > 0 {
 		maxParts = int(*in.MaxParts)
 	}
-	res, err := b.nodes.client(u.Nodes[0]).ListObjectParts(ctx, DataBucket, u.Name, u.NodeIDs[u.Nodes[0]], marker, maxParts)
-	if err != nil {
-		return s3response.ListPartsResult{}, s3err.GetAPIError(s3err.ErrSlowDown)
+	numbers := make([]int, 0, len(parts))
+	for n := range parts {
+		if n > marker {
+			numbers = append(numbers, n)
+		}
 	}
-	out := s3response.ListPartsResult{Bucket: u.Entry.Bucket, Key: u.Entry.Key, UploadID: u.ID, PartNumberMarker: marker,
-		NextPartNumberMarker: res.NextPartNumberMarker, MaxParts: maxParts, IsTruncated: res.IsTruncated}
-	for _, p := range res.ObjectParts {
-		out.Parts = append(out.Parts, s3response.Part{PartNumber: p.PartNumber, LastModified: p.LastModified,
-			ETag: `"` + strings.Trim(p.ETag, `"`) + `"`, Size: p.Size})
+	sort.Ints(numbers)
+	out := s3response.ListPartsResult{Bucket: u.Entry.Bucket, Key: u.Entry.Key, UploadID: u.ID, PartNumberMarker: marker, MaxParts: maxParts}
+	if len(numbers) > maxParts {
+		numbers, out.IsTruncated = numbers[:maxParts], true
+	}
+	for _, n := range numbers {
+		p := parts[n]
+		out.Parts = append(out.Parts, s3response.Part{PartNumber: n, LastModified: p.Written, ETag: `"` + p.MD5 + `"`, Size: p.Size})
+		out.NextPartNumberMarker = n
 	}
 	return out, nil
 }
 
 // ListMultipartUploads lists the uploads in progress in a bucket.
 func (b *Backend) ListMultipartUploads(ctx context.Context, in *s3.ListMultipartUploadsInput) (s3response.ListMultipartUploadsResult, error) {
+	req := b.request(ctx)
+	defer req.cancel()
 	bucket := *in.Bucket
-	if _, err := b.bucket(ctx, bucket); err != nil {
-		return s3response.ListMultipartUploadsResult{}, err
+	if _, err := b.bucket(req.ctx, bucket); err != nil {
+		return s3response.ListMultipartUploadsResult{}, b.fail("list uploads", err)
 	}
-	pairs, err := b.kv.List(ctx, b.uploadKey(bucket, ""))
+	pairs, err := b.kv.List(req.ctx, b.uploadKey(bucket, ""))
 	if err != nil {
-		return s3response.ListMultipartUploadsResult{}, err
+		return s3response.ListMultipartUploadsResult{}, b.fail("list uploads", err)
 	}
 	out := s3response.ListMultipartUploadsResult{Bucket: bucket, Prefix: deref(in.Prefix), MaxUploads: 1000}
 	for _, p := range pairs {
@@ -263,4 +236,15 @@ func (b *Backend) ListMultipartUploads(ctx context.Context, in *s3.ListMultipart
 	}
 	sort.Slice(out.Uploads, func(i, j int) bool { return out.Uploads[i].Key < out.Uploads[j].Key })
 	return out, nil
+}
+
+// abortOnNodes drops the nodes' uploads of u, in the background.
+func (b *Backend) abortOnNodes(u upload) {
+	for n, id := range u.NodeIDs {
+		go func() {
+			_ = b.nodeCall(context.Background(), n, func(ctx context.Context) error {
+				return b.nodes.client(n).AbortMultipartUpload(ctx, DataBucket, u.Name, id)
+			})
+		}()
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -26,24 +27,30 @@ type NodeConfig struct {
 	AccessKey, SecretKey string
 }
 
-// Nodes are the storage nodes with their S3 clients, bytes held, busy
-// flags (published by each node's harvest driver) and effective capacity.
-// list keeps each node as configured and registered (Capacity: the
-// front's capacity_mb); capacity is what placement and /v1/status use: the
-// storage the node's tenant declares, else the configured one
-// (declared.go keeps it current).
+// Nodes are the storage nodes with their S3 clients, bytes held (space.go),
+// busy flags (published by each node's harvest driver), effective capacity
+// and a limit on the calls in flight to each. list keeps each node as
+// configured and registered (Capacity: the front's capacity_mb); capacity
+// is what placement and /v1/status use: the storage the node's tenant
+// declares, else the configured one (declared.go keeps it current).
 type Nodes struct {
-	mu           sync.RWMutex
+	mu           sync.Mutex
 	list         []nodes.Node
 	clients      map[string]*minio.Core
-	used         map[string]int64
+	creds        map[string][2]string
 	capacity     map[string]int64  // effective capacity in bytes, by node
 	capacityFrom map[string]string // fromTenant or fromConfig, by node
+	space        map[string]*space
+	minFree      int64
 	busy         map[string]bool
 	stats        map[string]nodes.TenantStats
 	up           map[string]bool
 	since        map[string]time.Time // when a node went down
-	reads        sync.Map             // node ID -> *atomic.Int64: reads in flight
+	slots        map[string]chan struct{}
+	diskRead     map[string]time.Time
+	flags        map[string]bool // things logged once per episode
+	reads        sync.Map        // node ID -> *atomic.Int64: reads in flight
+	timeouts     Timeouts
 }
 
 func (n *Nodes) counter(id string) *atomic.Int64 {
@@ -60,25 +67,46 @@ func (n *Nodes) startRead(id string) func() {
 	return func() { c.Add(-1) }
 }
 
+// NodesOptions tune the node clients.
+type NodesOptions struct {
+	Timeouts Timeouts
+	// PerNode caps the calls in flight to one node (default 64); a call
+	// waits for a slot at most Timeouts.Queue.
+	PerNode int
+	// MinFreeMB is the disk a node keeps free whatever its capacity.
+	MinFreeMB int64
+}
+
 // Connect opens a client to every node. Nodes start down: the health
 // check (Backend.Watch) brings them up once their identity marker is
 // checked. stats are the tenants' reimage rates and peaks (from history).
-func Connect(cfgs []NodeConfig, stats map[string]nodes.TenantStats) (*Nodes, error) {
-	n := &Nodes{clients: map[string]*minio.Core{}, used: map[string]int64{}, busy: map[string]bool{}, stats: stats,
-		up: map[string]bool{}, since: map[string]time.Time{}, capacity: map[string]int64{}, capacityFrom: map[string]string{}}
+func Connect(cfgs []NodeConfig, stats map[string]nodes.TenantStats, opts ...NodesOptions) (*Nodes, error) {
+	var o NodesOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o.Timeouts = o.Timeouts.withDefaults()
+	if o.PerNode <= 0 {
+		o.PerNode = 64
+	}
+	n := &Nodes{clients: map[string]*minio.Core{}, creds: map[string][2]string{}, busy: map[string]bool{}, stats: stats,
+		up: map[string]bool{}, since: map[string]time.Time{}, capacity: map[string]int64{}, capacityFrom: map[string]string{},
+		space: map[string]*space{}, slots: map[string]chan struct{}{}, diskRead: map[string]time.Time{}, flags: map[string]bool{}, minFree: saturatingMB(o.MinFreeMB), timeouts: o.Timeouts}
 	for _, c := range cfgs {
 		if err := c.Node.Validate(); err != nil {
 			return nil, err
 		}
 		core, err := minio.NewCore(c.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(c.AccessKey, c.SecretKey, ""),
-			Transport: nodeTransport()})
+			Transport: nodeTransport(o.Timeouts.Node), MaxRetries: 1})
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", c.ID, err)
 		}
 		n.clients[c.ID] = core
+		n.creds[c.ID] = [2]string{c.AccessKey, c.SecretKey}
 		n.list = append(n.list, c.Node)
 		n.since[c.ID] = time.Now()
 		n.capacity[c.ID], n.capacityFrom[c.ID] = c.Capacity, fromConfig
+		n.slots[c.ID] = make(chan struct{}, o.PerNode)
 	}
 	return n, nil
 }
@@ -86,15 +114,15 @@ func Connect(cfgs []NodeConfig, stats map[string]nodes.TenantStats) (*Nodes, err
 // List returns the nodes as registered (Capacity: the configured one, not
 // the effective one Grid and Status use).
 func (n *Nodes) List() []nodes.Node {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	return append([]nodes.Node(nil), n.list...)
 }
 
 // Up reports whether a node answered its last health check with its marker.
 func (n *Nodes) Up(id string) bool {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	return n.up[id]
 }
 
@@ -125,25 +153,32 @@ func (n *Nodes) setMarker(id, marker string) {
 	}
 }
 
-func (n *Nodes) setUsed(used map[string]int64) {
+// Grid builds Algorithm 2's grid over the nodes as they are now, each with
+// its room (space.go) as its free space.
+func (n *Nodes) Grid() *grid.Grid {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.used = used
-}
-
-// Grid builds Algorithm 2's grid over the nodes as they are now, each with
-// its effective capacity.
-func (n *Nodes) Grid() *grid.Grid {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
 	busy := map[string]bool{} // down nodes take no replicas either
 	list := make([]nodes.Node, len(n.list))
+	held := map[string]int64{}
 	for i, node := range n.list {
 		busy[node.ID] = n.busy[node.ID] || !n.up[node.ID]
-		node.Capacity = n.capacity[node.ID]
+		node.Capacity = n.room(node.ID)
 		list[i] = node
 	}
-	return grid.Build(nodes.GridTenants(list, n.stats, n.used, busy))
+	return grid.Build(nodes.GridTenants(list, n.stats, held, busy))
+}
+
+// syncFree sets every node's free space in g to its room now.
+func (n *Nodes) syncFree(g *grid.Grid) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, node := range n.list {
+		if gn, ok := g.Node(node.ID); ok {
+			gn.Free = n.room(node.ID)
+			gn.Busy = n.busy[node.ID] || !n.up[node.ID]
+		}
+	}
 }
 
 // capacityChange is one node's new effective capacity.
@@ -167,7 +202,7 @@ func (n *Nodes) setDeclaredStorage(declared map[string]int64) []capacityChange {
 			c, src = d, fromTenant
 		}
 		if c != n.capacity[node.ID] || src != n.capacityFrom[node.ID] {
-			changed = append(changed, capacityChange{node: node.ID, from: n.capacity[node.ID], to: c, source: src, used: n.used[node.ID]})
+			changed = append(changed, capacityChange{node: node.ID, from: n.capacity[node.ID], to: c, source: src, used: n.used(node.ID)})
 			n.capacity[node.ID], n.capacityFrom[node.ID] = c, src
 		}
 	}
@@ -175,42 +210,46 @@ func (n *Nodes) setDeclaredStorage(declared map[string]int64) []capacityChange {
 }
 
 func (n *Nodes) client(id string) *minio.Core {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	return n.clients[id]
 }
 
 // Busy reports a node's busy flag.
 func (n *Nodes) Busy(id string) bool {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	return n.busy[id]
-}
-
-func (n *Nodes) addUsed(id string, delta int64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.used[id] += delta
+	return n.busy[id]
 }
 
 // busyFlag is the part of the driver's flag the front reads.
 type busyFlag struct {
-	Busy bool `json:"busy"`
+	Busy    bool      `json:"busy"`
+	Updated time.Time `json:"updated"`
+}
+
+// parseBusy reads a busy flag: busy only when it says so and was written
+// within expiry of now (a driver that stopped writing leaves a stale flag;
+// a flag without a time is stale).
+func parseBusy(data []byte, now time.Time, expiry time.Duration) bool {
+	var f busyFlag
+	if json.Unmarshal(data, &f) != nil || !f.Busy || f.Updated.IsZero() {
+		return false
+	}
+	return now.Sub(f.Updated) <= expiry
 }
 
 // RefreshBusy reads every node's busy flag from Consul KV and returns the
-// nodes whose flag changed.
-func (n *Nodes) RefreshBusy(ctx context.Context, kv history.KV, prefix string) ([]string, error) {
+// nodes whose standing changed; a flag older than expiry counts as not busy.
+func (n *Nodes) RefreshBusy(ctx context.Context, kv history.KV, prefix string, expiry time.Duration) ([]string, error) {
 	pairs, err := kv.List(ctx, prefix+"busy/")
 	if err != nil {
 		return nil, err
 	}
 	now := map[string]bool{}
+	at := time.Now()
 	for _, p := range pairs {
-		var f busyFlag
-		if json.Unmarshal(p.Value, &f) == nil {
-			now[p.Key[len(prefix+"busy/"):]] = f.Busy
-		}
+		now[p.Key[len(prefix+"busy/"):]] = parseBusy(p.Value, at, expiry)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -224,12 +263,70 @@ func (n *Nodes) RefreshBusy(ctx context.Context, kv history.KV, prefix string) (
 	return changed, nil
 }
 
-// nodeTransport bounds how long a dead node can hold a request.
-func nodeTransport() *http.Transport {
+// nodeTransport bounds how long a dead or stopped node can hold a call:
+// connecting, and waiting for an answer's headers, each within timeout.
+func nodeTransport(timeout time.Duration) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.ResponseHeaderTimeout = 30 * time.Second
+	t.DialContext = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
+	t.ResponseHeaderTimeout = timeout
+	t.TLSHandshakeTimeout = timeout
+	t.ExpectContinueTimeout = time.Second
 	t.MaxIdleConnsPerHost = 64
 	t.ReadBufferSize, t.WriteBufferSize = 256<<10, 256<<10
 	t.DisableCompression = true
 	return t
+}
+
+// downFor is how long a node has been down (zero when up).
+func (n *Nodes) downFor(id string) time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.up[id] || n.since[id].IsZero() {
+		return 0
+	}
+	return time.Since(n.since[id])
+}
+
+// credentials are a node's access and secret keys.
+func (n *Nodes) credentials(id string) (string, string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c := n.creds[id]
+	return c[0], c[1]
+}
+
+// diskDue reports whether a node's free disk is due a reading, and marks
+// it read.
+func (n *Nodes) diskDue(id string, every time.Duration) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if time.Since(n.diskRead[id]) < every {
+		return false
+	}
+	n.diskRead[id] = time.Now()
+	return true
+}
+
+// noteDiskError reports whether this is the first failed reading of a
+// node's disk since one succeeded (to log it once).
+func (n *Nodes) noteDiskError(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	first := !n.flags[id+"\x00disk"]
+	n.flags[id+"\x00disk"] = true
+	return first
+}
+
+func (n *Nodes) wasMisconfigured(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	was := n.flags[id+"\x00misconfigured"]
+	n.flags[id+"\x00misconfigured"] = true
+	return was
+}
+
+func (n *Nodes) clearMisconfigured(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.flags, id+"\x00misconfigured")
 }

@@ -67,6 +67,9 @@ func validateTags(tags map[string]string) error {
 }
 
 func (b *Backend) GetBucketTagging(ctx context.Context, bucket string) (map[string]string, error) {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	info, err := b.bucket(ctx, bucket)
 	if err != nil {
 		return nil, err
@@ -80,6 +83,9 @@ func (b *Backend) GetBucketTagging(ctx context.Context, bucket string) (map[stri
 // PutBucketTagging sets the bucket's tags, its policy among them; objects
 // already written are brought to a new replica count by the repairer.
 func (b *Backend) PutBucketTagging(ctx context.Context, bucket string, tags map[string]string) error {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	if err := validateTags(tags); err != nil {
 		return err
 	}
@@ -91,6 +97,9 @@ func (b *Backend) PutBucketTagging(ctx context.Context, bucket string, tags map[
 }
 
 func (b *Backend) DeleteBucketTagging(ctx context.Context, bucket string) error {
+	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+	defer req.cancel()
+	ctx = req.ctx
 	return b.updateBucket(ctx, bucket, func(info *bucketInfo) { info.Tags = nil })
 }
 

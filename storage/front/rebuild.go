@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -18,6 +19,7 @@ type RebuildReport struct {
 	Nodes, Unreachable int
 	Buckets, Objects   int
 	Written, KeptNewer int
+	Buried             int // versions a tombstone says were deleted
 	UnreadableReplicas int
 }
 
@@ -32,6 +34,14 @@ func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
 		entry catalog.Entry
 		name  string
 	}
+	tombs, err := b.cat.Tombstones(ctx)
+	if err != nil {
+		return rep, err
+	}
+	buried := map[string]catalog.Tombstone{}
+	for _, t := range tombs {
+		buried[t.Bucket+"\x00"+t.Key] = t
+	}
 	newest := map[string]*version{} // bucket + "\x00" + key
 	for _, node := range b.nodes.List() {
 		rep.Nodes++
@@ -43,6 +53,9 @@ func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
 		for info := range c.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: "o/", Recursive: true, WithMetadata: true}) {
 			if info.Err != nil {
 				return rep, fmt.Errorf("node %s: %w", node.ID, info.Err)
+			}
+			if !b.ownReplica(info.Key) {
+				continue // another deployment's
 			}
 			e, err := catalog.FromMeta(info.UserMetadata)
 			if err != nil {
@@ -59,6 +72,10 @@ func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
 				e.Size = info.Size
 			}
 			k := e.Bucket + "\x00" + e.Key
+			if t, ok := buried[k]; ok && t.Buries(info.Key, e.LastModified) {
+				rep.Buried++
+				continue
+			}
 			v := newest[k]
 			switch {
 			case v == nil || e.LastModified.After(v.entry.LastModified) ||
@@ -72,18 +89,34 @@ func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
 	}
 	for _, v := range newest {
 		rep.Objects++
-		cur, err := b.cat.Get(ctx, v.entry.Bucket, v.entry.Key)
+		cur, index, err := b.cat.Lookup(ctx, v.entry.Bucket, v.entry.Key)
 		if err == nil && !cur.LastModified.Before(v.entry.LastModified) {
 			rep.KeptNewer++
 			continue
 		}
-		if _, err := b.cat.Put(ctx, v.entry); err != nil {
+		if err != nil && !errors.Is(err, catalog.ErrNotFound) {
 			return rep, err
+		}
+		if ok, err := b.cat.Replace(ctx, v.entry, index); err != nil {
+			return rep, err
+		} else if !ok {
+			rep.KeptNewer++ // written meanwhile: that is newer
+			continue
 		}
 		rep.Written++
 	}
 	b.repair.kick()
 	return rep, nil
+}
+
+// ownReplica says whether a name on a node is one of this deployment's
+// replicas: in its folder, or of the form used before folders (o/<hash>/<nonce>).
+func (b *Backend) ownReplica(name string) bool {
+	if strings.HasPrefix(name, b.namePrefix) {
+		return true
+	}
+	parts := strings.Split(name, "/")
+	return len(parts) == 3 && parts[0] == "o" && len(parts[1]) == 32
 }
 
 // rebuildBuckets restores the bucket records a node mirrors.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,9 +130,13 @@ func (r *repairer) scan(ctx context.Context) error {
 			short = append(short, e)
 		}
 	}
-	b.nodes.setUsed(used)
+	b.nodes.setCommitted(used)
 	b.regrid()
 	r.setScan(len(entries), len(short), lost)
+	if reason := b.safe.reason(); reason != "" {
+		b.log.Warn("repair held back: safe mode", "reason", reason, "under_replicated", len(short))
+		return nil
+	}
 	sort.SliceStable(short, func(i, j int) bool { return len(short[i].Replicas) < len(short[j].Replicas) })
 	for _, e := range short {
 		if ctx.Err() != nil {
@@ -184,62 +189,94 @@ func (r *repairer) allow(nodes []string) bool {
 	return true
 }
 
-// repairOne copies an object from a live replica to the nodes Algorithm 2
-// picks around its survivors (lines 6-18 with the survivors' rows, columns
-// and environments taken), then adds them to its catalogue entry.
+// repairOne copies an object from its good replicas (every block checked
+// as it is read) to the nodes Algorithm 2 picks around its survivors
+// (lines 6-18 with the survivors' rows, columns and environments taken),
+// reads each new copy back and checks it, then adds the copies to the
+// entry. A copy that fails its check, or that the entry cannot take (the
+// object changed meanwhile), is left to the garbage collector.
 func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) error {
 	b := r.b
 	existing := make([]string, 0, len(e.Replicas))
 	for _, rep := range e.Replicas {
 		existing = append(existing, rep.Node)
 	}
-	place, err := b.reserve(e.Size, pol.replicas-len(e.Replicas), pol.strict, existing)
+	place, err := b.place(e, e.Size, pol, existing)
 	if err != nil {
 		return err
 	}
 	if !r.allow(place.Nodes) {
-		b.release(place, e.Size)
+		b.nodes.unreserve(place.Nodes, e.Size)
 		return errRateLimited
 	}
-	body, err := b.openReplica(ctx, e, 0, e.Size)
+	req := &request{idle: b.nodes.timeouts.Idle}
+	req.ctx, req.cancel = context.WithTimeout(ctx, b.nodes.timeouts.Request)
+	defer req.cancel()
+	body, err := b.openObject(req, e, 0, e.Size)
 	if err != nil {
-		b.release(place, e.Size)
+		b.nodes.unreserve(place.Nodes, e.Size)
 		return err
 	}
 	defer body.Close()
-	name := e.Replicas[0].Name
-	sum, err := b.putReplicas(ctx, place.Nodes, name, body, e)
+	// a name of its own: a copy never lands on a name an earlier copy (now
+	// an orphan the GC may be deleting) had on the same node
+	name := b.replicaName(e.Bucket, e.Key)
+	res, err := b.putReplicas(req.ctx, place.Nodes, name, body, e)
 	if err != nil {
-		b.release(place, e.Size)
+		b.nodes.unreserve(place.Nodes, e.Size)
 		return err
 	}
-	if !strings.Contains(e.ETag, "-") && `"`+hex.EncodeToString(sum)+`"` != e.ETag {
-		err = errors.New("source replica does not match the object's ETag")
-	} else {
-		_, err = b.cat.Update(ctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
-			if len(cur.Replicas) > 0 && cur.Replicas[0].Name != name || cur.ETag != e.ETag {
+	written := time.Now()
+	if !strings.Contains(e.ETag, "-") && `"`+hex.EncodeToString(res.md5)+`"` != e.ETag {
+		err = errors.New("the bytes read do not match the object's ETag")
+	}
+	var good []string
+	for _, n := range place.Nodes {
+		if err != nil {
+			break
+		}
+		if verr := b.verifyReplica(req.ctx, e, catalog.Replica{Node: n, Name: name}, &ScrubReport{}); verr != nil &&
+			!errors.Is(verr, errNothingToCheck) {
+			b.metrics.repairVerifyFails.Inc()
+			b.log.Warn("a repaired copy failed its check; left to the garbage collector", "bucket", e.Bucket, "key", e.Key, "node", n, "error", verr)
+			continue
+		}
+		good = append(good, n)
+	}
+	if left := CommitWindow(b.nodes.timeouts.Consul) - time.Since(written); err == nil && len(good) > 0 && left > 0 {
+		// the entry names the copies within the commit window, or never
+		// (the GC's grace is twice that window)
+		uctx, cancel := context.WithTimeout(ctx, left)
+		defer cancel()
+		_, err = b.cat.Update(uctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
+			if !sameVersion(*cur, e) {
 				return errStale
 			}
-			for _, n := range place.Nodes {
+			for _, n := range good {
 				if !cur.HasReplicaOn(n) {
 					cur.Replicas = append(cur.Replicas, catalog.Replica{Node: n, Name: name})
 				}
 			}
 			return nil
 		})
+	} else if err == nil {
+		err = errors.New("no repaired copy passed its check in time")
 	}
 	if err != nil {
-		for _, n := range place.Nodes {
-			b.removeObject(n, name)
-		}
-		b.release(place, e.Size)
+		// the copies are not named by the entry (or not surely): the GC's
+		b.nodes.unreserve(place.Nodes, e.Size)
 		return err
 	}
+	b.nodes.committedOn(good, e.Size, e.Size)
+	var bad []string
 	for _, n := range place.Nodes {
-		b.nodes.addUsed(n, e.Size)
+		if !slices.Contains(good, n) {
+			bad = append(bad, n)
+		}
 	}
-	r.repaired(len(place.Nodes), e.Size)
-	b.log.Info("replicas re-created", "bucket", e.Bucket, "key", e.Key, "nodes", place.Nodes, "degraded", place.Degraded)
+	b.nodes.unreserve(bad, e.Size)
+	r.repaired(len(good), e.Size)
+	b.log.Info("replicas re-created", "bucket", e.Bucket, "key", e.Key, "nodes", good, "degraded", place.Degraded)
 	return nil
 }
 
@@ -260,6 +297,15 @@ func (r *repairer) repaired(n int, size int64) {
 	r.total += int64(n)
 	r.status.UnderReplicated = max(0, r.status.UnderReplicated-1)
 	r.b.metrics.underReplicated.Set(float64(r.status.UnderReplicated))
+}
+
+// adjustObjects keeps the object count current between scans (a write of
+// a new key, a delete).
+func (r *repairer) adjustObjects(delta int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status.Objects = max(0, r.status.Objects+delta)
+	r.b.metrics.objects.Set(float64(r.status.Objects))
 }
 
 func (r *repairer) setScan(objects, under, lost int) {

@@ -27,6 +27,11 @@ type Status struct {
 	LimitPerHour      float64   `json:"limit_per_server_per_hour"`
 	ETASeconds        float64   `json:"eta_seconds"`
 	LastScan          time.Time `json:"last_scan"`
+	// SafeMode says why forgetting replicas, repairs and the garbage
+	// collector are held back ("" when they are not).
+	SafeMode  string      `json:"safe_mode,omitempty"`
+	LastGC    GCReport    `json:"last_gc"`
+	LastScrub ScrubReport `json:"last_scrub"`
 }
 
 // NodeStatus is one storage node's standing.
@@ -45,6 +50,11 @@ type NodeStatus struct {
 	// Used may exceed it after a shrink: the node is full, nothing is deleted.
 	Capacity     int64  `json:"capacity_bytes"`
 	CapacityFrom string `json:"capacity_from"`
+	// Room is what the node may still take: within its capacity (less
+	// what it holds, orphans and writes in flight included) and its free
+	// disk (DiskFree, -1 when it cannot be read) less min_free_mb.
+	Room     int64 `json:"room_bytes"`
+	DiskFree int64 `json:"disk_free_bytes"`
 }
 
 // Status reports the nodes and the repair's progress.
@@ -60,6 +70,7 @@ func (b *Backend) Status() Status {
 		}
 	}
 	r.mu.Unlock()
+	st.SafeMode, st.LastGC, st.LastScrub = b.safe.reason(), b.LastGC(), b.LastScrub()
 	def := b.defaultPolicy()
 	st.Replicas, st.ReplicasFrom, st.LimitPerHour = def.replicas, def.replicasFrom, r.opts.PerServerPerHour
 	st.Diversity, st.DiversityFrom = diversity(def.strict), def.diversityFrom
@@ -70,16 +81,16 @@ func (b *Backend) Status() Status {
 		cells[n.Tenant], _ = b.grid.CellOf(n.Tenant)
 	}
 	b.mu.Unlock()
-	b.nodes.mu.RLock()
+	b.nodes.mu.Lock()
 	for _, n := range b.nodes.list {
 		st.Nodes = append(st.Nodes, NodeStatus{ID: n.ID, Tenant: n.Tenant, Environment: n.Environment, Rack: n.Rack,
-			Row: cells[n.Tenant].Row, Col: cells[n.Tenant].Col, Up: b.nodes.up[n.ID], Busy: b.nodes.busy[n.ID], Used: b.nodes.used[n.ID],
+			Row: cells[n.Tenant].Row, Col: cells[n.Tenant].Col, Up: b.nodes.up[n.ID], Busy: b.nodes.busy[n.ID], Used: b.nodes.used(n.ID), Room: b.nodes.room(n.ID), DiskFree: b.nodes.spaceOf(n.ID).diskFree,
 			Capacity: b.nodes.capacity[n.ID], CapacityFrom: b.nodes.capacityFrom[n.ID]})
 		if b.nodes.up[n.ID] {
 			up++
 		}
 	}
-	b.nodes.mu.RUnlock()
+	b.nodes.mu.Unlock()
 	st.RepairRatePerHour = float64(recent) / rateWindow.Hours()
 	if st.UnderReplicated > 0 {
 		ratePerHour := st.RepairRatePerHour

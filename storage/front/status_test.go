@@ -14,8 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/kv"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
@@ -30,7 +30,7 @@ func testBackend(t *testing.T, repair RepairOptions) *Backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(Options{KV: history.NewMemKV(), Prefix: "harvest/", Nodes: ns, Log: hclog.NewNullLogger(), Repair: repair})
+	return New(Options{KV: kv.NewMem(), Prefix: "harvest/", Nodes: ns, Log: hclog.NewNullLogger(), Repair: repair})
 }
 
 func TestStatusETAFollowsTheMeasuredRepairRate(t *testing.T) {
@@ -72,7 +72,7 @@ func TestDownNodesTakeNoReplicas(t *testing.T) {
 	}
 	b.grid = b.nodes.Grid()
 	for i := 0; i < 50; i++ {
-		p, err := b.reserve(1, 3, false, nil)
+		p, err := b.place(catalog.Entry{}, 1, policy{replicas: 3}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestDownNodesTakeNoReplicas(t *testing.T) {
 		t.Fatalf("a node just gone down reports %s down", down)
 	}
 	b.markInGrid("na")
-	if _, err := b.reserve(1, 3, false, nil); err == nil {
+	if _, err := b.place(catalog.Entry{}, 1, policy{replicas: 3}, nil); err == nil {
 		t.Fatal("three replicas placed with two nodes up")
 	}
 }
@@ -94,7 +94,7 @@ func TestDownNodesTakeNoReplicas(t *testing.T) {
 func TestBigChunksCopiesEverything(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789"), 300_000)
 	var out bytes.Buffer
-	n, err := bigChunks{io.NopCloser(bytes.NewReader(data))}.WriteTo(&out)
+	n, err := bigChunks{ReadCloser: io.NopCloser(bytes.NewReader(data)), conn: &request{}}.WriteTo(&out)
 	if err != nil || n != int64(len(data)) || !bytes.Equal(out.Bytes(), data) {
 		t.Fatalf("copied %d of %d (%v)", n, len(data), err)
 	}
@@ -131,14 +131,14 @@ func TestReadsSkipBusyNodesAndPreferTheLeastLoaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := New(Options{KV: history.NewMemKV(), Prefix: "harvest/", Nodes: ns, Log: hclog.NewNullLogger()})
+	b := New(Options{KV: kv.NewMem(), Prefix: "harvest/", Nodes: ns, Log: hclog.NewNullLogger()})
 	for _, id := range []string{"na", "nb", "nc"} {
 		ns.setUp(id, true)
 	}
 	e := catalog.Entry{Bucket: "b", Key: "k", Size: 2, Replicas: []catalog.Replica{{Node: "na", Name: "x"}, {Node: "nb", Name: "x"}, {Node: "nc", Name: "x"}}}
 	read := func() string {
 		t.Helper()
-		body, err := b.openReplica(context.Background(), e, 0, e.Size)
+		body, err := b.openObject(b.request(context.Background()), e, 0, e.Size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestReadsSkipBusyNodesAndPreferTheLeastLoaded(t *testing.T) {
 		t.Fatalf("a closed read is still counted on nc: %d", ns.inflight("nc"))
 	}
 	ns.busy["nb"], ns.busy["nc"] = true, true
-	if _, err := b.openReplica(context.Background(), e, 0, e.Size); err == nil || !strings.Contains(err.Error(), "SlowDown") {
+	if _, err := b.openObject(b.request(context.Background()), e, 0, e.Size); err == nil || !strings.Contains(err.Error(), "SlowDown") {
 		t.Fatalf("every replica busy: %v, want SlowDown", err)
 	}
 }

@@ -1,0 +1,250 @@
+package blobd
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/hcl/v2/hclsimple"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/front"
+)
+
+// Config is harvest-blob's HCL configuration:
+//
+//	listen       = "127.0.0.1:9100"   # S3
+//	admin_listen = "127.0.0.1:9101"   # /v1/status, /v1/metrics, /v1/health, POST /v1/scrub, /v1/gc, /v1/safe-mode/confirm
+//	access_key = "..."  secret_key = "..."
+//	replicas   = 3      # default of buckets without tags, unless the policy document sets one
+//	strict     = false  # likewise its diversity
+//	min_free_mb = 1024  # disk every node keeps free, whatever its capacity
+//	busy_expiry = "2m"  # a busy flag older than this is ignored
+//	repair   { per_server_per_hour = 30  interval = "5m"  health_interval = "5s"  lost_after = "10m" }
+//	timeouts { node = "10s"  consul = "5s"  request = "30m"  queue = "5s"  idle = "60s" }
+//	limits   { max_connections = 1024  max_requests = 256  per_node = 64 }
+//	gc       { interval = "10m"  grace = "1h"  finished_retention = "24h"  tombstone_retention = "720h"  upload_expiry = "168h" }
+//	scrub    { interval = "24h"  mb_per_second = 16 }
+//	safe_mode { share = 0.3  window = "1h" }
+//	consul { address = "127.0.0.1:8500"  prefix = "harvest/" }
+//	node "client-1" {
+//	  endpoint = "127.0.0.1:9000"  access_key = "..."  secret_key = "..."
+//	  tenant = "search/frontend"  environment = "search"  rack = "rack-1"
+//	  capacity_mb = 10240  # unless the tenant declares storage_mb
+//	}
+type Config struct {
+	LogLevel   string          `hcl:"log_level,optional"`
+	Listen     string          `hcl:"listen"`
+	Admin      string          `hcl:"admin_listen,optional"`
+	AccessKey  string          `hcl:"access_key"`
+	SecretKey  string          `hcl:"secret_key"`
+	Region     string          `hcl:"region,optional"`
+	Replicas   int             `hcl:"replicas,optional"`
+	Strict     bool            `hcl:"strict,optional"`
+	MinFreeMB  *int64          `hcl:"min_free_mb,optional"`
+	BusyExpiry string          `hcl:"busy_expiry,optional"`
+	Consul     ConsulConfig    `hcl:"consul,block"`
+	Repair     *RepairConfig   `hcl:"repair,block"`
+	Timeouts   *TimeoutsConfig `hcl:"timeouts,block"`
+	Limits     *LimitsConfig   `hcl:"limits,block"`
+	GC         *GCConfig       `hcl:"gc,block"`
+	Scrub      *ScrubConfig    `hcl:"scrub,block"`
+	SafeMode   *SafeModeConfig `hcl:"safe_mode,block"`
+	Nodes      []NodeConfig    `hcl:"node,block"`
+
+	repair     front.RepairOptions
+	health     struct{ interval, lostAfter time.Duration }
+	timeouts   front.Timeouts
+	limits     LimitsConfig
+	gc         front.GCOptions
+	scrub      front.ScrubOptions
+	safeMode   front.SafeModeOptions
+	busyExpiry time.Duration
+	minFreeMB  int64
+}
+
+// RepairConfig tunes health checks and re-replication.
+type RepairConfig struct {
+	PerServerPerHour float64 `hcl:"per_server_per_hour,optional"`
+	Interval         string  `hcl:"interval,optional"`
+	HealthInterval   string  `hcl:"health_interval,optional"`
+	LostAfter        string  `hcl:"lost_after,optional"`
+}
+
+// TimeoutsConfig bounds every call (front.Timeouts says what each bounds).
+type TimeoutsConfig struct {
+	Node    string `hcl:"node,optional"`
+	Consul  string `hcl:"consul,optional"`
+	Request string `hcl:"request,optional"`
+	Queue   string `hcl:"queue,optional"`
+	Idle    string `hcl:"idle,optional"`
+}
+
+// LimitsConfig caps concurrency: connections and requests the S3 server
+// takes (beyond max_requests it answers SlowDown at once), and calls in
+// flight to one storage node (beyond per_node a call waits timeouts.queue,
+// then the request is answered SlowDown).
+type LimitsConfig struct {
+	MaxConnections int `hcl:"max_connections,optional"`
+	MaxRequests    int `hcl:"max_requests,optional"`
+	PerNode        int `hcl:"per_node,optional"`
+}
+
+// GCConfig tunes the garbage collector (front.GCOptions).
+type GCConfig struct {
+	Interval           string `hcl:"interval,optional"`
+	Grace              string `hcl:"grace,optional"`
+	FinishedRetention  string `hcl:"finished_retention,optional"`
+	TombstoneRetention string `hcl:"tombstone_retention,optional"`
+	UploadExpiry       string `hcl:"upload_expiry,optional"`
+}
+
+// ScrubConfig tunes the scrubber.
+type ScrubConfig struct {
+	Interval    string  `hcl:"interval,optional"`
+	MBPerSecond float64 `hcl:"mb_per_second,optional"`
+}
+
+// SafeModeConfig tunes safe mode.
+type SafeModeConfig struct {
+	Share  *float64 `hcl:"share,optional"`
+	Window string   `hcl:"window,optional"`
+}
+
+// ConsulConfig says where Harvest's state is.
+type ConsulConfig struct {
+	Address string `hcl:"address"`
+	Prefix  string `hcl:"prefix,optional"`
+}
+
+// NodeConfig is one storage node.
+type NodeConfig struct {
+	ID          string `hcl:"id,label"`
+	Endpoint    string `hcl:"endpoint"`
+	AccessKey   string `hcl:"access_key"`
+	SecretKey   string `hcl:"secret_key"`
+	Tenant      string `hcl:"tenant"`
+	Environment string `hcl:"environment"`
+	Rack        string `hcl:"rack,optional"`
+	CapacityMB  int64  `hcl:"capacity_mb"`
+}
+
+// duration is one optional duration setting.
+type duration struct {
+	name, value string
+	into        *time.Duration
+}
+
+func parseDurations(path string, ds ...duration) error {
+	for _, d := range ds {
+		if d.value == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.value)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("%s: %s = %q: want a positive duration like \"30s\"", path, d.name, d.value)
+		}
+		*d.into = v
+	}
+	return nil
+}
+
+// LoadConfig reads and checks an HCL file; every default is applied and
+// every value checked here, so a daemon that starts runs as configured.
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	if err := hclsimple.DecodeFile(path, nil, &c); err != nil {
+		return c, err
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 3
+	}
+	if c.Consul.Prefix == "" {
+		c.Consul.Prefix = history.DefaultPrefix
+	}
+	if len(c.Nodes) < c.Replicas {
+		return c, fmt.Errorf("%d storage nodes configured, fewer than replicas = %d", len(c.Nodes), c.Replicas)
+	}
+	c.health.interval, c.health.lostAfter = 5*time.Second, 10*time.Minute
+	c.busyExpiry, c.minFreeMB = 2*time.Minute, 1024
+	if c.MinFreeMB != nil {
+		if *c.MinFreeMB < 0 {
+			return c, fmt.Errorf("%s: min_free_mb = %d: want 0 or more", path, *c.MinFreeMB)
+		}
+		c.minFreeMB = *c.MinFreeMB
+	}
+	if err := parseDurations(path, duration{"busy_expiry", c.BusyExpiry, &c.busyExpiry}); err != nil {
+		return c, err
+	}
+	if r := c.Repair; r != nil {
+		if r.PerServerPerHour < 0 {
+			return c, fmt.Errorf("%s: repair.per_server_per_hour = %v: want a positive rate", path, r.PerServerPerHour)
+		}
+		c.repair.PerServerPerHour = r.PerServerPerHour
+		if err := parseDurations(path, duration{"repair.interval", r.Interval, &c.repair.Interval},
+			duration{"repair.health_interval", r.HealthInterval, &c.health.interval},
+			duration{"repair.lost_after", r.LostAfter, &c.health.lostAfter}); err != nil {
+			return c, err
+		}
+	}
+	if t := c.Timeouts; t != nil {
+		if err := parseDurations(path, duration{"timeouts.node", t.Node, &c.timeouts.Node}, duration{"timeouts.consul", t.Consul, &c.timeouts.Consul},
+			duration{"timeouts.request", t.Request, &c.timeouts.Request}, duration{"timeouts.queue", t.Queue, &c.timeouts.Queue},
+			duration{"timeouts.idle", t.Idle, &c.timeouts.Idle}); err != nil {
+			return c, err
+		}
+	}
+	c.timeouts = front.DefaultTimeouts(c.timeouts)
+	c.limits = LimitsConfig{MaxConnections: 1024, MaxRequests: 256, PerNode: 64}
+	if l := c.Limits; l != nil {
+		for _, v := range []struct {
+			name string
+			v    int
+			into *int
+		}{{"max_connections", l.MaxConnections, &c.limits.MaxConnections}, {"max_requests", l.MaxRequests, &c.limits.MaxRequests},
+			{"per_node", l.PerNode, &c.limits.PerNode}} {
+			if v.v < 0 {
+				return c, fmt.Errorf("%s: limits.%s = %d: want a positive number", path, v.name, v.v)
+			}
+			if v.v > 0 {
+				*v.into = v.v
+			}
+		}
+	}
+	if c.limits.MaxRequests > c.limits.MaxConnections {
+		return c, fmt.Errorf("%s: limits.max_requests = %d exceeds limits.max_connections = %d", path, c.limits.MaxRequests, c.limits.MaxConnections)
+	}
+	if g := c.GC; g != nil {
+		if err := parseDurations(path, duration{"gc.interval", g.Interval, &c.gc.Interval}, duration{"gc.grace", g.Grace, &c.gc.Grace},
+			duration{"gc.finished_retention", g.FinishedRetention, &c.gc.FinishedRetention},
+			duration{"gc.tombstone_retention", g.TombstoneRetention, &c.gc.TombstoneRetention},
+			duration{"gc.upload_expiry", g.UploadExpiry, &c.gc.UploadExpiry}); err != nil {
+			return c, err
+		}
+	}
+	c.gc = front.DefaultGC(c.gc)
+	if window := front.CommitWindow(c.timeouts.Consul); c.gc.Grace < 2*window {
+		return c, fmt.Errorf("%s: gc.grace = %s is shorter than twice the commit window (%s, six timeouts.consul): "+
+			"the collector could delete replicas whose entry is still being written", path, c.gc.Grace, window)
+	}
+	if s := c.Scrub; s != nil {
+		if s.MBPerSecond < 0 {
+			return c, fmt.Errorf("%s: scrub.mb_per_second = %v: want a positive rate", path, s.MBPerSecond)
+		}
+		c.scrub.BytesPerSecond = s.MBPerSecond * (1 << 20)
+		if err := parseDurations(path, duration{"scrub.interval", s.Interval, &c.scrub.Interval}); err != nil {
+			return c, err
+		}
+	}
+	if s := c.SafeMode; s != nil {
+		if s.Share != nil && (*s.Share <= 0 || *s.Share > 1) {
+			return c, fmt.Errorf("%s: safe_mode.share = %v: want a share in (0, 1] (1: never)", path, *s.Share)
+		}
+		if s.Share != nil {
+			c.safeMode.Share = *s.Share
+		}
+		if err := parseDurations(path, duration{"safe_mode.window", s.Window, &c.safeMode.Window}); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,97 @@
+package front
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// memNode is a storage node's S3 API in memory (PUT, GET, DELETE of
+// objects, ETag the body's MD5), enough for writes and repairs.
+type memNode struct {
+	mu      sync.Mutex
+	objects map[string][]byte // by path: /bucket/name
+}
+
+// get returns a copy of an object's bytes (nil when absent).
+func (m *memNode) get(name string) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return bytes.Clone(m.objects["/"+DataBucket+"/"+name])
+}
+
+// set plants an object's bytes (nil removes it), as a disk fault would.
+func (m *memNode) set(name string, data []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if data == nil {
+		delete(m.objects, "/"+DataBucket+"/"+name)
+		return
+	}
+	m.objects["/"+DataBucket+"/"+name] = data
+}
+
+// count is how many objects the node holds.
+func (m *memNode) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.objects)
+}
+
+func (m *memNode) has(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.objects["/"+DataBucket+"/"+name]
+	return ok
+}
+
+func (m *memNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("location") {
+		fmt.Fprint(w, `<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">us-east-1</LocationConstraint>`)
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch r.Method {
+	case http.MethodPut:
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		m.objects[r.URL.Path] = data
+		sum := md5.Sum(data)
+		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
+	case http.MethodGet, http.MethodHead:
+		data, ok := m.objects[r.URL.Path]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `<Error><Code>NoSuchKey</Code></Error>`)
+			return
+		}
+		sum := md5.Sum(data)
+		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
+		w.Header().Set("Last-Modified", time.Now().UTC().Format(http.TimeFormat))
+		var from, to int
+		if n, _ := fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-%d", &from, &to); n == 2 && from <= to && to < len(data) {
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, to, len(data)))
+			data = data[from : to+1]
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+			w.WriteHeader(http.StatusPartialContent)
+		} else {
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		}
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(data)
+		}
+	case http.MethodDelete:
+		delete(m.objects, r.URL.Path)
+		w.WriteHeader(http.StatusNoContent)
+	}
+}

@@ -1,0 +1,208 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/versity/versitygw/s3err"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/integrity"
+	"github.com/harvest-platform/harvest/storage/kv"
+)
+
+// A multipart upload lives in Consul KV as three kinds of record:
+//
+//	blob/uploads/<bucket>/<id>         the upload: placement, each node's own
+//	                                   upload ID, and who is completing it
+//	blob/parts/<bucket>/<id>/<number>  one per part received: size, MD5,
+//	                                   block checksums, the client's checksum
+//	blob/finished/<bucket>/<id>        how it ended (completed with its ETag, or
+//	                                   aborted), kept for finished_retention so
+//	                                   that a retried Complete or Abort gets the
+//	                                   answer the first one got
+//
+// The upload record is the upload's linearisation point. A part is
+// recorded only while the upload record is unchanged (open and unclaimed).
+// A Complete claims the record (check-and-set) before it touches the
+// nodes, and makes the object visible in one transaction that writes the
+// entry, deletes the upload record at the index it claimed and writes the
+// finished record; an Abort deletes the record at the index it read and
+// writes the finished record in one transaction. So exactly one of them
+// wins, and the loser learns it from the finished record.
+
+// upload is a multipart upload in progress: placed when it starts, each
+// part streamed to every replica node's own multipart upload as it comes,
+// completed on every node before the catalogue shows the object. Any front
+// can continue it.
+type upload struct {
+	ID        string            `json:"id"`
+	Entry     catalog.Entry     `json:"entry"` // what the client declared; no size or ETag yet
+	Reason    string            `json:"degraded_reason,omitempty"`
+	Name      string            `json:"name"` // the replicas' name on the nodes
+	NodeIDs   map[string]string `json:"node_uploads"`
+	Nodes     []string          `json:"nodes"` // placement order
+	Initiated time.Time         `json:"initiated"`
+	// Claim is the token of the Complete working on the upload, until
+	// ClaimUntil; another Complete or an Abort waits for it, or takes the
+	// upload over once the claim has expired.
+	Claim      string    `json:"claim,omitempty"`
+	ClaimUntil time.Time `json:"claim_until,omitempty"`
+}
+
+// part is one part received.
+type part struct {
+	Number   int               `json:"number"`
+	Size     int64             `json:"size"`
+	MD5      string            `json:"md5"` // hex
+	Segment  integrity.Segment `json:"segment"`
+	Checksum *catalog.Checksum `json:"checksum,omitempty"`
+	Written  time.Time         `json:"written"`
+}
+
+// finished is how an upload ended.
+type finished struct {
+	Key      string    `json:"key"`
+	Aborted  bool      `json:"aborted,omitempty"`
+	ETag     string    `json:"etag,omitempty"`
+	Claim    string    `json:"claim,omitempty"` // the Complete that made it
+	Finished time.Time `json:"finished"`
+}
+
+func (b *Backend) uploadKey(bucket, id string) string {
+	return b.prefix + "blob/uploads/" + url.PathEscape(bucket) + "/" + id
+}
+
+func (b *Backend) partsDir(bucket, id string) string {
+	return b.prefix + "blob/parts/" + url.PathEscape(bucket) + "/" + id + "/"
+}
+
+func (b *Backend) partKey(bucket, id string, number int) string {
+	return fmt.Sprintf("%s%05d", b.partsDir(bucket, id), number)
+}
+
+func (b *Backend) finishedKey(bucket, id string) string {
+	return b.prefix + "blob/finished/" + url.PathEscape(bucket) + "/" + id
+}
+
+// validUploadID refuses IDs that are not ours (they would name other keys).
+func validUploadID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	return strings.Trim(id, "0123456789abcdef") == ""
+}
+
+// loadUpload reads an upload record and its index; NoSuchUpload (or
+// NoSuchBucket) when there is none for the key.
+func (b *Backend) loadUpload(ctx context.Context, bucket, key, id string) (upload, uint64, error) {
+	var u upload
+	if !validUploadID(id) {
+		return u, 0, b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchUpload))
+	}
+	data, index, err := b.kv.Get(ctx, b.uploadKey(bucket, id))
+	if err != nil {
+		return u, 0, err
+	}
+	if index == 0 {
+		return u, 0, b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchUpload))
+	}
+	if err := json.Unmarshal(data, &u); err != nil {
+		return u, 0, &history.CorruptError{Key: b.uploadKey(bucket, id), Err: err}
+	}
+	if u.Entry.Key != key {
+		return u, 0, s3err.GetAPIError(s3err.ErrNoSuchUpload)
+	}
+	return u, index, nil
+}
+
+// loadFinished reads how an upload ended (ok false: no record).
+func (b *Backend) loadFinished(ctx context.Context, bucket, id string) (finished, bool, error) {
+	var f finished
+	data, index, err := b.kv.Get(ctx, b.finishedKey(bucket, id))
+	if err != nil || index == 0 {
+		return f, false, err
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return f, false, &history.CorruptError{Key: b.finishedKey(bucket, id), Err: err}
+	}
+	return f, true, nil
+}
+
+// loadParts reads an upload's part records, by number.
+func (b *Backend) loadParts(ctx context.Context, bucket, id string) (map[int]part, error) {
+	pairs, err := b.kv.List(ctx, b.partsDir(bucket, id))
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]part{}
+	for _, p := range pairs {
+		var pt part
+		if err := json.Unmarshal(p.Value, &pt); err != nil {
+			return nil, &history.CorruptError{Key: p.Key, Err: err}
+		}
+		if err := (integrity.Layout{pt.Segment}).Validate(); err != nil {
+			return nil, &history.CorruptError{Key: p.Key, Err: err}
+		}
+		out[pt.Number] = pt
+	}
+	return out, nil
+}
+
+// finishOps are the transaction ops that retire an upload read at index
+// and record how it ended.
+func (b *Backend) finishOps(u upload, index uint64, f finished) []kv.Op {
+	data, _ := json.Marshal(f)
+	return []kv.Op{{Verb: kv.DeleteCAS, Key: b.uploadKey(u.Entry.Bucket, u.ID), Index: index},
+		{Verb: kv.Set, Key: b.finishedKey(u.Entry.Bucket, u.ID), Value: data}}
+}
+
+// partBytes is what an upload's recorded parts hold on each of its nodes.
+func partBytes(parts map[int]part) int64 {
+	var n int64
+	for _, p := range parts {
+		n += p.Size
+	}
+	return n
+}
+
+// dropParts deletes an upload's part records once it has ended (in the
+// background; the garbage collector removes what this misses).
+func (b *Backend) dropParts(bucket, id string, parts map[int]part) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*b.nodes.timeouts.Consul)
+		defer cancel()
+		for n := range parts {
+			_ = b.kv.Delete(ctx, b.partKey(bucket, id, n))
+		}
+	}()
+}
+
+// RecountUploads holds the bytes of every open upload's recorded parts on
+// its nodes (at start: they count against the nodes' capacity until the
+// upload ends).
+func (b *Backend) RecountUploads(ctx context.Context) error {
+	pairs, err := b.kv.List(ctx, b.prefix+"blob/uploads/")
+	if err != nil {
+		return err
+	}
+	for _, p := range pairs {
+		var u upload
+		if json.Unmarshal(p.Value, &u) != nil {
+			continue
+		}
+		parts, err := b.loadParts(ctx, u.Entry.Bucket, u.ID)
+		if err != nil {
+			return err
+		}
+		for _, n := range u.Nodes {
+			b.nodes.addPending(n, partBytes(parts))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+// Package kv owns the blob tier's access to Consul KV: the slice of the KV
+// API the tier needs (reads, check-and-set writes and deletes, and atomic
+// transactions over several keys), its Consul adapter, an in-memory store
+// with the same semantics for unit tests, and a wrapper that puts a
+// deadline on every call. Every linearisation point of the tier (a
+// catalogue entry's check-and-set, an upload's claim, a completion that
+// retires the upload and writes the entry at once) is one call here.
+package kv
+
+import (
+	"context"
+	"errors"
+
+	"github.com/harvest-platform/harvest/history"
+)
+
+// Pair is one key and value from List; Index is its ModifyIndex.
+type Pair = history.Pair
+
+// Verb is what one operation of a transaction does.
+type Verb string
+
+const (
+	// Set writes Value whatever the key holds.
+	Set Verb = "set"
+	// CAS writes Value if the key's ModifyIndex is Index (0: only if absent).
+	CAS Verb = "cas"
+	// DeleteCAS deletes the key if its ModifyIndex is Index.
+	DeleteCAS Verb = "delete-cas"
+	// Delete deletes the key whatever it holds.
+	Delete Verb = "delete"
+	// CheckIndex fails the transaction unless the key's ModifyIndex is Index.
+	CheckIndex Verb = "check-index"
+	// CheckNotExists fails the transaction if the key exists.
+	CheckNotExists Verb = "check-not-exists"
+)
+
+// Op is one operation of a transaction.
+type Op struct {
+	Verb  Verb
+	Key   string
+	Value []byte
+	Index uint64
+}
+
+// KV is what the blob tier needs of Consul KV. Index 0 from Get means the
+// key is absent. CAS with index 0 creates only if absent. Txn applies every
+// op or none: false (and no error) when a check failed. An error from a
+// write does not say the write did not happen: the caller must read back
+// to learn what is stored (the commit may have succeeded before the
+// answer was lost).
+type KV interface {
+	history.KV
+	DeleteCAS(ctx context.Context, key string, index uint64) (bool, error)
+	Txn(ctx context.Context, ops []Op) (bool, error)
+}
+
+// ErrTooManyOps is the answer to a transaction Consul would refuse.
+var ErrTooManyOps = errors.New("kv: a transaction holds at most 64 operations")
+
+// MaxOps is Consul's limit on operations in one transaction.
+const MaxOps = 64
