@@ -39,9 +39,9 @@ func v1Tree(t *testing.T, idle bool) string {
 	files := map[string]string{
 		"cpu/cpu.shares": "1024", "cpuacct/cpuacct.usage": "0", "blkio/blkio.reset_stats": "",
 		"cpu/harvest/cpu.shares": "1024", "cpu/harvest/cpu.cfs_period_us": "100000", "cpu/harvest/cpu.cfs_quota_us": "-1",
-		"cpu/harvest/cpu.stat":       "nr_periods 10\nnr_throttled 4\nthrottled_time 250000000\n",
-		"cpuacct/harvest/cpuacct.usage": "1500000000\n",
-		"blkio/harvest/blkio.weight":    "500",
+		"cpu/harvest/cpu.stat":               "nr_periods 10\nnr_throttled 4\nthrottled_time 250000000\n",
+		"cpuacct/harvest/cpuacct.usage":      "1500000000\n",
+		"blkio/harvest/blkio.weight":         "500",
 		"cpu/harvest/nomad-a.t/cgroup.procs": "", "cpu/harvest/nomad-a.t/cpu.shares": "1024",
 		"cpuacct/harvest/nomad-a.t/cgroup.procs": "", "blkio/harvest/nomad-a.t/cgroup.procs": "",
 		"freezer/nomad/nomad-a.t/cgroup.procs": "101\n102\n",
