@@ -154,13 +154,13 @@ func TestUsagePluginConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{UsagePlugin: "node"}, `usage_plugin "node" needs plugin_config`},
-		{Config{PluginConfig: file}, "plugin_config is set but usage_plugin is not"},
-		{Config{PluginConfig: file, UsagePlugin: "nope"}, `has no usage_source "nope" block (it has ["node"])`},
-		{Config{PluginConfig: "/nonexistent.hcl", UsagePlugin: "node"}, "plugin_config: open /nonexistent.hcl"},
-		{Config{PluginConfig: bad, UsagePlugin: "proc"}, `the name is the built-in fallback's (usage_source = "proc")`},
-		{Config{PluginConfig: bad, UsagePlugin: "gone"}, "nor an executable file in plugin_dir"},
-		{Config{PluginConfig: file, UsagePlugin: "node", CapacityCPU: 4}, "capacity_cpu and capacity_memory are for usage_source"},
+		{Config{UsagePlugin: "node", HarvestCgroup: "none"}, `usage_plugin "node" needs plugin_config`},
+		{Config{PluginConfig: file, HarvestCgroup: "none"}, "plugin_config is set but usage_plugin is not"},
+		{Config{PluginConfig: file, UsagePlugin: "nope", HarvestCgroup: "none"}, `has no usage_source "nope" block (it has ["node"])`},
+		{Config{PluginConfig: "/nonexistent.hcl", UsagePlugin: "node", HarvestCgroup: "none"}, "plugin_config: open /nonexistent.hcl"},
+		{Config{PluginConfig: bad, UsagePlugin: "proc", HarvestCgroup: "none"}, `the name is the built-in fallback's (usage_source = "proc")`},
+		{Config{PluginConfig: bad, UsagePlugin: "gone", HarvestCgroup: "none"}, "nor an executable file in plugin_dir"},
+		{Config{PluginConfig: file, UsagePlugin: "node", CapacityCPU: 4, HarvestCgroup: "none"}, "capacity_cpu and capacity_memory are for usage_source"},
 	} {
 		c.cfg.Enabled, c.cfg.UsageSource = true, "proc"
 		var raw []byte

@@ -113,7 +113,7 @@ func TestV1AdoptMovesEveryProcessIntoEachHierarchy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := p.Adopt("nomad-a.t", filepath.Join(root, "freezer/nomad/nomad-a.t/cgroup.procs"), 256)
+	n, err := p.Adopt("nomad-a.t", procsOf(filepath.Join(root, "freezer/nomad/nomad-a.t/cgroup.procs")), 256)
 	if err != nil || n != 2 {
 		t.Fatalf("adopted %d: %v", n, err)
 	}
@@ -127,7 +127,7 @@ func TestV1AdoptMovesEveryProcessIntoEachHierarchy(t *testing.T) {
 	}
 	// a process forked since: only it is moved
 	os.WriteFile(filepath.Join(root, "freezer/nomad/nomad-a.t/cgroup.procs"), []byte("101\n102\n103\n"), 0o644)
-	if n, err := p.Adopt("nomad-a.t", filepath.Join(root, "freezer/nomad/nomad-a.t/cgroup.procs"), 0); err != nil || n != 1 {
+	if n, err := p.Adopt("nomad-a.t", procsOf(filepath.Join(root, "freezer/nomad/nomad-a.t/cgroup.procs")), 0); err != nil || n != 1 {
 		t.Fatalf("second adopt moved %d: %v", n, err)
 	}
 	if _, err := p.TaskCgroupV2("x"); err == nil {
@@ -178,9 +178,13 @@ func TestV2ParentWeightIdleMaxAndTaskScope(t *testing.T) {
 	if err != nil || st.CPUSeconds != 2.5 || st.ThrottledPeriods != 7 || st.ThrottledSeconds != 0.3 {
 		t.Errorf("stats %+v %v", st, err)
 	}
-	if _, err := p.Adopt("x", "/dev/null", 0); err == nil {
+	if _, err := p.Adopt("x", procsOf("/dev/null"), 0); err == nil {
 		t.Error("a v1 adoption on v2")
 	}
+}
+
+func procsOf(path string) func() ([]int, error) {
+	return func() ([]int, error) { return ReadPIDs(path) }
 }
 
 func TestOpenRefusesBadPathsAndHostsWithoutCPU(t *testing.T) {
@@ -217,9 +221,8 @@ func TestRealCgroupV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = p.Release("task") }()
-	procs := filepath.Join(t.TempDir(), "procs")
-	os.WriteFile(procs, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
-	if n, err := p.Adopt("task", procs, 512); err != nil || n != 1 {
+	pids := func() ([]int, error) { return []int{cmd.Process.Pid}, nil }
+	if n, err := p.Adopt("task", pids, 512); err != nil || n != 1 {
 		t.Fatalf("adopt: %d %v", n, err)
 	}
 	cg, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/cgroup")

@@ -30,13 +30,13 @@ func (p *Parent) TaskCgroupV2(name string) (string, error) {
 	return dir, nil
 }
 
-// Adopt moves the processes listed in procs (the task's cgroup.procs in a
-// hierarchy Nomad's executor placed it in, e.g. its freezer cgroup) into
-// the task's cgroups under the parent in the cpu, cpuacct and blkio
+// Adopt moves the task's processes, as pids lists them now (e.g. the
+// cgroup.procs of the freezer cgroup Nomad's executor placed the task in),
+// into the task's cgroups under the parent in the cpu, cpuacct and blkio
 // hierarchies (v1 only), and gives it shares there (its weight among the
-// harvested tasks; 0 leaves the kernel's default). It returns how many
-// processes it moved.
-func (p *Parent) Adopt(name, procs string, shares int64) (int, error) {
+// harvested tasks; 0 leaves the kernel's default). It lists and moves again
+// until no new process appears, and returns how many it moved.
+func (p *Parent) Adopt(name string, pids func() ([]int, error), shares int64) (int, error) {
 	if p.v != V1 {
 		return 0, fmt.Errorf("Adopt on a %s host", p.v)
 	}
@@ -55,15 +55,15 @@ func (p *Parent) Adopt(name, procs string, shares int64) (int, error) {
 	}
 	moved := map[int]bool{}
 	for range adoptPasses {
-		pids, err := readPIDs(procs)
+		listed, err := pids()
 		if err != nil {
 			return len(moved), err
 		}
-		inside, err := readPIDs(filepath.Join(dirs[0], "cgroup.procs"))
+		inside, err := ReadPIDs(filepath.Join(dirs[0], "cgroup.procs"))
 		if err != nil {
 			return len(moved), err
 		}
-		todo := slices.DeleteFunc(pids, func(pid int) bool { return slices.Contains(inside, pid) })
+		todo := slices.DeleteFunc(listed, func(pid int) bool { return slices.Contains(inside, pid) })
 		if len(todo) == 0 {
 			return len(moved), nil
 		}
@@ -149,7 +149,8 @@ func (p *Parent) Stats() (Stats, error) {
 
 func nan() float64 { return math.NaN() }
 
-func readPIDs(path string) ([]int, error) {
+// ReadPIDs reads a cgroup.procs file.
+func ReadPIDs(path string) ([]int, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
