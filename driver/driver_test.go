@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/nomad/client/lib/numalib"
 	"github.com/hashicorp/nomad/helper/uuid"
 	nstructs "github.com/hashicorp/nomad/nomad/structs"
-	"github.com/hashicorp/nomad/plugins/base"
 	"github.com/hashicorp/nomad/plugins/drivers"
 	dtestutil "github.com/hashicorp/nomad/plugins/drivers/testutils"
 
@@ -51,17 +50,9 @@ var topology = numalib.Scan(numalib.PlatformScanners(false))
 func newHarness(t *testing.T) (*dtestutil.DriverHarness, *Driver, *fakeSource) {
 	t.Helper()
 	d := New(hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn}))
-	h := dtestutil.NewDriverHarness(t, d)
-	t.Cleanup(h.Kill)
 	cfg := Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", AdmitWindow: "0s", UsageSource: "proc",
 		EvictGrace: "0s", StaleAfter: "3h", HarvestCgroup: "none"}
-	var raw []byte
-	if err := base.MsgPackEncode(&raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.SetConfig(&base.Config{PluginConfig: raw, AgentConfig: &base.AgentConfig{Driver: &base.ClientDriverConfig{Topology: topology}}}); err != nil {
-		t.Fatal(err)
-	}
+	h := newHarnessWith(t, d, cfg)
 	fake := &fakeSource{capacity: guard.Resources{CPU: 4, MemoryMiB: 4096}}
 	s, err := parseSettings(cfg, fake.capacity)
 	if err != nil {
@@ -70,6 +61,7 @@ func newHarness(t *testing.T) (*dtestutil.DriverHarness, *Driver, *fakeSource) {
 	d.mu.Lock()
 	// the loop's first pass may have measured the real host: start clean
 	d.source, d.settings, d.primary, d.tracker = fake, s, guard.Resources{}, guard.NewTracker(s.hysteresis.AdmitWindow)
+	d.guard, d.lastGood = &guard.Guard{Policy: s.policy}, time.Now()
 	d.mu.Unlock()
 	return h, d, fake
 }
