@@ -96,8 +96,9 @@ type Parent struct {
 	quota int64 // the last quota written (0: none yet)
 }
 
-// Open creates (or takes over) the parent and sets its weights; its CPU is
-// uncapped until the first SetCap.
+// Open creates (or takes over) the parent and sets its weights. It leaves
+// the quota as it finds it (a new cgroup's is none; a restarted driver's
+// tasks keep their cap) until the first SetCap.
 func Open(o Options) (*Parent, error) {
 	rel := strings.Trim(o.Path, "/")
 	if rel == "" || strings.Contains(rel, "..") {
@@ -146,9 +147,6 @@ func (p *Parent) openV1(root, rel string, idle bool) error {
 	if err := p.write(p.cpu, "cpu.cfs_period_us", strconv.FormatInt(p.period, 10)); err != nil {
 		return err
 	}
-	if err := p.write(p.cpu, "cpu.cfs_quota_us", "-1"); err != nil {
-		return err
-	}
 	if p.io != "" {
 		p.optional(p.io, "blkio.bfq.weight", "1")
 		if !p.optional(p.io, "blkio.weight", "10") {
@@ -175,9 +173,6 @@ func (p *Parent) openV2(root, rel string, idle bool) error {
 	}
 	p.cpu, p.io = dir, dir
 	if err := p.setWeight("cpu.weight", "1", idle); err != nil {
-		return err
-	}
-	if err := p.write(p.cpu, "cpu.max", "max "+strconv.FormatInt(p.period, 10)); err != nil {
 		return err
 	}
 	p.optional(p.io, "io.weight", "default 1")
@@ -210,6 +205,12 @@ func enableControllers(dir string) error {
 // an idle group is first made normal.
 func (p *Parent) setWeight(file, lowest string, idle bool) error {
 	hasIdle := exists(filepath.Join(p.cpu, "cpu.idle"))
+	if cur, err := os.ReadFile(filepath.Join(p.cpu, "cpu.idle")); err == nil && idle && strings.TrimSpace(string(cur)) == "1" {
+		// already idle (a restarted driver taking its tasks over): leave it,
+		// rather than lift them to a normal weight for a moment
+		p.settings = append(p.settings, strings.TrimPrefix(filepath.Join(p.cpu, "cpu.idle"), p.root+"/")+"=1 (kept)")
+		return nil
+	}
 	if hasIdle {
 		if err := p.write(p.cpu, "cpu.idle", "0"); err != nil {
 			return err

@@ -69,6 +69,12 @@ func TestV1ParentLowestWeightIdleAndQuota(t *testing.T) {
 			t.Errorf("%s = %q, want %q", f, got, want)
 		}
 	}
+	// opened again (a restarted driver): an idle group stays idle
+	os.WriteFile(filepath.Join(root, "cpu/harvest/cpu.shares"), []byte("3"), 0o644)
+	if _, err := Open(Options{Root: root, Path: "/harvest", Idle: true}); err != nil || read(t, root, "cpu/harvest/cpu.idle") != "1" ||
+		read(t, root, "cpu/harvest/cpu.shares") != "3" {
+		t.Errorf("reopened: idle %s shares %s %v", read(t, root, "cpu/harvest/cpu.idle"), read(t, root, "cpu/harvest/cpu.shares"), err)
+	}
 	if got := strings.Join(p.Dirs(), " "); got != strings.Join([]string{root + "/cpu/harvest", root + "/cpuacct/harvest", root + "/blkio/harvest"}, " ") {
 		t.Errorf("dirs %s", got)
 	}
