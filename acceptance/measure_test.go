@@ -53,7 +53,7 @@ func TestMeasureEvictionLatency(t *testing.T) {
 		nomadCLI(t, "job", "run", "-detach", harvestJob(t, job, 1, mhz, 600, constraint))
 		waitAllocs(t, job, 1, time.Minute, func(a *nomadapi.AllocationListStub) bool { return a.ClientStatus == "running" })
 		time.Sleep(time.Duration(100+37*i%400) * time.Millisecond) // spikes fall anywhere in the loop's period
-		waitQuota(t, dir, "150000", 30*time.Second) // the primary idle: capacity 2 - reserve 0.5
+		waitQuota(t, dir, "150000", 30*time.Second)                // the primary idle: capacity 2 - reserve 0.5
 		relief := make(chan [2]time.Time, 1)
 		go func() { // relief: the first cut of the quota, and the quota at its floor (cap 0)
 			var first time.Time
