@@ -47,7 +47,7 @@ type Driver struct {
 	lastGood    time.Time       // when it was taken
 	guard       *guard.Guard    // suppression and eviction across ticks
 	failSafe    bool            // the primary is unmeasured for longer than stale_after
-	suppressed  time.Time       // when the current suppression began (zero: none)
+	suppressed  time.Time       // when the last suppression the tasks were told of began
 	cgroup      *harvestcg.Parent
 	loopStarted bool
 	reporter    *reporter

@@ -105,8 +105,10 @@ func (d *Driver) guardOnce(now time.Time) guard.Plan {
 		}
 		d.wakeFingerprintLocked()
 	}
-	newSuppression := plan.Suppressed && !plan.Stale && !plan.Since.Equal(d.suppressed)
-	d.suppressed = plan.Since
+	newSuppression := false // told once per suppression, not again after each dip above the need
+	if plan.Suppressed && !plan.Stale {
+		newSuppression, d.suppressed = !plan.Since.Equal(d.suppressed), plan.Since
+	}
 	cg := d.cgroup
 	d.mu.Unlock()
 

@@ -18,7 +18,8 @@ import (
 // so a CPU spike of the primary tenant is absorbed within one tick, and it
 // evicts youngest first only when the cap has stayed below what the tasks
 // need to make progress (ProgressShare of their CPU allocations) for longer
-// than Grace. Memory cannot be squeezed back from a process, so a memory
+// than Grace (dips back above the need shorter than Grace do not end the
+// suppression). Memory cannot be squeezed back from a process, so a memory
 // shortfall evicts at once, as before. When the primary tenant has not been
 // measured for longer than StaleAfter the guard cannot know what it needs:
 // it fails safe, capping the tasks to nothing and evicting them all.
@@ -91,12 +92,17 @@ type Plan struct {
 	Age        time.Duration
 }
 
-// Guard carries what a tick needs from the ticks before it: since when the
-// cap has been below the tasks' need. It is clock-free: callers pass the
-// time. Not safe for concurrent use.
+// Guard carries what a tick needs from the ticks before it: when the
+// current suppression began, and since when the cap has been back above the
+// need. A suppression ends only once the cap has stayed at or above the
+// need for Grace too, so a primary hovering at a core boundary (a noisy
+// measurement rounds up on some ticks and not on others) does not restart
+// the grace on every tick it dips below the boundary. It is clock-free:
+// callers pass the time. Not safe for concurrent use.
 type Guard struct {
 	Policy     Policy
-	belowSince time.Time
+	belowSince time.Time // the suppression's start (zero: none)
+	aboveSince time.Time // within a suppression, since when the cap has covered the need
 }
 
 // Step decides one tick: the cap, whether the tasks are suppressed, and
@@ -105,7 +111,7 @@ func (g *Guard) Step(in Input) Plan {
 	p := Plan{Primary: RoundUp(in.Primary), Age: in.Age}
 	tasks := youngestFirst(in.Tasks)
 	if g.Policy.StaleAfter > 0 && in.Age > g.Policy.StaleAfter {
-		g.belowSince = time.Time{}
+		g.belowSince, g.aboveSince = time.Time{}, time.Time{}
 		p.Stale, p.Need = true, g.Policy.Need(tasks)
 		p.Suppressed = len(tasks) > 0
 		p.Since = in.Now
@@ -130,12 +136,20 @@ func (g *Guard) Step(in Input) Plan {
 	// CPU: suppressed while the cap is below the need; evict after the grace
 	p.Need = g.Policy.Need(tasks)
 	if p.Cap >= p.Need-1e-9 {
-		g.belowSince = time.Time{}
+		if !g.belowSince.IsZero() {
+			if g.aboveSince.IsZero() {
+				g.aboveSince = in.Now
+			}
+			if in.Now.Sub(g.aboveSince) >= g.Policy.Grace {
+				g.belowSince, g.aboveSince = time.Time{}, time.Time{}
+			}
+		}
 		return p
 	}
 	if g.belowSince.IsZero() {
 		g.belowSince = in.Now
 	}
+	g.aboveSince = time.Time{}
 	p.Suppressed, p.Since, p.Shortfall.CPU = true, g.belowSince, p.Need-p.Cap
 	if in.Now.Sub(g.belowSince) < g.Policy.Grace {
 		return p

@@ -70,8 +70,8 @@ func TestSuppressionThenEvictionAfterTheGrace(t *testing.T) {
 	}
 }
 
-// A spike shorter than the grace only suppresses; the next one starts its
-// grace afresh.
+// Spikes shorter than the grace, apart by at least the grace, only
+// suppress, each in a suppression of its own.
 func TestShortSpikesOnlySuppress(t *testing.T) {
 	s := State{Capacity: Resources{2, 4096}, Reserve: Resources{0.5, 0}, Tasks: []Task{task("a", 10, 0.5, 0), task("b", 5, 0.5, 0)}}
 	g := &Guard{Policy: Policy{Grace: time.Second, ProgressShare: 1}}
@@ -80,9 +80,10 @@ func TestShortSpikesOnlySuppress(t *testing.T) {
 		in.Primary = Resources{CPU: cpu}
 		return g.Step(in)
 	}
-	for ms := 0; ms < 5000; ms += 100 {
+	var starts []time.Time
+	for ms := 0; ms < 8000; ms += 100 {
 		cpu := 0.0
-		if (ms/800)%2 == 1 { // 800 ms on, 800 ms off
+		if ms%1600 >= 1200 { // 400 ms on, 1200 ms off
 			cpu = 0.9
 		}
 		p := step(ms, cpu)
@@ -92,9 +93,41 @@ func TestShortSpikesOnlySuppress(t *testing.T) {
 		if p.Suppressed != (cpu > 0) {
 			t.Fatalf("%d ms: suppressed %v with the primary at %.1f", ms, p.Suppressed, cpu)
 		}
+		if p.Suppressed && (len(starts) == 0 || !starts[len(starts)-1].Equal(p.Since)) {
+			starts = append(starts, p.Since)
+		}
 	}
-	if p := step(5000, 0.9); !p.Suppressed || !p.Since.Equal(t0.Add(5000*time.Millisecond)) {
-		t.Fatalf("a new spike's suppression began at %v", p.Since)
+	if len(starts) != 5 {
+		t.Fatalf("%d suppressions began (%v), want one per spike", len(starts), starts)
+	}
+}
+
+// A primary hovering at a core boundary (rounded up on some ticks only)
+// keeps one suppression going: the grace runs across the dips, and the
+// youngest is evicted once it is over.
+func TestHoveringPrimaryIsEvictedAfterTheGrace(t *testing.T) {
+	s := State{Capacity: Resources{2, 4096}, Reserve: Resources{0.5, 0}, Tasks: []Task{task("old", 10, 0.25, 0), task("young", 5, 0.25, 0)}}
+	g := &Guard{Policy: Policy{Grace: 500 * time.Millisecond, ProgressShare: 1}}
+	var since time.Time
+	for i, cpu := range []float64{1.1, 0.95, 1.05, 0.98, 1.2, 0.9} { // ticks 200 ms apart
+		in := Input{State: s, Now: t0.Add(time.Duration(i) * 200 * time.Millisecond)}
+		in.Primary = Resources{CPU: cpu}
+		p := g.Step(in)
+		if p.Suppressed && since.IsZero() {
+			since = p.Since
+		}
+		if p.Suppressed && !p.Since.Equal(since) {
+			t.Fatalf("tick %d: a new suppression began at a dip", i)
+		}
+		if i < 4 && len(p.Evict) != 0 {
+			t.Fatalf("tick %d: evicted within the grace", i)
+		}
+		if i == 4 {
+			if len(p.Evict) != 2 || p.Evict[0].ID != "young" {
+				t.Fatalf("tick 4 (800 ms into the suppression): evicted %v, want both (cap 0)", p.Evict)
+			}
+			return
+		}
 	}
 }
 
