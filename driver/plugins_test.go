@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,6 +108,47 @@ func TestUsagePluginKilledFallsBackAndComesBack(t *testing.T) {
 	if out, err := exec.Command("pgrep", "-f", bin).Output(); err == nil || len(out) != 0 {
 		t.Fatalf("pgrep -f %s after Shutdown: %q (%v)", bin, out, err)
 	}
+}
+
+// The real plugin answering NaN cores (its endpoint's counter reads NaN):
+// the guard reads the built-in (this host's /proc) while the plugin's
+// process stays up, and the plugin again once its samples are numbers.
+func TestUsagePluginNaNHandsOverToTheBuiltin(t *testing.T) {
+	e := newExporter(t, 0.5)
+	h, d := newPluginHarness(t, e)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fps, err := h.Fingerprint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untilFingerprint(t, fps, "up")
+	pid := pluginPid(t, d)
+	e.nan.Store(true)
+	host := hostUsedMiB(t)
+	if p := measure(d); p.MemoryMiB == 3072 || !near(p.MemoryMiB, host, 512) || math.IsNaN(p.CPU) {
+		t.Fatalf("primary %+v with a NaN plugin, want this host's (%.0f MiB used)", p, host)
+	}
+	untilFingerprint(t, fps, "down(fallback)")
+	if metric(t, d, "harvest_plugin_fallback_active", "plugin=node") != 1 || pluginPid(t, d) != pid {
+		t.Fatalf("fallback_active %v, plugin pid %d (was %d): want the built-in read, the plugin not restarted",
+			metric(t, d, "harvest_plugin_fallback_active", "plugin=node"), pluginPid(t, d), pid)
+	}
+	d.mu.Lock()
+	failSafe := d.failSafe
+	d.mu.Unlock()
+	if failSafe {
+		t.Fatal("failing safe although the built-in measures")
+	}
+	e.nan.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for measure(d).MemoryMiB != 3072 { // the plugin's next rate spans the NaN reading: one more sample
+		if time.Now().After(deadline) {
+			t.Fatal("the guard did not read the plugin again within 10 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	untilFingerprint(t, fps, "up")
 }
 
 // A hanging endpoint makes the plugin's Sample outlast call_timeout (1 s):
