@@ -24,6 +24,9 @@ import (
 //
 // HARVEST_MEASURE_CYCLES, _WINDOW, _ROUNDS and _PERIOD size the latency
 // measurement (below), HARVEST_MEASURE_MINUTE the throughput one.
+// HARVEST_MEASURE_NICE runs the latency stand-in at that nice (e.g. -10),
+// to shield it from the rest of a shared machine; the harvested and
+// raw_exec tasks keep their own priorities.
 
 func envInt(key string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
@@ -140,7 +143,9 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 	for c := range conds {
 		samples[conds[c]] = make([][]float64, blocks)
 	}
+	perCycle := map[string][][2]float64{} // condition -> per cycle: p50 and p99 over the same cycle's alone
 	for cyc := range cycles {
+		line := map[string]float64{}
 		for i := range conds {
 			cond := conds[(i+cyc)%len(conds)]
 			if cond != "alone" {
@@ -155,7 +160,15 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 			}
 			b := cyc * blocks / cycles
 			samples[cond][b] = append(samples[cond][b], lat...)
+			line[cond] = quantiles(lat)[1]
+			line[cond+" p50"] = quantiles(lat)[0]
 		}
+		for _, cond := range conds[1:] {
+			perCycle[cond] = append(perCycle[cond], [2]float64{line[cond+" p50"] / line["alone p50"], line[cond] / line["alone"]})
+		}
+		load, _ := os.ReadFile("/proc/loadavg")
+		t.Logf("cycle %2d p99 ms: alone %6.2f  harvest %6.2f  raw_exec %6.2f  (loadavg %s)", cyc+1, line["alone"], line["harvest"],
+			line["raw_exec"], strings.Fields(string(load))[0])
 	}
 	for d := range pids {
 		signal(d, syscall.SIGCONT)
@@ -188,6 +201,11 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 	}
 	var harvestP99 []float64
 	for _, cond := range conds[1:] {
+		var p50s, p99s []float64
+		for _, r := range perCycle[cond] {
+			p50s, p99s = append(p50s, r[0]), append(p99s, r[1])
+		}
+		t.Logf("  %-9s / alone in the same cycle, median of %d cycles: p50 %.3f  p99 %.3f", cond, cycles, median(p50s), median(p99s))
 		pooled := quantiles(all(cond))
 		alone := quantiles(all("alone"))
 		t.Logf("  %-9s / alone, all requests: p50 %.3f  p99 %.3f  p999 %.3f", cond, pooled[0]/alone[0], pooled[1]/alone[1], pooled[2]/alone[2])
