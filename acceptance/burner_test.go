@@ -5,6 +5,7 @@ package acceptance
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -12,7 +13,8 @@ import (
 )
 
 // burnEnv makes the test binary, started again, a CPU-burning "primary
-// tenant": it busies a core for the given share of every 10 ms until killed.
+// tenant": it burns the given share of a core's time in every 10 ms (CPU
+// time) until killed.
 const burnEnv = "HARVEST_ACCEPTANCE_BURN"
 
 func init() {
@@ -21,21 +23,40 @@ func init() {
 		if err != nil || share <= 0 || share > 1 {
 			os.Exit(2)
 		}
-		busy := time.Duration(share * float64(10*time.Millisecond))
+		// share of every 10 ms in CPU time, not wall time: a burner that is
+		// preempted catches up rather than burning less (on a loaded machine a
+		// wall-clock duty cycle gave a 1.2-core spike of under one core)
+		runtime.LockOSThread()
+		const period = 10 * time.Millisecond
+		busy := time.Duration(share * float64(period))
+		next := time.Now()
 		for {
-			start := time.Now()
-			for time.Since(start) < busy {
+			for start := threadCPU(); threadCPU()-start < busy; {
 			}
-			time.Sleep(10*time.Millisecond - busy)
+			next = next.Add(period)
+			if d := time.Until(next); d > 0 {
+				time.Sleep(d)
+			} else if d < -100*time.Millisecond {
+				next = time.Now() // owe at most 100 ms
+			}
 		}
 	}
 }
 
 // startBurner starts a real process burning share of a core in node's
-// primary-tenant cgroup; it is killed at cleanup.
+// primary-tenant cgroup, at nice -10; it is killed at cleanup.
 func startBurner(t *testing.T, node string, share float64) (stop func()) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
+	return startBurnerAt(t, node, share, "-10")
+}
+
+// startBurnerAt is startBurner at the given nice.
+func startBurnerAt(t *testing.T, node string, share float64, nice string) (stop func()) {
+	t.Helper()
+	// At nice -10: the primary tenant owns its server, while this machine is
+	// shared with other work at nice 0 that would otherwise keep a burner
+	// from reaching its share, and a spike from being one.
+	cmd := exec.Command("nice", "-n", nice, os.Args[0])
 	cmd.Env = append(os.Environ(), burnEnv+"="+strconv.FormatFloat(share, 'f', 2, 64))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -29,6 +29,7 @@ type harvestJobSpec struct {
 	Args               []string
 	Meta, Extra        string // job meta lines; job-level stanzas such as constraints
 	Reschedules        int    // attempts, 5 s apart (restarts are off)
+	Driver, User       string // "harvest" unless set; the task's user ("" for none)
 }
 
 func (s harvestJobSpec) file(t *testing.T) string {
@@ -58,7 +59,8 @@ job %q {
       unlimited      = false
     }
     task "work" {
-      driver = "harvest"
+      driver = %q
+      %s
       config {
         command = %q
         args    = [%s]
@@ -69,7 +71,21 @@ job %q {
       }
     }
   }
-}`, s.ID, s.Meta, s.Extra, s.Count, s.Reschedules, s.Command, strings.Join(args, ", "), s.CPU, s.Memory))
+}`, s.ID, s.Meta, s.Extra, s.Count, s.Reschedules, s.driver(), s.userLine(), s.Command, strings.Join(args, ", "), s.CPU, s.Memory))
+}
+
+func (s harvestJobSpec) driver() string {
+	if s.Driver == "" {
+		return "harvest"
+	}
+	return s.Driver
+}
+
+func (s harvestJobSpec) userLine() string {
+	if s.User == "" {
+		return ""
+	}
+	return fmt.Sprintf("user = %q", s.User)
 }
 
 // mhzFor converts cores into the node's MHz (Nomad's CPU unit).

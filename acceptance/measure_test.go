@@ -16,8 +16,10 @@ import (
 )
 
 // TestMeasureEvictionLatency measures, on the real cluster, the time from a
-// primary-tenant spike to the eviction (p50/p99 over 20 spikes) and the CPU
-// the harvest driver's guard loop costs. It takes a few minutes, so it runs
+// primary-tenant spike (1.5 cores, rounded to 2: a cap of 0) to relief (the
+// harvest cgroup's quota first cut, then at its floor) and to the eviction
+// after the grace (p50/p99 over 20 spikes), and the CPU the harvest
+// driver's guard loop costs. It takes a few minutes, so it runs
 // only when HARVEST_MEASURE=1:
 //
 //	HARVEST_MEASURE=1 go test -tags acceptance -v -run Measure ./acceptance/
@@ -34,7 +36,7 @@ func TestMeasureEvictionLatency(t *testing.T) {
 	job := uniqueName("acc-idle")
 	purgeJob(t, job)
 	nomadCLI(t, "job", "run", "-detach", harvestJob(t, job, 1, mhz, 600, constraint))
-	waitAllocs(t, job, 1, time.Minute, func(a *nomadapi.AllocationListStub) bool { return a.ClientStatus == "running" })
+	waitRunning(t, job, 1, 2*time.Minute)
 	plugin, executors := driverProcesses(t, node)
 	before, execBefore := cpuSeconds(t, plugin), cpuSeconds(t, executors...)
 	const idle = 30 * time.Second
@@ -43,15 +45,35 @@ func TestMeasureEvictionLatency(t *testing.T) {
 	t.Logf("guard loop cost: plugin process %.3f%% of one core (pid %d), task executor %.3f%% (its stats)", 100*cost, plugin, 100*execCost)
 	nomadCLI(t, "job", "stop", "-purge", job)
 
-	var delays []float64
-	for i := 0; i < 20; i++ {
+	var delays, reliefs, zeros []float64
+	dir := harvestCPUDir(clientNamed(t, node))
+	for i := range envInt("HARVEST_MEASURE_SPIKES", 20) {
 		job := uniqueName("acc-spike")
 		purgeJob(t, job)
 		nomadCLI(t, "job", "run", "-detach", harvestJob(t, job, 1, mhz, 600, constraint))
-		waitAllocs(t, job, 1, time.Minute, func(a *nomadapi.AllocationListStub) bool { return a.ClientStatus == "running" })
+		waitRunning(t, job, 1, 2*time.Minute)
 		time.Sleep(time.Duration(100+37*i%400) * time.Millisecond) // spikes fall anywhere in the loop's period
-		stop1 := startBurner(t, node, 0.6)
-		stop2 := startBurner(t, node, 0.6)
+		waitQuota(t, dir, "150000", 30*time.Second)                // the primary idle: capacity 2 - reserve 0.5
+		relief := make(chan [2]time.Time, 1)
+		go func() { // relief: the first cut of the quota, and the quota at its floor (cap 0)
+			var first time.Time
+			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				q := quotaOf(dir)
+				if first.IsZero() && q != "150000" {
+					first = time.Now()
+				}
+				if q == "1000" {
+					relief <- [2]time.Time{first, time.Now()}
+					return
+				}
+			}
+			relief <- [2]time.Time{first, {}}
+		}()
+		// 1.5 cores, well past the 1-core boundary, at nice -20: on this
+		// shared machine at a load of ~10, burners at -10 got about a core
+		// between them and the spike hovered at the boundary for seconds
+		stop1 := startBurnerAt(t, node, 0.75, "-20")
+		stop2 := startBurnerAt(t, node, 0.75, "-20")
 		spike := time.Now()
 		var at time.Time
 		for deadline := time.Now().Add(15 * time.Second); at.IsZero() && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -67,14 +89,26 @@ func TestMeasureEvictionLatency(t *testing.T) {
 			t.Fatalf("spike %d: no eviction within 15s", i+1)
 		}
 		delays = append(delays, at.Sub(spike).Seconds())
+		r := <-relief
+		if r[0].IsZero() || r[1].IsZero() {
+			t.Fatalf("spike %d: the quota was not cut to its floor", i+1)
+		}
+		reliefs, zeros = append(reliefs, r[0].Sub(spike).Seconds()), append(zeros, r[1].Sub(spike).Seconds())
 		nomadCLI(t, "job", "stop", "-purge", job)
 		time.Sleep(6 * time.Second) // the admission window forgets the spike
 	}
-	sort.Float64s(delays)
-	p := func(q float64) float64 { return delays[min(len(delays)-1, int(q*float64(len(delays))))] }
-	t.Logf("spike-to-eviction over %d spikes: p50 %.3fs, p99 %.3fs, max %.3fs (guard interval 500ms)", len(delays), p(0.5), p(0.99), delays[len(delays)-1])
-	if p(0.99) > 1.0 {
-		t.Errorf("p99 %.3fs above the 1 s goal", p(0.99))
+	for _, m := range []struct {
+		what string
+		xs   []float64
+		goal float64
+	}{{"spike-to-relief (quota first cut)", reliefs, 0.25}, {"spike-to-cap-0 (quota at its floor)", zeros, 0}, {"spike-to-eviction", delays, 1.0}} {
+		sort.Float64s(m.xs)
+		p := func(q float64) float64 { return m.xs[min(len(m.xs)-1, int(q*float64(len(m.xs))))] }
+		t.Logf("%s over %d spikes: p50 %.3fs, p99 %.3fs, max %.3fs (guard interval 200ms, evict grace 500ms)",
+			m.what, len(m.xs), p(0.5), p(0.99), m.xs[len(m.xs)-1])
+		if m.goal > 0 && p(0.99) > m.goal {
+			t.Errorf("%s p99 %.3fs above the %.2f s goal", m.what, p(0.99), m.goal)
+		}
 	}
 }
 
@@ -194,4 +228,28 @@ func TestMeasureProxyLatency(t *testing.T) {
 	if added > 20 {
 		t.Errorf("proxy adds %.2f ms at p99, goal <= 20 ms", added)
 	}
+}
+
+// waitRunning waits until n allocations of job run, whatever others failed
+// (the driver refuses starts while its admission window remembers a spike;
+// the job is placed again).
+func waitRunning(t *testing.T, job string, n int, timeout time.Duration) {
+	t.Helper()
+	running := 0
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		allocs, _, err := nomadClient(t).Jobs().Allocations(job, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		running = 0
+		for _, a := range allocs {
+			if a.ClientStatus == nomadapi.AllocClientStatusRunning {
+				running++
+			}
+		}
+		if running == n {
+			return
+		}
+	}
+	t.Fatalf("job %s: %d allocations running after %s, want %d", job, running, timeout, n)
 }

@@ -89,7 +89,8 @@ func TestDriversReadThePrimaryThroughTheExternalUsageSource(t *testing.T) {
 				restarted = pid
 			}
 		}
-		if restarted != 0 && driverAttr(t, victim.Name, "driver.harvest.usage_plugin_state") == "up" {
+		if restarted != 0 && driverAttr(t, victim.Name, "driver.harvest.usage_plugin_state") == "up" &&
+			hasMetric(t, victim.DriverMetrics, "harvest_plugin_restarts_total") {
 			break
 		}
 	}
@@ -165,4 +166,22 @@ func driverMetric(t *testing.T, addr, name, plugin string) float64 {
 		}
 	}
 	return sum
+}
+
+// hasMetric says whether a driver's /metrics has a series of name yet (a
+// counter vector shows none until its first increment: the new plugin
+// process can be seen before its restart is counted).
+func hasMetric(t *testing.T, addr, name string) bool {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(families[name].GetMetric()) > 0
 }

@@ -9,7 +9,9 @@
 // declared.go the reserve declared for the tenant through the placer, which
 // takes the place of the config's reserve_cpu and reserve_memory, and
 // plugins.go an external usage-source plugin read in place of the built-in
-// source, which stays as its fallback.
+// source, which stays as its fallback, cgroups.go the harvested tasks'
+// parent cgroup (lowest CPU weight, the guard's CPU cap), user.go who a task
+// runs as, and metrics.go the driver's Prometheus series.
 package driver
 
 import (
@@ -47,7 +49,7 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	// policy document declares one (declared.go)
 	"reserve_cpu":         defaulted("reserve_cpu", "string", `"`+guard.DefaultReserveCPU+`"`),
 	"reserve_memory":      defaulted("reserve_memory", "string", `"`+guard.DefaultReserveMemory+`"`),
-	"guard_interval":      defaulted("guard_interval", "string", `"500ms"`),
+	"guard_interval":      defaulted("guard_interval", "string", `"`+defaultGuardInterval+`"`),
 	"admit_window":        defaulted("admit_window", "string", `"30s"`),
 	"admit_margin_cpu":    defaulted("admit_margin_cpu", "number", "1"),
 	"admit_margin_memory": defaulted("admit_margin_memory", "number", "256"),
@@ -71,6 +73,20 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"consul_address": hclspec.NewAttr("consul_address", "string", false),
 	"consul_prefix":  defaulted("consul_prefix", "string", `"harvest/"`),
 	"busy_threshold": hclspec.NewAttr("busy_threshold", "number", false),
+	// the harvested tasks' parent cgroup (cgroups.go): lowest CPU weight,
+	// SCHED_IDLE where the kernel has it, and the CFS quota of the cap;
+	// "none" leaves the tasks where Nomad puts them
+	"harvest_cgroup": defaulted("harvest_cgroup", "string", `"`+defaultHarvestCgroup+`"`),
+	"cpu_idle":       defaulted("cpu_idle", "bool", "true"),
+	// suppression before eviction and the fail-safe (guard.Policy)
+	"evict_grace":    defaulted("evict_grace", "string", `"`+defaultEvictGrace+`"`),
+	"progress_share": defaulted("progress_share", "number", "1"),
+	"stale_after":    defaulted("stale_after", "string", `"`+defaultStaleAfter+`"`),
+	// who a task runs as (user.go)
+	"default_user":     defaulted("default_user", "string", `"nobody"`),
+	"allow_root":       defaulted("allow_root", "bool", "false"),
+	"denied_host_uids": hclspec.NewAttr("denied_host_uids", "string", false),
+	"denied_host_gids": hclspec.NewAttr("denied_host_gids", "string", false),
 })
 
 // taskConfigSpec is a task's config { ... } block.
@@ -106,6 +122,15 @@ type Config struct {
 	ConsulAddress     string  `codec:"consul_address"`
 	ConsulPrefix      string  `codec:"consul_prefix"`
 	BusyThreshold     float64 `codec:"busy_threshold"`
+	HarvestCgroup     string  `codec:"harvest_cgroup"`
+	CPUIdle           bool    `codec:"cpu_idle"`
+	EvictGrace        string  `codec:"evict_grace"`
+	ProgressShare     float64 `codec:"progress_share"`
+	StaleAfter        string  `codec:"stale_after"`
+	DefaultUser       string  `codec:"default_user"`
+	AllowRoot         bool    `codec:"allow_root"`
+	DeniedHostUIDs    string  `codec:"denied_host_uids"`
+	DeniedHostGIDs    string  `codec:"denied_host_gids"`
 }
 
 // TaskConfig is the decoded task config block.

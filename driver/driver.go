@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/driver/harvestcg"
 	"github.com/harvest-platform/harvest/driver/usage"
 )
 
@@ -30,7 +31,8 @@ type Driver struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	tasks   *taskStore
-	metrics *prometheus.Registry // the plugin manager's harvest_plugin_* series
+	metrics *prometheus.Registry // the guard's harvest_driver_* and the plugin manager's harvest_plugin_* series
+	met     *driverMetrics
 
 	mu          sync.Mutex // guards everything below
 	config      Config
@@ -41,7 +43,12 @@ type Driver struct {
 	plugin      *usagePlugin // the external usage source (plugins.go); nil without one
 	sourceErr   error
 	tracker     *guard.Tracker
-	primary     guard.Resources // latest measurement
+	primary     guard.Resources // latest good measurement
+	lastGood    time.Time       // when it was taken
+	guard       *guard.Guard    // suppression and eviction across ticks
+	failSafe    bool            // the primary is unmeasured for longer than stale_after
+	suppressed  time.Time       // when the last suppression the tasks were told of began
+	cgroup      *harvestcg.Parent
 	loopStarted bool
 	reporter    *reporter
 	declared    declared         // the last good declarations (declared.go)
@@ -51,21 +58,16 @@ type Driver struct {
 	fingerprintWake chan struct{}
 }
 
-// settings are the parsed, ready-to-use parts of Config.
-type settings struct {
-	capacity, reserve guard.Resources
-	interval          time.Duration
-	hysteresis        guard.Hysteresis
-}
-
 var _ drivers.DriverPlugin = (*Driver)(nil)
 
 // New returns a driver that logs to logger; Nomad's plugin loader calls it.
 func New(logger hclog.Logger) *Driver {
 	ctx, cancel := context.WithCancel(context.Background())
 	logger = logger.Named(Name)
-	return &Driver{logger: logger, eventer: eventer.NewEventer(ctx, logger), ctx: ctx, cancel: cancel,
+	d := &Driver{logger: logger, eventer: eventer.NewEventer(ctx, logger), ctx: ctx, cancel: cancel,
 		tasks: newTaskStore(), metrics: prometheus.NewRegistry(), config: Config{Enabled: true}, fingerprintWake: make(chan struct{})}
+	d.met = newDriverMetrics(d.metrics, d.harvestCgroup)
+	return d
 }
 
 func (d *Driver) PluginInfo() (*base.PluginInfoResponse, error) { return pluginInfo, nil }
@@ -103,6 +105,12 @@ func (d *Driver) SetConfig(c *base.Config) error {
 		plug.close()
 		return fmt.Errorf("harvest driver: %w", err)
 	}
+	cg, err := d.openCgroup(s)
+	if err != nil {
+		plug.close()
+		return fmt.Errorf("harvest driver: harvest_cgroup %s: %w (set harvest_cgroup = %q to run harvested tasks where Nomad puts them, at its weights)",
+			s.harvestCgroup, err, noCgroup)
+	}
 	d.mu.Lock()
 	if d.ctx.Err() != nil { // shut down meanwhile: leave no plugin running
 		d.mu.Unlock()
@@ -112,8 +120,13 @@ func (d *Driver) SetConfig(c *base.Config) error {
 	old := d.plugin
 	defer old.close() // after the unlock below: a closing plugin may wait on its process
 	defer d.mu.Unlock()
-	d.config, d.source, d.settings, d.plugin = cfg, source, s, plug
+	d.config, d.source, d.settings, d.plugin, d.cgroup = cfg, source, s, plug, cg
 	d.tracker = guard.NewTracker(s.hysteresis.AdmitWindow)
+	d.guard = &guard.Guard{Policy: s.policy}
+	d.lastGood, d.failSafe, d.suppressed = time.Now(), false, time.Time{}
+	if plug != nil {
+		plug.fb.MaxAge = s.policy.StaleAfter // a plugin's stale samples hand over to the built-in too
+	}
 	if c.AgentConfig != nil {
 		d.nomadConfig = c.AgentConfig.Driver
 		d.compute = c.AgentConfig.Compute()
@@ -165,23 +178,6 @@ func builtinConfig(cfg Config) (string, map[string]string, error) {
 	return "", nil, fmt.Errorf("usage_source %q: want \"proc\" or \"cgroup\"", cfg.UsageSource)
 }
 
-func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
-	s := settings{capacity: capacity}
-	var err error
-	if s.reserve, err = guard.ParseReserve(or(cfg.ReserveCPU, guard.DefaultReserveCPU), or(cfg.ReserveMemory, guard.DefaultReserveMemory), capacity); err != nil {
-		return s, err
-	}
-	if s.interval, err = time.ParseDuration(or(cfg.GuardInterval, "500ms")); err != nil || s.interval <= 0 {
-		return s, fmt.Errorf("guard_interval %q: want a positive duration", cfg.GuardInterval)
-	}
-	window, err := time.ParseDuration(or(cfg.AdmitWindow, "30s"))
-	if err != nil || window < 0 {
-		return s, fmt.Errorf("admit_window %q: want a duration", cfg.AdmitWindow)
-	}
-	s.hysteresis = guard.Hysteresis{AdmitWindow: window, AdmitMargin: guard.Resources{CPU: cfg.AdmitMarginCPU, MemoryMiB: cfg.AdmitMarginMemory}}
-	return s, nil
-}
-
 func or(s, def string) string {
 	if s == "" {
 		return def
@@ -230,9 +226,14 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 		return &drivers.Fingerprint{Health: drivers.HealthStateUndetected, HealthDescription: "disabled"}
 	case d.source == nil:
 		return &drivers.Fingerprint{Health: drivers.HealthStateUndetected, HealthDescription: "not configured yet"}
-	case d.sourceErr != nil:
+	case d.failSafe:
+		why := "no good measurement"
+		if d.sourceErr != nil {
+			why = d.sourceErr.Error()
+		}
 		return &drivers.Fingerprint{Health: drivers.HealthStateUnhealthy,
-			HealthDescription: "cannot measure the primary tenant: " + d.sourceErr.Error()}
+			HealthDescription: fmt.Sprintf("failing safe: the primary tenant has not been measured for over %s (%s); harvested tasks evicted, none admitted",
+				d.settings.policy.StaleAfter, why)}
 	}
 	r := d.reserveLocked()
 	sourceName := d.source.Name()
@@ -255,6 +256,9 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 			// counts it as reserve when it replays history for survival
 			"driver.harvest.admit_margin_cores":  pstructs.NewFloatAttribute(d.settings.hysteresis.AdmitMargin.CPU, ""),
 			"driver.harvest.admit_margin_memory": pstructs.NewIntAttribute(int64(d.settings.hysteresis.AdmitMargin.MemoryMiB), "MiB"),
+			// where harvested tasks run: "v1:/harvest", "v2:/harvest", or "none"
+			"driver.harvest.cgroup":       pstructs.NewStringAttribute(d.cgroupAttr()),
+			"driver.harvest.default_user": pstructs.NewStringAttribute(d.settings.users.defaultUser),
 		},
 		Health:            drivers.HealthStateHealthy,
 		HealthDescription: drivers.DriverHealthy,
@@ -283,7 +287,8 @@ func (d *Driver) Shutdown() {
 	plug.close()
 }
 
-// Metrics is the driver's own registry: the plugin manager's
-// harvest_plugin_up, harvest_plugin_restarts_total,
-// harvest_plugin_failures_total and harvest_plugin_fallback_active.
+// Metrics is the driver's own registry: the guard's harvest_driver_*
+// series (metrics.go) and the plugin manager's harvest_plugin_up,
+// harvest_plugin_restarts_total, harvest_plugin_failures_total and
+// harvest_plugin_fallback_active.
 func (d *Driver) Metrics() prometheus.Gatherer { return d.metrics }

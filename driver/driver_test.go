@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/nomad/client/lib/numalib"
 	"github.com/hashicorp/nomad/helper/uuid"
 	nstructs "github.com/hashicorp/nomad/nomad/structs"
-	"github.com/hashicorp/nomad/plugins/base"
 	"github.com/hashicorp/nomad/plugins/drivers"
 	dtestutil "github.com/hashicorp/nomad/plugins/drivers/testutils"
 
@@ -51,16 +50,9 @@ var topology = numalib.Scan(numalib.PlatformScanners(false))
 func newHarness(t *testing.T) (*dtestutil.DriverHarness, *Driver, *fakeSource) {
 	t.Helper()
 	d := New(hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn}))
-	h := dtestutil.NewDriverHarness(t, d)
-	t.Cleanup(h.Kill)
-	cfg := Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", AdmitWindow: "0s", UsageSource: "proc"}
-	var raw []byte
-	if err := base.MsgPackEncode(&raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.SetConfig(&base.Config{PluginConfig: raw, AgentConfig: &base.AgentConfig{Driver: &base.ClientDriverConfig{Topology: topology}}}); err != nil {
-		t.Fatal(err)
-	}
+	cfg := Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", AdmitWindow: "0s", UsageSource: "proc",
+		EvictGrace: "0s", StaleAfter: "3h", HarvestCgroup: "none"}
+	h := newHarnessWith(t, d, cfg)
 	fake := &fakeSource{capacity: guard.Resources{CPU: 4, MemoryMiB: 4096}}
 	s, err := parseSettings(cfg, fake.capacity)
 	if err != nil {
@@ -69,6 +61,7 @@ func newHarness(t *testing.T) (*dtestutil.DriverHarness, *Driver, *fakeSource) {
 	d.mu.Lock()
 	// the loop's first pass may have measured the real host: start clean
 	d.source, d.settings, d.primary, d.tracker = fake, s, guard.Resources{}, guard.NewTracker(s.hysteresis.AdmitWindow)
+	d.guard, d.lastGood = &guard.Guard{Policy: s.policy}, time.Now()
 	d.mu.Unlock()
 	return h, d, fake
 }
@@ -93,7 +86,24 @@ func task(t *testing.T, h *dtestutil.DriverHarness, d *Driver, name string, comm
 		t.Fatal(err)
 	}
 	t.Cleanup(h.MkAllocDir(cfg, true))
+	traversable(t, cfg.TaskDir().Dir)
 	return cfg
+}
+
+// traversable lets every user pass through dir's parents up to the temp
+// dir, as a Nomad client's data_dir must be for tasks running as nobody
+// (the driver's default user).
+func traversable(t *testing.T, dir string) {
+	t.Helper()
+	for d := dir; d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, st.Mode().Perm()|0o011); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func start(t *testing.T, h *dtestutil.DriverHarness, cfg *drivers.TaskConfig) {
@@ -180,13 +190,19 @@ func TestEvictionIsYoungestFirstMinimalAndSaysWhy(t *testing.T) {
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "evicted: primary tenant needs 1 cores") {
 		t.Fatalf("exit result %+v does not say it was evicted", res)
 	}
-	select {
-	case ev := <-events:
-		if ev.TaskName != "youngest" || !strings.HasPrefix(ev.Message, "evicted:") || ev.Annotations["harvest.evicted"] != "true" {
+	// with no grace, every task is told it is suppressed, then the youngest is evicted
+	suppressed := map[string]bool{}
+	for ev := range nextEvents(t, events, 4) {
+		switch {
+		case strings.HasPrefix(ev.Message, "suppressed: primary tenant needs 1 cores; harvested tasks capped at 2.00 cores, below the 3.00"):
+			suppressed[ev.TaskName] = true
+		case ev.TaskName != "youngest" || !strings.HasPrefix(ev.Message, "evicted:") || ev.Annotations["harvest.evicted"] != "true" ||
+			ev.Annotations["harvest.reason"] != "cpu":
 			t.Fatalf("event %+v", ev)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no eviction event")
+	}
+	if len(suppressed) != 3 {
+		t.Fatalf("suppression events for %v, want all three tasks", suppressed)
 	}
 	for _, cfg := range tasks[:2] {
 		st, err := h.InspectTask(cfg.ID)
@@ -208,6 +224,23 @@ func TestEvictionIsYoungestFirstMinimalAndSaysWhy(t *testing.T) {
 	fake.set(guard.Resources{})
 	d.guardOnce(time.Now())
 	start(t, h, extra) // with the primary idle there is room again
+}
+
+// nextEvents yields the next n task events, failing the test when one takes
+// over 5 s.
+func nextEvents(t *testing.T, events <-chan *drivers.TaskEvent, n int) func(func(*drivers.TaskEvent) bool) {
+	return func(yield func(*drivers.TaskEvent) bool) {
+		for range n {
+			select {
+			case ev := <-events:
+				if !yield(ev) {
+					return
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("fewer than %d task events", n)
+			}
+		}
+	}
 }
 
 func TestRecoverTaskAfterDriverRestart(t *testing.T) {

@@ -55,6 +55,7 @@ func usagePluginDir(t *testing.T) string {
 type exporter struct {
 	*httptest.Server
 	hang atomic.Bool
+	nan  atomic.Bool // the primary's CPU counter reads NaN
 	mu   sync.Mutex
 	at   time.Time
 	cpu  float64 // the primary's CPU seconds at at
@@ -83,7 +84,11 @@ func newExporter(t *testing.T, rate float64) *exporter {
 		b.WriteString("# TYPE node_memory_MemTotal_bytes gauge\nnode_memory_MemTotal_bytes 1.7179869184e+10\n")
 		b.WriteString("# TYPE node_memory_MemAvailable_bytes gauge\nnode_memory_MemAvailable_bytes 1.073741824e+10\n")
 		b.WriteString("# TYPE container_cpu_usage_seconds_total counter\n")
-		fmt.Fprintf(&b, "container_cpu_usage_seconds_total{cpu=\"total\",id=\"/primary\"} %.6f\n", e.counter())
+		if e.nan.Load() {
+			b.WriteString("container_cpu_usage_seconds_total{cpu=\"total\",id=\"/primary\"} NaN\n")
+		} else {
+			fmt.Fprintf(&b, "container_cpu_usage_seconds_total{cpu=\"total\",id=\"/primary\"} %.6f\n", e.counter())
+		}
 		fmt.Fprintf(&b, "container_cpu_usage_seconds_total{cpu=\"total\",id=\"/harvest/task\"} %.6f\n", 50+el)
 		b.WriteString("# TYPE container_memory_working_set_bytes gauge\ncontainer_memory_working_set_bytes{id=\"/primary\"} 3.221225472e+09\n")
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -143,7 +148,7 @@ func newPluginHarness(t *testing.T, e *exporter) (*dtestutil.DriverHarness, *Dri
 	t.Cleanup(h.Kill)
 	t.Cleanup(d.Shutdown)
 	cfg := Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", AdmitWindow: "0s",
-		UsageSource: "proc", PluginConfig: pluginFile(t, e), UsagePlugin: "node"}
+		UsageSource: "proc", PluginConfig: pluginFile(t, e), UsagePlugin: "node", HarvestCgroup: "none", EvictGrace: "0s"}
 	var raw []byte
 	if err := base.MsgPackEncode(&raw, &cfg); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,6 +110,47 @@ func TestUsagePluginKilledFallsBackAndComesBack(t *testing.T) {
 	}
 }
 
+// The real plugin answering NaN cores (its endpoint's counter reads NaN):
+// the guard reads the built-in (this host's /proc) while the plugin's
+// process stays up, and the plugin again once its samples are numbers.
+func TestUsagePluginNaNHandsOverToTheBuiltin(t *testing.T) {
+	e := newExporter(t, 0.5)
+	h, d := newPluginHarness(t, e)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fps, err := h.Fingerprint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untilFingerprint(t, fps, "up")
+	pid := pluginPid(t, d)
+	e.nan.Store(true)
+	host := hostUsedMiB(t)
+	if p := measure(d); p.MemoryMiB == 3072 || !near(p.MemoryMiB, host, 512) || math.IsNaN(p.CPU) {
+		t.Fatalf("primary %+v with a NaN plugin, want this host's (%.0f MiB used)", p, host)
+	}
+	untilFingerprint(t, fps, "down(fallback)")
+	if metric(t, d, "harvest_plugin_fallback_active", "plugin=node") != 1 || pluginPid(t, d) != pid {
+		t.Fatalf("fallback_active %v, plugin pid %d (was %d): want the built-in read, the plugin not restarted",
+			metric(t, d, "harvest_plugin_fallback_active", "plugin=node"), pluginPid(t, d), pid)
+	}
+	d.mu.Lock()
+	failSafe := d.failSafe
+	d.mu.Unlock()
+	if failSafe {
+		t.Fatal("failing safe although the built-in measures")
+	}
+	e.nan.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for measure(d).MemoryMiB != 3072 { // the plugin's next rate spans the NaN reading: one more sample
+		if time.Now().After(deadline) {
+			t.Fatal("the guard did not read the plugin again within 10 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	untilFingerprint(t, fps, "up")
+}
+
 // A hanging endpoint makes the plugin's Sample outlast call_timeout (1 s):
 // that pass measures with the built-in, the plugin is killed and restarted,
 // and once the endpoint answers the guard reads the plugin again.
@@ -154,13 +196,13 @@ func TestUsagePluginConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{UsagePlugin: "node"}, `usage_plugin "node" needs plugin_config`},
-		{Config{PluginConfig: file}, "plugin_config is set but usage_plugin is not"},
-		{Config{PluginConfig: file, UsagePlugin: "nope"}, `has no usage_source "nope" block (it has ["node"])`},
-		{Config{PluginConfig: "/nonexistent.hcl", UsagePlugin: "node"}, "plugin_config: open /nonexistent.hcl"},
-		{Config{PluginConfig: bad, UsagePlugin: "proc"}, `the name is the built-in fallback's (usage_source = "proc")`},
-		{Config{PluginConfig: bad, UsagePlugin: "gone"}, "nor an executable file in plugin_dir"},
-		{Config{PluginConfig: file, UsagePlugin: "node", CapacityCPU: 4}, "capacity_cpu and capacity_memory are for usage_source"},
+		{Config{UsagePlugin: "node", HarvestCgroup: "none"}, `usage_plugin "node" needs plugin_config`},
+		{Config{PluginConfig: file, HarvestCgroup: "none"}, "plugin_config is set but usage_plugin is not"},
+		{Config{PluginConfig: file, UsagePlugin: "nope", HarvestCgroup: "none"}, `has no usage_source "nope" block (it has ["node"])`},
+		{Config{PluginConfig: "/nonexistent.hcl", UsagePlugin: "node", HarvestCgroup: "none"}, "plugin_config: open /nonexistent.hcl"},
+		{Config{PluginConfig: bad, UsagePlugin: "proc", HarvestCgroup: "none"}, `the name is the built-in fallback's (usage_source = "proc")`},
+		{Config{PluginConfig: bad, UsagePlugin: "gone", HarvestCgroup: "none"}, "nor an executable file in plugin_dir"},
+		{Config{PluginConfig: file, UsagePlugin: "node", CapacityCPU: 4, HarvestCgroup: "none"}, "capacity_cpu and capacity_memory are for usage_source"},
 	} {
 		c.cfg.Enabled, c.cfg.UsageSource = true, "proc"
 		var raw []byte

@@ -50,7 +50,7 @@ func TestRealPluginProcess(t *testing.T) {
 		t.Fatalf("plugin info %+v %v", info, err)
 	}
 	var cfg []byte
-	if err := base.MsgPackEncode(&cfg, &Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "10%", UsageSource: "proc"}); err != nil {
+	if err := base.MsgPackEncode(&cfg, &Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "10%", UsageSource: "proc", HarvestCgroup: "none"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.SetConfig(&base.Config{PluginConfig: cfg, AgentConfig: &base.AgentConfig{Driver: &base.ClientDriverConfig{Topology: topology}}}); err != nil {
@@ -75,7 +75,7 @@ func TestRealPluginProcess(t *testing.T) {
 		t.Fatalf("capabilities %+v %v", caps, err)
 	}
 	// a bad config is refused by the process with the reason
-	if err := base.MsgPackEncode(&cfg, &Config{Enabled: true, UsageSource: "cgroup"}); err != nil {
+	if err := base.MsgPackEncode(&cfg, &Config{Enabled: true, UsageSource: "cgroup", HarvestCgroup: "none"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.SetConfig(&base.Config{PluginConfig: cfg}); err == nil {
@@ -85,7 +85,7 @@ func TestRealPluginProcess(t *testing.T) {
 	// With a usage plugin, the driver process runs it, and takes it down
 	// when the client stops the driver (Nomad never calls Shutdown itself).
 	e := newExporter(t, 0.5)
-	if err := base.MsgPackEncode(&cfg, &Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", UsageSource: "proc",
+	if err := base.MsgPackEncode(&cfg, &Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", UsageSource: "proc", HarvestCgroup: "none",
 		PluginConfig: pluginFile(t, e), UsagePlugin: "node"}); err != nil {
 		t.Fatal(err)
 	}

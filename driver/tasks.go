@@ -46,17 +46,30 @@ func (d *Driver) allocOf(cfg *drivers.TaskConfig) guard.Resources {
 // admit refuses, with a recoverable error, a task whose allocation would
 // break the primary tenant's effective reserve now (so Nomad places it
 // elsewhere).
+// While failing safe (the primary tenant unmeasured for longer than
+// stale_after) it admits nothing.
 func (d *Driver) admit(cfg *drivers.TaskConfig, ask guard.Resources) error {
 	d.mu.Lock()
 	s, reserve := d.settings, d.reserveLocked().Resources
-	primary, peak := d.primary, d.tracker.Peak()
+	primary, peak, failSafe, lastGood := d.primary, d.tracker.Peak(), d.failSafe, d.lastGood
 	d.mu.Unlock()
+	if failSafe {
+		err := fmt.Errorf("harvest: the primary tenant has not been measured since %s (stale_after %s); this node admits no harvested task until it is",
+			lastGood.Format(time.RFC3339), s.policy.StaleAfter)
+		return d.refuse(cfg, refusedStale, nstructs.NewRecoverableError(err, true))
+	}
 	state := guard.State{Capacity: s.capacity, Reserve: reserve, Primary: primary, Tasks: d.guardTasks()}
 	if err := guard.Admit(state, peak, s.hysteresis, ask); err != nil {
-		d.logger.Info("refused task", "task", cfg.Name, "alloc_id", cfg.AllocID, "reason", err)
-		return nstructs.NewRecoverableError(err, true)
+		return d.refuse(cfg, refusedReserve, nstructs.NewRecoverableError(err, true))
 	}
 	return nil
+}
+
+// refuse logs and counts a refused start and returns err.
+func (d *Driver) refuse(cfg *drivers.TaskConfig, reason string, err error) error {
+	d.logger.Info("refused task", "task", cfg.Name, "alloc_id", cfg.AllocID, "why", reason, "reason", err)
+	d.met.refused.WithLabelValues(reason).Inc()
+	return err
 }
 
 func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drivers.DriverNetwork, error) {
@@ -76,6 +89,13 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 	if tc.Command == "" {
 		return nil, nil, errors.New("harvest task config: command is empty")
 	}
+	d.mu.Lock()
+	users, cg := d.settings.users, d.cgroup
+	d.mu.Unlock()
+	user, err := users.resolve(cfg.User)
+	if err != nil {
+		return nil, nil, d.refuse(cfg, refusedUser, err)
+	}
 	ask := d.allocOf(cfg)
 	if err := d.admit(cfg, ask); err != nil {
 		return nil, nil, err
@@ -88,14 +108,27 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 	if err != nil {
 		return nil, nil, fmt.Errorf("harvest: start executor: %w", err)
 	}
-	ps, err := exec.Launch(&executor.ExecCommand{
-		Cmd: tc.Command, Args: tc.Args, Env: cfg.EnvList(), User: cfg.User, TaskDir: cfg.TaskDir().Dir,
+	cmd := &executor.ExecCommand{
+		Cmd: tc.Command, Args: tc.Args, Env: cfg.EnvList(), User: user, TaskDir: cfg.TaskDir().Dir,
 		StdoutPath: cfg.StdoutPath, StderrPath: cfg.StderrPath, Resources: cfg.Resources.Copy(),
 		NetworkIsolation: cfg.NetworkIsolation,
-	})
+	}
+	if err := prepareCgroup(cg, cfg, cmd); err != nil {
+		client.Kill()
+		return nil, nil, d.refuse(cfg, refusedCgroup, fmt.Errorf("harvest: task cgroup: %w", err))
+	}
+	ps, err := exec.Launch(cmd)
 	if err != nil {
 		client.Kill()
+		releaseCgroup(cg, cfg, logger)
 		return nil, nil, fmt.Errorf("harvest: launch %s: %w", tc.Command, err)
+	}
+	if err := adoptCgroup(cg, cfg, ps.Pid); err != nil {
+		// never left running at Nomad's weight beside the primary tenant
+		_ = exec.Shutdown("SIGKILL", 0)
+		client.Kill()
+		releaseCgroup(cg, cfg, logger)
+		return nil, nil, d.refuse(cfg, refusedCgroup, fmt.Errorf("harvest: move the task into the harvest cgroup: %w", err))
 	}
 	h := d.track(cfg, exec, client, ps.Pid, time.Now().Round(time.Millisecond), ask)
 	handle := drivers.NewTaskHandle(taskHandleVersion)
@@ -109,7 +142,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 		d.tasks.remove(cfg.ID)
 		return nil, nil, fmt.Errorf("harvest: save task state: %w", err)
 	}
-	logger.Info("started task", "pid", ps.Pid, "alloc_cores", ask.CPU, "alloc_mib", ask.MemoryMiB)
+	logger.Info("started task", "pid", ps.Pid, "user", user, "alloc_cores", ask.CPU, "alloc_mib", ask.MemoryMiB)
 	return handle, nil, nil
 }
 
@@ -210,6 +243,7 @@ func (d *Driver) DestroyTask(taskID string, force bool) error {
 		h.pluginClient.Kill()
 	}
 	d.tasks.remove(taskID)
+	releaseCgroup(d.harvestCgroup(), h.cfg, h.logger)
 	return nil
 }
 

@@ -57,9 +57,12 @@ func (c *Cgroup) Primary(guard.Resources) (guard.Resources, error) {
 	}
 	now := c.now()
 	c.mu.Lock()
-	dNS, dT := ns-c.lastNS, now.Sub(c.lastTime)
+	dNS, dT, back := ns-c.lastNS, now.Sub(c.lastTime), ns < c.lastNS
 	c.lastNS, c.lastTime = ns, now
 	c.mu.Unlock()
+	if back { // the cgroup was made anew: its counter restarted
+		return guard.Resources{}, fmt.Errorf("%s: CPU counter went backwards (cgroup recreated?); measuring from here", c.path)
+	}
 	cores := 0.0
 	if dT > 0 {
 		cores = float64(dNS) / float64(dT.Nanoseconds())

@@ -50,9 +50,12 @@ func (p *Proc) Primary(harvested guard.Resources) (guard.Resources, error) {
 		return guard.Resources{}, err
 	}
 	p.mu.Lock()
-	dBusy, dAll := busy-p.lastBusy, all-p.lastAll
+	dBusy, dAll, back := busy-p.lastBusy, all-p.lastAll, busy < p.lastBusy || all < p.lastAll
 	p.lastBusy, p.lastAll = busy, all
 	p.mu.Unlock()
+	if back {
+		return guard.Resources{}, fmt.Errorf("%s/stat: CPU counters went backwards; measuring from here", p.root)
+	}
 	cores := 0.0
 	if dAll > 0 {
 		cores = float64(dBusy) / float64(dAll) * p.capacity.CPU

@@ -7,6 +7,9 @@
 package usage
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/harvest-platform/harvest/driver/guard"
 )
 
@@ -21,4 +24,15 @@ type Source interface {
 	// is what the harvested tasks use now; a source that sees the whole host
 	// subtracts it, one that sees the primary alone ignores it.
 	Primary(harvested guard.Resources) (guard.Resources, error)
+}
+
+// Check says whether a measurement is one the guard can use: neither value
+// NaN, infinite or negative.
+func Check(r guard.Resources) error {
+	for _, v := range []float64{r.CPU, r.MemoryMiB} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("invalid measurement of the primary tenant: %v cores, %v MiB", r.CPU, r.MemoryMiB)
+		}
+	}
+	return nil
 }

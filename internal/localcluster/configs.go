@@ -124,6 +124,7 @@ type nomadClientSpec struct {
 	primaryCgroup                                              string // the node's primary tenant's cgroup
 	usagePluginConfig                                          string // the driver's plugin_config ("": none)
 	driverMetrics                                              string // the driver's metrics_address
+	harvestCgroup                                              string // the driver's harvest_cgroup
 }
 
 // Each client's harvest driver watches its own primary tenant's cgroup
@@ -187,10 +188,11 @@ plugin "harvest-driver" {
     node_name           = %q
     consul_address      = %q
     metrics_address     = %q
+    harvest_cgroup      = %q
 %s  }
 }
 `, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta["harvest_tenant"], c.name, c.consulAddr, c.driverMetrics,
-			usagePluginLines(c.usagePluginConfig))
+			or(c.harvestCgroup, "none"), usagePluginLines(c.usagePluginConfig))
 	}
 	b.WriteString(nomadConsulBlock(c.consulAddr))
 	return b.String()
@@ -227,4 +229,11 @@ usage_source %q {
   }
 }
 `, pluginDir, usagePluginName, binary, exporterURL, "id="+primaryCgroup, nodeCapacityCPU, int64(nodeCapacityMemory)<<20)
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -21,6 +21,38 @@ func primaryCgroupFor(base int, node string) string {
 	return fmt.Sprintf("/harvest-%d-%s-primary", base, node)
 }
 
+// harvestCgroupFor names a node's harvest_cgroup: a sibling of its primary
+// cgroup at the top of each hierarchy, as on a real server.
+func harvestCgroupFor(base int, node string) string {
+	return fmt.Sprintf("/harvest-%d-%s-harvested", base, node)
+}
+
+// harvestControllers are the cgroup v1 hierarchies the driver puts
+// harvested tasks in.
+var harvestControllers = []string{"cpu", "cpuacct", "blkio"}
+
+// harvestCgroupDirs are the existing directories of a harvest cgroup.
+func harvestCgroupDirs(path string) []string {
+	rel := strings.TrimPrefix(path, "/")
+	if rel == "" {
+		return nil
+	}
+	dirs := []string{filepath.Join(cgroupRoot, rel)}
+	if !cgroupV2() {
+		dirs = dirs[:0]
+		for _, c := range harvestControllers {
+			dirs = append(dirs, filepath.Join(cgroupRoot, c, rel))
+		}
+	}
+	var out []string
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 func makePrimaryCgroup(path string) error {
 	for _, d := range primaryCgroupDirs(path, true) {
 		if err := os.MkdirAll(d, 0o755); err != nil {

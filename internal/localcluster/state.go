@@ -33,6 +33,9 @@ type NomadClient struct {
 	PrimaryCgroup string `json:"primary_cgroup"`
 	// DriverMetrics is where its harvest driver serves /metrics.
 	DriverMetrics string `json:"driver_metrics"`
+	// HarvestCgroup is the parent cgroup its harvest driver runs harvested
+	// tasks under (the driver's harvest_cgroup).
+	HarvestCgroup string `json:"harvest_cgroup,omitempty"`
 }
 
 // MinIOServer is one MinIO server with its own data folder and credentials.

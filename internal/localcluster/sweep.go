@@ -258,6 +258,7 @@ func (s *State) cgroups() []string {
 	for _, c := range s.NomadClients {
 		out = append(out, cgroupDirs(c.CgroupParent)...)
 		out = append(out, primaryCgroupDirs(c.PrimaryCgroup, false)...)
+		out = append(out, harvestCgroupDirs(c.HarvestCgroup)...)
 	}
 	return out
 }

@@ -136,6 +136,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			Agent: agent("nomad-"+n.Name, bin("nomad"), p.HTTP), Meta: n.Meta(),
 			ConsulAgent: s.ConsulClients[i].HTTPAddr, CgroupParent: cgroupParentFor(b.Base, n.Name),
 			PrimaryCgroup: primaryCgroupFor(b.Base, n.Name), DriverMetrics: "127.0.0.1:" + strconv.Itoa(b.driverMetrics(i)),
+			HarvestCgroup: harvestCgroupFor(b.Base, n.Name),
 		}
 		if err := makePrimaryCgroup(c.PrimaryCgroup); err != nil {
 			return fmt.Errorf("primary tenant cgroup of %s: %w", n.Name, err)
@@ -159,7 +160,18 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			name: n.Name, dataDir: filepath.Join(a.Dir, "data"), pluginDir: s.PluginDir,
 			cgroupParent: a.CgroupParent, server: "127.0.0.1:" + strconv.Itoa(np.RPC),
 			consulAddr: a.ConsulAgent, meta: a.Meta, harvestDriver: o.DriverBinary != "", primaryCgroup: a.PrimaryCgroup,
+			harvestCgroup: a.HarvestCgroup,
 		}, p)
+		// harvested tasks run as nobody: they must pass through the run
+		// folder and the client's folder to reach their task folders
+		for _, d := range []string{s.RunDir, a.Dir, filepath.Join(a.Dir, "data")} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return err
+			}
+			if err := os.Chmod(d, 0o711); err != nil {
+				return err
+			}
+		}
 		if err := launch(&a.Agent, cfg, nil, "agent", "-config", filepath.Join(a.Dir, "config.hcl")); err != nil {
 			return err
 		}

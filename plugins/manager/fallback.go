@@ -32,6 +32,11 @@ type FallbackUsageSource struct {
 	// measures over one tick when it takes over, not over the hours since it
 	// last served, which would average a spike away.
 	KeepBuiltinWarm bool
+	// MaxAge is how old a sample may be (usagesource.Usage.Check; 0: any
+	// age). A sample failing Check, NaN or negative CPU or older than this,
+	// counts as a failure of its source: the external's hands over to the
+	// built-in, and the built-in's fails the Sample.
+	MaxAge time.Duration
 
 	mu         sync.Mutex
 	onBuiltin  bool
@@ -68,9 +73,12 @@ func NewFallbackUsageSource(external, builtin usagesource.Source, name string, l
 }
 
 // Sample measures with the external source, or with the built-in when the
-// external fails. It fails only when both do.
+// external fails or its sample fails Check. It fails only when both do.
 func (f *FallbackUsageSource) Sample(ctx context.Context) (usagesource.Usage, error) {
 	u, err := f.external.Sample(ctx)
+	if err == nil {
+		err = u.Check(time.Now(), f.MaxAge)
+	}
 	if err == nil {
 		f.switchTo(false, nil)
 		if f.KeepBuiltinWarm {
@@ -87,6 +95,9 @@ func (f *FallbackUsageSource) Sample(ctx context.Context) (usagesource.Usage, er
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.BuiltinTimeout)
 	defer cancel()
 	u, berr := f.builtin.Sample(bctx)
+	if berr == nil {
+		berr = u.Check(time.Now(), f.MaxAge)
+	}
 	if berr != nil {
 		return usagesource.Usage{}, fmt.Errorf("usage source %q: %w; built-in fallback: %w", f.name, err, berr)
 	}

@@ -3,10 +3,13 @@ package manager
 import (
 	"bytes"
 	"context"
+	"errors"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
@@ -138,5 +141,99 @@ usage_source "proc" { driver = "proc" }
 		if !strings.Contains(out, want) {
 			t.Errorf("logs lack %q:\n%s", want, out)
 		}
+	}
+}
+
+// A real plugin process whose samples say NaN cores answers, but its
+// samples are not trusted: the built-in serves them, as for a crashed one.
+func TestFallbackHandsANaNPluginOverToTheBuiltin(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	cfg, err := ParseConfig([]byte(`plugin_dir = "`+pluginDir+`"
+usage_source "node" {
+  driver = "testplugin"
+  config = { cpu = "NaN" }
+}
+usage_source "proc" { driver = "proc" }
+`), "test.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin := &fixedSource{cpu: 0.5}
+	m, err := New(cfg, Builtins{UsageSources: map[string]func(hclog.Logger) (usagesource.Source, error){
+		"proc": func(hclog.Logger) (usagesource.Source, error) { return builtin, nil },
+	}}, Options{Logger: hclog.NewNullLogger(), Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	fb, err := m.Fallback("node", "proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		u, err := fb.Sample(context.Background())
+		if err != nil || !u.HostMeasured || u.HostCPUCores != 0.5 || !fb.OnBuiltin() {
+			t.Fatalf("sample %+v %v (on built-in %v), want the built-in's 0.5 cores", u, err, fb.OnBuiltin())
+		}
+	}
+	if v := metricValue(t, reg, "harvest_plugin_fallback_active", map[string]string{"plugin": "node"}); v != 1 {
+		t.Fatalf("harvest_plugin_fallback_active = %v with a NaN plugin", v)
+	}
+	if !stateOf(m, "node").Up {
+		t.Fatal("the plugin process itself should still be up")
+	}
+}
+
+// scripted is a source answering what the test sets.
+type scripted struct {
+	mu  sync.Mutex
+	u   usagesource.Usage
+	err error
+}
+
+func (s *scripted) SetConfig(map[string]string) error { return nil }
+func (s *scripted) PluginInfo() (*base.PluginInfo, error) {
+	return &base.PluginInfo{Name: "scripted", Type: base.PluginTypeUsageSource}, nil
+}
+func (s *scripted) Sample(context.Context) (usagesource.Usage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.u, s.err
+}
+func (s *scripted) set(u usagesource.Usage, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.u, s.err = u, err
+}
+
+// Stale, negative and infinite samples hand over as NaN does; when the
+// external's samples are good again it serves again; when both fail the
+// Sample fails.
+func TestFallbackChecksEverySample(t *testing.T) {
+	ext, bi := &scripted{}, &scripted{}
+	fb := NewFallbackUsageSource(ext, bi, "ext", nil)
+	fb.MaxAge = time.Second
+	now := time.Now()
+	bi.set(usagesource.Usage{Time: now, PrimaryCPUCores: 0.5}, nil)
+	for _, bad := range []usagesource.Usage{
+		{Time: now.Add(-2 * time.Second), PrimaryCPUCores: 1},
+		{Time: now, PrimaryCPUCores: -1},
+		{Time: now, HostMeasured: true, HostCPUCores: math.Inf(1)},
+		{Time: now, CapacityCPUCores: math.NaN()},
+	} {
+		ext.set(bad, nil)
+		u, err := fb.Sample(context.Background())
+		if err != nil || u.PrimaryCPUCores != 0.5 || !fb.OnBuiltin() {
+			t.Errorf("external sample %+v: got %+v %v, want the built-in's", bad, u, err)
+		}
+	}
+	ext.set(usagesource.Usage{Time: time.Now(), PrimaryCPUCores: 1.5}, nil)
+	if u, err := fb.Sample(context.Background()); err != nil || u.PrimaryCPUCores != 1.5 || fb.OnBuiltin() {
+		t.Fatalf("good again: %+v %v", u, err)
+	}
+	ext.set(usagesource.Usage{}, errors.New("down"))
+	bi.set(usagesource.Usage{Time: now, PrimaryCPUCores: math.NaN()}, nil)
+	if _, err := fb.Sample(context.Background()); err == nil || !strings.Contains(err.Error(), "invalid sample") {
+		t.Fatalf("both bad: %v", err)
 	}
 }

@@ -14,6 +14,8 @@ package usagesource
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -56,4 +58,24 @@ type Usage struct {
 // PluginSet is the plugin map a binary serving impl passes to plugin.Serve.
 func PluginSet(impl Source) plugin.PluginSet {
 	return plugin.PluginSet{base.PluginTypeUsageSource: &Plugin{Impl: impl}}
+}
+
+// Check says whether a sample can be trusted: a CPU value that is NaN,
+// infinite or negative, or a sample older than maxAge (0: any age; a
+// sample without a Time has none) is an error. Whoever reads a source
+// treats such a sample as a failed Sample: the plugin manager's fallback
+// hands over to its built-in.
+func (u Usage) Check(now time.Time, maxAge time.Duration) error {
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{{"host CPU", u.HostCPUCores}, {"primary CPU", u.PrimaryCPUCores}, {"CPU capacity", u.CapacityCPUCores}} {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || v.v < 0 {
+			return fmt.Errorf("invalid sample: %s is %v", v.name, v.v)
+		}
+	}
+	if maxAge > 0 && !u.Time.IsZero() && now.Sub(u.Time) > maxAge {
+		return fmt.Errorf("stale sample: taken %s ago (at most %s)", now.Sub(u.Time).Round(time.Millisecond), maxAge)
+	}
+	return nil
 }

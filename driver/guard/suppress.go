@@ -1,0 +1,202 @@
+package guard
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Suppression before eviction. The paper's node manager only kills
+// (history-based-harvesting.txt:212-213: round the primary up, and when the
+// reserve is short "kill enough containers from youngest to oldest"). The
+// driver first squeezes: every tick it caps the harvested tasks' total CPU
+// (a CFS quota on their parent cgroup) at
+//
+//	cap = capacity - rounded primary - reserve      (never below 0)
+//
+// so a CPU spike of the primary tenant is absorbed within one tick, and it
+// evicts youngest first only when the cap has stayed below what the tasks
+// need to make progress (ProgressShare of their CPU allocations) for longer
+// than Grace (dips back above the need shorter than Grace do not end the
+// suppression). Memory cannot be squeezed back from a process, so a memory
+// shortfall evicts at once, as before. When the primary tenant has not been
+// measured for longer than StaleAfter the guard cannot know what it needs:
+// it fails safe, capping the tasks to nothing and evicting them all.
+
+// Reason is why the guard suppressed or evicted; metrics carry it as a label.
+type Reason string
+
+// The reasons.
+const (
+	ReasonCPU    Reason = "cpu"    // the primary tenant's CPU: the cap is below the tasks' need
+	ReasonMemory Reason = "memory" // the primary tenant's memory: the reserve is short
+	ReasonStale  Reason = "stale"  // the primary tenant is unmeasured (fail-safe)
+)
+
+// Policy configures suppression, eviction and the fail-safe.
+type Policy struct {
+	// Grace is how long the cap may stay below the tasks' need before the
+	// youngest are evicted (0: at once).
+	Grace time.Duration
+	// ProgressShare is the share of its CPU allocation a task needs to make
+	// progress, in (0, 1]: 1 evicts when the tasks cannot even get what Nomad
+	// allocated them.
+	ProgressShare float64
+	// StaleAfter is how old the last good measurement may be before the
+	// guard fails safe (0: never).
+	StaleAfter time.Duration
+}
+
+// CPUCap is what the harvested tasks may use together now: capacity -
+// rounded primary - reserve, in cores, never below 0.
+func CPUCap(s State) float64 {
+	return math.Max(0, s.Capacity.CPU-RoundUp(s.Primary).CPU-s.Reserve.CPU)
+}
+
+// Need is the CPU tasks need to make progress: ProgressShare of their
+// allocations.
+func (p Policy) Need(tasks []Task) float64 {
+	sum := 0.0
+	for _, t := range tasks {
+		sum += t.Alloc.CPU
+	}
+	return p.ProgressShare * sum
+}
+
+// Input is one tick's observation.
+type Input struct {
+	State
+	Now time.Time
+	// Age is how long ago the primary tenant was last measured well; State's
+	// Primary is that measurement.
+	Age time.Duration
+}
+
+// Eviction is a task to kill and why.
+type Eviction struct {
+	Task
+	Reason Reason
+}
+
+// Plan is what the guard decided for one tick.
+type Plan struct {
+	Cap        float64    // cores the harvested tasks may use together now
+	Need       float64    // cores the running tasks need to progress (before evictions)
+	Suppressed bool       // Cap < Need: the tasks are squeezed below what they need
+	Since      time.Time  // when the current suppression began (zero when not suppressed)
+	Stale      bool       // failing safe: the primary tenant is unmeasured
+	Evict      []Eviction // youngest first
+	Primary    Resources  // the rounded primary the plan used
+	Shortfall  Resources  // how short the reserve was (memory) and Need - Cap (CPU)
+	Age        time.Duration
+}
+
+// Guard carries what a tick needs from the ticks before it: when the
+// current suppression began, and since when the cap has been back above the
+// need. A suppression ends only once the cap has stayed at or above the
+// need for Grace too, so a primary hovering at a core boundary (a noisy
+// measurement rounds up on some ticks and not on others) does not restart
+// the grace on every tick it dips below the boundary. It is clock-free:
+// callers pass the time. Not safe for concurrent use.
+type Guard struct {
+	Policy     Policy
+	belowSince time.Time // the suppression's start (zero: none)
+	aboveSince time.Time // within a suppression, since when the cap has covered the need
+}
+
+// Step decides one tick: the cap, whether the tasks are suppressed, and
+// whom to evict.
+func (g *Guard) Step(in Input) Plan {
+	p := Plan{Primary: RoundUp(in.Primary), Age: in.Age}
+	tasks := youngestFirst(in.Tasks)
+	if g.Policy.StaleAfter > 0 && in.Age > g.Policy.StaleAfter {
+		g.belowSince, g.aboveSince = time.Time{}, time.Time{}
+		p.Stale, p.Need = true, g.Policy.Need(tasks)
+		p.Suppressed = len(tasks) > 0
+		p.Since = in.Now
+		for _, t := range tasks {
+			p.Evict = append(p.Evict, Eviction{t, ReasonStale})
+		}
+		return p
+	}
+	p.Cap = CPUCap(in.State)
+
+	// memory: evict at once, youngest first, until the reserve is whole
+	if short := in.Shortfall().MemoryMiB; short > 0 {
+		p.Shortfall.MemoryMiB = short
+		freed := 0.0
+		for len(tasks) > 0 && freed < short-1e-9 {
+			p.Evict = append(p.Evict, Eviction{tasks[0], ReasonMemory})
+			freed += tasks[0].Alloc.MemoryMiB
+			tasks = tasks[1:]
+		}
+	}
+
+	// CPU: suppressed while the cap is below the need; evict after the grace
+	p.Need = g.Policy.Need(tasks)
+	if p.Cap >= p.Need-1e-9 {
+		if !g.belowSince.IsZero() {
+			if g.aboveSince.IsZero() {
+				g.aboveSince = in.Now
+			}
+			if in.Now.Sub(g.aboveSince) >= g.Policy.Grace {
+				g.belowSince, g.aboveSince = time.Time{}, time.Time{}
+			}
+		}
+		return p
+	}
+	if g.belowSince.IsZero() {
+		g.belowSince = in.Now
+	}
+	g.aboveSince = time.Time{}
+	p.Suppressed, p.Since, p.Shortfall.CPU = true, g.belowSince, p.Need-p.Cap
+	if in.Now.Sub(g.belowSince) < g.Policy.Grace {
+		return p
+	}
+	for len(tasks) > 0 && g.Policy.Need(tasks) > p.Cap+1e-9 {
+		p.Evict = append(p.Evict, Eviction{tasks[0], ReasonCPU})
+		tasks = tasks[1:]
+	}
+	g.belowSince = time.Time{} // what is left fits under the cap
+	return p
+}
+
+// youngestFirst sorts a copy of tasks youngest first, ties by ID.
+func youngestFirst(in []Task) []Task {
+	tasks := append([]Task(nil), in...)
+	sort.SliceStable(tasks, func(i, j int) bool {
+		if !tasks[i].Started.Equal(tasks[j].Started) {
+			return tasks[i].Started.After(tasks[j].Started)
+		}
+		return tasks[i].ID < tasks[j].ID
+	})
+	return tasks
+}
+
+// EvictionMessage is what an evicted task is told, in its task event and
+// exit error. Every message starts "evicted: ".
+func (p Plan) EvictionMessage(r Reason, grace time.Duration) string {
+	switch r {
+	case ReasonStale:
+		return fmt.Sprintf("evicted: the primary tenant has not been measured for %s; harvesting stops until it is measured again",
+			p.Age.Round(time.Millisecond))
+	case ReasonMemory:
+		return fmt.Sprintf("evicted: primary tenant needs %.0f cores and %.0f MiB; the memory reserve was short by %.0f MiB",
+			p.Primary.CPU, p.Primary.MemoryMiB, p.Shortfall.MemoryMiB)
+	}
+	return fmt.Sprintf("evicted: primary tenant needs %.0f cores and %.0f MiB; harvested tasks were capped at %.2f cores, "+
+		"below the %.2f they need to progress, for longer than the %s grace",
+		p.Primary.CPU, p.Primary.MemoryMiB, p.Cap, p.Need, grace)
+}
+
+// SuppressionMessage is what each running task is told when a suppression
+// begins. Every message starts "suppressed: ".
+func (p Plan) SuppressionMessage(grace time.Duration) string {
+	if p.Stale {
+		return fmt.Sprintf("suppressed: the primary tenant has not been measured for %s; harvested CPU capped to nothing",
+			p.Age.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("suppressed: primary tenant needs %.0f cores; harvested tasks capped at %.2f cores, below the %.2f they need "+
+		"to progress; the youngest are evicted if this lasts %s", p.Primary.CPU, p.Cap, p.Need, grace)
+}

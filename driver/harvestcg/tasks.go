@@ -1,0 +1,184 @@
+package harvestcg
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// adoptPasses bounds Adopt's passes: each moves the processes listed so
+// far, and a process that forked meanwhile is caught by the next.
+const adoptPasses = 10
+
+// TaskCgroupV2 makes a task's cgroup under the parent (v2 only) and returns
+// its absolute path, for Nomad's executor to start the task in.
+func (p *Parent) TaskCgroupV2(name string) (string, error) {
+	if p.v != V2 {
+		return "", fmt.Errorf("TaskCgroupV2 on a %s host", p.v)
+	}
+	dir := filepath.Join(p.cpu, name+".scope")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// Adopt moves the task's processes, as pids lists them now (e.g. the
+// cgroup.procs of the freezer cgroup Nomad's executor placed the task in),
+// into the task's cgroups under the parent in the cpu, cpuacct and blkio
+// hierarchies (v1 only), and gives it shares there (its weight among the
+// harvested tasks; 0 leaves the kernel's default). It lists and moves again
+// until no new process appears, and returns how many it moved.
+func (p *Parent) Adopt(name string, pids func() ([]int, error), shares int64) (int, error) {
+	if p.v != V1 {
+		return 0, fmt.Errorf("Adopt on a %s host", p.v)
+	}
+	var dirs []string
+	for _, d := range p.Dirs() {
+		dir := filepath.Join(d, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return 0, err
+		}
+		dirs = append(dirs, dir)
+	}
+	if shares > 0 {
+		if err := writeFile(filepath.Join(dirs[0], "cpu.shares"), strconv.FormatInt(max(2, shares), 10), false); err != nil {
+			return 0, err
+		}
+	}
+	moved := map[int]bool{}
+	for range adoptPasses {
+		listed, err := pids()
+		if err != nil {
+			return len(moved), err
+		}
+		inside, err := ReadPIDs(filepath.Join(dirs[0], "cgroup.procs"))
+		if err != nil {
+			return len(moved), err
+		}
+		todo := slices.DeleteFunc(listed, func(pid int) bool { return slices.Contains(inside, pid) })
+		if len(todo) == 0 {
+			return len(moved), nil
+		}
+		for _, pid := range todo {
+			for _, d := range dirs {
+				err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)+"\n", true)
+				if err != nil && !errors.Is(err, os.ErrNotExist) && !isGone(err) {
+					return len(moved), err
+				}
+			}
+			moved[pid] = true
+		}
+	}
+	return len(moved), fmt.Errorf("%s: processes still forking after %d passes", name, adoptPasses)
+}
+
+// isGone reports whether a cgroup.procs write failed because the process
+// exited meanwhile (ESRCH).
+func isGone(err error) bool { return strings.Contains(err.Error(), "no such process") }
+
+// Release removes a task's cgroups under the parent once its processes are
+// gone; it waits up to a second for exiting processes to leave them.
+func (p *Parent) Release(name string) error {
+	var dirs []string
+	if p.v == V2 {
+		dirs = []string{filepath.Join(p.cpu, name+".scope")}
+	} else {
+		for _, d := range p.Dirs() {
+			dirs = append(dirs, filepath.Join(d, name))
+		}
+	}
+	var errs []error
+	for _, d := range dirs {
+		var err error
+		for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if err = os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Stats are the parent's cumulative counters.
+type Stats struct {
+	CPUSeconds       float64 // CPU the harvested tasks used (NaN where not accounted)
+	ThrottledPeriods uint64  // CFS periods in which the cap stopped them
+	ThrottledSeconds float64 // how long the cap stopped them, summed over CPUs
+}
+
+// Stats reads the parent's counters.
+func (p *Parent) Stats() (Stats, error) {
+	st := map[string]uint64{}
+	if err := readKV(filepath.Join(p.cpu, "cpu.stat"), st); err != nil {
+		return Stats{}, err
+	}
+	s := Stats{ThrottledPeriods: st["nr_throttled"]}
+	if p.v == V2 {
+		s.CPUSeconds = float64(st["usage_usec"]) / 1e6
+		s.ThrottledSeconds = float64(st["throttled_usec"]) / 1e6
+		return s, nil
+	}
+	s.ThrottledSeconds = float64(st["throttled_time"]) / 1e9
+	acct := p.acct
+	if acct == "" {
+		acct = p.cpu // cpu and cpuacct co-mounted
+	}
+	data, err := os.ReadFile(filepath.Join(acct, "cpuacct.usage"))
+	if err != nil {
+		s.CPUSeconds = nan()
+		return s, nil
+	}
+	ns, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return s, fmt.Errorf("%s/cpuacct.usage: %w", acct, err)
+	}
+	s.CPUSeconds = float64(ns) / 1e9
+	return s, nil
+}
+
+func nan() float64 { return math.NaN() }
+
+// ReadPIDs reads a cgroup.procs file.
+func ReadPIDs(path string) ([]int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil && !slices.Contains(out, pid) {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+func readKV(path string, into map[string]uint64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
+			into[k] = n
+		}
+	}
+	return sc.Err()
+}

@@ -1,0 +1,78 @@
+package driver
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/harvest-platform/harvest/driver/guard"
+)
+
+// Defaults of the plugin config (about.go's spec says them to Nomad).
+const (
+	defaultGuardInterval = "200ms"
+	defaultEvictGrace    = "500ms"
+	defaultStaleAfter    = "3s"
+	defaultHarvestCgroup = "/harvest"
+	noCgroup             = "none" // harvest_cgroup value: leave the tasks where Nomad puts them
+)
+
+// settings are the parsed, ready-to-use parts of Config, checked when the
+// config is loaded (SetConfig fails on a bad value, naming it).
+type settings struct {
+	capacity, reserve guard.Resources
+	interval          time.Duration
+	hysteresis        guard.Hysteresis
+	policy            guard.Policy // suppression, eviction grace, fail-safe
+	harvestCgroup     string       // the tasks' parent cgroup; "" for none
+	cpuIdle           bool
+	users             userPolicy
+}
+
+func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
+	s := settings{capacity: capacity, cpuIdle: cfg.CPUIdle}
+	var err error
+	if s.reserve, err = guard.ParseReserve(or(cfg.ReserveCPU, guard.DefaultReserveCPU), or(cfg.ReserveMemory, guard.DefaultReserveMemory), capacity); err != nil {
+		return s, err
+	}
+	if s.interval, err = time.ParseDuration(or(cfg.GuardInterval, defaultGuardInterval)); err != nil || s.interval <= 0 {
+		return s, fmt.Errorf("guard_interval %q: want a positive duration", cfg.GuardInterval)
+	}
+	window, err := time.ParseDuration(or(cfg.AdmitWindow, "30s"))
+	if err != nil || window < 0 {
+		return s, fmt.Errorf("admit_window %q: want a duration", cfg.AdmitWindow)
+	}
+	s.hysteresis = guard.Hysteresis{AdmitWindow: window, AdmitMargin: guard.Resources{CPU: cfg.AdmitMarginCPU, MemoryMiB: cfg.AdmitMarginMemory}}
+
+	p := guard.Policy{ProgressShare: cfg.ProgressShare}
+	if p.Grace, err = time.ParseDuration(or(cfg.EvictGrace, defaultEvictGrace)); err != nil || p.Grace < 0 {
+		return s, fmt.Errorf("evict_grace %q: want a duration of 0 or more", cfg.EvictGrace)
+	}
+	if p.ProgressShare == 0 {
+		p.ProgressShare = 1
+	}
+	if p.ProgressShare < 0 || p.ProgressShare > 1 {
+		return s, fmt.Errorf("progress_share %v: want a share of the task's CPU allocation in (0, 1]", cfg.ProgressShare)
+	}
+	staleAfter := cfg.StaleAfter
+	if staleAfter == "" { // not from HCL (whose default is defaultStaleAfter): one that fits the interval
+		d, _ := time.ParseDuration(defaultStaleAfter)
+		staleAfter = max(d, 5*s.interval).String()
+	}
+	if p.StaleAfter, err = time.ParseDuration(staleAfter); err != nil || p.StaleAfter < 2*s.interval {
+		return s, fmt.Errorf("stale_after %q: want a duration of at least two guard_intervals (%s)", cfg.StaleAfter, 2*s.interval)
+	}
+	s.policy = p
+
+	switch cg := strings.TrimSpace(or(cfg.HarvestCgroup, defaultHarvestCgroup)); {
+	case cg == noCgroup:
+	case !strings.HasPrefix(cg, "/") || strings.Contains(cg, "..") || cg == "/":
+		return s, fmt.Errorf("harvest_cgroup %q: want an absolute cgroup path such as %q, or %q", cfg.HarvestCgroup, defaultHarvestCgroup, noCgroup)
+	default:
+		s.harvestCgroup = cg
+	}
+	if s.users, err = parseUsers(cfg); err != nil {
+		return s, err
+	}
+	return s, nil
+}

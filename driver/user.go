@@ -1,0 +1,78 @@
+package driver
+
+// Who a harvested task runs as. A harvested task is someone else's code on
+// the primary tenant's server, so by default it runs unprivileged: a task
+// with no `user` runs as default_user (nobody), `user = "root"` (or any
+// user with uid 0) is refused unless the operator sets allow_root, and
+// denied_host_uids / denied_host_gids refuse host users and groups as
+// Nomad's exec and raw_exec drivers do (same syntax: "0,10-100"; checked by
+// Nomad's own validator).
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/nomad/drivers/shared/validators"
+	"github.com/hashicorp/nomad/helper/users"
+)
+
+// userPolicy is the checked user settings.
+type userPolicy struct {
+	defaultUser string
+	allowRoot   bool
+	deny        *validators.Validator // nil without deny lists
+}
+
+func parseUsers(cfg Config) (userPolicy, error) {
+	u := userPolicy{defaultUser: or(cfg.DefaultUser, "nobody"), allowRoot: cfg.AllowRoot}
+	uid, err := lookupUID(u.defaultUser)
+	if err != nil {
+		return u, fmt.Errorf("default_user: %w", err)
+	}
+	if uid == 0 && !u.allowRoot {
+		return u, fmt.Errorf("default_user %q is root: set allow_root = true to run tasks as root", u.defaultUser)
+	}
+	if cfg.DeniedHostUIDs != "" || cfg.DeniedHostGIDs != "" {
+		if u.deny, err = validators.NewValidator(hclog.NewNullLogger(), cfg.DeniedHostUIDs, cfg.DeniedHostGIDs); err != nil {
+			return u, fmt.Errorf("denied_host_uids/denied_host_gids: %w", err)
+		}
+		if err := u.deny.HasValidIDs(u.defaultUser); err != nil {
+			return u, fmt.Errorf("default_user %q is denied: %w", u.defaultUser, err)
+		}
+	}
+	return u, nil
+}
+
+// resolve is the user a task asking for user ("" for none) runs as, or why
+// it may not run.
+func (u userPolicy) resolve(user string) (string, error) {
+	if user == "" {
+		user = u.defaultUser
+	}
+	uid, err := lookupUID(user)
+	if err != nil {
+		return "", fmt.Errorf("harvest: task user: %w", err)
+	}
+	if uid == 0 && !u.allowRoot {
+		return "", fmt.Errorf("harvest: task user %q is root, which this node does not allow for harvested tasks (the driver's allow_root is false)", user)
+	}
+	if u.deny != nil {
+		if err := u.deny.HasValidIDs(user); err != nil {
+			return "", fmt.Errorf("harvest: task user %q: %w (the driver's denied_host_uids/denied_host_gids)", user, err)
+		}
+	}
+	return user, nil
+}
+
+func lookupUID(name string) (uint64, error) {
+	usr, err := users.Lookup(name)
+	if err != nil {
+		return 0, fmt.Errorf("no user %q: %w", name, err)
+	}
+	uid, err := strconv.ParseUint(usr.Uid, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("user %q: uid %q: %w", name, usr.Uid, err)
+	}
+	return uid, nil
+}
