@@ -199,6 +199,13 @@ func TestEvictionIsYoungestFirstMinimalAndSaysWhy(t *testing.T) {
 		case ev.TaskName != "youngest" || !strings.HasPrefix(ev.Message, "evicted:") || ev.Annotations["harvest.evicted"] != "true" ||
 			ev.Annotations["harvest.reason"] != "cpu":
 			t.Fatalf("event %+v", ev)
+		default: // what harvestctl explain alloc reads
+			a := ev.Annotations
+			if a["harvest.victim_rank"] != "1/1" || !strings.HasPrefix(a["harvest.victims"], "youngest@") || a["harvest.primary_cores"] != "0.50" ||
+				a["harvest.primary_rounded_cores"] != "1.00" || a["harvest.capacity_cores"] != "4.00" || a["harvest.cap_cores"] != "2.00" ||
+				a["harvest.need_cores"] != "3.00" || a["harvest.task_started"] == "" {
+				t.Fatalf("eviction annotations %v", a)
+			}
 		}
 	}
 	if len(suppressed) != 3 {

@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/nomad/plugins/drivers"
@@ -121,12 +123,18 @@ func (d *Driver) guardOnce(now time.Time) guard.Plan {
 	if enteredFailSafe {
 		d.met.suppressions.WithLabelValues(string(guard.ReasonStale)).Inc()
 	}
-	if newSuppression {
-		d.suppress(plan)
-	}
+	why := tickFacts{plan: plan, reserve: reserve, capacity: s.capacity, measured: primary}
 	for _, e := range plan.Evict {
 		if h, ok := d.tasks.get(e.ID); ok {
-			d.evict(h, plan, e.Reason)
+			why.victims = append(why.victims, h.cfg.Name+"@"+shortID(h.cfg.AllocID))
+		}
+	}
+	if newSuppression {
+		d.suppress(why)
+	}
+	for k, e := range plan.Evict {
+		if h, ok := d.tasks.get(e.ID); ok {
+			d.evict(h, why, e.Reason, k+1)
 		}
 	}
 	d.met.tick(plan, reserve, primary, harvested)
@@ -138,15 +146,17 @@ func (d *Driver) guardOnce(now time.Time) guard.Plan {
 
 // suppress tells every running task that a suppression began: the cap is
 // below what they need to progress.
-func (d *Driver) suppress(plan guard.Plan) {
+func (d *Driver) suppress(why tickFacts) {
+	plan := why.plan
 	msg := plan.SuppressionMessage(d.grace())
 	tasks := d.liveTasks()
 	d.logger.Warn("harvested tasks suppressed", "tasks", len(tasks), "cap_cores", plan.Cap, "need_cores", plan.Need,
 		"primary_cores", plan.Primary.CPU)
 	for _, h := range tasks {
+		ann := why.annotations(h)
+		ann["harvest.suppressed"] = "true"
 		d.eventer.EmitEvent(&drivers.TaskEvent{
-			TaskID: h.cfg.ID, TaskName: h.cfg.Name, AllocID: h.cfg.AllocID, Timestamp: time.Now(), Message: msg,
-			Annotations: map[string]string{"harvest.suppressed": "true", "harvest.cap_cores": formatCores(plan.Cap)},
+			TaskID: h.cfg.ID, TaskName: h.cfg.Name, AllocID: h.cfg.AllocID, Timestamp: time.Now(), Message: msg, Annotations: ann,
 		})
 		d.met.suppressions.WithLabelValues(string(guard.ReasonCPU)).Inc()
 	}
@@ -160,22 +170,26 @@ func (d *Driver) grace() time.Duration {
 
 // evict kills a task at once and says why, in a task event and in its exit
 // result, so that Nomad reschedules it and the placer can tell an eviction
-// from a failure.
-func (d *Driver) evict(h *taskHandle, plan guard.Plan, why guard.Reason) {
-	reason := plan.EvictionMessage(why, d.grace())
+// from a failure. The event's annotations carry the tick's figures and the
+// task's place among the victims, for harvestctl explain alloc.
+func (d *Driver) evict(h *taskHandle, why tickFacts, reason guard.Reason, rank int) {
+	plan := why.plan
+	msg := plan.EvictionMessage(reason, d.grace())
 	h.mu.Lock()
 	if h.evicted != "" {
 		h.mu.Unlock()
 		return
 	}
-	h.evicted = reason
+	h.evicted = msg
 	h.mu.Unlock()
-	d.met.evictions.WithLabelValues(string(why)).Inc()
-	d.logger.Warn("evicting task", "task", h.cfg.Name, "alloc_id", h.cfg.AllocID, "started", h.startedAt, "why", why,
+	d.met.evictions.WithLabelValues(string(reason)).Inc()
+	d.logger.Warn("evicting task", "task", h.cfg.Name, "alloc_id", h.cfg.AllocID, "started", h.startedAt, "why", reason,
 		"primary_cores", plan.Primary.CPU, "primary_mib", plan.Primary.MemoryMiB, "cap_cores", plan.Cap, "need_cores", plan.Need)
+	ann := why.annotations(h)
+	ann["harvest.evicted"], ann["harvest.reason"] = "true", string(reason)
+	ann["harvest.victim_rank"] = strconv.Itoa(rank) + "/" + strconv.Itoa(len(plan.Evict))
 	d.eventer.EmitEvent(&drivers.TaskEvent{
-		TaskID: h.cfg.ID, TaskName: h.cfg.Name, AllocID: h.cfg.AllocID, Timestamp: time.Now(), Message: reason,
-		Annotations: map[string]string{"harvest.evicted": "true", "harvest.reason": string(why)},
+		TaskID: h.cfg.ID, TaskName: h.cfg.Name, AllocID: h.cfg.AllocID, Timestamp: time.Now(), Message: msg, Annotations: ann,
 	})
 	go func() {
 		if err := h.exec.Shutdown("SIGKILL", 0); err != nil {
@@ -183,3 +197,36 @@ func (d *Driver) evict(h *taskHandle, plan guard.Plan, why guard.Reason) {
 		}
 	}()
 }
+
+// tickFacts are what one guard tick saw and decided, as an event tells it.
+type tickFacts struct {
+	plan              guard.Plan
+	reserve, capacity guard.Resources
+	measured          guard.Resources // the primary as measured (the plan's is rounded up)
+	victims           []string        // youngest first, as name@alloc
+}
+
+// annotations are the tick's figures for one task's event.
+func (f tickFacts) annotations(h *taskHandle) map[string]string {
+	ann := map[string]string{
+		"harvest.primary_cores":         formatCores(f.measured.CPU),
+		"harvest.primary_rounded_cores": formatCores(f.plan.Primary.CPU),
+		"harvest.primary_mib":           strconv.FormatFloat(f.plan.Primary.MemoryMiB, 'f', 0, 64),
+		"harvest.reserve_cores":         formatCores(f.reserve.CPU),
+		"harvest.reserve_mib":           strconv.FormatFloat(f.reserve.MemoryMiB, 'f', 0, 64),
+		"harvest.capacity_cores":        formatCores(f.capacity.CPU),
+		"harvest.cap_cores":             formatCores(f.plan.Cap),
+		"harvest.need_cores":            formatCores(f.plan.Need),
+		"harvest.task_started":          h.startedAt.UTC().Format(time.RFC3339Nano),
+	}
+	if len(f.victims) > 0 {
+		ann["harvest.victims"] = strings.Join(f.victims, ",")
+	}
+	if !f.plan.Since.IsZero() {
+		ann["harvest.suppressed_since"] = f.plan.Since.UTC().Format(time.RFC3339Nano)
+	}
+	return ann
+}
+
+// shortID is the first 8 characters of an ID, as Nomad's CLI shows it.
+func shortID(id string) string { return id[:min(8, len(id))] }

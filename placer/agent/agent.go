@@ -102,8 +102,8 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	rw := &proxy.Rewriter{
 		Classes: a.policies.classes, History: a.store, Policies: a.policies.rules(),
 		Thresholds: th, LiveWeights: a.weights, Namespaces: cfg.Proxy.Namespaces,
-		Affinity: cfg.Proxy.ClassPlacement == "affinity",
-		Rng:      rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
+		Affinity: cfg.Proxy.ClassPlacement == "affinity", Decisions: decisionLog{a.store},
+		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
 	l, err := net.Listen("tcp", cfg.Proxy.Address)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -75,11 +76,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.log.Info("rewrote harvested job", "path", r.URL.Path, "namespace", d.Namespace, "job", d.Job,
 			"type", d.JobType, "classes", d.Outcome.Classes, "fit", d.Outcome.Fit, "peak_mhz", d.Estimate.Peak.CPU,
 			"deferred_stages", len(d.Deferred))
+		p.record(r, d)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(out))
 	r.ContentLength = int64(len(out))
 	r.Header.Set("Content-Length", strconv.Itoa(len(out)))
 	p.upstream.ServeHTTP(w, r)
+}
+
+// record keeps a registered job's decision (a plan or validate changes
+// nothing); a failure to keep it is logged, never in the job's way.
+func (p *Proxy) record(r *http.Request, d *Decision) {
+	if p.rewriter.Decisions == nil || strings.HasSuffix(r.URL.Path, "/plan") || strings.HasPrefix(r.URL.Path, "/v1/validate/") {
+		return
+	}
+	if err := p.rewriter.Decisions.Record(r.Context(), d); err != nil {
+		p.log.Warn("cannot keep the job's decision for harvestctl explain", "namespace", d.Namespace, "job", d.Job, "error", err)
+	}
 }
 
 // fail answers as Nomad does: a status and the error as plain text, which

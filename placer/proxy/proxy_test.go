@@ -234,3 +234,46 @@ func BenchmarkProxyRegister(b *testing.B) {
 	b.Run("direct", func(b *testing.B) { send(b, up.URL) })
 	b.Run("proxy", func(b *testing.B) { send(b, srv.URL) })
 }
+
+type decisionsKept struct {
+	mu   sync.Mutex
+	kept []*Decision
+}
+
+func (d *decisionsKept) Record(_ context.Context, dec *Decision) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.kept = append(d.kept, dec)
+	return nil
+}
+
+// A register keeps its decision for harvestctl explain, with every class
+// Algorithm 1 weighed; a plan or a validate keeps nothing.
+func TestARegisteredJobsDecisionIsKept(t *testing.T) {
+	up := &upstream{bodies: map[string][]byte{}}
+	nomad := httptest.NewServer(up)
+	t.Cleanup(nomad.Close)
+	u, _ := url.Parse(nomad.URL)
+	kept := &decisionsKept{}
+	rw := &Rewriter{Classes: fakeClasses{{Class: "constant-1", Pattern: "constant", RoomCPU: 10000, RoomMemoryMB: 32768},
+		{Class: "periodic-1", Pattern: "periodic", RoomCPU: 100, RoomMemoryMB: 32768}},
+		History: fakeHistory{}, Thresholds: jobtype.Default(), Weights: selectclass.DefaultWeights(), Rng: rand.New(rand.NewPCG(1, 1)),
+		Decisions: kept}
+	srv := httptest.NewServer(New(u, rw, hclog.NewNullLogger(), nil))
+	t.Cleanup(srv.Close)
+	for _, path := range []string{"/v1/job/etl/plan", "/v1/validate/job", "/v1/jobs"} {
+		if code, body := put(t, srv, path, dagJob); code != 200 {
+			t.Fatalf("%s: %d %s", path, code, body)
+		}
+	}
+	if len(kept.kept) != 1 {
+		t.Fatalf("kept %d decisions, want the register's only", len(kept.kept))
+	}
+	d := kept.kept[0]
+	if d.Job != "etl" || d.Namespace != "default" || d.At.IsZero() || len(d.Outcome.Considered) != 2 || d.Outcome.Classes[0] != "constant-1" {
+		t.Fatalf("decision %+v", d)
+	}
+	if c := d.Outcome.Considered[1]; c.Class != "periodic-1" || c.Fits {
+		t.Fatalf("periodic-1 with 100 MHz of room fits a 2000 MHz peak: %+v", c)
+	}
+}

@@ -70,22 +70,34 @@ type Rewriter struct {
 	Affinity bool
 	// Policies are the optional placement policies (issue 8).
 	Policies Policies
+	// Decisions, when set, keeps each registered job's decision.
+	Decisions DecisionLog
 
 	mu  sync.Mutex
 	Rng selectclass.Rand // guarded by mu
 }
 
-// Decision is what the rewrite chose, for logs and metrics.
+// Decision is what the rewrite chose, for logs, metrics and harvestctl
+// explain (the placer keeps the last one of each registered job).
 type Decision struct {
-	Namespace, Job string
-	JobType        string
-	Estimate       dag.Estimate
-	Outcome        selectclass.Outcome
-	Deferred       map[string]int
+	At        time.Time           `json:"at"`
+	Namespace string              `json:"namespace"`
+	Job       string              `json:"job"`
+	JobType   string              `json:"job_type"`
+	Estimate  dag.Estimate        `json:"estimate"`
+	Outcome   selectclass.Outcome `json:"outcome"`
+	Deferred  map[string]int      `json:"deferred_stages,omitempty"`
 	// Expected is the job's expected duration (its last run, or its meta),
 	// when Known.
-	Expected time.Duration
-	Known    bool
+	Expected time.Duration `json:"expected"`
+	Known    bool          `json:"known"`
+	// Thresholds typed the job (Algorithm 1, line 3).
+	Thresholds jobtype.Thresholds `json:"thresholds"`
+}
+
+// DecisionLog keeps the decisions of registered jobs.
+type DecisionLog interface {
+	Record(ctx context.Context, d *Decision) error
 }
 
 // BadJobError is a job the proxy refuses, as Nomad would a bad job.
@@ -164,8 +176,8 @@ func (r *Rewriter) decide(ctx context.Context, job map[string]any, ns string) (*
 	r.mu.Lock()
 	outcome := selectclass.Select(typ, selectclass.Request{CPU: float64(est.Peak.CPU), MemoryMB: float64(est.Peak.MemoryMB)}, cands, weights, r.Rng)
 	r.mu.Unlock()
-	d := &Decision{Namespace: ns, Job: id, JobType: typ, Estimate: est, Outcome: outcome, Deferred: map[string]int{},
-		Expected: expected, Known: known}
+	d := &Decision{At: time.Now().UTC(), Namespace: ns, Job: id, JobType: typ, Estimate: est, Outcome: outcome, Deferred: map[string]int{},
+		Expected: expected, Known: known, Thresholds: r.Thresholds}
 	for _, s := range stages {
 		if len(s.After) > 0 {
 			d.Deferred[s.Name] = s.Count

@@ -57,6 +57,20 @@ type Outcome struct {
 	Classes []string `json:"classes"`
 	Fit     string   `json:"fit"` // "one", "combined" or "none"
 	Reason  string   `json:"reason"`
+	// Considered is every class as line 6 and 8 saw it, in class order:
+	// what harvestctl explain shows.
+	Considered []Considered `json:"considered,omitempty"`
+}
+
+// Considered is one class as Algorithm 1 weighed it for a job.
+type Considered struct {
+	Class        string  `json:"class"`
+	Pattern      string  `json:"pattern"`
+	RoomCPU      float64 `json:"room_cpu_mhz"`
+	RoomMemoryMB float64 `json:"room_memory_mb"`
+	Weight       float64 `json:"weight"`        // W[type, pattern]
+	WeightedRoom float64 `json:"weighted_room"` // line 6
+	Fits         bool    `json:"fits"`          // line 8: alone it holds the job's peak
 }
 
 // Select runs Algorithm 1 for a job of type jobType needing req.
@@ -67,13 +81,25 @@ func Select(jobType string, req Request, cands []Candidate, w Weights, rng Rand)
 	}
 	var fits []Candidate // line 8: F
 	var totalCPU, totalMem float64
+	considered := make([]Considered, 0, len(cands))
 	for _, c := range cands {
 		cpu, mem := c.Room()
 		totalCPU, totalMem = totalCPU+cpu, totalMem+mem
-		if cpu >= req.CPU && mem >= req.MemoryMB && weighted(c) > 0 {
+		fit := cpu >= req.CPU && mem >= req.MemoryMB && weighted(c) > 0
+		if fit {
 			fits = append(fits, c)
 		}
+		considered = append(considered, Considered{Class: c.Class, Pattern: c.Pattern, RoomCPU: cpu, RoomMemoryMB: mem,
+			Weight: w[jobType][c.Pattern], WeightedRoom: weighted(c), Fits: fit})
 	}
+	sort.Slice(considered, func(i, j int) bool { return considered[i].Class < considered[j].Class })
+	out := select1(jobType, req, cands, fits, totalCPU, totalMem, weighted, rng)
+	out.Considered = considered
+	return out
+}
+
+// select1 is lines 9-17 over the fitting classes F.
+func select1(jobType string, req Request, cands, fits []Candidate, totalCPU, totalMem float64, weighted func(Candidate) float64, rng Rand) Outcome {
 	if len(fits) > 0 { // lines 9-11
 		c := pick(fits, weighted, rng)
 		cpu, mem := c.Room()

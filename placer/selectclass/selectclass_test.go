@@ -86,3 +86,16 @@ func TestRankByWeightedRoom(t *testing.T) {
 		t.Fatalf("rank %s", got)
 	}
 }
+
+func TestOutcomeShowsEveryClassConsidered(t *testing.T) {
+	out := Select("short", Request{CPU: 4000, MemoryMB: 1024}, classes, DefaultWeights(), rand.New(rand.NewPCG(1, 2)))
+	if len(out.Considered) != 3 {
+		t.Fatalf("considered %+v, want all 3 classes", out.Considered)
+	}
+	for _, c := range out.Considered {
+		wantFit := c.Class != "unpredictable-1" // 2000 MHz of room for 4000
+		if c.Fits != wantFit || c.WeightedRoom != c.RoomCPU*c.Weight {
+			t.Errorf("%+v: fits %v, want %v; weighted room = room x weight", c, c.Fits, wantFit)
+		}
+	}
+}
