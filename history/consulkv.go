@@ -7,12 +7,15 @@ import (
 )
 
 // ConsulKV adapts Consul's KV API to KV.
-type ConsulKV struct{ kv *consulapi.KV }
+type ConsulKV struct {
+	kv  *consulapi.KV
+	txn *consulapi.Txn
+}
 
 var _ KV = (*ConsulKV)(nil)
 
 // NewConsulKV wraps a Consul client.
-func NewConsulKV(c *consulapi.Client) *ConsulKV { return &ConsulKV{kv: c.KV()} }
+func NewConsulKV(c *consulapi.Client) *ConsulKV { return &ConsulKV{kv: c.KV(), txn: c.Txn()} }
 
 func (c *ConsulKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
 	p, _, err := c.kv.Get(key, (&consulapi.QueryOptions{}).WithContext(ctx))
@@ -79,4 +82,41 @@ func (c *ConsulKV) DeleteCAS(ctx context.Context, key string, index uint64) (boo
 func (c *ConsulKV) DeleteTree(ctx context.Context, prefix string) error {
 	_, err := c.kv.DeleteTree(prefix, (&consulapi.WriteOptions{}).WithContext(ctx))
 	return err
+}
+
+// txnOps is how many operations one Consul transaction carries: the limit
+// of older servers (1.22 takes 128).
+const txnOps = 64
+
+// DeleteCASBatch deletes each pair's key if its ModifyIndex is unchanged,
+// 64 to a transaction; a transaction that a concurrent write rolled back
+// is retried key by key, so the others still go.
+func (c *ConsulKV) DeleteCASBatch(ctx context.Context, pairs []Pair) (int, error) {
+	n := 0
+	for len(pairs) > 0 {
+		chunk := pairs[:min(txnOps, len(pairs))]
+		pairs = pairs[len(chunk):]
+		ops := make(consulapi.TxnOps, len(chunk))
+		for i, p := range chunk {
+			ops[i] = &consulapi.TxnOp{KV: &consulapi.KVTxnOp{Verb: consulapi.KVDeleteCAS, Key: p.Key, Index: p.Index}}
+		}
+		ok, _, _, err := c.txn.Txn(ops, (&consulapi.QueryOptions{}).WithContext(ctx))
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n += len(chunk)
+			continue
+		}
+		for _, p := range chunk {
+			ok, err := c.DeleteCAS(ctx, p.Key, p.Index)
+			if err != nil {
+				return n, err
+			}
+			if ok {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
