@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ type Cache struct {
 	mu          sync.Mutex
 	days        map[Date]*cachedDay
 	legacy      map[Date]map[string]*Day
+	legacyBad   map[string]error // tenant -> its format-2 value that does not decode
 	legacyStamp uint64
 	tenants     []TenantInfo
 	tenantStamp uint64
@@ -36,6 +38,8 @@ type Cache struct {
 type cachedDay struct {
 	stamp   uint64
 	tenants map[string]*DayMeans
+	corrupt map[string]error // tenant -> its own value that does not decode
+	broken  []error          // bundles that do not decode (their tenants miss the day)
 }
 
 // CacheStats says what one Refresh read.
@@ -128,31 +132,44 @@ func (c *Cache) readDay(ctx context.Context, l Lister, d Date) (*cachedDay, int,
 	full := map[string]*Day{}
 	own := map[string]*Day{}
 	bytes := 0
+	var corrupt map[string]error
+	var broken []error
 	for _, p := range pairs {
 		bytes += len(p.Value)
 		_, kind, t, _, _, err := c.store.keys.parseDayKey(p.Key)
 		if err != nil {
-			return nil, 0, 0, &CorruptError{Key: p.Key, Err: err}
+			broken = append(broken, &CorruptError{Key: p.Key, Err: err})
+			continue
 		}
 		if kind == "b" {
+			got := map[string]*Day{}
 			err = decodeBundle(p.Value, d, func(name string, payload []byte) error {
 				day := &Day{Date: d}
 				if err := decodePayload(payload, day); err != nil {
 					return fmt.Errorf("tenant %s: %w", name, err)
 				}
-				full[name] = day
+				got[name] = day
 				return nil
 			})
-		} else {
-			day := &Day{}
-			if err = day.UnmarshalBinary(p.Value); err == nil && day.Date != d {
-				err = fmt.Errorf("holds day %s", day.Date)
+			if err != nil {
+				broken = append(broken, &CorruptError{Key: p.Key, Err: err})
+				continue
 			}
-			own[t.String()] = day
+			maps.Copy(full, got)
+			continue
+		}
+		day := &Day{}
+		if err = day.UnmarshalBinary(p.Value); err == nil && day.Date != d {
+			err = fmt.Errorf("holds day %s", day.Date)
 		}
 		if err != nil {
-			return nil, 0, 0, &CorruptError{Key: p.Key, Err: err}
+			if corrupt == nil {
+				corrupt = map[string]error{}
+			}
+			corrupt[t.String()] = &CorruptError{Key: p.Key, Err: err}
+			continue
 		}
+		own[t.String()] = day
 	}
 	for t, day := range own {
 		if base := full[t]; base != nil {
@@ -168,7 +185,7 @@ func (c *Cache) readDay(ctx context.Context, l Lister, d Date) (*cachedDay, int,
 			full[t] = day
 		}
 	}
-	out := &cachedDay{stamp: stamp, tenants: make(map[string]*DayMeans, len(full))}
+	out := &cachedDay{stamp: stamp, tenants: make(map[string]*DayMeans, len(full)), corrupt: corrupt, broken: broken}
 	for t, day := range full {
 		out.tenants[t] = day.Means()
 	}
@@ -203,9 +220,15 @@ func (c *Cache) refreshLegacy(ctx context.Context, l Lister, from, to Date) (boo
 		return false, nil
 	}
 	legacy := map[Date]map[string]*Day{}
+	bad := map[string]error{}
 	if len(dirs) > 0 {
 		for _, t := range c.tenants {
 			days, err := c.store.legacyDays(ctx, t.ID(), from, to)
+			var corrupt *CorruptError
+			if errors.As(err, &corrupt) {
+				bad[t.ID().String()] = err
+				continue
+			}
 			if err != nil {
 				return false, err
 			}
@@ -218,8 +241,35 @@ func (c *Cache) refreshLegacy(ctx context.Context, l Lister, from, to Date) (boo
 		}
 	}
 	changed := c.legacy != nil || len(legacy) > 0
-	c.legacy, c.legacyStamp = legacy, stamp
+	c.legacy, c.legacyBad, c.legacyStamp = legacy, bad, stamp
 	return changed, nil
+}
+
+// Corrupt returns, per tenant, an own value of a cached day that does not
+// decode (a *CorruptError naming its key).
+func (c *Cache) Corrupt() map[string]error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := maps.Clone(c.legacyBad)
+	if out == nil {
+		out = map[string]error{}
+	}
+	for _, day := range c.days {
+		maps.Copy(out, day.corrupt)
+	}
+	return out
+}
+
+// BrokenBundles returns the cached days' bundles that do not decode; their
+// tenants read those days as gaps until the bundle is rewritten.
+func (c *Cache) BrokenBundles() []error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []error
+	for _, day := range c.days {
+		out = append(out, day.broken...)
+	}
+	return out
 }
 
 // Tenants returns the tenant infos as of the last Refresh.
@@ -258,7 +308,6 @@ func (c *Cache) Series(tenant string, from, to time.Time, buf []float64) Series 
 	return Series{Start: first.Time(), Values: buf}
 }
 
-
 // daysOf lists the day directories under days/ (for pruning).
 func (s *Store) daysOf(ctx context.Context, l Lister) ([]Date, error) {
 	dirs, _, err := l.Keys(ctx, s.keys.daysRoot(), "/")
@@ -292,6 +341,30 @@ func (s *Store) PruneDays(ctx context.Context, keepFrom Date) (int, error) {
 	for _, d := range days {
 		if d < keepFrom {
 			if err := l.DeleteTree(ctx, s.keys.dayDir(d)); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// PruneLegacy deletes every tenant's format-2 values before keepFrom; it
+// costs one keys list when there are none.
+func (s *Store) PruneLegacy(ctx context.Context, keepFrom Date) (int, error) {
+	l, ok := s.kv.(Lister)
+	if !ok {
+		return 0, nil
+	}
+	keys, _, err := l.Keys(ctx, s.keys.legacyRoot(), "")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range keys {
+		i := strings.LastIndexByte(k, '/')
+		if d, err := ParseDate(k[i+1:]); err == nil && d < keepFrom {
+			if err := s.kv.Delete(ctx, k); err != nil {
 				return n, err
 			}
 			n++

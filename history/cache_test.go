@@ -145,8 +145,8 @@ func TestSealBundlesOwnKeysAndLateWritesWin(t *testing.T) {
 	sameSeries(t, "resealed", again, got)
 }
 
-// TestCacheNamesTheCorruptKey: a bundle that does not decode fails the
-// refresh with an error naming it.
+// TestCacheNamesTheCorruptKey: a bundle or a tenant's value that does not
+// decode is reported with its key, and the refresh goes on.
 func TestCacheNamesTheCorruptKey(t *testing.T) {
 	kv := NewMemKV()
 	s := NewStore(kv, "")
@@ -159,11 +159,22 @@ func TestCacheNamesTheCorruptKey(t *testing.T) {
 	raw[20] ^= 0xff
 	kv.Put(key, raw)
 	c, _ := s.NewCache()
-	_, err := c.Refresh(ctx, DateOf(t0), DateOf(t0))
-	var corrupt *CorruptError
-	if !errors.As(err, &corrupt) || corrupt.Key != key {
-		t.Fatalf("refresh error %v, want one naming %s", err, key)
+	if _, err := c.Refresh(ctx, DateOf(t0), DateOf(t0)); err != nil {
+		t.Fatal(err) // one bad value must not stop the others
 	}
+	var corrupt *CorruptError
+	if bb := c.BrokenBundles(); len(bb) != 1 || !errors.As(bb[0], &corrupt) || corrupt.Key != key {
+		t.Fatalf("broken bundles %v, want one naming %s", bb, key)
+	}
+	own := "harvest/days/2026-11-01/t/" + tenant.String()
+	kv.Put(own, []byte("HVD3 not really"))
+	if _, err := c.Refresh(ctx, DateOf(t0), DateOf(t0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Corrupt()[tenant.String()]; !errors.As(err, &corrupt) || corrupt.Key != own {
+		t.Fatalf("tenant's corrupt value %v, want one naming %s", err, own)
+	}
+	kv.Delete(ctx, own)
 	if _, err := s.Series(ctx, tenant, t0, t0.Add(time.Hour)); !errors.As(err, &corrupt) || corrupt.Key != key {
 		t.Fatalf("series error %v, want one naming %s", err, key)
 	}

@@ -65,8 +65,15 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	a := &Agent{cfg: cfg, log: log, metrics: NewMetrics(), interval: interval, listener: l}
 	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.Prefix)
 	jobTypes, _ := cfg.thresholds()
+	readConc, _ := cfg.readConcurrency()
+	if f, err := a.store.InitFormat(context.Background()); err != nil {
+		log.Warn("history format marker unreadable; writers keep their last format", "error", err)
+	} else {
+		log.Info("tenant history format", "day_format", f)
+	}
 	a.refresher = &Refresher{Store: a.store, Nodes: &NomadNodes{Client: nomad}, Config: ccfg,
-		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention, JobTypes: jobTypes}
+		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention, JobTypes: jobTypes,
+		ReadConcurrency: readConc}
 	a.weights = proxy.NewLiveWeights(cfg.weights())
 	if err := a.setupPolicies(cfg, nomad); err != nil {
 		l.Close()

@@ -131,6 +131,9 @@ type ClassifyConfig struct {
 	// Retention is how much tenant history the placer keeps (default 42
 	// days: the classification window plus a margin; at least 35 days).
 	Retention string `hcl:"retention,optional"`
+	// ReadConcurrency is how many days of history a refresh reads from
+	// Consul at once (default 4, 1-64): a cold start reads every day once.
+	ReadConcurrency *int `hcl:"read_concurrency,optional"`
 }
 
 // DefaultConfig is what the placer runs with when nothing is said.
@@ -228,6 +231,9 @@ func merge(dst *Config, src Config) {
 	if src.Classify.Seed != nil {
 		c.Seed = src.Classify.Seed
 	}
+	if src.Classify.ReadConcurrency != nil {
+		c.ReadConcurrency = src.Classify.ReadConcurrency
+	}
 }
 
 func (c Config) validate() error {
@@ -235,6 +241,9 @@ func (c Config) validate() error {
 		return err
 	}
 	if _, err := c.retention(); err != nil {
+		return err
+	}
+	if _, err := c.readConcurrency(); err != nil {
 		return err
 	}
 	if _, err := c.thresholds(); err != nil {
@@ -275,6 +284,17 @@ func (c Config) retention() (time.Duration, error) {
 		return 0, fmt.Errorf("classify.retention %q: want a duration of at least 35 days (840h)", c.Classify.Retention)
 	}
 	return d, nil
+}
+
+// readConcurrency is classify.read_concurrency (default 4).
+func (c Config) readConcurrency() (int, error) {
+	if c.Classify.ReadConcurrency == nil {
+		return 4, nil
+	}
+	if n := *c.Classify.ReadConcurrency; n >= 1 && n <= 64 {
+		return n, nil
+	}
+	return 0, fmt.Errorf("classify.read_concurrency %d: want 1-64", *c.Classify.ReadConcurrency)
 }
 
 func (c Config) thresholds() (jobtype.Thresholds, error) {

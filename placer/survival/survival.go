@@ -78,6 +78,12 @@ func (p *Probability) UnmarshalJSON(b []byte) error {
 // seeded: the same input gives the same curve. A length no replayed task
 // decided has probability NaN and Tasks 0.
 func Curve(series []Series, s Server, slot time.Duration, lengths []time.Duration, mix []float64) []Point {
+	return CurveOf(len(series), func(i int, _ []float64) Series { return series[i] }, s, slot, lengths, mix)
+}
+
+// CurveOf is Curve over n series that get loads one at a time (into buf
+// when it fits), so that they need not all be in memory at once.
+func CurveOf(n int, get func(i int, buf []float64) Series, s Server, slot time.Duration, lengths []time.Duration, mix []float64) []Point {
 	if len(mix) == 0 {
 		for _, l := range lengths {
 			mix = append(mix, l.Seconds())
@@ -86,7 +92,10 @@ func Curve(series []Series, s Server, slot time.Duration, lengths []time.Duratio
 	b := NewBuckets(lengths)
 	ended, killed := make([]float64, len(lengths)), make([]float64, len(lengths))
 	tasks := make([]int, len(lengths))
-	for i, ser := range series {
+	var buf []float64
+	for i := 0; i < n; i++ {
+		ser := get(i, buf)
+		buf = ser.Percent[:0]
 		e, x := replay(ser.Percent, s, slot.Seconds(), mix, b, uint64(i))
 		w := float64(max(1, ser.Servers))
 		for k := range lengths {
