@@ -93,9 +93,12 @@ func (c *Cache) Refresh(ctx context.Context, from, to Date) (CacheStats, error) 
 	g.SetLimit(conc)
 	for d := from; d <= to; d++ {
 		g.Go(func() error {
-			_, stamp, err := l.Keys(gctx, c.store.keys.dayDir(d), "/")
+			dirs, stamp, err := l.Keys(gctx, c.store.keys.dayDir(d), "/")
 			if err != nil {
 				return fmt.Errorf("history: list %s: %w", c.store.keys.dayDir(d), err)
+			}
+			if len(dirs) == 0 {
+				stamp = 0 // Consul gives an empty prefix the whole store's index
 			}
 			mu.Lock()
 			st.DaysChecked++
@@ -194,9 +197,12 @@ func (c *Cache) readDay(ctx context.Context, l Lister, d Date) (*cachedDay, int,
 
 // refreshTenants re-reads the tenant infos when any changed.
 func (c *Cache) refreshTenants(ctx context.Context, l Lister) error {
-	_, stamp, err := l.Keys(ctx, c.store.keys.tenants(), "/")
+	ks, stamp, err := l.Keys(ctx, c.store.keys.tenants(), "/")
 	if err != nil {
 		return fmt.Errorf("history: list tenants: %w", err)
+	}
+	if len(ks) == 0 {
+		stamp = 0
 	}
 	if c.tenants != nil && stamp == c.tenantStamp {
 		return nil
@@ -215,6 +221,9 @@ func (c *Cache) refreshLegacy(ctx context.Context, l Lister, from, to Date) (boo
 	dirs, stamp, err := l.Keys(ctx, c.store.keys.legacyRoot(), "/")
 	if err != nil {
 		return false, fmt.Errorf("history: list %s: %w", c.store.keys.legacyRoot(), err)
+	}
+	if len(dirs) == 0 {
+		stamp = 0 // Consul gives an empty prefix the whole store's index
 	}
 	if stamp == c.legacyStamp && c.legacy != nil {
 		return false, nil
@@ -240,7 +249,7 @@ func (c *Cache) refreshLegacy(ctx context.Context, l Lister, from, to Date) (boo
 			}
 		}
 	}
-	changed := c.legacy != nil || len(legacy) > 0
+	changed := len(c.legacy) > 0 || len(legacy) > 0
 	c.legacy, c.legacyBad, c.legacyStamp = legacy, bad, stamp
 	return changed, nil
 }

@@ -35,7 +35,7 @@ type formatDoc struct {
 
 // formatTTL is how long a store trusts the marker it read: a raised marker
 // reaches every writer within it.
-const formatTTL = time.Minute
+const formatTTL = 5 * time.Minute
 
 type formatCache struct {
 	mu    sync.Mutex

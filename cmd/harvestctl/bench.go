@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/cli"
+	consulapi "github.com/hashicorp/consul/api"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/internal/command"
+	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/placer/agent"
+	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/labels"
+)
+
+// benchCommands: harvestctl bench history (issue 23).
+func benchCommands() map[string]cli.CommandFactory {
+	var o benchOptions
+	return map[string]cli.CommandFactory{
+		"bench history": command.Simple{
+			Name: "harvestctl bench history", Synopsis: "Measure tenant history at datacenter scale against a real Consul",
+			Usage: "harvestctl bench history [-tenants 10000] [-days 35] [-consul-addr ADDR | -stack-bin DIR [-dev]]",
+			Flags: func(fs *flag.FlagSet) {
+				fs.IntVar(&o.tenants, "tenants", 1000, "primary tenants")
+				fs.IntVar(&o.days, "days", 35, "days of history imported before the new day")
+				fs.IntVar(&o.pool, "pool", 200, "distinct synthetic tenants, reused round-robin under distinct names")
+				fs.Uint64Var(&o.seed, "seed", 1, "synthetic datacenter seed")
+				fs.StringVar(&o.consulAddr, "consul-addr", "", "use this Consul (empty: start a single server from -stack-bin, removed afterwards)")
+				fs.StringVar(&o.stackBin, "stack-bin", envOr("HARVEST_STACK_BIN", ".cache/stack/bin"), "folder holding the consul binary")
+				fs.BoolVar(&o.dev, "dev", false, "start Consul in -dev mode (Raft log and snapshots in memory) instead of a single server with a data directory")
+				fs.IntVar(&o.concurrency, "read-concurrency", 4, "days read at once (classify.read_concurrency)")
+				fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the refreshes to this file")
+			},
+			Run: func(ctx context.Context, _ *flag.FlagSet) error { return benchHistory(ctx, o) },
+		}.Factory(),
+	}
+}
+
+type benchOptions struct {
+	tenants, days, pool, concurrency int
+	seed                             uint64
+	consulAddr, stackBin, cpuProfile string
+	dev                              bool
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func benchHistory(ctx context.Context, o benchOptions) error {
+	addr, consulPID := o.consulAddr, 0
+	if addr == "" {
+		bin, err := filepath.EvalSymlinks(filepath.Join(o.stackBin, "consul"))
+		if err != nil {
+			return fmt.Errorf("consul binary: %w (build the stack with make, or pass -consul-addr)", err)
+		}
+		dir, err := os.MkdirTemp("", "harvest-bench-consul-")
+		if err != nil {
+			return err
+		}
+		c, err := localcluster.StartConsul(ctx, bin, dir, o.dev)
+		if err != nil {
+			return err
+		}
+		defer c.Stop()
+		addr, consulPID = c.Addr, c.PID
+		mode := "single server, data directory"
+		if o.dev {
+			mode = "-dev"
+		}
+		fmt.Printf("consul %s at %s (pid %d)\n", mode, addr, consulPID)
+	}
+	consulRSS := func() string {
+		if consulPID == 0 {
+			return "n/a (external Consul)"
+		}
+		rss, peak, err := localcluster.ProcessRSS(consulPID)
+		if err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("%s (peak %s)", mib(rss), mib(peak))
+	}
+	client, err := consulapi.NewClient(&consulapi.Config{Address: addr})
+	if err != nil {
+		return err
+	}
+	store := history.NewStore(history.NewConsulKV(client), "harvest-bench/")
+	if f, err := store.InitFormat(ctx); err != nil || f != 3 {
+		return fmt.Errorf("history format %d (%v): bench a fresh prefix", f, err)
+	}
+
+	// tenants: a pool of synthetic ones, reused under distinct names
+	p := synth.DefaultProfile(o.seed, min(o.pool, o.tenants))
+	p.Days = o.days + 1
+	p.Start = time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -o.days)
+	pool := synth.Generate(p).Tenants
+	type tenant struct {
+		id    history.TenantID
+		nodes []string
+		src   int
+	}
+	tenants := make([]tenant, o.tenants)
+	var nodes []labels.Node
+	for i := range tenants {
+		src := pool[i%len(pool)]
+		t := tenant{id: history.TenantID{Environment: src.ID.Environment, Function: fmt.Sprintf("%s-%05d", src.ID.Function, i)}, src: i % len(pool)}
+		for k := range min(len(src.Nodes), 3) {
+			t.nodes = append(t.nodes, fmt.Sprintf("%s-%05d-n%d", src.ID.Function, i, k))
+		}
+		tenants[i] = t
+		nodes = append(nodes, labels.Node{ID: t.nodes[0], Name: t.nodes[0], Meta: map[string]string{labels.TenantKey: t.id.String()},
+			Attributes: map[string]string{"driver.harvest.capacity_cores": "16", "driver.harvest.reserve_cores": "1"}})
+	}
+	window := func(src, from, n int) history.Series {
+		s := pool[src].Series
+		return history.Series{Start: s.Start.Add(time.Duration(from) * history.Slot), Values: s.Values[from : from+n]}
+	}
+	parallel := func(n int, fn func(i int) error) error {
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		work := make(chan int)
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range work {
+					if err := fn(i); err != nil {
+						select {
+						case errs <- err:
+						default:
+						}
+					}
+				}
+			}()
+		}
+		for i := 0; i < n; i++ {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+		close(errs)
+		return <-errs
+	}
+
+	fmt.Printf("tenants %d x %d days (pool of %d synthetic tenants, profile %s, seed %d), GOMAXPROCS %d\n",
+		o.tenants, o.days, len(pool), p.Name, o.seed, runtime.GOMAXPROCS(0))
+	start := time.Now()
+	if err := parallel(len(tenants), func(i int) error { return store.EnsureTenant(ctx, tenants[i].id, tenants[i].nodes...) }); err != nil {
+		return err
+	}
+	infos := time.Since(start)
+	for d := 0; d < o.days; d++ {
+		day := map[history.TenantID]history.Series{}
+		for _, t := range tenants {
+			day[t.id] = window(t.src, d*history.SlotsPerDay, history.SlotsPerDay)
+		}
+		if err := store.PutDays(ctx, day); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("import: %s (tenant infos %s, %d days into bundles %s); consul RSS %s\n", time.Since(start).Round(time.Millisecond),
+		infos.Round(time.Millisecond), o.days, (time.Since(start) - infos).Round(time.Millisecond), consulRSS())
+
+	log := hclog.New(&hclog.LoggerOptions{Name: "placer", Level: hclog.Info, Output: os.Stderr})
+	var clock time.Time
+	r := &agent.Refresher{Store: store, Nodes: &benchNodes{nodes: nodes}, Config: classify.Default(), Log: log,
+		Metrics: agent.NewMetrics(), Now: func() time.Time { return clock }, Retention: 42 * 24 * time.Hour,
+		ReadConcurrency: o.concurrency}
+	placerRSS := func() string {
+		rss, peak, _ := localcluster.ProcessRSS(os.Getpid())
+		return fmt.Sprintf("%s (peak since the reset %s)", mib(rss), mib(peak))
+	}
+	resetPeak := func() {
+		runtime.GC()
+		debug.FreeOSMemory()
+		_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // resets VmHWM
+	}
+
+	clock = p.Start.AddDate(0, 0, o.days).Add(-2 * time.Minute)
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	resetPeak()
+	start = time.Now()
+	table, err := r.Refresh(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("cold refresh: %s, %d classes, %d unclassified; placer (this process) RSS %s; consul RSS %s\n",
+		time.Since(start).Round(time.Millisecond), len(table.Classes), len(table.Unclassified), placerRSS(), consulRSS())
+
+	// one new day, written as drivers write it: each tenant's own key
+	start = time.Now()
+	if err := parallel(len(tenants), func(i int) error {
+		return store.PutSeries(ctx, tenants[i].id, window(tenants[i].src, o.days*history.SlotsPerDay, history.SlotsPerDay), nil)
+	}); err != nil {
+		return err
+	}
+	fmt.Printf("new day written as %d tenant keys: %s; consul RSS %s\n", len(tenants), time.Since(start).Round(time.Millisecond), consulRSS())
+	clock = clock.Add(24 * time.Hour)
+	resetPeak()
+	start = time.Now()
+	if table, err = r.Refresh(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("incremental refresh (one new day): %s, %d classes, %d unclassified; placer RSS %s; consul RSS %s\n",
+		time.Since(start).Round(time.Millisecond), len(table.Classes), len(table.Unclassified), placerRSS(), consulRSS())
+	return nil
+}
+
+// benchNodes stands in for Nomad: one node per tenant, with a driver size
+// so that every class gets survival figures; label updates are accepted.
+type benchNodes struct{ nodes []labels.Node }
+
+func (b *benchNodes) Nodes(context.Context) ([]labels.Node, error)  { return b.nodes, nil }
+func (b *benchNodes) ApplyMeta(_ context.Context, u labels.Update) error {
+	for i := range b.nodes {
+		if b.nodes[i].ID == u.NodeID {
+			for k, v := range u.Set {
+				b.nodes[i].Meta[k] = v
+			}
+			for _, k := range u.Unset {
+				delete(b.nodes[i].Meta, k)
+			}
+		}
+	}
+	return nil
+}
