@@ -29,6 +29,7 @@ import (
 func benchCommands() map[string]cli.CommandFactory {
 	var o benchOptions
 	return map[string]cli.CommandFactory{
+		"history format": historyFormatCommand(),
 		"bench history": command.Simple{
 			Name: "harvestctl bench history", Synopsis: "Measure tenant history at datacenter scale against a real Consul",
 			Usage: "harvestctl bench history [-tenants 10000] [-days 35] [-consul-addr ADDR | -stack-bin DIR [-dev]]",
@@ -229,7 +230,7 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 // so that every class gets survival figures; label updates are accepted.
 type benchNodes struct{ nodes []labels.Node }
 
-func (b *benchNodes) Nodes(context.Context) ([]labels.Node, error)  { return b.nodes, nil }
+func (b *benchNodes) Nodes(context.Context) ([]labels.Node, error) { return b.nodes, nil }
 func (b *benchNodes) ApplyMeta(_ context.Context, u labels.Update) error {
 	for i := range b.nodes {
 		if b.nodes[i].ID == u.NodeID {
@@ -242,4 +243,35 @@ func (b *benchNodes) ApplyMeta(_ context.Context, u labels.Update) error {
 		}
 	}
 	return nil
+}
+
+// historyFormatCommand: harvestctl history format [-set 2|3].
+func historyFormatCommand() cli.CommandFactory {
+	var consul consulFlags
+	var set int
+	return command.Simple{
+		Name: "harvestctl history format", Synopsis: "Show or set the tenant history format writers use",
+		Usage: "harvestctl history format [-set 3]",
+		Flags: func(fs *flag.FlagSet) {
+			consul.register(fs)
+			fs.IntVar(&set, "set", 0, "set the format (3 once every driver, placer and blob front reads it; 2 to roll back)")
+		},
+		Run: func(ctx context.Context, _ *flag.FlagSet) error {
+			store, err := consul.store()
+			if err != nil {
+				return err
+			}
+			if set != 0 {
+				if err := store.SetFormat(ctx, set); err != nil {
+					return err
+				}
+			}
+			f, err := store.Format(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("day format %d (writers follow within 5 minutes)\n", f)
+			return nil
+		},
+	}.Factory()
 }
