@@ -301,14 +301,23 @@ func writeSynth(dc synth.Datacenter, dir string) error {
 }
 
 func importSynth(ctx context.Context, store *history.Store, dc synth.Datacenter) error {
+	if _, err := store.InitFormat(ctx); err != nil {
+		return err
+	}
+	series := map[history.TenantID]history.Series{}
 	for i, t := range dc.Tenants {
-		if err := store.PutSeries(ctx, t.ID, t.Series, t.Nodes); err != nil {
+		if err := store.EnsureTenant(ctx, t.ID, t.Nodes...); err != nil {
 			return err
 		}
 		if err := store.AddReimages(ctx, t.ID, t.Reimages); err != nil {
 			return err
 		}
+		series[t.ID] = t.Series
 		progress(i+1, len(dc.Tenants), "tenants")
+	}
+	// whole days at once: into the days' bundles under format 3
+	if err := store.PutDays(ctx, series); err != nil {
+		return err
 	}
 	fmt.Printf("imported %d synthetic tenants into Consul KV\n", len(dc.Tenants))
 	return nil
