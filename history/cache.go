@@ -51,6 +51,7 @@ type CacheStats struct {
 	Bytes       int  // bytes of those values
 	Legacy      bool // format-2 history was read
 	Took        time.Duration
+	InfosTook   time.Duration // of which reading the tenant infos
 }
 
 // NewCache returns an empty cache over the store's KV, which must be a
@@ -74,6 +75,7 @@ func (c *Cache) Refresh(ctx context.Context, from, to Date) (CacheStats, error) 
 	if err := c.refreshTenants(ctx, l); err != nil {
 		return st, err
 	}
+	st.InfosTook = time.Since(start)
 	legacyChanged, err := c.refreshLegacy(ctx, l, from, to)
 	if err != nil {
 		return st, err

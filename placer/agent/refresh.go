@@ -193,7 +193,8 @@ func (r *Refresher) readHistory(ctx context.Context, now time.Time, window time.
 	}
 	r.Metrics.observeRead(st)
 	r.Log.Info("read tenant history", "cold", st.Cold, "days_checked", st.DaysChecked, "days_read", st.DaysRead,
-		"values", st.Keys, "bytes", st.Bytes, "took", st.Took.Round(time.Millisecond))
+		"values", st.Keys, "bytes", st.Bytes, "took", st.Took.Round(time.Millisecond),
+		"infos_took", st.InfosTook.Round(time.Millisecond))
 	corrupt := r.cache.Corrupt()
 	for _, err := range r.cache.BrokenBundles() {
 		r.Log.Warn("tenant history unreadable", "error", err)
