@@ -120,3 +120,13 @@ func (c *ConsulKV) DeleteCASBatch(ctx context.Context, pairs []Pair) (int, error
 	}
 	return n, nil
 }
+
+// ConsulConfig is a Consul client configuration for history readers:
+// Consul's gzip of HTTP answers is turned off, since history values are
+// already zstd-compressed (gzip only spent CPU on both ends of a cold read).
+func ConsulConfig(address, token string) *consulapi.Config {
+	c := consulapi.DefaultConfig()
+	c.Address, c.Token = address, token
+	c.Transport.DisableCompression = true
+	return c
+}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/cli"
@@ -91,7 +92,7 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		}
 		return fmt.Sprintf("%s (peak %s)", mib(rss), mib(peak))
 	}
-	client, err := consulapi.NewClient(&consulapi.Config{Address: addr})
+	client, err := consulapi.NewClient(history.ConsulConfig(addr, ""))
 	if err != nil {
 		return err
 	}
@@ -187,6 +188,26 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // resets VmHWM
 	}
 
+	// CPU seconds, to compare with wall time on a shared machine: a refresh
+	// that used c CPU-seconds needs at least c/2 s on two idle cores
+	cpu := func() (self, consul float64) {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+		if consulPID != 0 {
+			consul = localcluster.ProcessCPU(consulPID)
+		}
+		return self, consul
+	}
+	measure := func(what string, fn func() error) error {
+		s0, c0 := cpu()
+		start := time.Now()
+		err := fn()
+		s1, c1 := cpu()
+		fmt.Printf("%s: wall %s, CPU %.1fs in this process (placer) and %.1fs in Consul\n", what,
+			time.Since(start).Round(time.Millisecond), s1-s0, c1-c0)
+		return err
+	}
 	clock = p.Start.AddDate(0, 0, o.days).Add(-2 * time.Minute)
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
@@ -200,8 +221,8 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 	}
 	resetPeak()
 	start = time.Now()
-	table, err := r.Refresh(ctx)
-	if err != nil {
+	var table *agent.StoredTable
+	if err := measure("cold refresh", func() (err error) { table, err = r.Refresh(ctx); return err }); err != nil {
 		return err
 	}
 	fmt.Printf("cold refresh: %s, %d classes, %d unclassified; placer (this process) RSS %s; consul RSS %s\n",
@@ -218,7 +239,7 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 	clock = clock.Add(24 * time.Hour)
 	resetPeak()
 	start = time.Now()
-	if table, err = r.Refresh(ctx); err != nil {
+	if err := measure("incremental refresh", func() (err error) { table, err = r.Refresh(ctx); return err }); err != nil {
 		return err
 	}
 	fmt.Printf("incremental refresh (one new day): %s, %d classes, %d unclassified; placer RSS %s; consul RSS %s\n",

@@ -50,7 +50,7 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	consul, err := consulapi.NewClient(&consulapi.Config{Address: cfg.Consul.Address, Token: cfg.Consul.Token})
+	consul, err := consulapi.NewClient(history.ConsulConfig(cfg.Consul.Address, cfg.Consul.Token))
 	if err != nil {
 		return nil, fmt.Errorf("consul client: %w", err)
 	}
