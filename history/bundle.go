@@ -126,6 +126,11 @@ const Gap = math.MaxUint16
 // Means returns the day's slot means.
 func (d *Day) Means() *DayMeans {
 	var m DayMeans
+	d.meansInto(&m)
+	return &m
+}
+
+func (d *Day) meansInto(m *DayMeans) {
 	for i := range m {
 		if d.Count[i] == 0 {
 			m[i] = Gap
@@ -134,7 +139,16 @@ func (d *Day) Means() *DayMeans {
 			m[i] = uint16((d.Sum[i] + n/2) / n)
 		}
 	}
-	return &m
+}
+
+// payloadMeans decodes a format-3 payload straight into slot means.
+func payloadMeans(p []byte, m *DayMeans) error {
+	var d Day
+	if err := decodePayload(p, &d); err != nil {
+		return err
+	}
+	d.meansInto(m)
+	return nil
 }
 
 // overlay sets o's sampled slots over d's (a tenant's own key written

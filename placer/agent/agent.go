@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"time"
 
 	consulapi "github.com/hashicorp/consul/api"
@@ -66,6 +67,10 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.Prefix)
 	jobTypes, _ := cfg.thresholds()
 	readConc, _ := cfg.readConcurrency()
+	if limit, _ := cfg.memoryLimit(); limit > 0 {
+		debug.SetMemoryLimit(limit)
+		log.Info("Go memory limit set", "bytes", limit)
+	}
 	if f, err := a.store.InitFormat(context.Background()); err != nil {
 		log.Warn("history format marker unreadable; writers keep their last format", "error", err)
 	} else {

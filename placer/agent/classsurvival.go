@@ -157,8 +157,11 @@ func (c *StoredClass) fillSurvival(members []classify.Input, window time.Duratio
 	srv := medianServer(sizes)
 	c.SurvivalServer = &SurvivalServer{Cores: srv.Cores, Reserve: srv.Reserve, Nodes: len(sizes)}
 	// each member's window, what classify.Extract read, loaded one at a time
-	get := func(i int, buf []float64) survival.Series {
-		w := members[i].Window(buf).TrimLeadingGaps().Last(window)
+	var full []float64 // the whole loaded series, reused (Percent is a tail of it)
+	get := func(i int, _ []float64) survival.Series {
+		s := members[i].Window(full)
+		full = s.Values
+		w := s.TrimLeadingGaps().Last(window)
 		return survival.Series{Percent: w.Values, Servers: len(members[i].Nodes)}
 	}
 	c.Survival = survival.CurveOf(len(members), get, srv, history.Slot, survival.DefaultLengths(), nil)

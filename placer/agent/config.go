@@ -9,6 +9,7 @@ package agent
 
 import (
 	"fmt"
+	"github.com/dustin/go-humanize"
 	"time"
 
 	"github.com/hashicorp/hcl/v2/hclsimple"
@@ -34,12 +35,16 @@ import (
 //	  tenants  = []       # default: every tenant the importer knows
 //	}
 type Config struct {
-	LogLevel string         `hcl:"log_level,optional"`
-	HTTPAddr string         `hcl:"http_addr,optional"`
-	Nomad    NomadConfig    `hcl:"nomad,block"`
-	Consul   ConsulConfig   `hcl:"consul,block"`
-	Classify ClassifyConfig `hcl:"classify,block"`
-	Proxy    ProxyConfig    `hcl:"proxy,block"`
+	LogLevel string `hcl:"log_level,optional"`
+	HTTPAddr string `hcl:"http_addr,optional"`
+	// MemoryLimit is the Go runtime's soft memory limit (e.g. "900MiB"):
+	// the collector works harder near it instead of letting the heap grow
+	// to twice the history kept in memory. Empty: none (or GOMEMLIMIT).
+	MemoryLimit string         `hcl:"memory_limit,optional"`
+	Nomad       NomadConfig    `hcl:"nomad,block"`
+	Consul      ConsulConfig   `hcl:"consul,block"`
+	Classify    ClassifyConfig `hcl:"classify,block"`
+	Proxy       ProxyConfig    `hcl:"proxy,block"`
 	// Policies of issue 8 (policyconfig.go); each off unless enabled.
 	Packing    PackingConfig    `hcl:"packing,block"`
 	Partition  PartitionConfig  `hcl:"partition,block"`
@@ -88,12 +93,13 @@ type ProxyConfig struct {
 
 // fileConfig is the file's shape: every block optional.
 type fileConfig struct {
-	LogLevel string          `hcl:"log_level,optional"`
-	HTTPAddr string          `hcl:"http_addr,optional"`
-	Nomad    *NomadConfig    `hcl:"nomad,block"`
-	Consul   *ConsulConfig   `hcl:"consul,block"`
-	Classify *ClassifyConfig `hcl:"classify,block"`
-	Proxy    *ProxyConfig    `hcl:"proxy,block"`
+	LogLevel    string          `hcl:"log_level,optional"`
+	HTTPAddr    string          `hcl:"http_addr,optional"`
+	MemoryLimit string          `hcl:"memory_limit,optional"`
+	Nomad       *NomadConfig    `hcl:"nomad,block"`
+	Consul      *ConsulConfig   `hcl:"consul,block"`
+	Classify    *ClassifyConfig `hcl:"classify,block"`
+	Proxy       *ProxyConfig    `hcl:"proxy,block"`
 
 	Packing    *PackingConfig    `hcl:"packing,block"`
 	Partition  *PartitionConfig  `hcl:"partition,block"`
@@ -193,6 +199,7 @@ func merge(dst *Config, src Config) {
 		}
 	}
 	set(&dst.LogLevel, src.LogLevel)
+	set(&dst.MemoryLimit, src.MemoryLimit)
 	set(&dst.HTTPAddr, src.HTTPAddr)
 	set(&dst.Nomad.Address, src.Nomad.Address)
 	set(&dst.Nomad.Token, src.Nomad.Token)
@@ -246,6 +253,9 @@ func (c Config) validate() error {
 	if _, err := c.readConcurrency(); err != nil {
 		return err
 	}
+	if _, err := c.memoryLimit(); err != nil {
+		return err
+	}
 	if _, err := c.thresholds(); err != nil {
 		return err
 	}
@@ -284,6 +294,18 @@ func (c Config) retention() (time.Duration, error) {
 		return 0, fmt.Errorf("classify.retention %q: want a duration of at least 35 days (840h)", c.Classify.Retention)
 	}
 	return d, nil
+}
+
+// memoryLimit is memory_limit in bytes (0: none).
+func (c Config) memoryLimit() (int64, error) {
+	if c.MemoryLimit == "" {
+		return 0, nil
+	}
+	n, err := humanize.ParseBytes(c.MemoryLimit)
+	if err != nil || n < 64<<20 || n > 1<<50 {
+		return 0, fmt.Errorf("memory_limit %q: want a size of at least 64MiB such as \"900MiB\"", c.MemoryLimit)
+	}
+	return int64(n), nil
 }
 
 // readConcurrency is classify.read_concurrency (default 4).
