@@ -4,11 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/dustin/go-humanize"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -44,6 +46,7 @@ func benchCommands() map[string]cli.CommandFactory {
 				fs.BoolVar(&o.dev, "dev", false, "start Consul in -dev mode (Raft log and snapshots in memory) instead of a single server with a data directory")
 				fs.IntVar(&o.concurrency, "read-concurrency", 4, "days read at once (classify.read_concurrency)")
 				fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the refreshes to this file")
+				fs.StringVar(&o.memoryLimit, "memory-limit", "", "the placer's memory_limit (Go soft memory limit), e.g. 900MiB")
 			},
 			Run: func(ctx context.Context, _ *flag.FlagSet) error { return benchHistory(ctx, o) },
 		}.Factory(),
@@ -54,6 +57,7 @@ type benchOptions struct {
 	tenants, days, pool, concurrency int
 	seed                             uint64
 	consulAddr, stackBin, cpuProfile string
+	memoryLimit                      string
 	dev                              bool
 }
 
@@ -61,6 +65,7 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 func benchHistory(ctx context.Context, o benchOptions) error {
 	addr, consulPID := o.consulAddr, 0
+	var client *consulapi.Client
 	if addr == "" {
 		bin, err := filepath.EvalSymlinks(filepath.Join(o.stackBin, "consul"))
 		if err != nil {
@@ -90,12 +95,13 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		if err != nil {
 			return err.Error()
 		}
-		return fmt.Sprintf("%s (peak %s)", mib(rss), mib(peak))
+		return fmt.Sprintf("%s (peak %s, Go heap in use %s)", mib(rss), mib(peak), mib(consulHeap(client)))
 	}
-	client, err := consulapi.NewClient(history.ConsulConfig(addr, ""))
+	c, err := consulapi.NewClient(history.ConsulConfig(addr, ""))
 	if err != nil {
 		return err
 	}
+	client = c
 	store := history.NewStore(history.NewConsulKV(client), "harvest-bench/")
 	if f, err := store.InitFormat(ctx); err != nil || f != 3 {
 		return fmt.Errorf("history format %d (%v): bench a fresh prefix", f, err)
@@ -173,6 +179,14 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 	fmt.Printf("import: %s (tenant infos %s, %d days into bundles %s); consul RSS %s\n", time.Since(start).Round(time.Millisecond),
 		infos.Round(time.Millisecond), o.days, (time.Since(start) - infos).Round(time.Millisecond), consulRSS())
 
+	if o.memoryLimit != "" {
+		n, err := humanize.ParseBytes(o.memoryLimit)
+		if err != nil {
+			return fmt.Errorf("-memory-limit: %w", err)
+		}
+		debug.SetMemoryLimit(int64(n))
+		fmt.Printf("placer memory_limit %s\n", o.memoryLimit)
+	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "placer", Level: hclog.Info, Output: os.Stderr})
 	var clock time.Time
 	r := &agent.Refresher{Store: store, Nodes: &benchNodes{nodes: nodes}, Config: classify.Default(), Log: log,
@@ -295,4 +309,18 @@ func historyFormatCommand() cli.CommandFactory {
 			return nil
 		},
 	}.Factory()
+}
+
+// consulHeap is Consul's own figure of its live Go heap (runtime.alloc_bytes).
+func consulHeap(c *consulapi.Client) int64 {
+	m, err := c.Agent().Metrics()
+	if err != nil {
+		return 0
+	}
+	for _, g := range m.Gauges {
+		if strings.HasSuffix(g.Name, "runtime.alloc_bytes") {
+			return int64(g.Value)
+		}
+	}
+	return 0
 }
