@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"hash/fnv"
 	"sync"
 	"time"
 
@@ -132,7 +131,7 @@ func startReporter(ctx context.Context, store *history.Store, tenant history.Ten
 	r := &reporter{log: log, store: store, tenant: tenant, node: node, capacity: capacity, threshold: threshold,
 		wake: make(chan struct{}, 1), flushEvery: flushEvery, now: time.Now}
 	// each node at its own offset in the interval, the same across restarts
-	r.nextFlush = r.now().Add(time.Duration(jitter(node) * float64(flushEvery)))
+	r.nextFlush = r.now().Add(history.FlushOffset(node, flushEvery))
 	go r.run(ctx)
 	return r
 }
@@ -171,14 +170,6 @@ func (r *reporter) poke() {
 	case r.wake <- struct{}{}:
 	default:
 	}
-}
-
-// jitter is a node's offset in the flush interval, in [0, 1): a hash of
-// its name, so nodes spread evenly and a restart keeps the offset.
-func jitter(node string) float64 {
-	h := fnv.New64a()
-	h.Write([]byte(node))
-	return float64(h.Sum64()>>11) / (1 << 53)
 }
 
 // run sends what observe gathered when its flush is due, and the busy flag

@@ -90,7 +90,7 @@ func TestReporterFlushes(t *testing.T) {
 	clock := t0
 	r.mu.Lock()
 	r.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	r.nextFlush = t0.Add(time.Duration(jitter("client-7") * float64(flushEvery)))
+	r.nextFlush = t0.Add(history.FlushOffset("client-7", flushEvery))
 	due := r.nextFlush
 	r.mu.Unlock()
 	cycle := func(from time.Time) {

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"hash/fnv"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -422,4 +423,14 @@ func (s *Store) Reimages(ctx context.Context, t TenantID) ([]Reimage, error) {
 		out = append(out, rs...)
 	}
 	return mergeReimages(nil, out), nil
+}
+
+// FlushOffset is where in every interval of length every a node sends its
+// samples: a hash of its name, so a datacenter's nodes spread evenly over
+// the interval (nodes of one tenant do not all write its day at once) and
+// a restarted node keeps its place.
+func FlushOffset(node string, every time.Duration) time.Duration {
+	h := fnv.New64a()
+	h.Write([]byte(node))
+	return time.Duration(float64(h.Sum64()>>11) / (1 << 53) * float64(every))
 }

@@ -33,6 +33,7 @@ func benchCommands() map[string]cli.CommandFactory {
 	var o benchOptions
 	return map[string]cli.CommandFactory{
 		"history format": historyFormatCommand(),
+		"bench writes":   benchWritesCommand(),
 		"bench history": command.Simple{
 			Name: "harvestctl bench history", Synopsis: "Measure tenant history at datacenter scale against a real Consul",
 			Usage: "harvestctl bench history [-tenants 10000] [-days 35] [-consul-addr ADDR | -stack-bin DIR [-dev]]",

@@ -98,3 +98,20 @@ func ProcessRSS(pid int) (rss, peak int64, err error) {
 	}
 	return rss, peak, nil
 }
+
+// ProcessCPU returns the user and system CPU seconds a process used, from
+// /proc (clock ticks of 1/100 s).
+func ProcessCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100
+}
