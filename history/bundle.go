@@ -23,9 +23,9 @@ import (
 var bundleMagic = [4]byte{'H', 'V', 'B', '3'}
 
 const (
-	// bundleTenants is how many tenants a bundle aims at: ~200 KB of
+	// bundleTenants is how many tenants a bundle aims at: ~65 KB of
 	// synthetic history, well under Consul's 512 KiB value limit.
-	bundleTenants = 200
+	bundleTenants = 64
 	maxBundle     = 4 << 20 // decoded payload bound
 )
 

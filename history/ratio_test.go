@@ -1,6 +1,7 @@
 package history_test
 
 import (
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -93,5 +94,40 @@ func BenchmarkDecodeDay(b *testing.B) {
 		if err := out.UnmarshalBinary(v); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestBundlesAreDenserStill: a sealed day of many tenants in one value
+// compresses better than each alone (one set of tables for all); the
+// figure per tenant day is what Consul holds for history older than two days.
+func TestBundlesAreDenserStill(t *testing.T) {
+	ctx := context.Background()
+	p := synth.DefaultProfile(4, 200)
+	p.Days = 3
+	kv := history.NewMemKV()
+	s := history.NewStore(kv, "")
+	if err := s.SetFormat(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	series := map[history.TenantID]history.Series{}
+	single := 0
+	for _, tn := range synth.Generate(p).Tenants {
+		series[tn.ID] = tn.Series
+		for _, d := range history.DaysOf(tn.Series) {
+			single += len(history.EncodeDay(d, 3))
+		}
+	}
+	if err := s.PutDays(ctx, series); err != nil {
+		t.Fatal(err)
+	}
+	pairs, _ := kv.List(ctx, "harvest/days/")
+	bundled := 0
+	for _, pr := range pairs {
+		bundled += len(pr.Value)
+	}
+	n := 3 * len(series)
+	t.Logf("synthetic, %d tenant days: %d B each alone, %d B each in bundles", n, single/n, bundled/n)
+	if bundled >= single {
+		t.Errorf("bundles hold %d bytes, the days alone %d", bundled, single)
 	}
 }

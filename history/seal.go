@@ -23,7 +23,7 @@ type SealStats struct {
 
 // Seal bundles every format-3 day in [from, to] that still has tenants'
 // own keys: their slots over the day's bundles, rewritten as one value per
-// ~200 tenants, then the own keys deleted, each only if nobody wrote it
+// ~64 tenants, then the own keys deleted, each only if nobody wrote it
 // since (a late writer's key stays, and its slots keep winning on read).
 // It does nothing while the format marker says 2.
 func (s *Store) Seal(ctx context.Context, from, to Date) (SealStats, error) {
@@ -55,7 +55,7 @@ func (s *Store) Seal(ctx context.Context, from, to Date) (SealStats, error) {
 }
 
 // PutDays imports whole days of many tenants at once, straight into the
-// day's bundles (format 3; one write per ~200 tenants, not one per tenant
+// day's bundles (format 3; one write per ~64 tenants, not one per tenant
 // day): each observed slot replaces what the tenant's day held, as
 // PutSeries. Under format 2 it falls back to PutSeries per tenant.
 // Tenants' infos must exist (EnsureTenant).
