@@ -66,6 +66,9 @@ func historyCommands() map[string]cli.CommandFactory {
 				if fs.NArg() == 0 {
 					return errors.New("name at least one FILE (or - for standard input)")
 				}
+				if _, err := store.InitFormat(ctx); err != nil {
+					return err
+				}
 				for _, path := range fs.Args() {
 					if err := importFile(ctx, store, format, start, path); err != nil {
 						return fmt.Errorf("%s: %w", path, err)
@@ -167,10 +170,13 @@ func importFile(ctx context.Context, store *history.Store, format, start, path s
 		if err != nil {
 			return err
 		}
-		for id, s := range series {
-			if err := store.PutSeries(ctx, id, s, nil); err != nil {
+		for id := range series {
+			if err := store.EnsureTenant(ctx, id); err != nil {
 				return err
 			}
+		}
+		if err := store.PutDays(ctx, series); err != nil { // whole days at once
+			return err
 		}
 		fmt.Printf("imported %d tenants from %s\n", len(series), path)
 	case "reimages":
@@ -195,11 +201,16 @@ func importFile(ctx context.Context, store *history.Store, format, start, path s
 		if err != nil {
 			return err
 		}
+		series := map[history.TenantID]history.Series{}
 		for i, vm := range vms {
-			if err := store.PutSeries(ctx, vm.Tenant, vm.Series, []string{vm.Tenant.Function}); err != nil {
+			if err := store.EnsureTenant(ctx, vm.Tenant, vm.Tenant.Function); err != nil {
 				return err
 			}
+			series[vm.Tenant] = vm.Series
 			progress(i+1, len(vms), "tenants")
+		}
+		if err := store.PutDays(ctx, series); err != nil { // whole days at once
+			return err
 		}
 		fmt.Printf("imported %d Azure VMs as tenants from %s\n", len(vms), path)
 	default:
