@@ -130,8 +130,9 @@ func (r *reporter) reserveChanged(cpu float64) {
 func startReporter(ctx context.Context, store *history.Store, tenant history.TenantID, node string, capacity guard.Resources, threshold float64, log hclog.Logger) *reporter {
 	r := &reporter{log: log, store: store, tenant: tenant, node: node, capacity: capacity, threshold: threshold,
 		wake: make(chan struct{}, 1), flushEvery: flushEvery, now: time.Now}
-	// each node at its own offset in the interval, the same across restarts
-	r.nextFlush = r.now().Add(history.FlushOffset(node, flushEvery))
+	// the first send within a slot of starting (a new node shows in the
+	// history soon), then at the node's own offset in every interval
+	r.nextFlush = r.now().Add(history.FlushOffset(node, history.Slot))
 	go r.run(ctx)
 	return r
 }
@@ -170,6 +171,17 @@ func (r *reporter) poke() {
 	case r.wake <- struct{}{}:
 	default:
 	}
+}
+
+// nextPhase is the first time after now at offset within an interval of
+// length every (counted from Go's zero time): where a node's sends fall,
+// the same on every node's clock and across restarts.
+func nextPhase(now time.Time, every, offset time.Duration) time.Time {
+	base := now.Truncate(every).Add(offset)
+	for !base.After(now) {
+		base = base.Add(every)
+	}
+	return base
 }
 
 // run sends what observe gathered when its flush is due, and the busy flag
@@ -211,8 +223,8 @@ func (r *reporter) run(ctx context.Context) {
 			} else {
 				r.pending = r.pending[min(len(batch), len(r.pending)):]
 				r.retry = 0
-				for !r.now().Before(r.nextFlush) && r.flushEvery > 0 {
-					r.nextFlush = r.nextFlush.Add(r.flushEvery)
+				if r.flushEvery > 0 {
+					r.nextFlush = nextPhase(r.now(), r.flushEvery, history.FlushOffset(r.node, r.flushEvery))
 				}
 			}
 			r.mu.Unlock()

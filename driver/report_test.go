@@ -156,3 +156,16 @@ func (h *historyWrites) count() int {
 	defer h.mu.Unlock()
 	return h.n
 }
+
+func TestNextPhaseIsTheNodesOffsetInTheNextInterval(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ now, want time.Time }{
+		{t0, t0.Add(3 * time.Minute)},
+		{t0.Add(3 * time.Minute), t0.Add(13 * time.Minute)},
+		{t0.Add(9 * time.Minute), t0.Add(13 * time.Minute)},
+	} {
+		if got := nextPhase(c.now, 10*time.Minute, 3*time.Minute); !got.Equal(c.want) {
+			t.Fatalf("after %s: %s, want %s", c.now.Format(time.TimeOnly), got.Format(time.TimeOnly), c.want.Format(time.TimeOnly))
+		}
+	}
+}
