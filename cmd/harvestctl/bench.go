@@ -49,6 +49,7 @@ func benchCommands() map[string]cli.CommandFactory {
 				fs.IntVar(&o.concurrency, "read-concurrency", 4, "days read at once (classify.read_concurrency)")
 				fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the refreshes to this file")
 				fs.StringVar(&o.memoryLimit, "memory-limit", "", "the placer's memory_limit (Go soft memory limit), e.g. 900MiB")
+				fs.StringVar(&o.consulMemoryLimit, "consul-memory-limit", "", "start Consul with GOMEMLIMIT set to this (e.g. 800MiB), as an operator would")
 			},
 			Run: func(ctx context.Context, _ *flag.FlagSet) error { return benchHistory(ctx, o) },
 		}.Factory(),
@@ -59,7 +60,7 @@ type benchOptions struct {
 	tenants, days, pool, concurrency int
 	seed                             uint64
 	consulAddr, stackBin, cpuProfile string
-	memoryLimit                      string
+	memoryLimit, consulMemoryLimit   string
 	dev                              bool
 }
 
@@ -77,7 +78,11 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		if err != nil {
 			return err
 		}
-		c, err := localcluster.StartConsul(ctx, bin, dir, o.dev)
+		var env []string
+		if o.consulMemoryLimit != "" {
+			env = append(env, "GOMEMLIMIT="+o.consulMemoryLimit)
+		}
+		c, err := localcluster.StartConsul(ctx, bin, dir, o.dev, env...)
 		if err != nil {
 			return err
 		}
@@ -87,7 +92,7 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		if o.dev {
 			mode = "-dev"
 		}
-		fmt.Printf("consul %s at %s (pid %d)\n", mode, addr, consulPID)
+		fmt.Printf("consul %s at %s (pid %d), GOMEMLIMIT %q\n", mode, addr, consulPID, o.consulMemoryLimit)
 	}
 	consulRSS := func() string {
 		if consulPID == 0 {

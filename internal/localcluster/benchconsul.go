@@ -26,8 +26,9 @@ type Consul struct {
 // StartConsul starts binary as a single-server Consul (a data directory
 // and on-disk Raft log, as in production; dev mode keeps the Raft log and
 // snapshots in memory) under dir, on a port block claimed like a local
-// cluster's, and waits for it to lead.
-func StartConsul(ctx context.Context, binary, dir string, dev bool) (*Consul, error) {
+// cluster's, and waits for it to lead. env is added to its environment
+// (e.g. GOMEMLIMIT=800MiB).
+func StartConsul(ctx context.Context, binary, dir string, dev bool, env ...string) (*Consul, error) {
 	b, claim, err := claimBlock(DefaultClaimDir(), claim{RunDir: dir, Owner: os.Getpid(), Created: time.Now()})
 	if err != nil {
 		return nil, err
@@ -49,7 +50,7 @@ func StartConsul(ctx context.Context, binary, dir string, dev bool) (*Consul, er
 		os.Remove(claim)
 		return nil, err
 	}
-	if err := startAgent(&c.agent, agentEnv(), false, args...); err != nil {
+	if err := startAgent(&c.agent, agentEnv(env...), false, args...); err != nil {
 		os.Remove(claim)
 		return nil, err
 	}
