@@ -63,7 +63,7 @@ func benchWritesCommand() cli.CommandFactory {
 				return err
 			}
 			slots := int(o.every / history.Slot)
-			start := time.Now().Truncate(history.Slot)
+			start := time.Now()
 			var mu sync.Mutex
 			var lat []time.Duration
 			var failed atomic.Int64

@@ -36,7 +36,9 @@ func StartConsul(ctx context.Context, binary, dir string, dev bool, env ...strin
 	p := b.consulServer()
 	c := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(p.HTTP), dir: dir, claim: claim}
 	c.agent = Agent{Name: "consul-bench", Binary: binary, Dir: dir, Log: filepath.Join(dir, "consul.log"), HTTPAddr: c.Addr}
-	cfg := consulServerConfig("consul-bench", p)
+	// one process stands in for a datacenter's clients, all from 127.0.0.1:
+	// Consul's per-address connection limit (200) would refuse them
+	cfg := consulServerConfig("consul-bench", p) + "limits {\n  http_max_conns_per_client = 100000\n}\n"
 	args := []string{"agent", "-dev", "-config-file", filepath.Join(dir, "config.hcl")}
 	if !dev {
 		cfg += fmt.Sprintf("data_dir = %q\nserver = true\nbootstrap_expect = 1\n", filepath.Join(dir, "data"))
