@@ -38,7 +38,7 @@ func StartConsul(ctx context.Context, binary, dir string, dev bool, env ...strin
 	c.agent = Agent{Name: "consul-bench", Binary: binary, Dir: dir, Log: filepath.Join(dir, "consul.log"), HTTPAddr: c.Addr}
 	// one process stands in for a datacenter's clients, all from 127.0.0.1:
 	// Consul's per-address connection limit (200) would refuse them
-	cfg := consulServerConfig("consul-bench", p) + "limits {\n  http_max_conns_per_client = 100000\n}\n"
+	cfg := consulServerConfig("consul-bench", p) + "limits {\n  http_max_conns_per_client = 15000\n}\n"
 	args := []string{"agent", "-dev", "-config-file", filepath.Join(dir, "config.hcl")}
 	if !dev {
 		cfg += fmt.Sprintf("data_dir = %q\nserver = true\nbootstrap_expect = 1\n", filepath.Join(dir, "data"))
@@ -65,8 +65,9 @@ func StartConsul(ctx context.Context, binary, dir string, dev bool, env ...strin
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
+			logTail, _ := os.ReadFile(c.agent.Log)
 			c.Stop()
-			return nil, fmt.Errorf("consul at %s did not elect itself within a minute (log: %s)", c.Addr, c.agent.Log)
+			return nil, fmt.Errorf("consul at %s did not elect itself within a minute; its log ends:\n%s", c.Addr, tail(string(logTail), 1500))
 		}
 	}
 }
@@ -117,4 +118,11 @@ func ProcessCPU(pid int) float64 {
 	utime, _ := strconv.ParseFloat(fields[11], 64)
 	stime, _ := strconv.ParseFloat(fields[12], 64)
 	return (utime + stime) / 100
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }
