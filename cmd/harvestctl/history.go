@@ -236,14 +236,25 @@ func exportHistory(ctx context.Context, store *history.Store, days int, reimages
 		return err
 	}
 	now := time.Now().UTC()
+	from := now.AddDate(0, 0, -days)
+	// every tenant at once: one list per day, as the placer reads
+	cache, err := store.NewCache()
+	if err != nil {
+		return err
+	}
+	if _, err := cache.Refresh(ctx, history.DateOf(from), history.DateOf(now)); err != nil {
+		return err
+	}
+	for _, err := range cache.Corrupt() {
+		return err
+	}
+	for _, err := range cache.BrokenBundles() {
+		return err
+	}
 	series := map[history.TenantID]history.Series{}
 	events := map[history.TenantID][]history.Reimage{}
 	for _, t := range tenants {
-		s, err := store.Series(ctx, t.ID(), now.AddDate(0, 0, -days), now)
-		if err != nil {
-			return err
-		}
-		series[t.ID()] = s
+		series[t.ID()] = cache.Series(t.ID().String(), from, now, nil)
 		if events[t.ID()], err = store.Reimages(ctx, t.ID()); err != nil {
 			return err
 		}
