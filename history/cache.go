@@ -134,6 +134,9 @@ func (c *Cache) readDay(ctx context.Context, l Lister, d Date) (*cachedDay, int,
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("history: list %s: %w", c.store.keys.dayDir(d), err)
 	}
+	if len(pairs) == 0 {
+		stamp = 0 // as in Refresh: an empty prefix has the whole store's index
+	}
 	own := map[string]*Day{}
 	bytes := 0
 	var bundles []Pair

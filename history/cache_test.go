@@ -58,8 +58,9 @@ func TestCacheIncrementalEqualsCold(t *testing.T) {
 	}
 	last := first + days // the new day
 	inc, _ := s.NewCache()
+	first-- // a day without history in the range: it must not count as changed
 	st, err := inc.Refresh(ctx, first, last)
-	if err != nil || !st.Cold || st.DaysRead != days+1 {
+	if err != nil || !st.Cold || st.DaysRead != days+2 {
 		t.Fatalf("cold refresh %+v, %v", st, err)
 	}
 	// a day arrives the way drivers write it, and an import rewrites day 3 of one tenant
@@ -68,12 +69,12 @@ func TestCacheIncrementalEqualsCold(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.PutSeries(ctx, ids[0], Series{Start: (first + 3).Time(), Values: []float64{99, 98}}, nil); err != nil {
+	if err := s.PutSeries(ctx, ids[0], Series{Start: (first + 4).Time(), Values: []float64{99, 98}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	st, err = inc.Refresh(ctx, first, last)
-	if err != nil || st.Cold || st.DaysRead != 2 || st.DaysChecked != days+1 {
-		t.Fatalf("incremental refresh %+v, %v: want 2 of %d days read", st, err, days+1)
+	if err != nil || st.Cold || st.DaysRead != 2 || st.DaysChecked != days+2 {
+		t.Fatalf("incremental refresh %+v, %v: want 2 of %d days read", st, err, days+2)
 	}
 	cold, _ := s.NewCache()
 	if _, err := cold.Refresh(ctx, first, last); err != nil {
@@ -88,7 +89,7 @@ func TestCacheIncrementalEqualsCold(t *testing.T) {
 		sameSeries(t, id.String()+" incremental", inc.Series(id.String(), from, to, nil), want)
 		sameSeries(t, id.String()+" cold", cold.Series(id.String(), from, to, nil), want)
 	}
-	if got := inc.Series(ids[0].String(), from, to, nil).Values[3*SlotsPerDay]; got != 99 {
+	if got := inc.Series(ids[0].String(), from, to, nil).Values[4*SlotsPerDay]; got != 99 {
 		t.Fatalf("backfilled slot reads %v, want 99", got)
 	}
 	// nothing changed: nothing is read

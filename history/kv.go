@@ -143,6 +143,9 @@ func (m *MemKV) Keys(_ context.Context, prefix, sep string) ([]string, uint64, e
 		}
 	}
 	sort.Strings(out)
+	if idx == 0 {
+		idx = m.next // as Consul: an empty prefix answers the whole store's index
+	}
 	return out, idx, nil
 }
 
@@ -154,6 +157,11 @@ func (m *MemKV) ListIndex(ctx context.Context, prefix string) ([]Pair, uint64, e
 	m.mu.Unlock()
 	for _, p := range ps {
 		idx = max(idx, p.Index)
+	}
+	if idx == 0 {
+		m.mu.Lock()
+		idx = m.next // as Consul: an empty prefix answers the whole store's index
+		m.mu.Unlock()
 	}
 	return ps, idx, nil
 }

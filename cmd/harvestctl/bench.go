@@ -274,6 +274,20 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 	}
 	fmt.Printf("incremental refresh (one new day): %s, %d classes, %d unclassified; placer RSS %s; consul RSS %s\n",
 		time.Since(start).Round(time.Millisecond), len(table.Classes), len(table.Unclassified), placerRSS(), consulRSS())
+
+	// two days on, a refresh seals that day: its tenant keys become bundles
+	newDay := history.DateOf(clock)
+	start = time.Now()
+	st, err := store.Seal(ctx, newDay, newDay)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("sealing the new day: %s, %d tenant days into bundles, %d tenant keys deleted; consul RSS %s\n",
+		time.Since(start).Round(time.Millisecond), st.Tenants, st.Deleted, consulRSS())
+	start = time.Now()
+	if err := measure("refresh after sealing", func() (err error) { table, err = r.Refresh(ctx); return err }); err != nil {
+		return err
+	}
 	return nil
 }
 
