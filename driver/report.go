@@ -16,6 +16,20 @@ import (
 // of 2-minute slots. Older ones are dropped first.
 const maxPending = 2 * history.SlotsPerDay
 
+// flushEvery is how often a driver sends its slots to the tenant history:
+// five slots to one check-and-set of the tenant's day, so that 10,000
+// drivers make ~17 writes a second instead of ~170 (one per slot, and one
+// more for the tenant's info, before), each driver at its own offset in
+// the interval (jitter) rather than all at a slot's edge, where nodes of
+// one tenant would conflict on its day. The placer reads the history once
+// a day; the latest hour it uses for current utilisation lags by up to
+// this much.
+const flushEvery = 10 * time.Minute
+
+// retryMin is the first wait after a failed send; it doubles up to
+// flushEvery while Consul stays away.
+const retryMin = 10 * time.Second
+
 // BusyFlag is what the driver publishes for the blob tier at
 // <consul_prefix>busy/<node_name>: the node is busy when its primary tenant
 // uses busy_threshold percent of capacity or more (default: the effective
@@ -53,7 +67,11 @@ type reporter struct {
 	busy          BusyFlag
 	busyChanged   bool
 	lastBusyPut   time.Time
-	mu            sync.Mutex // guards the fields above, shared by observe and run
+	flushEvery    time.Duration    // 0: send at every wake-up
+	nextFlush     time.Time        // when pending samples are next sent
+	retry         time.Duration    // current backoff after a failed send
+	now           func() time.Time // the clock of flushes (tests set it)
+	mu            sync.Mutex       // guards the fields above, shared by observe and run
 }
 
 // consulStore is Harvest's store in the Consul at consul_address (nil when
@@ -111,7 +129,10 @@ func (r *reporter) reserveChanged(cpu float64) {
 
 func startReporter(ctx context.Context, store *history.Store, tenant history.TenantID, node string, capacity guard.Resources, threshold float64, log hclog.Logger) *reporter {
 	r := &reporter{log: log, store: store, tenant: tenant, node: node, capacity: capacity, threshold: threshold,
-		wake: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), flushEvery: flushEvery, now: time.Now}
+	// the first send within a slot of starting (a new node shows in the
+	// history soon), then at the node's own offset in every interval
+	r.nextFlush = r.now().Add(history.FlushOffset(node, history.Slot))
 	go r.run(ctx)
 	return r
 }
@@ -152,19 +173,34 @@ func (r *reporter) poke() {
 	}
 }
 
-// run sends what observe gathered, retrying every 10 s while Consul is away.
+// nextPhase is the first time after now at offset within an interval of
+// length every (counted from Go's zero time): where a node's sends fall,
+// the same on every node's clock and across restarts.
+func nextPhase(now time.Time, every, offset time.Duration) time.Time {
+	base := now.Truncate(every).Add(offset)
+	for !base.After(now) {
+		base = base.Add(every)
+	}
+	return base
+}
+
+// run sends what observe gathered when its flush is due, and the busy flag
+// at once; a failed send is retried with a doubling backoff.
 func (r *reporter) run(ctx context.Context) {
-	retry := time.NewTicker(10 * time.Second)
-	defer retry.Stop()
+	tick := time.NewTicker(retryMin)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-r.wake:
-		case <-retry.C:
+		case <-tick.C:
 		}
 		r.mu.Lock()
-		batch := append([]history.Sample(nil), r.pending...)
+		var batch []history.Sample
+		if now := r.now(); r.flushEvery == 0 || !now.Before(r.nextFlush) {
+			batch = append(batch, r.pending...)
+		}
 		flag, flagDue := r.busy, r.busyChanged
 		r.busyChanged = false
 		r.mu.Unlock()
@@ -178,13 +214,20 @@ func (r *reporter) run(ctx context.Context) {
 			}
 		}
 		if len(batch) > 0 {
-			if err := r.store.AppendSamples(wctx, r.tenant, batch); err != nil {
-				r.log.Warn("node samples not sent; buffering", "pending", len(batch), "error", err)
+			err := r.store.AppendSamples(wctx, r.tenant, batch)
+			r.mu.Lock()
+			if err != nil {
+				r.retry = min(max(retryMin, 2*r.retry), max(retryMin, r.flushEvery))
+				r.nextFlush = r.now().Add(r.retry)
+				r.log.Warn("node samples not sent; buffering", "pending", len(batch), "retry_in", r.retry, "error", err)
 			} else {
-				r.mu.Lock()
 				r.pending = r.pending[min(len(batch), len(r.pending)):]
-				r.mu.Unlock()
+				r.retry = 0
+				if r.flushEvery > 0 {
+					r.nextFlush = nextPhase(r.now(), r.flushEvery, history.FlushOffset(r.node, r.flushEvery))
+				}
 			}
+			r.mu.Unlock()
 		}
 		cancel()
 	}

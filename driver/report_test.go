@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +35,9 @@ func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 	store := history.NewStore(kv, "")
 	tenant := history.TenantID{Environment: "search", Function: "frontend"}
 	r := startReporter(ctx, store, tenant, "client-1", guard.Resources{CPU: 2, MemoryMiB: 4096}, 75, hclog.NewNullLogger())
+	r.mu.Lock()
+	r.flushEvery = 0 // send at every wake-up (TestReporterFlushes covers the interval)
+	r.mu.Unlock()
 
 	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	// slot 1: 0.5 and 1.5 cores of 2: mean 50%; then the first sample of slot 2, busy (80% >= 75%)
@@ -65,4 +70,102 @@ func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 		}
 	}
 	t.Fatal("buffered samples or busy flag never reached the store")
+}
+
+// TestReporterFlushes: slots wait for the node's flush time and then go in
+// one write of the tenant's day (after the first flush, which also records
+// the node in the tenant's info): one write per node per flush interval.
+func TestReporterFlushes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kv := &historyWrites{MemKV: history.NewMemKV()}
+	store := history.NewStore(kv, "")
+	if _, err := store.InitFormat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tenant := history.TenantID{Environment: "search", Function: "frontend"}
+	r := startReporter(ctx, store, tenant, "client-7", guard.Resources{CPU: 2, MemoryMiB: 4096}, 101, hclog.NewNullLogger())
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := t0
+	r.mu.Lock()
+	r.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	r.nextFlush = t0.Add(history.FlushOffset("client-7", flushEvery))
+	due := r.nextFlush
+	r.mu.Unlock()
+	cycle := func(from time.Time) {
+		for i := 0; i <= 5; i++ { // five whole slots, and the first sample of the sixth
+			r.observe(from.Add(time.Duration(i)*history.Slot), guard.Resources{CPU: 1})
+		}
+	}
+	waitObserved := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			r.poke()
+			if s, err := store.Series(ctx, tenant, t0, t0.Add(time.Hour)); err == nil && s.Observed() == n {
+				return
+			}
+		}
+		t.Fatalf("never saw %d slots in the store", n)
+	}
+	cycle(t0)
+	r.poke()
+	r.mu.Lock()
+	pending := len(r.pending)
+	r.mu.Unlock()
+	if pending != 5 {
+		t.Fatalf("%d slots pending before the flush, want 5", pending)
+	}
+	mu.Lock()
+	clock = due
+	mu.Unlock()
+	waitObserved(5)
+	if n := kv.count(); n != 2 { // the tenant's info, then its day
+		t.Fatalf("first flush made %d history writes, want 2", n)
+	}
+	cycle(t0.Add(5 * history.Slot))
+	mu.Lock()
+	clock = due.Add(flushEvery)
+	mu.Unlock()
+	waitObserved(10)
+	if n := kv.count(); n != 3 {
+		t.Fatalf("second flush made %d history writes in all, want 3 (one for the day)", n)
+	}
+}
+
+// historyWrites counts successful writes of tenant history (days and
+// infos), not of the busy flag.
+type historyWrites struct {
+	*history.MemKV
+	mu sync.Mutex
+	n  int
+}
+
+func (h *historyWrites) CAS(ctx context.Context, k string, v []byte, i uint64) (bool, error) {
+	ok, err := h.MemKV.CAS(ctx, k, v, i)
+	if ok && (strings.HasPrefix(k, "harvest/days/") || strings.HasPrefix(k, "harvest/tenants/")) {
+		h.mu.Lock()
+		h.n++
+		h.mu.Unlock()
+	}
+	return ok, err
+}
+
+func (h *historyWrites) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
+}
+
+func TestNextPhaseIsTheNodesOffsetInTheNextInterval(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ now, want time.Time }{
+		{t0, t0.Add(3 * time.Minute)},
+		{t0.Add(3 * time.Minute), t0.Add(13 * time.Minute)},
+		{t0.Add(9 * time.Minute), t0.Add(13 * time.Minute)},
+	} {
+		if got := nextPhase(c.now, 10*time.Minute, 3*time.Minute); !got.Equal(c.want) {
+			t.Fatalf("after %s: %s, want %s", c.now.Format(time.TimeOnly), got.Format(time.TimeOnly), c.want.Format(time.TimeOnly))
+		}
+	}
 }

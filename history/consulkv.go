@@ -7,12 +7,15 @@ import (
 )
 
 // ConsulKV adapts Consul's KV API to KV.
-type ConsulKV struct{ kv *consulapi.KV }
+type ConsulKV struct {
+	kv  *consulapi.KV
+	txn *consulapi.Txn
+}
 
 var _ KV = (*ConsulKV)(nil)
 
 // NewConsulKV wraps a Consul client.
-func NewConsulKV(c *consulapi.Client) *ConsulKV { return &ConsulKV{kv: c.KV()} }
+func NewConsulKV(c *consulapi.Client) *ConsulKV { return &ConsulKV{kv: c.KV(), txn: c.Txn()} }
 
 func (c *ConsulKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
 	p, _, err := c.kv.Get(key, (&consulapi.QueryOptions{}).WithContext(ctx))
@@ -42,4 +45,88 @@ func (c *ConsulKV) List(ctx context.Context, prefix string) ([]Pair, error) {
 func (c *ConsulKV) Delete(ctx context.Context, key string) error {
 	_, err := c.kv.Delete(key, (&consulapi.WriteOptions{}).WithContext(ctx))
 	return err
+}
+
+var _ Lister = (*ConsulKV)(nil)
+
+// Keys implements Lister with GET ?keys&separator=, whose X-Consul-Index is
+// the highest ModifyIndex under the prefix (tombstones included).
+func (c *ConsulKV) Keys(ctx context.Context, prefix, sep string) ([]string, uint64, error) {
+	ks, meta, err := c.kv.Keys(prefix, sep, (&consulapi.QueryOptions{}).WithContext(ctx))
+	if err != nil {
+		return nil, 0, err
+	}
+	return ks, meta.LastIndex, nil
+}
+
+// ListIndex implements Lister.
+func (c *ConsulKV) ListIndex(ctx context.Context, prefix string) ([]Pair, uint64, error) {
+	ps, meta, err := c.kv.List(prefix, (&consulapi.QueryOptions{}).WithContext(ctx))
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Pair, len(ps))
+	for i, p := range ps {
+		out[i] = Pair{Key: p.Key, Value: p.Value, Index: p.ModifyIndex}
+	}
+	return out, meta.LastIndex, nil
+}
+
+// DeleteCAS implements Lister.
+func (c *ConsulKV) DeleteCAS(ctx context.Context, key string, index uint64) (bool, error) {
+	ok, _, err := c.kv.DeleteCAS(&consulapi.KVPair{Key: key, ModifyIndex: index}, (&consulapi.WriteOptions{}).WithContext(ctx))
+	return ok, err
+}
+
+// DeleteTree implements Lister.
+func (c *ConsulKV) DeleteTree(ctx context.Context, prefix string) error {
+	_, err := c.kv.DeleteTree(prefix, (&consulapi.WriteOptions{}).WithContext(ctx))
+	return err
+}
+
+// txnOps is how many operations one Consul transaction carries: the limit
+// of older servers (1.22 takes 128).
+const txnOps = 64
+
+// DeleteCASBatch deletes each pair's key if its ModifyIndex is unchanged,
+// 64 to a transaction; a transaction that a concurrent write rolled back
+// is retried key by key, so the others still go.
+func (c *ConsulKV) DeleteCASBatch(ctx context.Context, pairs []Pair) (int, error) {
+	n := 0
+	for len(pairs) > 0 {
+		chunk := pairs[:min(txnOps, len(pairs))]
+		pairs = pairs[len(chunk):]
+		ops := make(consulapi.TxnOps, len(chunk))
+		for i, p := range chunk {
+			ops[i] = &consulapi.TxnOp{KV: &consulapi.KVTxnOp{Verb: consulapi.KVDeleteCAS, Key: p.Key, Index: p.Index}}
+		}
+		ok, _, _, err := c.txn.Txn(ops, (&consulapi.QueryOptions{}).WithContext(ctx))
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n += len(chunk)
+			continue
+		}
+		for _, p := range chunk {
+			ok, err := c.DeleteCAS(ctx, p.Key, p.Index)
+			if err != nil {
+				return n, err
+			}
+			if ok {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// ConsulConfig is a Consul client configuration for history readers:
+// Consul's gzip of HTTP answers is turned off, since history values are
+// already zstd-compressed (gzip only spent CPU on both ends of a cold read).
+func ConsulConfig(address, token string) *consulapi.Config {
+	c := consulapi.DefaultConfig()
+	c.Address, c.Token = address, token
+	c.Transport.DisableCompression = true
+	return c
 }

@@ -5,18 +5,23 @@
 //
 // Keys, under a configurable prefix (default "harvest/"):
 //
-//	tenants/<environment>/<function>           JSON: environment, function, nodes
-//	cpu/<environment>/<function>/<YYYY-MM-DD>  one day of 720 slots (binary, see day.go)
-//	reimages/<environment>/<function>/<YYYY-MM> JSON list of {node, time}
-//	classes                                    the placer's class table (JSON)
+//	tenants/<environment>/<function>             JSON: environment, function, nodes
+//	history-format                               JSON {"day_format": 2|3} (format.go)
+//	days/<YYYY-MM-DD>/t/<environment>/<function> format 3: one tenant's day (daycodec.go)
+//	days/<YYYY-MM-DD>/b/<i>-of-<n>               format 3: a sealed day of ~64 tenants (bundle.go)
+//	cpu/<environment>/<function>/<YYYY-MM-DD>    format 2: one day, read forever, written while the marker says 2
+//	reimages/<environment>/<function>/<YYYY-MM>  JSON list of {node, time}
+//	classes                                      the placer's class table (JSON)
 //	declarations/tenants/<environment>/<function> the placer's tenant declarations (JSON)
-//	declarations/policy                        the placer's policy document (JSON)
+//	declarations/policy                          the placer's policy document (JSON)
 //
 // The declarations' shapes and checks are in history/declare.
 //
-// A day is 4.3 KB, so appends rewrite only today's small value (never near
-// Consul's 512 KiB limit) and reading a month is one recursive list. Every
-// write is a check-and-set, retried on conflict, so concurrent writers never
-// lose each other's samples. A value that does not decode gives a
-// *CorruptError naming its key.
+// Writers (drivers, imports) write a tenant's own day key with a
+// check-and-set, retried on conflict, so concurrent writers never lose each
+// other's samples; a write that changes nothing is skipped. The placer seals
+// days no driver writes any more into bundles (Seal), so that Consul holds
+// thousands of keys for a datacenter's month, not hundreds of thousands, and
+// reads them through a Cache that re-lists only the days whose index moved.
+// A value that does not decode gives a *CorruptError naming its key.
 package history

@@ -2,6 +2,7 @@ package history
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -42,10 +43,10 @@ func seriesFromDays(days map[Date]*Day, from, to Date) Series {
 	for d := from; d < to; d++ {
 		day := days[d]
 		for i := 0; i < SlotsPerDay; i++ {
-			if day == nil || day.Count[i] == 0 {
+			if day == nil {
 				s.Values = append(s.Values, math.NaN())
 			} else {
-				s.Values = append(s.Values, float64(day.Mean[i]))
+				s.Values = append(s.Values, day.Mean(i))
 			}
 		}
 	}
@@ -70,6 +71,18 @@ func splitDays(s Series) map[Date]*Day {
 		day.Set(SlotOf(t), v)
 	}
 	return days
+}
+
+// DaysOf cuts a slot-aligned series into whole days, oldest first, each
+// observed slot set to its value (gaps stay gaps).
+func DaysOf(s Series) []*Day {
+	byDate := splitDays(s)
+	out := make([]*Day, 0, len(byDate))
+	for _, d := range byDate {
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b *Day) int { return int(a.Date) - int(b.Date) })
+	return out
 }
 
 // Until drops the slots at or after t (days read whole end in the future).

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"bytes"
+	"hash/fnv"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,8 +22,10 @@ const casAttempts = 50
 
 // Store reads and writes tenant history in a KV.
 type Store struct {
-	kv   KV
-	keys keys
+	kv     KV
+	keys   keys
+	format formatCache
+	known  sync.Map // tenant + "\x00" + node already in its info: no read needed
 }
 
 // KeyPrefix is where Harvest's state lives in the KV: prefix ("" means
@@ -66,6 +71,9 @@ func Update(ctx context.Context, kv KV, key string, fn func(old []byte, exists b
 		if err != nil {
 			return err
 		}
+		if index != 0 && bytes.Equal(value, old) {
+			return nil // nothing to change: no write
+		}
 		ok, err := kv.CAS(ctx, key, value, index)
 		if err != nil {
 			return fmt.Errorf("history: write %s: %w", key, err)
@@ -83,7 +91,14 @@ func Update(ctx context.Context, kv KV, key string, fn func(old []byte, exists b
 }
 
 func (s *Store) updateDay(ctx context.Context, t TenantID, d Date, fn func(*Day)) error {
+	format, err := s.Format(ctx)
+	if err != nil {
+		return err
+	}
 	key := s.keys.day(t, d)
+	if format >= 3 {
+		key = s.keys.tenantDay(t, d)
+	}
 	return s.update(ctx, key, func(old []byte, exists bool) ([]byte, error) {
 		day := &Day{Date: d}
 		if exists {
@@ -92,7 +107,7 @@ func (s *Store) updateDay(ctx context.Context, t TenantID, d Date, fn func(*Day)
 			}
 		}
 		fn(day)
-		return day.MarshalBinary()
+		return EncodeDay(day, format), nil
 	})
 }
 
@@ -161,7 +176,7 @@ func (s *Store) PutSeries(ctx context.Context, t TenantID, series Series, nodes 
 		if err := s.updateDay(ctx, t, d, func(day *Day) {
 			for i := range in.Count {
 				if in.Count[i] > 0 {
-					day.Set(i, float64(in.Mean[i]))
+					day.Sum[i], day.Count[i] = in.Sum[i], in.Count[i]
 				}
 			}
 		}); err != nil {
@@ -171,36 +186,115 @@ func (s *Store) PutSeries(ctx context.Context, t TenantID, series Series, nodes 
 	return nil
 }
 
-// Series reads the tenant's series over the whole days covering [from, to).
+// Series reads the tenant's series over the whole days covering [from, to),
+// from both layouts (see FormatDocument).
 func (s *Store) Series(ctx context.Context, t TenantID, from, to time.Time) (Series, error) {
-	dir := s.keys.cpuDir(t)
-	pairs, err := s.kv.List(ctx, dir)
-	if err != nil {
-		return Series{}, fmt.Errorf("history: list %s: %w", dir, err)
-	}
 	first, last := DateOf(from), DateOf(to.Add(-time.Nanosecond))
-	days := map[Date]*Day{}
-	for _, p := range pairs {
-		d, err := ParseDate(strings.TrimPrefix(p.Key, dir))
+	days, err := s.legacyDays(ctx, t, first, last)
+	if err != nil {
+		return Series{}, err
+	}
+	for d := first; d <= last; d++ {
+		day, err := s.readDay3(ctx, t, d)
 		if err != nil {
-			return Series{}, &CorruptError{Key: p.Key, Err: fmt.Errorf("key is not a day: %w", err)}
+			return Series{}, err
 		}
-		if d < first || d > last {
+		if day == nil {
 			continue
 		}
-		day := &Day{}
-		if err := day.UnmarshalBinary(p.Value); err != nil {
-			return Series{}, &CorruptError{Key: p.Key, Err: err}
-		}
-		if day.Date != d {
-			return Series{}, &CorruptError{Key: p.Key, Err: fmt.Errorf("holds day %s", day.Date)}
+		if old := days[d]; old != nil {
+			day.merge(old) // written before and after the marker was raised
 		}
 		days[d] = day
 	}
 	return seriesFromDays(days, first, last+1), nil
 }
 
-// Prune deletes the tenant's days before keepFrom.
+// legacyDays reads the tenant's format-2 days in [first, last].
+func (s *Store) legacyDays(ctx context.Context, t TenantID, first, last Date) (map[Date]*Day, error) {
+	dir := s.keys.cpuDir(t)
+	pairs, err := s.kv.List(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("history: list %s: %w", dir, err)
+	}
+	days := map[Date]*Day{}
+	for _, p := range pairs {
+		d, err := ParseDate(strings.TrimPrefix(p.Key, dir))
+		if err != nil {
+			return nil, &CorruptError{Key: p.Key, Err: fmt.Errorf("key is not a day: %w", err)}
+		}
+		if d < first || d > last {
+			continue
+		}
+		day := &Day{}
+		if err := day.UnmarshalBinary(p.Value); err != nil {
+			return nil, &CorruptError{Key: p.Key, Err: err}
+		}
+		if day.Date != d {
+			return nil, &CorruptError{Key: p.Key, Err: fmt.Errorf("holds day %s", day.Date)}
+		}
+		days[d] = day
+	}
+	return days, nil
+}
+
+// readDay3 reads one tenant's format-3 day: its bundle entry, if the day
+// is sealed, under its own key's slots. Nil when neither exists.
+func (s *Store) readDay3(ctx context.Context, t TenantID, d Date) (*Day, error) {
+	var day *Day
+	if l, ok := s.kv.(Lister); ok {
+		keys, _, err := l.Keys(ctx, s.keys.bundleDir(d), "")
+		if err != nil {
+			return nil, fmt.Errorf("history: list %s: %w", s.keys.bundleDir(d), err)
+		}
+		for _, k := range keys {
+			_, _, _, i, n, err := s.keys.parseDayKey(k)
+			if err != nil {
+				return nil, &CorruptError{Key: k, Err: err}
+			}
+			if i != bundleOf(t.String(), n) {
+				continue
+			}
+			v, index, err := s.kv.Get(ctx, k)
+			if err != nil || index == 0 {
+				return nil, err
+			}
+			err = decodeBundle(v, d, func(name string, p []byte) error {
+				if name != t.String() {
+					return nil
+				}
+				day = &Day{Date: d}
+				return decodePayload(p, day)
+			})
+			if err != nil {
+				return nil, &CorruptError{Key: k, Err: err}
+			}
+		}
+	}
+	key := s.keys.tenantDay(t, d)
+	v, index, err := s.kv.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("history: read %s: %w", key, err)
+	}
+	if index == 0 {
+		return day, nil
+	}
+	own := &Day{}
+	if err := own.UnmarshalBinary(v); err != nil {
+		return nil, &CorruptError{Key: key, Err: err}
+	}
+	if own.Date != d {
+		return nil, &CorruptError{Key: key, Err: fmt.Errorf("holds day %s", own.Date)}
+	}
+	if day == nil {
+		return own, nil
+	}
+	day.overlay(own)
+	return day, nil
+}
+
+// Prune deletes the tenant's format-2 days before keepFrom (PruneDays
+// drops format-3 days, every tenant's at once).
 func (s *Store) Prune(ctx context.Context, t TenantID, keepFrom Date) (int, error) {
 	dir := s.keys.cpuDir(t)
 	pairs, err := s.kv.List(ctx, dir)
@@ -224,22 +318,42 @@ func (s *Store) EnsureTenant(ctx context.Context, t TenantID, nodes ...string) e
 	if err := t.Validate(); err != nil {
 		return err
 	}
+	var missing []string
+	for _, n := range nodes {
+		if _, ok := s.known.Load(t.String() + "\x00" + n); !ok {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 && len(nodes) > 0 {
+		return nil // this process saw them recorded: no read, no write
+	}
 	key := s.keys.info(t)
-	return s.update(ctx, key, func(old []byte, exists bool) ([]byte, error) {
+	err := s.update(ctx, key, func(old []byte, exists bool) ([]byte, error) {
 		info := TenantInfo{Environment: t.Environment, Function: t.Function}
 		if exists {
 			if err := json.Unmarshal(old, &info); err != nil {
 				return nil, &CorruptError{Key: key, Err: err}
 			}
 		}
+		changed := !exists
 		for _, n := range nodes {
 			if !slices.Contains(info.Nodes, n) {
 				info.Nodes = append(info.Nodes, n)
+				changed = true
 			}
+		}
+		if !changed {
+			return old, nil // Update writes nothing for an unchanged value
 		}
 		slices.Sort(info.Nodes)
 		return json.Marshal(info)
 	})
+	if err == nil {
+		for _, n := range nodes {
+			s.known.Store(t.String()+"\x00"+n, true)
+		}
+	}
+	return err
 }
 
 // Tenants lists every tenant with history.
@@ -309,4 +423,14 @@ func (s *Store) Reimages(ctx context.Context, t TenantID) ([]Reimage, error) {
 		out = append(out, rs...)
 	}
 	return mergeReimages(nil, out), nil
+}
+
+// FlushOffset is where in every interval of length every a node sends its
+// samples: a hash of its name, so a datacenter's nodes spread evenly over
+// the interval (nodes of one tenant do not all write its day at once) and
+// a restarted node keeps its place.
+func FlushOffset(node string, every time.Duration) time.Duration {
+	h := fnv.New64a()
+	h.Write([]byte(node))
+	return time.Duration(float64(h.Sum64()>>11) / (1 << 53) * float64(every))
 }

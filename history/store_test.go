@@ -50,8 +50,8 @@ func TestConcurrentAppendsLoseNoSample(t *testing.T) {
 	if day.Count[0] != writers*perWriter {
 		t.Fatalf("slot counted %d samples, want %d", day.Count[0], writers*perWriter)
 	}
-	if want := 35.0; math.Abs(float64(day.Mean[0])-want) > 0.001 { // mean of 0,10,...,70, without drift
-		t.Fatalf("slot mean %.3f, want %.1f (the average server)", day.Mean[0], want)
+	if want := 35.0; math.Abs(day.Mean(0)-want) > 0.001 { // mean of 0,10,...,70, without drift
+		t.Fatalf("slot mean %.3f, want %.1f (the average server)", day.Mean(0), want)
 	}
 	infos, err := s.Tenants(ctx)
 	if err != nil || len(infos) != 1 || len(infos[0].Nodes) != writers {

@@ -20,7 +20,7 @@ func (c *consulFlags) register(fs *flag.FlagSet) {
 }
 
 func (c *consulFlags) store() (*history.Store, error) {
-	client, err := consulapi.NewClient(&consulapi.Config{Address: c.addr})
+	client, err := consulapi.NewClient(history.ConsulConfig(c.addr, ""))
 	if err != nil {
 		return nil, err
 	}

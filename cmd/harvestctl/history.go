@@ -67,6 +67,9 @@ func historyCommands() map[string]cli.CommandFactory {
 				if fs.NArg() == 0 {
 					return errors.New("name at least one FILE (or - for standard input)")
 				}
+				if _, err := store.InitFormat(ctx); err != nil {
+					return err
+				}
 				for _, path := range fs.Args() {
 					if err := importFile(ctx, store, format, start, path, strict); err != nil {
 						return fmt.Errorf("%s: %w", path, err)
@@ -168,10 +171,13 @@ func importFile(ctx context.Context, store *history.Store, format, start, path s
 		if err != nil {
 			return err
 		}
-		for id, s := range series {
-			if err := store.PutSeries(ctx, id, s, nil); err != nil {
+		for id := range series {
+			if err := store.EnsureTenant(ctx, id); err != nil {
 				return err
 			}
+		}
+		if err := store.PutDays(ctx, series); err != nil { // whole days at once
+			return err
 		}
 		fmt.Printf("imported %d tenants from %s: %s\n", len(series), path, rep)
 	case "reimages":
@@ -196,11 +202,16 @@ func importFile(ctx context.Context, store *history.Store, format, start, path s
 		if err != nil {
 			return err
 		}
+		series := map[history.TenantID]history.Series{}
 		for i, vm := range vms {
-			if err := store.PutSeries(ctx, vm.Tenant, vm.Series, []string{vm.Tenant.Function}); err != nil {
+			if err := store.EnsureTenant(ctx, vm.Tenant, vm.Tenant.Function); err != nil {
 				return err
 			}
+			series[vm.Tenant] = vm.Series
 			progress(i+1, len(vms), "tenants")
+		}
+		if err := store.PutDays(ctx, series); err != nil { // whole days at once
+			return err
 		}
 		fmt.Printf("imported %d Azure VMs as tenants from %s\n", len(vms), path)
 	default:
@@ -226,14 +237,25 @@ func exportHistory(ctx context.Context, store *history.Store, days int, reimages
 		return err
 	}
 	now := time.Now().UTC()
+	from := now.AddDate(0, 0, -days)
+	// every tenant at once: one list per day, as the placer reads
+	cache, err := store.NewCache()
+	if err != nil {
+		return err
+	}
+	if _, err := cache.Refresh(ctx, history.DateOf(from), history.DateOf(now)); err != nil {
+		return err
+	}
+	for _, err := range cache.Corrupt() {
+		return err
+	}
+	for _, err := range cache.BrokenBundles() {
+		return err
+	}
 	series := map[history.TenantID]history.Series{}
 	events := map[history.TenantID][]history.Reimage{}
 	for _, t := range tenants {
-		s, err := store.Series(ctx, t.ID(), now.AddDate(0, 0, -days), now)
-		if err != nil {
-			return err
-		}
-		series[t.ID()] = s
+		series[t.ID()] = cache.Series(t.ID().String(), from, now, nil)
 		if events[t.ID()], err = store.Reimages(ctx, t.ID()); err != nil {
 			return err
 		}
@@ -302,14 +324,23 @@ func writeSynth(dc synth.Datacenter, dir string) error {
 }
 
 func importSynth(ctx context.Context, store *history.Store, dc synth.Datacenter) error {
+	if _, err := store.InitFormat(ctx); err != nil {
+		return err
+	}
+	series := map[history.TenantID]history.Series{}
 	for i, t := range dc.Tenants {
-		if err := store.PutSeries(ctx, t.ID, t.Series, t.Nodes); err != nil {
+		if err := store.EnsureTenant(ctx, t.ID, t.Nodes...); err != nil {
 			return err
 		}
 		if err := store.AddReimages(ctx, t.ID, t.Reimages); err != nil {
 			return err
 		}
+		series[t.ID] = t.Series
 		progress(i+1, len(dc.Tenants), "tenants")
+	}
+	// whole days at once: into the days' bundles under format 3
+	if err := store.PutDays(ctx, series); err != nil {
+		return err
 	}
 	fmt.Printf("imported %d synthetic tenants into Consul KV\n", len(dc.Tenants))
 	return nil

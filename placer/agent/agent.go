@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"time"
 
 	consulapi "github.com/hashicorp/consul/api"
@@ -50,7 +51,7 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	consul, err := consulapi.NewClient(&consulapi.Config{Address: cfg.Consul.Address, Token: cfg.Consul.Token})
+	consul, err := consulapi.NewClient(history.ConsulConfig(cfg.Consul.Address, cfg.Consul.Token))
 	if err != nil {
 		return nil, fmt.Errorf("consul client: %w", err)
 	}
@@ -65,8 +66,19 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	a := &Agent{cfg: cfg, log: log, metrics: NewMetrics(), interval: interval, listener: l}
 	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.Prefix)
 	jobTypes, _ := cfg.thresholds()
+	readConc, _ := cfg.readConcurrency()
+	if limit, _ := cfg.memoryLimit(); limit > 0 {
+		debug.SetMemoryLimit(limit)
+		log.Info("Go memory limit set", "bytes", limit)
+	}
+	if f, err := a.store.InitFormat(context.Background()); err != nil {
+		log.Warn("history format marker unreadable; writers keep their last format", "error", err)
+	} else {
+		log.Info("tenant history format", "day_format", f)
+	}
 	a.refresher = &Refresher{Store: a.store, Nodes: &NomadNodes{Client: nomad}, Config: ccfg,
-		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention, JobTypes: jobTypes}
+		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention, JobTypes: jobTypes,
+		ReadConcurrency: readConc}
 	a.weights = proxy.NewLiveWeights(cfg.weights())
 	if err := a.setupPolicies(cfg, nomad); err != nil {
 		l.Close()

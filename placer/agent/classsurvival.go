@@ -115,14 +115,11 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 			sizes[i] = append(sizes[i], s)
 		}
 	}
-	members := make([][]survival.Series, len(classes))
+	members := make([][]classify.Input, len(classes))
 	for _, in := range inputs {
-		i, ok := classOf[in.Tenant]
-		if !ok {
-			continue
+		if i, ok := classOf[in.Tenant]; ok {
+			members[i] = append(members[i], in)
 		}
-		w := in.Series.TrimLeadingGaps().Last(window) // what classify.Extract read
-		members[i] = append(members[i], survival.Series{Percent: w.Values, Servers: len(in.Nodes)})
 	}
 
 	out := make([]StoredClass, len(classes))
@@ -139,7 +136,7 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				out[i].fillSurvival(members[i], sizes[i], th)
+				out[i].fillSurvival(members[i], window, sizes[i], th)
 			}
 		}()
 	}
@@ -152,14 +149,22 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 }
 
 // fillSurvival replays one class's members on its median server.
-func (c *StoredClass) fillSurvival(members []survival.Series, sizes []survival.Server, th jobtype.Thresholds) {
+func (c *StoredClass) fillSurvival(members []classify.Input, window time.Duration, sizes []survival.Server, th jobtype.Thresholds) {
 	if len(sizes) == 0 {
 		c.SurvivalUnavailable = noDriverSize
 		return
 	}
 	srv := medianServer(sizes)
 	c.SurvivalServer = &SurvivalServer{Cores: srv.Cores, Reserve: srv.Reserve, Nodes: len(sizes)}
-	c.Survival = survival.Curve(members, srv, history.Slot, survival.DefaultLengths(), nil)
+	// each member's window, what classify.Extract read, loaded one at a time
+	var full []float64 // the whole loaded series, reused (Percent is a tail of it)
+	get := func(i int, _ []float64) survival.Series {
+		s := members[i].Window(full)
+		full = s.Values
+		w := s.TrimLeadingGaps().Last(window)
+		return survival.Series{Percent: w.Values, Servers: len(members[i].Nodes)}
+	}
+	c.Survival = survival.CurveOf(len(members), get, srv, history.Slot, survival.DefaultLengths(), nil)
 	c.SurvivalByJobType = map[string]JobTypeSurvival{}
 	for typ, l := range map[string]time.Duration{jobtype.Short: th.Short, jobtype.Medium: th.Long, jobtype.Long: 2 * th.Long} {
 		c.SurvivalByJobType[typ] = JobTypeSurvival{Length: l, Probability: survivalAt(c.Survival, l)}

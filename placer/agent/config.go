@@ -9,6 +9,7 @@ package agent
 
 import (
 	"fmt"
+	"github.com/dustin/go-humanize"
 	"time"
 
 	"github.com/hashicorp/hcl/v2/hclsimple"
@@ -34,12 +35,16 @@ import (
 //	  tenants  = []       # default: every tenant the importer knows
 //	}
 type Config struct {
-	LogLevel string         `hcl:"log_level,optional"`
-	HTTPAddr string         `hcl:"http_addr,optional"`
-	Nomad    NomadConfig    `hcl:"nomad,block"`
-	Consul   ConsulConfig   `hcl:"consul,block"`
-	Classify ClassifyConfig `hcl:"classify,block"`
-	Proxy    ProxyConfig    `hcl:"proxy,block"`
+	LogLevel string `hcl:"log_level,optional"`
+	HTTPAddr string `hcl:"http_addr,optional"`
+	// MemoryLimit is the Go runtime's soft memory limit (e.g. "900MiB"):
+	// the collector works harder near it instead of letting the heap grow
+	// to twice the history kept in memory. Empty: none (or GOMEMLIMIT).
+	MemoryLimit string         `hcl:"memory_limit,optional"`
+	Nomad       NomadConfig    `hcl:"nomad,block"`
+	Consul      ConsulConfig   `hcl:"consul,block"`
+	Classify    ClassifyConfig `hcl:"classify,block"`
+	Proxy       ProxyConfig    `hcl:"proxy,block"`
 	// Policies of issue 8 (policyconfig.go); each off unless enabled.
 	Packing    PackingConfig    `hcl:"packing,block"`
 	Partition  PartitionConfig  `hcl:"partition,block"`
@@ -88,12 +93,13 @@ type ProxyConfig struct {
 
 // fileConfig is the file's shape: every block optional.
 type fileConfig struct {
-	LogLevel string          `hcl:"log_level,optional"`
-	HTTPAddr string          `hcl:"http_addr,optional"`
-	Nomad    *NomadConfig    `hcl:"nomad,block"`
-	Consul   *ConsulConfig   `hcl:"consul,block"`
-	Classify *ClassifyConfig `hcl:"classify,block"`
-	Proxy    *ProxyConfig    `hcl:"proxy,block"`
+	LogLevel    string          `hcl:"log_level,optional"`
+	HTTPAddr    string          `hcl:"http_addr,optional"`
+	MemoryLimit string          `hcl:"memory_limit,optional"`
+	Nomad       *NomadConfig    `hcl:"nomad,block"`
+	Consul      *ConsulConfig   `hcl:"consul,block"`
+	Classify    *ClassifyConfig `hcl:"classify,block"`
+	Proxy       *ProxyConfig    `hcl:"proxy,block"`
 
 	Packing    *PackingConfig    `hcl:"packing,block"`
 	Partition  *PartitionConfig  `hcl:"partition,block"`
@@ -131,6 +137,9 @@ type ClassifyConfig struct {
 	// Retention is how much tenant history the placer keeps (default 42
 	// days: the classification window plus a margin; at least 35 days).
 	Retention string `hcl:"retention,optional"`
+	// ReadConcurrency is how many days of history a refresh reads from
+	// Consul at once (default 4, 1-64): a cold start reads every day once.
+	ReadConcurrency *int `hcl:"read_concurrency,optional"`
 }
 
 // DefaultConfig is what the placer runs with when nothing is said.
@@ -190,6 +199,7 @@ func merge(dst *Config, src Config) {
 		}
 	}
 	set(&dst.LogLevel, src.LogLevel)
+	set(&dst.MemoryLimit, src.MemoryLimit)
 	set(&dst.HTTPAddr, src.HTTPAddr)
 	set(&dst.Nomad.Address, src.Nomad.Address)
 	set(&dst.Nomad.Token, src.Nomad.Token)
@@ -228,6 +238,9 @@ func merge(dst *Config, src Config) {
 	if src.Classify.Seed != nil {
 		c.Seed = src.Classify.Seed
 	}
+	if src.Classify.ReadConcurrency != nil {
+		c.ReadConcurrency = src.Classify.ReadConcurrency
+	}
 }
 
 func (c Config) validate() error {
@@ -235,6 +248,12 @@ func (c Config) validate() error {
 		return err
 	}
 	if _, err := c.retention(); err != nil {
+		return err
+	}
+	if _, err := c.readConcurrency(); err != nil {
+		return err
+	}
+	if _, err := c.memoryLimit(); err != nil {
 		return err
 	}
 	if _, err := c.thresholds(); err != nil {
@@ -275,6 +294,29 @@ func (c Config) retention() (time.Duration, error) {
 		return 0, fmt.Errorf("classify.retention %q: want a duration of at least 35 days (840h)", c.Classify.Retention)
 	}
 	return d, nil
+}
+
+// memoryLimit is memory_limit in bytes (0: none).
+func (c Config) memoryLimit() (int64, error) {
+	if c.MemoryLimit == "" {
+		return 0, nil
+	}
+	n, err := humanize.ParseBytes(c.MemoryLimit)
+	if err != nil || n < 64<<20 || n > 1<<50 {
+		return 0, fmt.Errorf("memory_limit %q: want a size of at least 64MiB such as \"900MiB\"", c.MemoryLimit)
+	}
+	return int64(n), nil
+}
+
+// readConcurrency is classify.read_concurrency (default 4).
+func (c Config) readConcurrency() (int, error) {
+	if c.Classify.ReadConcurrency == nil {
+		return 4, nil
+	}
+	if n := *c.Classify.ReadConcurrency; n >= 1 && n <= 64 {
+		return n, nil
+	}
+	return 0, fmt.Errorf("classify.read_concurrency %d: want 1-64", *c.Classify.ReadConcurrency)
 }
 
 func (c Config) thresholds() (jobtype.Thresholds, error) {

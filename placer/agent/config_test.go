@@ -61,3 +61,21 @@ func TestLoadConfigRejectsBadValuesClearly(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryLimitAndReadConcurrencyAreChecked(t *testing.T) {
+	c := DefaultConfig()
+	c.MemoryLimit = "900MiB"
+	if n, err := c.memoryLimit(); err != nil || n != 900<<20 {
+		t.Fatalf("900MiB read as %d, %v", n, err)
+	}
+	c.MemoryLimit = "12 potatoes"
+	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "memory_limit") {
+		t.Fatalf("a bad memory_limit passed validation: %v", err)
+	}
+	c.MemoryLimit = ""
+	bad := 0
+	c.Classify.ReadConcurrency = &bad
+	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "read_concurrency") {
+		t.Fatalf("read_concurrency 0 passed validation: %v", err)
+	}
+}

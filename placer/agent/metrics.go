@@ -3,6 +3,8 @@ package agent
 import (
 	"time"
 
+	"github.com/harvest-platform/harvest/history"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -18,6 +20,12 @@ type Metrics struct {
 	// history_import (historyimport.go)
 	historyImportFailures prometheus.Counter
 	historyImportLast     prometheus.Gauge
+	// reading tenant history (readHistory)
+	stageDuration *prometheus.HistogramVec
+	readDuration  *prometheus.HistogramVec
+	daysRead      prometheus.Counter
+	valuesRead    prometheus.Counter
+	bytesRead     prometheus.Counter
 }
 
 // NewMetrics registers the placer's metrics in a registry of their own,
@@ -52,7 +60,25 @@ func NewMetrics() *Metrics {
 			Name: "harvest_placer_history_import_last_success_timestamp_seconds",
 			Help: "End of the range the last successful history_import pull wrote.",
 		}),
+		stageDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "harvest_placer_refresh_stage_seconds", Help: "Time each stage of a refresh takes (read, classify, survival).",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+		}, []string{"stage"}),
+		readDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "harvest_placer_history_read_seconds", Help: "Time reading tenant history from Consul takes, cold (nothing cached) or incremental.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+		}, []string{"kind"}),
+		daysRead: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "harvest_placer_history_days_read_total", Help: "Days of history re-read because something in them changed.",
+		}),
+		valuesRead: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "harvest_placer_history_values_read_total", Help: "KV values (tenant days and bundles) read from Consul.",
+		}),
+		bytesRead: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "harvest_placer_history_bytes_read_total", Help: "Bytes of KV values read from Consul.",
+		}),
 	}
+	m.Registry.MustRegister(m.stageDuration, m.readDuration, m.daysRead, m.valuesRead, m.bytesRead)
 	m.Registry.MustRegister(m.refreshes, m.refreshDuration, m.classes, m.unclassified, m.labelUpdates, m.lastRefresh,
 		m.historyImportFailures, m.historyImportLast,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
@@ -82,4 +108,24 @@ func (m *Metrics) observeTable(t *StoredTable, updates int) {
 	m.unclassified.Set(float64(len(t.Unclassified)))
 	m.labelUpdates.Add(float64(updates))
 	m.lastRefresh.Set(float64(t.Generated.Unix()))
+}
+
+func (m *Metrics) observeStage(stage string, d time.Duration) {
+	if m != nil {
+		m.stageDuration.WithLabelValues(stage).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) observeRead(st history.CacheStats) {
+	if m == nil {
+		return
+	}
+	kind := "incremental"
+	if st.Cold {
+		kind = "cold"
+	}
+	m.readDuration.WithLabelValues(kind).Observe(st.Took.Seconds())
+	m.daysRead.Add(float64(st.DaysRead))
+	m.valuesRead.Add(float64(st.Keys))
+	m.bytesRead.Add(float64(st.Bytes))
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -65,8 +64,11 @@ type Refresher struct {
 	// JobTypes are the proxy's job typing thresholds, where each job type's
 	// survival figure is read (zero: jobtype.Default()).
 	JobTypes jobtype.Thresholds
+	// ReadConcurrency bounds the days of history read at once (default 4).
+	ReadConcurrency int
 
-	mu sync.Mutex // one refresh at a time
+	mu    sync.Mutex // one refresh at a time
+	cache *history.Cache
 }
 
 // Refresh classifies every tenant with history, stores the class table and
@@ -102,35 +104,14 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 			return nil, fmt.Errorf("classifier thresholds: %w", err)
 		}
 	}
-	tenants, err := r.Store.Tenants(ctx)
+	inputs, broken, err := r.readHistory(ctx, now, cfg.Window)
 	if err != nil {
 		return nil, err
 	}
-	var inputs []classify.Input
-	var broken []classify.TenantResult
-	for _, t := range tenants {
-		s, err := r.Store.Series(ctx, t.ID(), now.Add(-cfg.Window), now)
-		var corrupt *history.CorruptError
-		if errors.As(err, &corrupt) {
-			// one tenant's bad value must not stop the others' labels
-			broken = append(broken, classify.TenantResult{Tenant: t.ID().String(), Reason: err.Error()})
-			r.Log.Warn("tenant history unreadable", "tenant", t.ID(), "error", err)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		inputs = append(inputs, classify.Input{Tenant: t.ID().String(), Nodes: t.Nodes, Series: s.Until(now)})
-		if r.Retention > 0 {
-			if n, err := r.Store.Prune(ctx, t.ID(), history.DateOf(now.Add(-r.Retention))); err != nil {
-				r.Log.Warn("pruning history failed", "tenant", t.ID(), "error", err)
-			} else if n > 0 {
-				r.Log.Debug("pruned history", "tenant", t.ID(), "days", n)
-			}
-		}
-	}
+	classifyStart := time.Now()
 	table := classify.Classify(inputs, cfg)
 	table.Tenants = append(table.Tenants, broken...)
+	r.Metrics.observeStage("classify", time.Since(classifyStart))
 
 	nodes, err := r.Nodes.Nodes(ctx)
 	if err != nil {
@@ -154,6 +135,7 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 	}
 	survivalStart := time.Now()
 	stored.Classes = classSurvival(table.Classes, inputs, cfg.Window, nodes, th)
+	r.Metrics.observeStage("survival", time.Since(survivalStart))
 	r.Log.Debug("survival replayed", "tenants", len(inputs), "took", time.Since(survivalStart).Round(time.Millisecond))
 	for i := range stored.Classes {
 		stored.Classes[i].Nodes = nil
@@ -168,4 +150,69 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 	}
 	r.Metrics.observeTable(stored, len(updates))
 	return stored, nil
+}
+
+// readHistory seals the days no driver writes any more, prunes what is
+// past retention, brings the in-memory history up to date (reading only
+// the days that changed) and returns one input per tenant, each loading
+// its window from memory when the classifier gets to it. A tenant whose own
+// value is corrupt is returned apart, unclassified with the error.
+func (r *Refresher) readHistory(ctx context.Context, now time.Time, window time.Duration) ([]classify.Input, []classify.TenantResult, error) {
+	start := time.Now()
+	if r.cache == nil {
+		c, err := r.Store.NewCache()
+		if err != nil {
+			return nil, nil, err
+		}
+		c.Concurrency = r.ReadConcurrency
+		r.cache = c
+	}
+	today := history.DateOf(now)
+	from := history.DateOf(now.Add(-window))
+	if st, err := r.Store.Seal(ctx, from, today-history.SealAfter); err != nil {
+		r.Log.Warn("sealing history failed; will retry at the next refresh", "error", err)
+	} else if st.Days > 0 {
+		r.Log.Info("sealed history days into bundles", "days", st.Days, "tenant_days", st.Tenants, "keys_deleted", st.Deleted)
+	}
+	if r.Retention > 0 {
+		keep := history.DateOf(now.Add(-r.Retention))
+		if n, err := r.Store.PruneDays(ctx, keep); err != nil {
+			r.Log.Warn("pruning history failed", "error", err)
+		} else if n > 0 {
+			r.Log.Debug("pruned history", "days", n)
+		}
+		if n, err := r.Store.PruneLegacy(ctx, keep); err != nil {
+			r.Log.Warn("pruning format-2 history failed", "error", err)
+		} else if n > 0 {
+			r.Log.Debug("pruned format-2 history", "values", n)
+		}
+	}
+	st, err := r.cache.Refresh(ctx, from, today)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Metrics.observeRead(st)
+	r.Log.Info("read tenant history", "cold", st.Cold, "days_checked", st.DaysChecked, "days_read", st.DaysRead,
+		"values", st.Keys, "bytes", st.Bytes, "took", st.Took.Round(time.Millisecond),
+		"infos_took", st.InfosTook.Round(time.Millisecond))
+	corrupt := r.cache.Corrupt()
+	for _, err := range r.cache.BrokenBundles() {
+		r.Log.Warn("tenant history unreadable", "error", err)
+	}
+	var inputs []classify.Input
+	var broken []classify.TenantResult
+	for _, t := range r.cache.Tenants() {
+		name := t.ID().String()
+		if err := corrupt[name]; err != nil {
+			// one tenant's bad value must not stop the others' labels
+			broken = append(broken, classify.TenantResult{Tenant: name, Reason: err.Error()})
+			r.Log.Warn("tenant history unreadable", "tenant", name, "error", err)
+			continue
+		}
+		inputs = append(inputs, classify.Input{Tenant: name, Nodes: t.Nodes, Load: func(buf []float64) history.Series {
+			return r.cache.Series(name, now.Add(-window), now, buf).Until(now)
+		}})
+	}
+	r.Metrics.observeStage("read", time.Since(start))
+	return inputs, broken, nil
 }

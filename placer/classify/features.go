@@ -64,18 +64,39 @@ func Extract(s history.Series, cfg Config) (Features, error) {
 		return Features{}, fmt.Errorf("%w: %.0f%% of the last %s has samples, need %.0f%%",
 			ErrTooLittleHistory, 100*observed, span, 100*cfg.MinObserved)
 	}
-	x := fillGaps(w.Values)
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	sc.x = fillGapsInto(sc.x[:0], w.Values)
+	x := sc.x
 	f := Features{Observed: observed}
 	f.Mean, f.SD = meanSD(x)
 	f.Peak = percentile(x, cfg.PeakPercentile)
 	recent := max(1, int(cfg.CurrentWindow/history.Slot))
 	f.Current, _ = meanSD(x[len(x)-min(recent, len(x)):])
-	spectrum(x, f.Mean, cfg, &f)
+	spectrum(x, f.Mean, cfg, &f, sc)
 	return f, nil
 }
 
+// scratch holds one feature extraction's working arrays (~600 KB for 30
+// days), reused across tenants: a datacenter's refresh would otherwise
+// allocate gigabytes that the collector then has to find.
+type scratch struct {
+	x, centred, power []float64
+	coeff             []complex128
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// grow returns b resized to n (its contents are not kept).
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
 // spectrum fills Strength, Period and the daily component from the FFT.
-func spectrum(x []float64, mean float64, cfg Config, f *Features) {
+func spectrum(x []float64, mean float64, cfg Config, f *Features, sc *scratch) {
 	// An FFT of a length with a large prime factor costs O(n*p), and a
 	// window of whole days puts the daily cycle on an exact bin: keep the
 	// most recent d whole days, d the largest 5-smooth count that fits
@@ -84,12 +105,16 @@ func spectrum(x []float64, mean float64, cfg Config, f *Features) {
 		x = x[len(x)-smoothLength(days)*history.SlotsPerDay:]
 	}
 	n := len(x)
-	centred := make([]float64, n)
+	sc.centred = grow(sc.centred, n)
+	centred := sc.centred
 	for i, v := range x {
 		centred[i] = v - mean
 	}
-	coeff := fftCoefficients(centred)
-	power := make([]float64, len(coeff))
+	sc.coeff = fftCoefficients(grow(sc.coeff, n/2+1), centred)
+	coeff := sc.coeff
+	sc.power = grow(sc.power, len(coeff))
+	power := sc.power
+	power[0] = 0
 	total := 0.0
 	for k := 1; k < len(coeff); k++ {
 		power[k] = real(coeff[k])*real(coeff[k]) + imag(coeff[k])*imag(coeff[k])
@@ -182,8 +207,11 @@ const lineNeighbourhood = 20
 
 // fillGaps replaces NaN by linear interpolation between the nearest samples
 // (the nearest one at either end).
-func fillGaps(v []float64) []float64 {
-	out := slices.Clone(v)
+func fillGaps(v []float64) []float64 { return fillGapsInto(nil, v) }
+
+// fillGapsInto is fillGaps writing into dst (grown as needed).
+func fillGapsInto(dst, v []float64) []float64 {
+	out := append(dst[:0], v...)
 	last := -1
 	for i, x := range out {
 		if math.IsNaN(x) {
@@ -242,7 +270,7 @@ func percentile(x []float64, p float64) float64 {
 // cost as much as a transform, and every tenant has the same length.
 var ffts sync.Map // int -> *sync.Pool of *fourier.FFT
 
-func fftCoefficients(x []float64) []complex128 {
+func fftCoefficients(dst []complex128, x []float64) []complex128 {
 	pool, _ := ffts.LoadOrStore(len(x), &sync.Pool{})
 	p := pool.(*sync.Pool)
 	plan, _ := p.Get().(*fourier.FFT)
@@ -250,5 +278,5 @@ func fftCoefficients(x []float64) []complex128 {
 		plan = fourier.NewFFT(len(x))
 	}
 	defer p.Put(plan)
-	return plan.Coefficients(nil, x)
+	return plan.Coefficients(dst, x)
 }

@@ -78,6 +78,12 @@ func (p *Probability) UnmarshalJSON(b []byte) error {
 // seeded: the same input gives the same curve. A length no replayed task
 // decided has probability NaN and Tasks 0.
 func Curve(series []Series, s Server, slot time.Duration, lengths []time.Duration, mix []float64) []Point {
+	return CurveOf(len(series), func(i int, _ []float64) Series { return series[i] }, s, slot, lengths, mix)
+}
+
+// CurveOf is Curve over n series that get loads one at a time (into buf
+// when it fits), so that they need not all be in memory at once.
+func CurveOf(n int, get func(i int, buf []float64) Series, s Server, slot time.Duration, lengths []time.Duration, mix []float64) []Point {
 	if len(mix) == 0 {
 		for _, l := range lengths {
 			mix = append(mix, l.Seconds())
@@ -86,7 +92,10 @@ func Curve(series []Series, s Server, slot time.Duration, lengths []time.Duratio
 	b := NewBuckets(lengths)
 	ended, killed := make([]float64, len(lengths)), make([]float64, len(lengths))
 	tasks := make([]int, len(lengths))
-	for i, ser := range series {
+	var buf []float64
+	for i := 0; i < n; i++ {
+		ser := get(i, buf)
+		buf = ser.Percent[:0]
 		e, x := replay(ser.Percent, s, slot.Seconds(), mix, b, uint64(i))
 		w := float64(max(1, ser.Servers))
 		for k := range lengths {
@@ -131,52 +140,78 @@ func (b Buckets) Of(l float64) int {
 func Bucket(lengths []time.Duration, l time.Duration) int { return NewBuckets(lengths).Of(l.Seconds()) }
 
 type task struct {
-	start, length float64
+	end, length float64 // end = start + length
 }
 
 // replay runs one full server over a series and counts, per bucket, the
 // tasks that ended and those that were killed. Tasks still running when
-// the history ends decide nothing.
+// the history ends decide nothing. It keeps the soonest end of the running
+// tasks, so a slot in which nothing ends costs no scan (a datacenter's
+// refresh replays 10,000 tenants x 21,600 slots).
 func replay(percent []float64, s Server, slot float64, mix []float64, b Buckets, seed uint64) (ended, killed []int) {
 	ended, killed = make([]int, len(b)), make([]int, len(b))
 	if s.Cores <= 0 {
 		return ended, killed
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	draw := func() float64 { return math.Max(1, mix[rng.IntN(len(mix))]) }
+	lengths := make([]float64, len(mix))
+	for i, l := range mix {
+		lengths[i] = math.Max(1, l)
+	}
+	draw := func() float64 { return lengths[rng.IntN(len(lengths))] }
 	var running []task // oldest first
+	soonest := math.Inf(1)
+	rescan := func() {
+		soonest = math.Inf(1)
+		for _, r := range running {
+			if r.end < soonest {
+				soonest = r.end
+			}
+		}
+	}
 	last := 0.0
 	for t, u := range percent {
-		if math.IsNaN(u) {
+		if u != u { // NaN: no sample, the previous one holds
 			u = last
 		}
 		last = u
 		now := float64(t) * slot
-		primary := math.Max(0, math.Ceil(u/100*s.Cores-1e-9))
-		room := int(math.Max(0, math.Floor(s.Cores-primary-s.Reserve+1e-9)))
-		for len(running) > room { // the youngest go first
-			killed[b.Of(running[len(running)-1].length)]++
-			running = running[:len(running)-1]
+		primary := math.Ceil(u/100*s.Cores - 1e-9)
+		if primary < 0 {
+			primary = 0
+		}
+		free := math.Floor(s.Cores - primary - s.Reserve + 1e-9)
+		if free < 0 {
+			free = 0
+		}
+		room := int(free)
+		if len(running) > room {
+			for len(running) > room { // the youngest go first
+				killed[b.Of(running[len(running)-1].length)]++
+				running = running[:len(running)-1]
+			}
+			rescan()
 		}
 		for len(running) < room {
-			running = append(running, task{now, draw()})
+			l := draw()
+			running = append(running, task{now + l, l})
+			soonest = math.Min(soonest, now+l)
 		}
 		// until the next slot, tasks end and are replaced at once, by younger ones
 		next := now + slot
-		for {
+		for soonest <= next {
 			k := -1
 			for i, r := range running {
-				if r.start+r.length <= next && (k < 0 || r.start+r.length < running[k].start+running[k].length) {
+				if r.end <= next && (k < 0 || r.end < running[k].end) {
 					k = i
 				}
 			}
-			if k < 0 {
-				break
-			}
-			end := running[k].start + running[k].length
+			end := running[k].end
 			ended[b.Of(running[k].length)]++
 			running = append(running[:k], running[k+1:]...)
-			running = append(running, task{end, draw()})
+			l := draw()
+			running = append(running, task{end + l, l})
+			rescan()
 		}
 	}
 	return ended, killed
