@@ -103,7 +103,7 @@ sim-report: build ## regenerate the simulator's plots, CSVs and a markdown summa
 
 .PHONY: lint
 lint: check-plugins ## gofmt, go vet (with and without the acceptance tag), check-plugins, no tracked build cache
-	@if git ls-files --error-unmatch .cache .run bin >/dev/null 2>&1; then \
+	@if [ -n "$$(git ls-files .cache .run bin)" ]; then \
 		echo "lint: .cache, .run or bin is tracked by git (a worktree's symlink?): git rm --cached it"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
