@@ -33,12 +33,18 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
+// placerToken is the token every placer the tests start accepts for
+// changes (acl.tokens); harvestctl and the Terraform provider send it from
+// HARVEST_PLACER_TOKEN, which run sets.
+const placerToken = "acceptance-placer-token-4b1d"
+
 func run(m *testing.M) int {
 	root, err := repoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	os.Setenv("HARVEST_PLACER_TOKEN", placerToken)
 	stack = envOr("HARVEST_STACK_BIN", filepath.Join(root, ".cache", "stack", "bin"))
 	bin = envOr("HARVEST_BIN", filepath.Join(root, "bin"))
 	runDir, err := os.MkdirTemp("", "harvest-acc-")

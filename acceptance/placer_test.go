@@ -65,8 +65,11 @@ proxy {
   address = "127.0.0.1:%d"
   %s
 }
+acl {
+  tokens = [%q]
+}
 %s
-`, addr, cluster.NomadAddr(), cluster.ConsulAddr(), prefix, cluster.SparePort(1), proxyExtra, extra)), 0o644); err != nil {
+`, addr, cluster.NomadAddr(), cluster.ConsulAddr(), prefix, cluster.SparePort(1), proxyExtra, placerToken, extra)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	logPath, stop := startDaemonStoppable(t, "harvest-placer", "agent", "-config", config)

@@ -6,6 +6,12 @@
 # Its HTTP API (/v1/health, /v1/classes, /v1/metrics, ...) and the proxy
 # listen on static ports so that users, Terraform and other services can
 # find them; both are registered in Consul and health-checked.
+#
+# Every change through its API needs a token: a Nomad ACL token with the
+# Harvest capability, or the placer's own token, kept in a Nomad variable
+# (never in this file):
+#
+#   nomad var put nomad/jobs/harvest-placer api_token=$(uuidgen)
 
 variable "datacenters" {
   type        = list(string)
@@ -116,11 +122,11 @@ job "harvest-placer" {
 
       config {
         command = "${var.harvest_bin_dir}/harvest-placer"
-        args    = ["agent", "-config", "${NOMAD_TASK_DIR}/placer.hcl"]
+        args    = ["agent", "-config", "${NOMAD_SECRETS_DIR}/placer.hcl"]
       }
 
       template {
-        destination = "local/placer.hcl"
+        destination = "secrets/placer.hcl"
         change_mode = "restart"
         data        = <<-EOT
         http_addr = "{{ env "NOMAD_ADDR_http" }}"
@@ -136,6 +142,11 @@ job "harvest-placer" {
         }
         proxy {
           address = "{{ env "NOMAD_ADDR_proxy" }}"
+        }
+        acl {
+          {{ with nomadVar "nomad/jobs/harvest-placer" }}
+          tokens = [{{ .api_token | toJSON }}]
+          {{ end }}
         }
         ${var.extra_config}
         EOT

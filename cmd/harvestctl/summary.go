@@ -13,6 +13,9 @@ import (
 func envExports(s *localcluster.State) string {
 	out := fmt.Sprintf("export NOMAD_ADDR=%s\nexport CONSUL_HTTP_ADDR=%s\nexport HARVEST_PLACER_ADDR=http://127.0.0.1:%d\nexport HARVEST_PROXY_ADDR=http://127.0.0.1:%d\nexport HARVEST_BLOB_ADDR=127.0.0.1:%d\nexport HARVEST_BLOB_ADMIN_ADDR=http://127.0.0.1:%d\nexport PATH=%s:$PATH\n",
 		s.NomadAddr(), s.ConsulAddr(), s.SparePort(0), s.SparePort(1), s.SparePort(2), s.SparePort(3), s.StackBin)
+	if s.PlacerToken != "" {
+		out += fmt.Sprintf("export HARVEST_PLACER_TOKEN=%s\n", s.PlacerToken)
+	}
 	for i, m := range s.MinIO {
 		out += fmt.Sprintf("export MC_HOST_%s=http://%s:%s@%s\n", mcAlias(i), m.AccessKey, m.SecretKey, m.HTTPAddr)
 	}

@@ -64,6 +64,9 @@ type State struct {
 	// Exporter serves the host's and the primary cgroups' metrics to the
 	// drivers' external usage source (PID 0: not started).
 	Exporter Agent `json:"exporter"`
+	// PlacerToken is a token for the acl block of the placer the demo starts
+	// on the cluster (env.sh exports it as HARVEST_PLACER_TOKEN).
+	PlacerToken string `json:"placer_token"`
 }
 
 // NomadAddr is the Nomad HTTP API address (NOMAD_ADDR).

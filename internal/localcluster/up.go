@@ -39,7 +39,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	log.Info("claimed ports", "from", block.Base, "to", block.Base+blockSize-1)
 	s := &State{
 		RunDir: o.RunDir, PortBase: block.Base, ClaimFile: claimFile, Owner: owner,
-		StackBin: o.StackBin, PluginDir: filepath.Join(o.RunDir, "plugins"),
+		StackBin: o.StackBin, PluginDir: filepath.Join(o.RunDir, "plugins"), PlacerToken: randomHex(16),
 	}
 	if err := os.MkdirAll(filepath.Join(o.RunDir, "logs"), 0o755); err != nil {
 		os.Remove(claimFile)

@@ -18,6 +18,8 @@ type Metrics struct {
 	// history_import (historyimport.go)
 	historyImportFailures prometheus.Counter
 	historyImportLast     prometheus.Gauge
+	// AuthRefusals counts API requests refused for their token (auth.go).
+	AuthRefusals *prometheus.CounterVec
 }
 
 // NewMetrics registers the placer's metrics in a registry of their own,
@@ -52,8 +54,12 @@ func NewMetrics() *Metrics {
 			Name: "harvest_placer_history_import_last_success_timestamp_seconds",
 			Help: "End of the range the last successful history_import pull wrote.",
 		}),
+		AuthRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "harvest_placer_api_refusals_total",
+			Help: "API requests refused for their token, by status (401 no or unknown token, 403 not allowed, 503 not checkable).",
+		}, []string{"status"}),
 	}
-	m.Registry.MustRegister(m.refreshes, m.refreshDuration, m.classes, m.unclassified, m.labelUpdates, m.lastRefresh,
+	m.Registry.MustRegister(m.AuthRefusals, m.refreshes, m.refreshDuration, m.classes, m.unclassified, m.labelUpdates, m.lastRefresh,
 		m.historyImportFailures, m.historyImportLast,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m

@@ -66,7 +66,7 @@ func newTestProxy(t testing.TB) (*httptest.Server, *upstream) {
 		History:    fakeHistory{"default/etl": 20 * time.Minute},
 		Thresholds: jobtype.Default(), Weights: selectclass.DefaultWeights(), Rng: rand.New(rand.NewPCG(1, 1)),
 	}
-	srv := httptest.NewServer(New(u, rw, hclog.NewNullLogger(), nil))
+	srv := httptest.NewServer(New(u, nil, rw, hclog.NewNullLogger(), nil))
 	t.Cleanup(srv.Close)
 	return srv, up
 }

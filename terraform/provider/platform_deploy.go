@@ -27,6 +27,7 @@ type (
 const (
 	storageVarPath = "nomad/jobs/harvest-storage"
 	blobVarPath    = "nomad/jobs/harvest-blob"
+	placerVarPath  = "nomad/jobs/harvest-placer"
 )
 
 // deployer brings the platform jobs up and down through Nomad's API and
@@ -63,6 +64,7 @@ func (d *deployer) deploy(ctx context.Context, m *platformModel, timeout time.Du
 		storageVarPath: {"access_key": m.StorageAccessKey.ValueString(), "secret_key": m.StorageSecretKey.ValueString()},
 		blobVarPath: {"access_key": m.BlobAccessKey.ValueString(), "secret_key": m.BlobSecretKey.ValueString(),
 			"storage_access_key": m.StorageAccessKey.ValueString(), "storage_secret_key": m.StorageSecretKey.ValueString()},
+		placerVarPath: {"api_token": m.PlacerToken.ValueString()},
 	}
 	for path, items := range vars {
 		if _, _, err := d.nomad.Variables().Create(&nomadapi.Variable{Path: path, Items: items}, (&nomadapi.WriteOptions{}).WithContext(ctx)); err != nil {
@@ -120,6 +122,7 @@ func (d *deployer) read(m *platformModel) (bool, error) {
 	for path, fields := range map[string]map[string]*types.String{
 		storageVarPath: {"access_key": &m.StorageAccessKey, "secret_key": &m.StorageSecretKey},
 		blobVarPath:    {"access_key": &m.BlobAccessKey, "secret_key": &m.BlobSecretKey},
+		placerVarPath:  {"api_token": &m.PlacerToken},
 	} {
 		v, _, err := d.nomad.Variables().Read(path, nil)
 		if errors.Is(err, nomadapi.ErrVariablePathNotFound) || isNotFound(err) {
@@ -161,7 +164,7 @@ func (d *deployer) teardown(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("%s: purging: %w", name, err)
 		}
 	}
-	for _, path := range []string{blobVarPath, storageVarPath} {
+	for _, path := range []string{placerVarPath, blobVarPath, storageVarPath} {
 		if _, err := d.nomad.Variables().Delete(path, nil); err != nil && !isNotFound(err) {
 			return fmt.Errorf("deleting Nomad variable %s: %w", path, err)
 		}

@@ -56,6 +56,7 @@ type platformModel struct {
 	BlobSecretKey     types.String `tfsdk:"blob_secret_key"`
 	StorageAccessKey  types.String `tfsdk:"storage_access_key"`
 	StorageSecretKey  types.String `tfsdk:"storage_secret_key"`
+	PlacerToken       types.String `tfsdk:"placer_token"`
 	HealthTimeout     types.String `tfsdk:"health_timeout"`
 }
 
@@ -84,8 +85,8 @@ func (r *platformResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 	resp.Schema = schema.Schema{
 		Description: "Harvest on a Nomad cluster: registers the `jobs/` HCL — `harvest-storage` (a MinIO server on " +
 			"every harvested client), `harvest-blob` (the S3 front) and `harvest-placer` (classifier and admission " +
-			"proxy) — with these variables, keeps the credentials in the Nomad variables `nomad/jobs/harvest-storage` " +
-			"and `nomad/jobs/harvest-blob`, and waits until every instance is running and passing its Consul checks. " +
+			"proxy) — with these variables, keeps the credentials in the Nomad variables `nomad/jobs/harvest-storage`, " +
+			"`nomad/jobs/harvest-blob` and `nomad/jobs/harvest-placer`, and waits until every instance is running and passing its Consul checks. " +
 			"Destroying it stops and purges the jobs and deletes the variables; the stored data (the storage nodes' " +
 			"folders and Harvest's Consul KV state) is kept.",
 		Attributes: map[string]schema.Attribute{
@@ -113,7 +114,9 @@ func (r *platformResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"blob_secret_key":     secret("S3 secret key clients use with the blob front."),
 			"storage_access_key":  secret("Access key of the storage nodes' MinIO servers (only the front uses it)."),
 			"storage_secret_key":  secret("Secret key of the storage nodes' MinIO servers (at least 8 characters)."),
-			"health_timeout":      str("How long to wait for every instance to be healthy.", "5m"),
+			"placer_token": secret("Token the placer's API accepts for changes (its `acl.tokens`; at least 16 characters), kept in " +
+				"the Nomad variable `nomad/jobs/harvest-placer`. Give the provider the same `placer_token` to manage tenants and the policy."),
+			"health_timeout": str("How long to wait for every instance to be healthy.", "5m"),
 		},
 	}
 }

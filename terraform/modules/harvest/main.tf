@@ -22,6 +22,7 @@ resource "harvest_platform" "this" {
   blob_secret_key     = var.blob_credentials.secret_key
   storage_access_key  = var.storage_credentials.access_key
   storage_secret_key  = var.storage_credentials.secret_key
+  placer_token        = var.placer_token
   health_timeout      = var.health_timeout
 }
 

@@ -87,6 +87,12 @@ variable "blob_credentials" {
   description = "S3 credentials clients use with the blob front."
 }
 
+variable "placer_token" {
+  type        = string
+  sensitive   = true
+  description = "Token the placer's API accepts for changes (at least 16 characters); the harvest provider's placer_token must be the same."
+}
+
 variable "storage_credentials" {
   type = object({
     access_key = string
