@@ -38,6 +38,10 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 // HARVEST_PLACER_TOKEN, which run sets.
 const placerToken = "acceptance-placer-token-4b1d"
 
+// blobAdminToken is the admin token of every harvest-blob the tests start
+// (admin_tokens; harvestctl sends HARVEST_BLOB_ADMIN_TOKEN).
+const blobAdminToken = "acceptance-blob-admin-7c2e"
+
 func run(m *testing.M) int {
 	root, err := repoRoot()
 	if err != nil {
@@ -45,6 +49,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	os.Setenv("HARVEST_PLACER_TOKEN", placerToken)
+	os.Setenv("HARVEST_BLOB_ADMIN_TOKEN", blobAdminToken)
 	stack = envOr("HARVEST_STACK_BIN", filepath.Join(root, ".cache", "stack", "bin"))
 	bin = envOr("HARVEST_BIN", filepath.Join(root, "bin"))
 	runDir, err := os.MkdirTemp("", "harvest-acc-")

@@ -9,9 +9,11 @@
 # Nomad variable nomad/jobs/harvest-blob, never from this file:
 #
 #   nomad var put nomad/jobs/harvest-blob access_key=... secret_key=... \
-#     storage_access_key=... storage_secret_key=...
+#     storage_access_key=... storage_secret_key=... admin_token=...
 #
-# (the storage_* pair is the one harvest-storage's MinIO servers run with).
+# (the storage_* pair is the one harvest-storage's MinIO servers run with;
+# admin_token, when not empty, is what POST /v1/scrub, /v1/gc and
+# /v1/safe-mode/confirm of the admin API want).
 
 variable "datacenters" {
   type        = list(string)
@@ -144,6 +146,7 @@ job "harvest-blob" {
         {{ with nomadVar "nomad/jobs/harvest-blob" }}
         access_key = {{ .access_key | toJSON }}
         secret_key = {{ .secret_key | toJSON }}
+        {{ with .admin_token }}{{ if ne (print .) "" }}admin_tokens = [{{ print . | toJSON }}]{{ end }}{{ end }}
         {{ $storage := . }}
         {{ range service "harvest-storage|any" }}
         node {{ .ServiceMeta.node | toJSON }} {

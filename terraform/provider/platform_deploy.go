@@ -66,6 +66,9 @@ func (d *deployer) deploy(ctx context.Context, m *platformModel, timeout time.Du
 			"storage_access_key": m.StorageAccessKey.ValueString(), "storage_secret_key": m.StorageSecretKey.ValueString()},
 		placerVarPath: {"api_token": m.PlacerToken.ValueString()},
 	}
+	if t := m.BlobAdminToken.ValueString(); t != "" { // an empty item is left out: the front then refuses admin POSTs
+		vars[blobVarPath]["admin_token"] = t
+	}
 	for path, items := range vars {
 		if _, _, err := d.nomad.Variables().Create(&nomadapi.Variable{Path: path, Items: items}, (&nomadapi.WriteOptions{}).WithContext(ctx)); err != nil {
 			return fmt.Errorf("writing Nomad variable %s: %w", path, err)
@@ -121,7 +124,7 @@ func (d *deployer) read(m *platformModel) (bool, error) {
 	}
 	for path, fields := range map[string]map[string]*types.String{
 		storageVarPath: {"access_key": &m.StorageAccessKey, "secret_key": &m.StorageSecretKey},
-		blobVarPath:    {"access_key": &m.BlobAccessKey, "secret_key": &m.BlobSecretKey},
+		blobVarPath:    {"access_key": &m.BlobAccessKey, "secret_key": &m.BlobSecretKey, "admin_token": &m.BlobAdminToken},
 		placerVarPath:  {"api_token": &m.PlacerToken},
 	} {
 		v, _, err := d.nomad.Variables().Read(path, nil)

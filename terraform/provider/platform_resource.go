@@ -57,6 +57,7 @@ type platformModel struct {
 	StorageAccessKey  types.String `tfsdk:"storage_access_key"`
 	StorageSecretKey  types.String `tfsdk:"storage_secret_key"`
 	PlacerToken       types.String `tfsdk:"placer_token"`
+	BlobAdminToken    types.String `tfsdk:"blob_admin_token"`
 	HealthTimeout     types.String `tfsdk:"health_timeout"`
 }
 
@@ -117,6 +118,9 @@ func (r *platformResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"placer_token": secret("Token the placer's API accepts for changes (its `acl.tokens`; at least 16 characters), kept in " +
 				"the Nomad variable `nomad/jobs/harvest-placer`. Give the provider the same `placer_token` to manage tenants and the policy."),
 			"health_timeout": str("How long to wait for every instance to be healthy.", "5m"),
+			"blob_admin_token": schema.StringAttribute{Optional: true, Computed: true, Sensitive: true, Default: stringdefault.StaticString(""),
+				Description: "Token of the blob front's admin API (POST /v1/scrub, /v1/gc, /v1/safe-mode/confirm; at least 16 characters), " +
+					"kept in the Nomad variable `nomad/jobs/harvest-blob`; empty: those endpoints refuse every request. Give the provider the same `blob_admin_token`."},
 		},
 	}
 }

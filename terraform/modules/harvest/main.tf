@@ -23,6 +23,7 @@ resource "harvest_platform" "this" {
   storage_access_key  = var.storage_credentials.access_key
   storage_secret_key  = var.storage_credentials.secret_key
   placer_token        = var.placer_token
+  blob_admin_token    = var.blob_admin_token
   health_timeout      = var.health_timeout
 }
 

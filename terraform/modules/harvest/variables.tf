@@ -93,6 +93,13 @@ variable "placer_token" {
   description = "Token the placer's API accepts for changes (at least 16 characters); the harvest provider's placer_token must be the same."
 }
 
+variable "blob_admin_token" {
+  type        = string
+  default     = ""
+  sensitive   = true
+  description = "Token of the blob front's admin API POSTs (scrub, gc, safe-mode confirm); empty: refused."
+}
+
 variable "storage_credentials" {
   type = object({
     access_key = string
