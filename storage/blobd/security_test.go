@@ -81,10 +81,10 @@ func TestAdminAPIIsBehindItsTokens(t *testing.T) {
 
 func TestSecuritySettingsAreCheckedAtLoad(t *testing.T) {
 	for extra, want := range map[string]string{
-		`admin_tokens = ["short"]`:                            "at least 16 characters",
-		`tls { cert_file = "/nonexistent.pem" }`:              "cert_file and key_file go together",
+		`admin_tokens = ["short"]`:                                      "at least 16 characters",
+		`tls { cert_file = "/nonexistent.pem" }`:                        "cert_file and key_file go together",
 		"tls {\n  cert_file = \"/no.pem\"\n  key_file = \"/no.pem\"\n}": "no.pem",
-		`admin_tokens_file = "/nonexistent"`:                  "admin_tokens_file",
+		`admin_tokens_file = "/nonexistent"`:                            "admin_tokens_file",
 	} {
 		_, err := LoadConfig(writeConfig(t, extra+"\n"))
 		if err == nil || !strings.Contains(err.Error(), want) {
