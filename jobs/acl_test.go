@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,5 +62,19 @@ func TestPlacerNomadPolicyIsScopedToTheHarvestedNamespace(t *testing.T) {
 		a.AllowNsOp("batch", nomadacl.NamespaceCapabilityAllocExec) || !a.AllowNodeWrite() || a.AllowOperatorRead() ||
 		a.AllowVariableOperation("batch", "harvest/placer", nomadacl.VariablesCapabilityWrite, nil) {
 		t.Fatal("the placer's Nomad policy grants more or less than it should")
+	}
+}
+
+// TestTheTerraformModuleShipsTheSamePolicies: terraform/modules/harvest/acl
+// is a copy of acl/ (a module cannot read outside its folder once
+// published); the two must not drift apart.
+func TestTheTerraformModuleShipsTheSamePolicies(t *testing.T) {
+	files, _ := fs.Glob(ACL, "acl/*.hcl")
+	for _, f := range files {
+		ours, _ := ACL.ReadFile(f)
+		theirs, err := os.ReadFile(filepath.Join("..", "terraform", "modules", "harvest", f))
+		if err != nil || string(ours) != string(theirs) {
+			t.Errorf("terraform/modules/harvest/%s differs from jobs/%s (copy it over): %v", f, f, err)
+		}
 	}
 }
