@@ -68,16 +68,18 @@ func secureSetup() error {
 			*dst, err = makeNomadToken(name, rules)
 		}
 	}
-	mk(&tokens.operator, "harvest-operator", policy("operator.nomad"))
-	mk(&tokens.submitter, "batch-submitter", `namespace "default" { policy = "write" }`+"\n"+`node { policy = "read" }`)
-	mk(&tokens.placerNomad, "harvest-placer", policy("placer.nomad"))
+	// the tests' own names: the platform Terraform deploys makes its own
+	// harvest-placer and harvest-blob policies and roles
+	mk(&tokens.operator, "acc-operator", policy("operator.nomad"))
+	mk(&tokens.submitter, "acc-submitter", `namespace "default" { policy = "write" }`+"\n"+`node { policy = "read" }`)
+	mk(&tokens.placerNomad, "acc-placer", policy("placer.nomad"))
 	mc := func(dst *string, name, rules string) {
 		if err == nil {
 			*dst, err = makeConsulToken(name, rules)
 		}
 	}
-	mc(&tokens.placerConsul, "harvest-placer", policy("placer.consul"))
-	mc(&tokens.blobConsul, "harvest-blob", policy("blob.consul"))
+	mc(&tokens.placerConsul, "acc-placer", policy("placer.consul"))
+	mc(&tokens.blobConsul, "acc-blob", policy("blob.consul"))
 	if err != nil {
 		return err
 	}

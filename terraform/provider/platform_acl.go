@@ -84,6 +84,10 @@ func (d *deployer) applyACL(ctx context.Context, m *platformModel) error {
 		return nil
 	}
 	if rules, ok := policies["placer.nomad"]; ok {
+		if old, _, err := d.nomad.ACLPolicies().Info("harvest-placer", (&nomadapi.QueryOptions{}).WithContext(ctx)); err == nil &&
+			old.Description != aclDescription {
+			return fmt.Errorf("a Nomad ACL policy named harvest-placer exists and is not the platform's: rename or remove it")
+		}
 		p := &nomadapi.ACLPolicy{Name: "harvest-placer", Description: aclDescription, Rules: rules,
 			JobACL: &nomadapi.JobACL{Namespace: d.namespace, JobID: "harvest-placer"}}
 		if _, err := d.nomad.ACLPolicies().Upsert(p, (&nomadapi.WriteOptions{}).WithContext(ctx)); err != nil {
@@ -101,9 +105,12 @@ func (d *deployer) applyACL(ctx context.Context, m *platformModel) error {
 		if err != nil {
 			return fmt.Errorf("consul policy %s: %w", role, err)
 		}
-		if pol == nil {
+		switch {
+		case pol == nil:
 			pol, _, err = d.consul.ACL().PolicyCreate(&consulapi.ACLPolicy{Name: role, Description: aclDescription, Rules: rules}, w)
-		} else {
+		case pol.Description != aclDescription:
+			return fmt.Errorf("a Consul ACL policy named %s exists and is not the platform's: rename or remove it", role)
+		default:
 			pol.Rules, pol.Description = rules, aclDescription
 			pol, _, err = d.consul.ACL().PolicyUpdate(pol, w)
 		}
@@ -115,9 +122,12 @@ func (d *deployer) applyACL(ctx context.Context, m *platformModel) error {
 			return fmt.Errorf("consul role %s: %w", role, err)
 		}
 		link := []*consulapi.ACLRolePolicyLink{{ID: pol.ID}}
-		if r == nil {
+		switch {
+		case r == nil:
 			_, _, err = d.consul.ACL().RoleCreate(&consulapi.ACLRole{Name: role, Description: aclDescription, Policies: link}, w)
-		} else {
+		case r.Description != aclDescription:
+			return fmt.Errorf("a Consul ACL role named %s exists and is not the platform's: rename or remove it", role)
+		default:
 			r.Policies, r.Description = link, aclDescription
 			_, _, err = d.consul.ACL().RoleUpdate(r, w)
 		}
