@@ -47,7 +47,7 @@ stack: ## build (or reuse) the pinned Nomad, Consul, MinIO and mc into .cache/st
 	@scripts/stack.sh
 
 .PHONY: test
-test: stack build clients unit acceptance acceptance-blob-race provider-docs-check ## install what is needed, then run unit and acceptance tests (the blob tier's under the race detector)
+test: stack build clients unit fuzz acceptance acceptance-secure acceptance-blob-race provider-docs-check ## install what is needed, then run unit tests, bounded fuzzing, and acceptance tests (on a plain and on a secure cluster; the blob tier's under the race detector)
 
 .PHONY: clients
 clients: ## install the real S3 clients (aws, boto3, s3cmd, rclone) from apt when missing
@@ -57,13 +57,32 @@ clients: ## install the real S3 clients (aws, boto3, s3cmd, rclone) from apt whe
 unit: ## unit tests (no processes of the stack)
 	go test -count=1 ./...
 
+# Fuzz targets run for a bounded time each (their seed corpora run in unit).
+FUZZTIME ?= 30s
+FUZZ_TARGETS := placer/proxy:FuzzRewriteRequest placer/agent:FuzzIngestBody
+
+.PHONY: fuzz
+fuzz: ## run the admission proxy's job rewrite and the ingest body fuzz targets for FUZZTIME each
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz: $${t#*:} in ./$${t%%:*} for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*} || exit 1; \
+	done
+
 # The blob tier's acceptance tests (TestBlob*) run once, in acceptance-blob-race:
 # the tests under the race detector against a harvest-blob built with it too.
 BLOB_TESTS := ^TestBlob
+# On the secure cluster (TLS, default-deny ACLs): the TestSecure* tests of what
+# must be refused, and the main flows again (classes refresh, a job through the
+# proxy, eviction); the Terraform apply is TestSecureTerraform*.
+SECURE_TESTS := ^TestSecure|^TestPlacerLabelsEveryNodeFromImportedHistory$$|^TestProxyRunsAHarvestedDAGJobStageByStage$$|^TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn$$
 
 .PHONY: acceptance
 acceptance: stack build clients ## acceptance tests against a real local cluster (all but the blob tier's: see acceptance-blob-race)
-	go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) -skip '$(BLOB_TESTS)' ./acceptance/...
+	go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) -skip '$(BLOB_TESTS)|^TestSecure' ./acceptance/...
+
+.PHONY: acceptance-secure
+acceptance-secure: stack build clients ## the main flows and the refusals on a cluster with TLS and Consul and Nomad ACLs in default-deny (dev-cluster up -secure)
+	HARVEST_ACCEPTANCE_SECURE=1 go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) -run '$(SECURE_TESTS)' ./acceptance/...
 
 .PHONY: acceptance-blob-race
 acceptance-blob-race: stack build clients ## the blob tier's acceptance tests with the race detector, in the tests and in harvest-blob

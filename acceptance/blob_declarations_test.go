@@ -76,6 +76,7 @@ listen       = %q
 admin_listen = %q
 access_key   = "blob-access"
 secret_key   = "blob-secret-key-123"
+admin_tokens = ["acceptance-blob-admin-7c2e"]
 replicas     = 3
 consul {
   address = %q

@@ -73,7 +73,9 @@ func (f *blobFront) metric(t *testing.T, name string) float64 {
 // post calls one of the front's POST admin endpoints and decodes its answer.
 func (f *blobFront) post(t *testing.T, path string, out any) {
 	t.Helper()
-	resp, err := http.Post(f.admin+path, "application/json", nil)
+	req, _ := http.NewRequest(http.MethodPost, f.admin+path, nil)
+	req.Header.Set("Authorization", "Bearer "+blobAdminToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +219,7 @@ listen       = %q
 admin_listen = %q
 access_key   = "blob-access"
 secret_key   = "blob-secret-key-123"
+admin_tokens = ["acceptance-blob-admin-7c2e"]
 consul {
   address = %q
   prefix  = %q

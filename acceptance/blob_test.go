@@ -86,6 +86,7 @@ listen       = "127.0.0.1:%d"
 admin_listen = "127.0.0.1:%d"
 access_key   = "blob-access"
 secret_key   = "blob-secret-key-123"
+admin_tokens = ["acceptance-blob-admin-7c2e"]
 replicas     = 3
 consul {
   address = %q

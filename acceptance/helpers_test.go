@@ -80,7 +80,7 @@ func uniqueName(prefix string) string {
 func nomadCLI(t *testing.T, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(stack, "nomad"), args...)
-	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+cluster.NomadAddr())
+	cmd.Env = append(append(os.Environ(), "NOMAD_ADDR="+cluster.NomadAddr()), nomadEnv("")...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("nomad %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -173,9 +173,9 @@ func purgeJob(t *testing.T, jobID string) {
 func getJSON(t *testing.T, addr, path string, out any) {
 	t.Helper()
 	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
+		addr = harvestScheme() + "://" + addr
 	}
-	resp, err := http.Get(addr + path)
+	resp, err := harvestHTTP().Get(addr + path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,15 +38,26 @@ func TestEveryShippedJobValidates(t *testing.T) {
 }
 
 // TestStorageSystemJobRunsAMinIOOnEveryHarvestedClient: jobs/harvest-storage
-// runs one MinIO server on every client, with credentials from a Nomad
-// variable, registered healthy in Consul with its tenant, environment, rack
-// and capacity; each serves S3 with those credentials.
+// runs one MinIO server on every client, each with credentials of its own
+// from a Nomad variable, registered healthy in Consul with its tenant,
+// environment, rack and capacity; each serves S3 with its own credentials
+// and refuses another node's.
 func TestStorageSystemJobRunsAMinIOOnEveryHarvestedClient(t *testing.T) {
 	root, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	nomadCLI(t, "var", "put", "-force", "nomad/jobs/harvest-storage", "access_key=storage-access", "secret_key=storage-secret-123")
+	keys := func(node string) (string, string) {
+		k := strings.ReplaceAll(node, "-", "_")
+		return "access-" + k, "secret-" + k + "-123"
+	}
+	args := []string{"var", "put", "-force", "nomad/jobs/harvest-storage"}
+	for _, c := range cluster.NomadClients {
+		a, s := keys(c.Name)
+		k := strings.ReplaceAll(c.Name, "-", "_")
+		args = append(args, k+"_access_key="+a, k+"_secret_key="+s)
+	}
+	nomadCLI(t, args...)
 	t.Cleanup(func() { nomadCLI(t, "var", "purge", "nomad/jobs/harvest-storage") })
 	purgeJob(t, "harvest-storage")
 	nomadCLI(t, "job", "run", "-detach", "-var", "minio_path="+filepath.Join(stack, "minio"),
@@ -76,11 +87,21 @@ func TestStorageSystemJobRunsAMinIOOnEveryHarvestedClient(t *testing.T) {
 		}
 		delete(byNode, m["node"])
 		addr := fmt.Sprintf("%s:%d", e.Service.Address, e.Service.Port)
-		s3, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4("storage-access", "storage-secret-123", "")})
+		ctx := context.Background()
+		other := cluster.NomadClients[0].Name
+		if other == m["node"] {
+			other = cluster.NomadClients[1].Name
+		}
+		oa, os_ := keys(other)
+		wrong, _ := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(oa, os_, "")})
+		if _, err := wrong.ListBuckets(ctx); minio.ToErrorResponse(err).Code != "InvalidAccessKeyId" {
+			t.Fatalf("storage node %s accepted %s's keys: %v", m["node"], other, err)
+		}
+		a, sk := keys(m["node"])
+		s3, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(a, sk, "")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := context.Background()
 		if err := s3.MakeBucket(ctx, "probe", minio.MakeBucketOptions{}); err != nil {
 			t.Fatalf("storage node %s (%s): %v", m["node"], addr, err)
 		}

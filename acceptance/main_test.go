@@ -33,12 +33,23 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
+// placerToken is the token every placer the tests start accepts for
+// changes (acl.tokens); harvestctl and the Terraform provider send it from
+// HARVEST_PLACER_TOKEN, which run sets.
+const placerToken = "acceptance-placer-token-4b1d"
+
+// blobAdminToken is the admin token of every harvest-blob the tests start
+// (admin_tokens; harvestctl sends HARVEST_BLOB_ADMIN_TOKEN).
+const blobAdminToken = "acceptance-blob-admin-7c2e"
+
 func run(m *testing.M) int {
 	root, err := repoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	os.Setenv("HARVEST_PLACER_TOKEN", placerToken)
+	os.Setenv("HARVEST_BLOB_ADMIN_TOKEN", blobAdminToken)
 	stack = envOr("HARVEST_STACK_BIN", filepath.Join(root, ".cache", "stack", "bin"))
 	bin = envOr("HARVEST_BIN", filepath.Join(root, "bin"))
 	runDir, err := os.MkdirTemp("", "harvest-acc-")
@@ -58,17 +69,29 @@ func run(m *testing.M) int {
 		cancel()
 		close(interrupted)
 	}()
+	nodes := localcluster.DefaultNodes(6)
+	if secureRun() {
+		nodes = localcluster.DefaultNodes(4) // the secure run's tests need four
+	}
 	cluster, err = localcluster.Up(ctx, localcluster.Options{
 		RunDir: runDir, StackBin: stack, DriverBinary: filepath.Join(bin, "harvest-driver"), Logger: log,
 		// every driver reads its primary tenant through the external usage
 		// source (harvest-usage-prometheus over go-plugin), its cgroup
 		// source the fallback
 		UsagePlugin: filepath.Join(bin, "harvest-usage-prometheus"), Harvestctl: filepath.Join(bin, "harvestctl"),
-		Nodes: localcluster.DefaultNodes(6), // a fourth tenant for the placer's "unclassified" case; six storage nodes in five environments
+		Nodes:  nodes, // a fourth tenant for the placer's "unclassified" case; six storage nodes in five environments
+		Secure: secureRun(),
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acceptance: local cluster did not start: %v\n(logs in %s)\n", err, filepath.Join(runDir, "logs"))
 		return 1
+	}
+	if cluster.Secure != nil {
+		if err := secureSetup(); err != nil {
+			fmt.Fprintf(os.Stderr, "acceptance: secure cluster setup: %v\n", err)
+			_ = teardown(log)
+			return 1
+		}
 	}
 	// An interrupted run still tears the cluster down before it exits.
 	var once sync.Once

@@ -19,7 +19,11 @@ import (
 
 func consulAPI(t *testing.T, addr string) *consulapi.Client {
 	t.Helper()
-	c, err := consulapi.NewClient(&consulapi.Config{Address: addr, Scheme: "http"})
+	cfg := &consulapi.Config{Address: addr, Scheme: "http"}
+	if sec := cluster.Secure; sec != nil { // the management token, over TLS
+		cfg = &consulapi.Config{Address: addr, Token: sec.ConsulToken, TLSConfig: consulapi.TLSConfig{CAFile: sec.CAFile}}
+	}
+	c, err := consulapi.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

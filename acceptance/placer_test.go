@@ -47,16 +47,29 @@ func startPlacer(t *testing.T) (string, string) {
 func startPlacerWith(t *testing.T, prefix, proxyExtra, extra string) (string, string, func()) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(0))
+	// a secure run: HTTPS on both listeners, and the placer's own tokens
+	// (placer.nomad, placer.consul); Nomad tokens with the Harvest
+	// capability are accepted besides the placer's own
+	nomadExtra, consulExtra, tlsBlock, proxyTLS := "", "", "", ""
+	if sec := cluster.Secure; sec != nil {
+		nomadExtra = fmt.Sprintf("ca_file = %q\n  token = %q", sec.CAFile, tokens.placerNomad)
+		consulExtra = fmt.Sprintf("ca_file = %q\n  token = %q", sec.CAFile, tokens.placerConsul)
+		tlsBlock = fmt.Sprintf("tls {\n  cert_file = %q\n  key_file = %q\n}", sec.HarvestCert, sec.HarvestKey)
+		proxyTLS = fmt.Sprintf("tls_cert_file = %q\n  tls_key_file = %q", sec.HarvestCert, sec.HarvestKey)
+	}
 	config := filepath.Join(t.TempDir(), "placer.hcl")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
 log_level = "DEBUG"
 http_addr = %q
+%s
 nomad {
   address = %q
+  %s
 }
 consul {
   address = %q
   prefix  = %q
+  %s
 }
 classify {
   interval = "24h"
@@ -64,16 +77,25 @@ classify {
 proxy {
   address = "127.0.0.1:%d"
   %s
+  %s
+}
+acl {
+  tokens = [%q]
 }
 %s
-`, addr, cluster.NomadAddr(), cluster.ConsulAddr(), prefix, cluster.SparePort(1), proxyExtra, extra)), 0o644); err != nil {
+`, addr, tlsBlock, cluster.NomadAddr(), nomadExtra, cluster.ConsulAddr(), prefix, consulExtra, cluster.SparePort(1), proxyTLS, proxyExtra,
+		placerToken, extra)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	logPath, stop := startDaemonStoppable(t, "harvest-placer", "agent", "-config", config)
+	api := harvestScheme() + "://" + addr
 	for i := 0; i < 100; i++ {
-		if resp, err := http.Get("http://" + addr + "/v1/health"); err == nil {
+		if resp, err := harvestHTTP().Get(api + "/v1/health"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
+				if cluster.Secure != nil {
+					addr = api // callers pass it to harvestctl -placer-addr and getJSON
+				}
 				return addr, fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(1)), stop
 			}
 		}

@@ -18,11 +18,12 @@ import (
 	"github.com/harvest-platform/harvest/history"
 )
 
-// nomadVia runs the nomad CLI with NOMAD_ADDR at addr (the proxy).
+// nomadVia runs the nomad CLI with NOMAD_ADDR at addr (the proxy); in a
+// secure run as a user who may submit jobs and nothing of Harvest's.
 func nomadVia(t *testing.T, addr string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(stack, "nomad"), args...)
-	cmd.Env = append(os.Environ(), "NOMAD_ADDR=http://"+addr)
+	cmd.Env = append(append(os.Environ(), "NOMAD_ADDR="+harvestScheme()+"://"+addr), nomadEnv(tokens.submitter)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -180,7 +181,7 @@ job %q {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(stack, "nomad"), "alloc", "logs", "-f", a.ID, "t")
-	cmd.Env = append(os.Environ(), "NOMAD_ADDR=http://"+proxyAddr)
+	cmd.Env = append(append(os.Environ(), "NOMAD_ADDR="+harvestScheme()+"://"+proxyAddr), nomadEnv(tokens.submitter)...)
 	out, _ := cmd.CombinedOutput() // -f ends when the task does, or at the timeout
 	if !strings.Contains(string(out), "line-3") {
 		t.Fatalf("nomad alloc logs -f through the proxy: %q", out)

@@ -50,6 +50,7 @@ func TestTerraformExampleBringsUpThePlatform(t *testing.T) {
 		"TF_VAR_consul_prefix=harvest-example/",
 		"TF_VAR_storage_data_root="+filepath.Join(cluster.RunDir, "example-storage"),
 		"TF_VAR_ports="+string(ports),
+		"TF_VAR_placer_token="+placerToken,
 	)
 	tf := func(args ...string) (string, error) { return runTerraform(t, dir, env, args...) }
 	destroyed := false

@@ -246,6 +246,7 @@ func placerExtraConfig(t *testing.T, want string) resource.TestCheckFunc {
 func deleteTenantByHand(t *testing.T, id string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodDelete, fmt.Sprintf("http://127.0.0.1:%d/v1/tenants/%s", terraformPorts().placerHTTP, id), nil)
+	req.Header.Set("Authorization", "Bearer "+placerToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,7 @@ provider "harvest" {
   nomad_address      = %[1]q
   consul_address     = %[2]q
   placer_address     = "http://127.0.0.1:%[3]d"
+  placer_token       = %[16]q
   blob_endpoint      = "127.0.0.1:%[5]d"
   blob_admin_address = "http://127.0.0.1:%[6]d"
   blob_access_key    = "tf-blob"
@@ -68,6 +69,7 @@ resource "harvest_platform" "p" {
   blob_secret_key     = "tf-blob-secret"
   storage_access_key  = "tf-storage"
   storage_secret_key  = "tf-storage-secret"
+  placer_token        = %[16]q
 }
 
 resource "harvest_placer_policy" "p" {
@@ -103,7 +105,7 @@ data "harvest_blob_repair_state" "r" {
 %[15]s
 `, cluster.NomadAddr(), cluster.ConsulAddr(), p.placerHTTP, p.placerProxy, p.blobS3, p.blobAdmin, bin,
 		filepath.Join(stack, "minio"), filepath.Join(cluster.RunDir, "tf-storage"), s.capacityMB, tfPrefix,
-		s.constantWeight, s.tenantStorageMB, s.bucketReplicas, classes)
+		s.constantWeight, s.tenantStorageMB, s.bucketReplicas, classes, placerToken)
 }
 
 // TestTerraformProviderManagesThePlatform runs the provider in-process under

@@ -47,12 +47,16 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"enabled": defaulted("enabled", "bool", "true"),
 	// the reserve kept unless the tenant's declaration or the placer's
 	// policy document declares one (declared.go)
-	"reserve_cpu":         defaulted("reserve_cpu", "string", `"`+guard.DefaultReserveCPU+`"`),
-	"reserve_memory":      defaulted("reserve_memory", "string", `"`+guard.DefaultReserveMemory+`"`),
-	"guard_interval":      defaulted("guard_interval", "string", `"`+defaultGuardInterval+`"`),
-	"admit_window":        defaulted("admit_window", "string", `"30s"`),
-	"admit_margin_cpu":    defaulted("admit_margin_cpu", "number", "1"),
-	"admit_margin_memory": defaulted("admit_margin_memory", "number", "256"),
+	"reserve_cpu":    defaulted("reserve_cpu", "string", `"`+guard.DefaultReserveCPU+`"`),
+	"reserve_memory": defaulted("reserve_memory", "string", `"`+guard.DefaultReserveMemory+`"`),
+	// the least reserve a declaration (the placer's documents) may set;
+	// below it a declared value is refused and the next source applies
+	"reserve_floor_cpu":    defaulted("reserve_floor_cpu", "string", `"`+defaultReserveFloor+`"`),
+	"reserve_floor_memory": defaulted("reserve_floor_memory", "string", `"`+defaultReserveFloor+`"`),
+	"guard_interval":       defaulted("guard_interval", "string", `"`+defaultGuardInterval+`"`),
+	"admit_window":         defaulted("admit_window", "string", `"30s"`),
+	"admit_margin_cpu":     defaulted("admit_margin_cpu", "number", "1"),
+	"admit_margin_memory":  defaulted("admit_margin_memory", "number", "256"),
 	// where the primary tenant's use comes from: "proc" (the host minus
 	// harvested tasks) or "cgroup" (the primary tenant's cgroup)
 	"usage_source":    defaulted("usage_source", "string", `"proc"`),
@@ -72,7 +76,15 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"node_name":      hclspec.NewAttr("node_name", "string", false),
 	"consul_address": hclspec.NewAttr("consul_address", "string", false),
 	"consul_prefix":  defaulted("consul_prefix", "string", `"harvest/"`),
-	"busy_threshold": hclspec.NewAttr("busy_threshold", "number", false),
+	// Consul's token and TLS files (default: CONSUL_HTTP_TOKEN, CONSUL_CACERT,
+	// ... of the client agent's environment, as connect.Consul reads them)
+	"consul_token":           hclspec.NewAttr("consul_token", "string", false),
+	"consul_token_file":      hclspec.NewAttr("consul_token_file", "string", false),
+	"consul_ca_file":         hclspec.NewAttr("consul_ca_file", "string", false),
+	"consul_cert_file":       hclspec.NewAttr("consul_cert_file", "string", false),
+	"consul_key_file":        hclspec.NewAttr("consul_key_file", "string", false),
+	"consul_tls_server_name": hclspec.NewAttr("consul_tls_server_name", "string", false),
+	"busy_threshold":         hclspec.NewAttr("busy_threshold", "number", false),
 	// the harvested tasks' parent cgroup (cgroups.go): lowest CPU weight,
 	// SCHED_IDLE where the kernel has it, and the CFS quota of the cap;
 	// "none" leaves the tasks where Nomad puts them
@@ -103,34 +115,42 @@ var capabilities = &drivers.Capabilities{
 
 // Config is the decoded plugin config block.
 type Config struct {
-	Enabled           bool    `codec:"enabled"`
-	ReserveCPU        string  `codec:"reserve_cpu"`
-	ReserveMemory     string  `codec:"reserve_memory"`
-	GuardInterval     string  `codec:"guard_interval"`
-	AdmitWindow       string  `codec:"admit_window"`
-	AdmitMarginCPU    float64 `codec:"admit_margin_cpu"`
-	AdmitMarginMemory float64 `codec:"admit_margin_memory"`
-	UsageSource       string  `codec:"usage_source"`
-	PrimaryCgroup     string  `codec:"primary_cgroup"`
-	CapacityCPU       float64 `codec:"capacity_cpu"`
-	CapacityMemory    float64 `codec:"capacity_memory"`
-	PluginConfig      string  `codec:"plugin_config"`
-	UsagePlugin       string  `codec:"usage_plugin"`
-	MetricsAddress    string  `codec:"metrics_address"`
-	Tenant            string  `codec:"tenant"`
-	NodeName          string  `codec:"node_name"`
-	ConsulAddress     string  `codec:"consul_address"`
-	ConsulPrefix      string  `codec:"consul_prefix"`
-	BusyThreshold     float64 `codec:"busy_threshold"`
-	HarvestCgroup     string  `codec:"harvest_cgroup"`
-	CPUIdle           bool    `codec:"cpu_idle"`
-	EvictGrace        string  `codec:"evict_grace"`
-	ProgressShare     float64 `codec:"progress_share"`
-	StaleAfter        string  `codec:"stale_after"`
-	DefaultUser       string  `codec:"default_user"`
-	AllowRoot         bool    `codec:"allow_root"`
-	DeniedHostUIDs    string  `codec:"denied_host_uids"`
-	DeniedHostGIDs    string  `codec:"denied_host_gids"`
+	Enabled             bool    `codec:"enabled"`
+	ReserveCPU          string  `codec:"reserve_cpu"`
+	ReserveMemory       string  `codec:"reserve_memory"`
+	ReserveFloorCPU     string  `codec:"reserve_floor_cpu"`
+	ReserveFloorMemory  string  `codec:"reserve_floor_memory"`
+	GuardInterval       string  `codec:"guard_interval"`
+	AdmitWindow         string  `codec:"admit_window"`
+	AdmitMarginCPU      float64 `codec:"admit_margin_cpu"`
+	AdmitMarginMemory   float64 `codec:"admit_margin_memory"`
+	UsageSource         string  `codec:"usage_source"`
+	PrimaryCgroup       string  `codec:"primary_cgroup"`
+	CapacityCPU         float64 `codec:"capacity_cpu"`
+	CapacityMemory      float64 `codec:"capacity_memory"`
+	PluginConfig        string  `codec:"plugin_config"`
+	UsagePlugin         string  `codec:"usage_plugin"`
+	MetricsAddress      string  `codec:"metrics_address"`
+	Tenant              string  `codec:"tenant"`
+	NodeName            string  `codec:"node_name"`
+	ConsulAddress       string  `codec:"consul_address"`
+	ConsulPrefix        string  `codec:"consul_prefix"`
+	ConsulToken         string  `codec:"consul_token"`
+	ConsulTokenFile     string  `codec:"consul_token_file"`
+	ConsulCAFile        string  `codec:"consul_ca_file"`
+	ConsulCertFile      string  `codec:"consul_cert_file"`
+	ConsulKeyFile       string  `codec:"consul_key_file"`
+	ConsulTLSServerName string  `codec:"consul_tls_server_name"`
+	BusyThreshold       float64 `codec:"busy_threshold"`
+	HarvestCgroup       string  `codec:"harvest_cgroup"`
+	CPUIdle             bool    `codec:"cpu_idle"`
+	EvictGrace          string  `codec:"evict_grace"`
+	ProgressShare       float64 `codec:"progress_share"`
+	StaleAfter          string  `codec:"stale_after"`
+	DefaultUser         string  `codec:"default_user"`
+	AllowRoot           bool    `codec:"allow_root"`
+	DeniedHostUIDs      string  `codec:"denied_host_uids"`
+	DeniedHostGIDs      string  `codec:"denied_host_gids"`
 }
 
 // TaskConfig is the decoded task config block.

@@ -18,6 +18,8 @@ package driver
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -55,8 +57,12 @@ type declared struct {
 }
 
 // over is the effective reserve: per resource the tenant's declared value,
-// else the policy's, else config (the plugin config's reserve).
-func (dc declared) over(config guard.Resources) effectiveReserve {
+// else the policy's, else config (the plugin config's reserve). A declared
+// value below floor (the driver's reserve_floor_*) is refused, as if it were
+// not declared: whatever the placer's documents say, the primary tenant
+// keeps at least the floor.
+func (dc declared) over(config, floor guard.Resources) effectiveReserve {
+	dc, _ = dc.aboveFloor(floor)
 	r := effectiveReserve{Resources: config, CPUFrom: fromConfig, MemoryFrom: fromConfig}
 	if cpu, src := declare.ReserveCPU(dc.tenant, dc.policy); cpu != nil {
 		r.CPU, r.CPUFrom = *cpu, string(src)
@@ -67,6 +73,37 @@ func (dc declared) over(config guard.Resources) effectiveReserve {
 	return r
 }
 
+// aboveFloor is dc without its values below floor, and what it left out
+// ("tenant reserve_cpu 0 < floor 0.4", ...), for the log.
+func (dc declared) aboveFloor(floor guard.Resources) (declared, []string) {
+	var refused []string
+	cpu := func(from string, v **float64) {
+		if *v != nil && **v < floor.CPU {
+			refused = append(refused, fmt.Sprintf("%s reserve_cpu %g < floor %g cores", from, **v, floor.CPU))
+			*v = nil
+		}
+	}
+	mem := func(from string, v **int64) {
+		if *v != nil && float64(**v) < floor.MemoryMiB {
+			refused = append(refused, fmt.Sprintf("%s reserve_memory_mb %d < floor %g MiB", from, **v, floor.MemoryMiB))
+			*v = nil
+		}
+	}
+	if dc.tenant != nil {
+		t := *dc.tenant
+		cpu(fromTenant, &t.ReserveCPU)
+		mem(fromTenant, &t.ReserveMemoryMB)
+		dc.tenant = &t
+	}
+	if dc.policy != nil {
+		p := *dc.policy
+		cpu(fromPolicy, &p.ReserveCPU)
+		mem(fromPolicy, &p.ReserveMemoryMB)
+		dc.policy = &p
+	}
+	return dc, refused
+}
+
 // declWatcher reads one tenant's declaration and the policy document, and
 // remembers its failures so that each different one is logged once. Only
 // the watching goroutine uses it.
@@ -75,6 +112,8 @@ type declWatcher struct {
 	tenant history.TenantID
 	log    hclog.Logger
 	fails  declare.FailureLog // the driver has no metrics sink: its count is logged
+	// refused is the last logged set of declarations below the floor
+	refused string
 }
 
 // newDeclWatcher returns nil (config reserve only) unless tenant and a
@@ -143,12 +182,20 @@ func (d *Driver) refreshDeclarations(w *declWatcher) {
 	if logIt {
 		w.log.Info("declared reserve readable again", "failed_reads", w.fails.Failures)
 	}
+	if _, refused := docs.aboveFloor(d.settings.floor); strings.Join(refused, "; ") != w.refused {
+		w.refused = strings.Join(refused, "; ")
+		if w.refused != "" {
+			w.log.Warn("declared reserve below this driver's reserve_floor refused: the next source applies", "refused", w.refused)
+		}
+	}
 	d.declared = docs
 	d.announceLocked()
 }
 
 // reserveLocked is the reserve to keep now; d.mu must be held.
-func (d *Driver) reserveLocked() effectiveReserve { return d.declared.over(d.settings.reserve) }
+func (d *Driver) reserveLocked() effectiveReserve {
+	return d.declared.over(d.settings.reserve, d.settings.floor)
+}
 
 // announceLocked, after the declarations changed, logs a change of the
 // effective reserve, re-fingerprints at once and moves the busy flag's

@@ -246,3 +246,60 @@ func TestFingerprintPublishesTheAdmissionMargin(t *testing.T) {
 		t.Fatalf("fingerprint %v, want the 1.5-core, 256 MiB margin", a)
 	}
 }
+
+// TestDeclaredReserveBelowTheFloorIsRefused: whatever the placer's
+// documents say, a declared reserve under the driver's own floor is not
+// taken; the next source applies, and the refusal is logged once.
+func TestDeclaredReserveBelowTheFloorIsRefused(t *testing.T) {
+	logs := &logBuffer{}
+	log := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})
+	d := New(log)
+	defer d.Shutdown()
+	capacity := guard.Resources{CPU: 4, MemoryMiB: 8192}
+	d.mu.Lock()
+	d.config.Enabled, d.source = true, &fakeSource{capacity: capacity}
+	d.settings = settings{capacity: capacity, reserve: guard.Resources{CPU: 1, MemoryMiB: 1024},
+		floor: guard.Resources{CPU: 0.4, MemoryMiB: 819.2}} // the 10% default of this node
+	d.announced = d.reserveLocked()
+	d.mu.Unlock()
+	w, _, store := watch(d, log)
+	cores := func(v float64) *float64 { return &v }
+	mib := func(v int64) *int64 { return &v }
+
+	// the PUT /v1/policy {"reserve_cpu":0,"reserve_memory_mb":0}
+	put(t, store, declare.PolicyName, declare.Policy{ReserveCPU: cores(0), ReserveMemoryMB: mib(0)})
+	d.refreshDeclarations(w)
+	if r := reserveOf(d); r.CPU != 1 || r.MemoryMiB != 1024 || r.CPUFrom != fromConfig || r.MemoryFrom != fromConfig {
+		t.Fatalf("a zero policy reserve was taken: %+v", r)
+	}
+	// a tenant under the floor falls back to a policy above it
+	put(t, store, declare.PolicyName, declare.Policy{ReserveCPU: cores(2), ReserveMemoryMB: mib(900)})
+	put(t, store, declare.TenantDocument(declTenant), declare.Tenant{Environment: "search", Function: "frontend",
+		TenantValues: declare.TenantValues{ReserveCPU: cores(0.1), ReserveMemoryMB: mib(2048)}})
+	d.refreshDeclarations(w)
+	d.refreshDeclarations(w)
+	if r := reserveOf(d); r.CPU != 2 || r.CPUFrom != fromPolicy || r.MemoryMiB != 2048 || r.MemoryFrom != fromTenant {
+		t.Fatalf("reserve %+v, want the policy's 2 cores and the tenant's 2048 MiB", r)
+	}
+	if n := logs.count("tenant reserve_cpu 0.1 < floor 0.4 cores"); n != 1 {
+		t.Fatalf("refusal logged %d times:\n%s", n, logs.b.String())
+	}
+	// at the floor is allowed
+	put(t, store, declare.TenantDocument(declTenant), declare.Tenant{Environment: "search", Function: "frontend",
+		TenantValues: declare.TenantValues{ReserveCPU: cores(0.4)}})
+	d.refreshDeclarations(w)
+	if r := reserveOf(d); r.CPU != 0.4 || r.CPUFrom != fromTenant {
+		t.Fatalf("reserve at the floor %+v", r)
+	}
+}
+
+func TestReserveFloorDefaultsToATenthOfTheNode(t *testing.T) {
+	capacity := guard.Resources{CPU: 8, MemoryMiB: 4096}
+	s, err := parseSettings(Config{ReserveFloorCPU: defaultReserveFloor, ReserveFloorMemory: defaultReserveFloor}, capacity)
+	if err != nil || s.floor.CPU != 0.8 || s.floor.MemoryMiB != 409.6 {
+		t.Fatalf("floor %+v %v", s.floor, err)
+	}
+	if _, err := parseSettings(Config{ReserveFloorCPU: "lots"}, capacity); err == nil || !strings.Contains(err.Error(), "reserve_floor") {
+		t.Fatalf("bad floor: %v", err)
+	}
+}

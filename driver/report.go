@@ -5,11 +5,11 @@ import (
 	"sync"
 	"time"
 
-	consulapi "github.com/hashicorp/consul/api"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/connect"
 )
 
 // maxPending bounds the samples kept while Consul is unreachable: two days
@@ -80,7 +80,8 @@ func consulStore(cfg Config) (*history.Store, error) {
 	if cfg.ConsulAddress == "" {
 		return nil, nil
 	}
-	client, err := consulapi.NewClient(&consulapi.Config{Address: cfg.ConsulAddress})
+	client, err := connect.Consul{Address: cfg.ConsulAddress, Token: cfg.ConsulToken, TokenFile: cfg.ConsulTokenFile,
+		CAFile: cfg.ConsulCAFile, CertFile: cfg.ConsulCertFile, KeyFile: cfg.ConsulKeyFile, TLSServerName: cfg.ConsulTLSServerName}.Client()
 	if err != nil {
 		return nil, err
 	}

@@ -14,19 +14,26 @@ const (
 	defaultEvictGrace    = "500ms"
 	defaultStaleAfter    = "3s"
 	defaultHarvestCgroup = "/harvest"
-	noCgroup             = "none" // harvest_cgroup value: leave the tasks where Nomad puts them
+	// defaultReserveFloor is the least reserve a declaration may set, of
+	// the node's capacity: whatever the placer's documents say, a tenant
+	// keeps a tenth of its server.
+	defaultReserveFloor = "10%"
+	noCgroup            = "none" // harvest_cgroup value: leave the tasks where Nomad puts them
 )
 
 // settings are the parsed, ready-to-use parts of Config, checked when the
 // config is loaded (SetConfig fails on a bad value, naming it).
 type settings struct {
 	capacity, reserve guard.Resources
-	interval          time.Duration
-	hysteresis        guard.Hysteresis
-	policy            guard.Policy // suppression, eviction grace, fail-safe
-	harvestCgroup     string       // the tasks' parent cgroup; "" for none
-	cpuIdle           bool
-	users             userPolicy
+	// floor is the least a declared reserve may be (reserve_floor_*); a
+	// declaration below it is refused (declared.go)
+	floor         guard.Resources
+	interval      time.Duration
+	hysteresis    guard.Hysteresis
+	policy        guard.Policy // suppression, eviction grace, fail-safe
+	harvestCgroup string       // the tasks' parent cgroup; "" for none
+	cpuIdle       bool
+	users         userPolicy
 }
 
 func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
@@ -34,6 +41,10 @@ func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
 	var err error
 	if s.reserve, err = guard.ParseReserve(or(cfg.ReserveCPU, guard.DefaultReserveCPU), or(cfg.ReserveMemory, guard.DefaultReserveMemory), capacity); err != nil {
 		return s, err
+	}
+	// Config{} built in code (tests) has no floor; the HCL default is 10%
+	if s.floor, err = guard.ParseReserve(or(cfg.ReserveFloorCPU, "0"), or(cfg.ReserveFloorMemory, "0"), capacity); err != nil {
+		return s, fmt.Errorf("reserve_floor: %w", err)
 	}
 	if s.interval, err = time.ParseDuration(or(cfg.GuardInterval, defaultGuardInterval)); err != nil || s.interval <= 0 {
 		return s, fmt.Errorf("guard_interval %q: want a positive duration", cfg.GuardInterval)

@@ -3,7 +3,11 @@
 // exactly the jobs this folder ships.
 package jobs
 
-import "embed"
+import (
+	"embed"
+	"fmt"
+	"strings"
+)
 
 // Platform holds harvest-storage, harvest-blob and harvest-placer.
 //
@@ -16,3 +20,29 @@ var PlatformOrder = []string{"harvest-storage", "harvest-blob", "harvest-placer"
 
 // File is the file name of a platform job.
 func File(name string) string { return name + ".nomad.hcl" }
+
+// ACL holds the least-privilege ACL policies of Harvest's components
+// (acl/<component>.nomad.hcl, acl/<component>.consul.hcl), templates with
+// ${prefix} (the Consul KV prefix) and ${namespace} (the Nomad namespace
+// harvested jobs run in) for Policy to fill in, as the Terraform module's
+// templatefile() does.
+//
+//go:embed acl/*.hcl
+var ACL embed.FS
+
+// Policy is one of the ACL policies with its variables filled in; name is
+// the file's name without .hcl ("placer.nomad", "driver.consul", ...).
+func Policy(name string, vars map[string]string) (string, error) {
+	b, err := ACL.ReadFile("acl/" + name + ".hcl")
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	for k, v := range vars {
+		s = strings.ReplaceAll(s, "${"+k+"}", v)
+	}
+	if i := strings.Index(s, "${"); i >= 0 {
+		return "", fmt.Errorf("policy %s: variable %s left unset", name, s[i:min(len(s), i+20)])
+	}
+	return s, nil
+}

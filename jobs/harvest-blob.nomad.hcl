@@ -8,10 +8,16 @@
 # and the front then restarts with the new list). Credentials come from the
 # Nomad variable nomad/jobs/harvest-blob, never from this file:
 #
-#   nomad var put nomad/jobs/harvest-blob access_key=... secret_key=... \
-#     storage_access_key=... storage_secret_key=...
+#   nomad var put nomad/jobs/harvest-blob access_key=... secret_key=... admin_token=... \
+#     client_1_access_key=... client_1_secret_key=... ...
 #
-# (the storage_* pair is the one harvest-storage's MinIO servers run with).
+# (the <node>_* pairs are the ones each of harvest-storage's MinIO servers
+# runs with, node names with '-' and '.' as '_'; admin_token, when not
+# empty, is what POST /v1/scrub, /v1/gc and /v1/safe-mode/confirm of the
+# admin API want). With consul_ca_file the front reaches Consul over TLS;
+# its Consul token comes from its workload identity (the task's consul
+# block: Nomad logs it in to Consul and sets CONSUL_HTTP_TOKEN). With
+# tls_cert_file and tls_key_file its S3 and admin listeners speak HTTPS.
 
 variable "datacenters" {
   type        = list(string)
@@ -67,9 +73,34 @@ variable "lost_after" {
   description = "how long a storage node may be unreachable before its replicas are re-created elsewhere"
 }
 
+variable "namespace" {
+  type        = string
+  default     = "default"
+  description = "Nomad namespace of the platform's jobs"
+}
+
+variable "consul_ca_file" {
+  type        = string
+  default     = ""
+  description = "CA bundle (a path on every client) to verify Consul's certificate; empty: the consul_address's scheme decides"
+}
+
+variable "tls_cert_file" {
+  type        = string
+  default     = ""
+  description = "certificate (a path on every client) the S3 and admin listeners serve HTTPS with; empty: plain HTTP"
+}
+
+variable "tls_key_file" {
+  type        = string
+  default     = ""
+  description = "its key"
+}
+
 job "harvest-blob" {
   type        = "service"
   datacenters = var.datacenters
+  namespace   = var.namespace
 
   group "front" {
     count = 1
@@ -102,11 +133,13 @@ job "harvest-blob" {
       provider = "consul"
       tags     = ["harvest", "api"]
       check {
-        name     = "blob health"
-        type     = "http"
-        path     = "/v1/health"
-        interval = "5s"
-        timeout  = "2s"
+        name            = "blob health"
+        type            = "http"
+        protocol        = var.tls_cert_file != "" ? "https" : "http"
+        tls_skip_verify = true # a liveness probe on the node itself
+        path            = "/v1/health"
+        interval        = "5s"
+        timeout         = "2s"
       }
     }
 
@@ -119,6 +152,10 @@ job "harvest-blob" {
 
     task "front" {
       driver = "raw_exec"
+
+      # a Consul token from the task's workload identity (CONSUL_HTTP_TOKEN):
+      # the role the platform's binding rule gives harvest-blob (blob.consul)
+      consul {}
 
       config {
         command = "${var.harvest_bin_dir}/harvest-blob"
@@ -136,7 +173,18 @@ job "harvest-blob" {
         consul {
           address = ${jsonencode(var.consul_address)}
           prefix  = ${jsonencode(var.consul_prefix)}
+          %{ if var.consul_ca_file != "" }ca_file = ${jsonencode(var.consul_ca_file)}%{ endif }
         }
+        %{ if var.tls_cert_file != "" }
+        tls {
+          cert_file = ${jsonencode(var.tls_cert_file)}
+          key_file  = ${jsonencode(var.tls_key_file)}
+        }
+        admin_tls {
+          cert_file = ${jsonencode(var.tls_cert_file)}
+          key_file  = ${jsonencode(var.tls_key_file)}
+        }
+        %{ endif }
         repair {
           per_server_per_hour = ${var.repair_per_server_per_hour}
           lost_after          = ${jsonencode(var.lost_after)}
@@ -144,12 +192,14 @@ job "harvest-blob" {
         {{ with nomadVar "nomad/jobs/harvest-blob" }}
         access_key = {{ .access_key | toJSON }}
         secret_key = {{ .secret_key | toJSON }}
+        {{ with .admin_token }}{{ if ne (print .) "" }}admin_tokens = [{{ print . | toJSON }}]{{ end }}{{ end }}
         {{ $storage := . }}
         {{ range service "harvest-storage|any" }}
+        {{ $key := .ServiceMeta.node | replaceAll "-" "_" | replaceAll "." "_" }}
         node {{ .ServiceMeta.node | toJSON }} {
           endpoint    = "{{ .Address }}:{{ .Port }}"
-          access_key  = {{ $storage.storage_access_key | toJSON }}
-          secret_key  = {{ $storage.storage_secret_key | toJSON }}
+          access_key  = {{ print (index $storage (printf "%s_access_key" $key)) | toJSON }}
+          secret_key  = {{ print (index $storage (printf "%s_secret_key" $key)) | toJSON }}
           tenant      = {{ .ServiceMeta.tenant | toJSON }}
           environment = {{ .ServiceMeta.environment | toJSON }}
           rack        = {{ .ServiceMeta.rack | toJSON }}

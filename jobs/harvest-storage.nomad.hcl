@@ -5,8 +5,15 @@
 # harvest-blob places replicas by those (Algorithm 2) and counts bytes
 # against the declared capacity itself (MinIO's quotas are best-effort).
 #
-# Credentials come from a Nomad variable, never from this file:
-#   nomad var put nomad/jobs/harvest-storage access_key=... secret_key=...
+# Each MinIO server has credentials of its own, from a Nomad variable (never
+# from this file), items named after its node (its name with '-' and '.' as
+# '_'):
+#   nomad var put nomad/jobs/harvest-storage client_1_access_key=... client_1_secret_key=... ...
+# Only this job's tasks can read that variable (Nomad's implicit workload
+# policy): no harvested task can. The blob front keeps the same items in its
+# own variable, nomad/jobs/harvest-blob, and signs every request to a node
+# with that node's keys. A node without items has no MinIO until they are
+# written (harvest_platform writes them for every harvested client).
 #
 # A reimage wipes data_root on the host; harvest-blob notices by the
 # identity marker it keeps there and re-creates the replicas elsewhere.
@@ -46,9 +53,16 @@ variable "memory_mb" {
   default = 512
 }
 
+variable "namespace" {
+  type        = string
+  default     = "default"
+  description = "Nomad namespace of the platform's jobs"
+}
+
 job "harvest-storage" {
   type        = "system"
   datacenters = var.datacenters
+  namespace   = var.namespace
 
   # only servers that offer harvested capacity
   constraint {
@@ -102,8 +116,9 @@ job "harvest-storage" {
         env         = true
         data        = <<-EOT
         {{ with nomadVar "nomad/jobs/harvest-storage" }}
-        MINIO_ROOT_USER={{ .access_key }}
-        MINIO_ROOT_PASSWORD={{ .secret_key }}
+        {{ $node := env "node.unique.name" | replaceAll "-" "_" | replaceAll "." "_" }}
+        MINIO_ROOT_USER={{ index . (printf "%s_access_key" $node) }}
+        MINIO_ROOT_PASSWORD={{ index . (printf "%s_secret_key" $node) }}
         {{ end }}
         MINIO_BROWSER=off
         MINIO_UPDATE=off

@@ -131,6 +131,9 @@ consul {
 proxy {
   address = "${HARVEST_PROXY_ADDR#http://}"
 }
+acl {
+  tokens = ["$HARVEST_PLACER_TOKEN"]  # harvestctl sends it (env.sh exports it)
+}
 CONFIG
 	# started in the run folder, so that make cluster-down stops it with the cluster
 	(cd "$run_dir" && exec setsid "$bin/harvest-placer" agent -config "$run_dir/placer.hcl" \

@@ -44,8 +44,8 @@ func (c *agentCommand) flags(cfg *agent.Config, configPath *string) (*flag.FlagS
 	fs.StringVar(configPath, "config", "", "HCL configuration file")
 	var over agent.Config
 	fs.StringVar(&over.HTTPAddr, "http-addr", "", "address of the HTTP API (default 127.0.0.1:4650)")
-	fs.StringVar(&over.Nomad.Address, "nomad-addr", os.Getenv("NOMAD_ADDR"), "Nomad HTTP API address")
-	fs.StringVar(&over.Consul.Address, "consul-addr", os.Getenv("CONSUL_HTTP_ADDR"), "Consul HTTP API address")
+	fs.StringVar(&over.Nomad.Address, "nomad-addr", "", "Nomad HTTP API address (default: the config's, else NOMAD_ADDR, else http://127.0.0.1:4646)")
+	fs.StringVar(&over.Consul.Address, "consul-addr", "", "Consul HTTP API address (default: the config's, else CONSUL_HTTP_ADDR, else localhost:8500)")
 	fs.StringVar(&over.Consul.Prefix, "consul-prefix", "", "Consul KV prefix of Harvest's state (default harvest/)")
 	fs.StringVar(&over.LogLevel, "log-level", "", "log level: TRACE, DEBUG, INFO, WARN, ERROR")
 	fs.StringVar(&over.Classify.Interval, "refresh-interval", "", "how often to reclassify (default 24h)")

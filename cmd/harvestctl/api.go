@@ -6,12 +6,19 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/harvest-platform/harvest/internal/connect"
 )
 
 // callAPI makes one request to a Harvest daemon's HTTP API (who names it in
 // errors: "placer", "harvest-blob") and decodes its JSON answer into out.
+// It sends the daemon's token (HARVEST_PLACER_TOKEN, else NOMAD_TOKEN, for
+// the placer; HARVEST_BLOB_ADMIN_TOKEN for harvest-blob's admin API) and
+// trusts and presents what HARVEST_CACERT, HARVEST_CLIENT_CERT and
+// HARVEST_CLIENT_KEY name over HTTPS.
 func callAPI(ctx context.Context, who, method, addr, path string, timeout time.Duration, out any) error {
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
@@ -22,7 +29,18 @@ func callAPI(ctx context.Context, who, method, addr, path string, timeout time.D
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	token := connect.PlacerToken()
+	if who == "harvest-blob" {
+		token = os.Getenv(connect.EnvBlobAdminToken)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	hc, err := connect.ClientTLSFromEnv().HTTPClient(0)
+	if err != nil {
+		return fmt.Errorf("%s: TLS settings (HARVEST_CACERT, HARVEST_CLIENT_CERT, HARVEST_CLIENT_KEY): %w", who, err)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}

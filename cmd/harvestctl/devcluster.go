@@ -21,6 +21,7 @@ import (
 type devClusterFlags struct {
 	runDir, stackBin, driver, usagePlugin string
 	clients                               int
+	secure                                bool
 }
 
 func (f *devClusterFlags) register(fs *flag.FlagSet) {
@@ -31,6 +32,7 @@ func (f *devClusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.usagePlugin, "usage-plugin", filepath.Join(filepath.Dir(exe), "harvest-usage-prometheus"),
 		"external usage-source plugin the drivers read the primary tenant through, from the cluster's metrics exporter (\"\": the driver's cgroup source alone)")
 	fs.IntVar(&f.clients, "clients", 3, fmt.Sprintf("number of Nomad clients, each with its own Consul agent and MinIO server (3-%d)", localcluster.MaxClients))
+	fs.BoolVar(&f.secure, "secure", false, "TLS on every agent and Consul and Nomad ACLs in default-deny (env.sh exports the CA and management tokens)")
 }
 
 // harvestctlPath is this binary (the exporter runs as its dev-cluster
@@ -130,7 +132,7 @@ func (c *devClusterCommand) up(ctx context.Context, log hclog.Logger) error {
 	s, err := localcluster.Up(ctx, localcluster.Options{
 		RunDir: c.flags.runDir, StackBin: c.flags.stackBin, DriverBinary: c.flags.driver,
 		UsagePlugin: c.flags.usagePlugin, Harvestctl: harvestctlPath(),
-		Nodes: localcluster.DefaultNodes(c.flags.clients), Detached: true, Logger: log,
+		Nodes: localcluster.DefaultNodes(c.flags.clients), Detached: true, Logger: log, Secure: c.flags.secure,
 	})
 	if err != nil {
 		return err

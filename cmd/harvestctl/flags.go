@@ -6,21 +6,22 @@ import (
 	"io"
 	"os"
 
-	consulapi "github.com/hashicorp/consul/api"
-
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/connect"
 )
 
 // consulFlags are the flags of every command that reads or writes history.
+// The token and TLS files come from the environment (CONSUL_HTTP_TOKEN,
+// CONSUL_CACERT, CONSUL_CLIENT_CERT, ...), as for the consul CLI.
 type consulFlags struct{ addr, prefix string }
 
 func (c *consulFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.addr, "consul-addr", envOr("CONSUL_HTTP_ADDR", "127.0.0.1:8500"), "Consul HTTP API address")
+	fs.StringVar(&c.addr, "consul-addr", "", "Consul HTTP API address (default: CONSUL_HTTP_ADDR, else localhost:8500)")
 	fs.StringVar(&c.prefix, "prefix", history.DefaultPrefix, "Consul KV prefix of Harvest's state")
 }
 
 func (c *consulFlags) store() (*history.Store, error) {
-	client, err := consulapi.NewClient(history.ConsulConfig(c.addr, ""))
+	client, err := connect.Consul{Address: c.addr}.Client()
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (o *planOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.drain, "drain", false, "when it says start now, drain the -node nodes and leave them ineligible")
 	fs.Var(&o.nodes, "node", "a node to drain, by name or ID (repeatable; default every node)")
 	fs.DurationVar(&o.drainDeadline, "drain-deadline", time.Hour, "how long a drained node's allocations get to move before Nomad stops them")
-	fs.StringVar(&o.nomadAddr, "nomad-addr", envOr("NOMAD_ADDR", "http://127.0.0.1:4646"), "Nomad HTTP API address")
+	fs.StringVar(&o.nomadAddr, "nomad-addr", "", "Nomad HTTP API address (default: NOMAD_ADDR, else http://127.0.0.1:4646)")
 }
 
 func (o *planOptions) check() error {

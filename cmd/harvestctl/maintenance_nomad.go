@@ -12,6 +12,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/internal/connect"
 	"github.com/harvest-platform/harvest/placer/maintenance"
 )
 
@@ -23,13 +24,12 @@ type maintenanceNomad struct {
 }
 
 func newMaintenanceNomad(addr string) (*maintenanceNomad, error) {
-	cfg := nomadapi.DefaultConfig() // NOMAD_TOKEN, NOMAD_CACERT, ... as the nomad CLI reads them
-	cfg.Address = addr
-	c, err := nomadapi.NewClient(cfg)
+	// NOMAD_TOKEN, NOMAD_CACERT, ... as the nomad CLI reads them
+	c, err := connect.Nomad{Address: addr}.Client()
 	if err != nil {
 		return nil, fmt.Errorf("nomad client for %s: %w", addr, err)
 	}
-	return &maintenanceNomad{client: c, addr: addr}, nil
+	return &maintenanceNomad{client: c, addr: c.Address()}, nil
 }
 
 // explain names Nomad's address in an error, and says what to do when it

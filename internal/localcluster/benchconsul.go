@@ -38,7 +38,7 @@ func StartConsul(ctx context.Context, binary, dir string, dev bool, env ...strin
 	c.agent = Agent{Name: "consul-bench", Binary: binary, Dir: dir, Log: filepath.Join(dir, "consul.log"), HTTPAddr: c.Addr}
 	// one process stands in for a datacenter's clients, all from 127.0.0.1:
 	// Consul's per-address connection limit (200) would refuse them
-	cfg := consulServerConfig("consul-bench", p) + "limits {\n  http_max_conns_per_client = 15000\n}\n"
+	cfg := consulServerConfig("consul-bench", p, nil) + "limits {\n  http_max_conns_per_client = 15000\n}\n"
 	args := []string{"agent", "-dev", "-config-file", filepath.Join(dir, "config.hcl")}
 	if !dev {
 		cfg += fmt.Sprintf("data_dir = %q\nserver = true\nbootstrap_expect = 1\n", filepath.Join(dir, "data"))

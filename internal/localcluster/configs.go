@@ -19,7 +19,20 @@ const fingerprintDenylist = "env_aws,env_gce,env_azure,env_digitalocean"
 // development builds of Nomad carry.
 const driverDenylist = "docker,podman,java,qemu,mock_driver"
 
-func consulServerConfig(name string, p consulPorts) string {
+// consulHTTPPorts is the ports block's HTTP line: the API on HTTPS only
+// in a secure cluster.
+func consulHTTPPorts(port int, sec *Secure) string {
+	if sec == nil {
+		return fmt.Sprintf("http     = %d", port)
+	}
+	return fmt.Sprintf("http     = -1\n  https    = %d", port)
+}
+
+func consulServerConfig(name string, p consulPorts, sec *Secure) string {
+	extra := ""
+	if sec != nil {
+		extra = sec.consulSecureConfig("consul-server", sec.ConsulToken)
+	}
 	return fmt.Sprintf(`datacenter           = "dc1"
 node_name            = %q
 bind_addr            = "127.0.0.1"
@@ -28,7 +41,7 @@ disable_update_check = true
 log_level            = "INFO"
 
 ports {
-  http     = %d
+  %s
   dns      = -1
   grpc     = -1
   grpc_tls = -1
@@ -36,10 +49,14 @@ ports {
   serf_wan = %d
   server   = %d
 }
-`, name, p.HTTP, p.SerfLAN, p.SerfWAN, p.Server)
+%s`, name, consulHTTPPorts(p.HTTP, sec), p.SerfLAN, p.SerfWAN, p.Server, extra)
 }
 
-func consulClientConfig(name, dataDir string, p consulPorts, join string) string {
+func consulClientConfig(name, dataDir string, p consulPorts, join string, sec *Secure) string {
+	extra := ""
+	if sec != nil {
+		extra = sec.consulSecureConfig("consul-client", sec.ConsulAgentToken)
+	}
 	return fmt.Sprintf(`datacenter           = "dc1"
 node_name            = %q
 data_dir             = %q
@@ -52,7 +69,7 @@ leave_on_terminate   = true
 log_level            = "INFO"
 
 ports {
-  http     = %d
+  %s
   dns      = -1
   grpc     = -1
   grpc_tls = -1
@@ -60,10 +77,14 @@ ports {
   serf_wan = -1
   server   = %d
 }
-`, name, dataDir, join, p.HTTP, p.SerfLAN, p.Server)
+%s`, name, dataDir, join, consulHTTPPorts(p.HTTP, sec), p.SerfLAN, p.Server, extra)
 }
 
-func nomadCommon(name, dataDir string, p nomadPorts) string {
+func nomadCommon(name, dataDir string, p nomadPorts, sec *Secure, kind string) string {
+	extra := ""
+	if sec != nil {
+		extra = sec.nomadSecureConfig(kind)
+	}
 	return fmt.Sprintf(`name                 = %q
 region               = "global"
 datacenter           = "dc1"
@@ -90,21 +111,39 @@ limits {
   http_max_conns_per_client = 0
   rpc_max_conns_per_client  = 0
 }
-`, name, dataDir, p.HTTP, p.RPC, p.Serf, p.HTTP, p.RPC, p.Serf)
+%s`, name, dataDir, p.HTTP, p.RPC, p.Serf, p.HTTP, p.RPC, p.Serf, extra)
 }
 
-func nomadConsulBlock(consulAddr string) string {
+// nomadConsulBlock is an agent's consul block; a secure cluster's servers
+// also hand out workload identities Consul accepts (services and tasks).
+func nomadConsulBlock(consulAddr string, sec *Secure, kind string) string {
+	extra := ""
+	if sec != nil {
+		extra = sec.nomadConsulTLS(kind)
+		if kind == "nomad-server" {
+			extra += `
+  service_identity {
+    aud = ["consul.io"]
+    ttl = "1h"
+  }
+  task_identity {
+    aud = ["consul.io"]
+    ttl = "1h"
+  }
+`
+		}
+	}
 	return fmt.Sprintf(`
 consul {
   address          = %q
   server_auto_join = false
   client_auto_join = false
-}
-`, consulAddr)
+%s}
+`, consulAddr, extra)
 }
 
-func nomadServerConfig(name, dataDir string, p nomadPorts, consulAddr string) string {
-	return nomadCommon(name, dataDir, p) + `
+func nomadServerConfig(name, dataDir string, p nomadPorts, consulAddr string, sec *Secure) string {
+	return nomadCommon(name, dataDir, p, sec, "nomad-server") + `
 server {
   enabled          = true
   bootstrap_expect = 1
@@ -113,7 +152,7 @@ server {
 client {
   enabled = false
 }
-` + nomadConsulBlock(consulAddr)
+` + nomadConsulBlock(consulAddr, sec, "nomad-server")
 }
 
 // nomadClientSpec is what one client's config needs beyond its ports.
@@ -125,6 +164,7 @@ type nomadClientSpec struct {
 	usagePluginConfig                                          string // the driver's plugin_config ("": none)
 	driverMetrics                                              string // the driver's metrics_address
 	harvestCgroup                                              string // the driver's harvest_cgroup
+	secure                                                     *Secure
 }
 
 // Each client's harvest driver watches its own primary tenant's cgroup
@@ -137,7 +177,7 @@ const (
 
 func nomadClientConfig(c nomadClientSpec, p nomadPorts) string {
 	var b strings.Builder
-	b.WriteString(nomadCommon(c.name, c.dataDir, p))
+	b.WriteString(nomadCommon(c.name, c.dataDir, p, c.secure, "nomad-client"))
 	fmt.Fprintf(&b, "plugin_dir           = %q\n", c.pluginDir)
 	fmt.Fprintf(&b, `
 client {
@@ -189,13 +229,31 @@ plugin "harvest-driver" {
     consul_address      = %q
     metrics_address     = %q
     harvest_cgroup      = %q
-%s  }
+%s%s  }
 }
-`, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta["harvest_tenant"], c.name, c.consulAddr, c.driverMetrics,
-			or(c.harvestCgroup, "none"), usagePluginLines(c.usagePluginConfig))
+`, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta["harvest_tenant"], c.name, driverConsulAddr(c.consulAddr, c.secure),
+			c.driverMetrics, or(c.harvestCgroup, "none"), usagePluginLines(c.usagePluginConfig), driverSecureLines(c.secure))
 	}
-	b.WriteString(nomadConsulBlock(c.consulAddr))
+	b.WriteString(nomadConsulBlock(c.consulAddr, c.secure, "nomad-client"))
 	return b.String()
+}
+
+// driverConsulAddr is the driver's consul_address: HTTPS in a secure
+// cluster.
+func driverConsulAddr(addr string, sec *Secure) string {
+	if sec == nil {
+		return addr
+	}
+	return "https://" + addr
+}
+
+// driverSecureLines give the driver its Consul token (driver.consul
+// policy) and the CA.
+func driverSecureLines(sec *Secure) string {
+	if sec == nil {
+		return ""
+	}
+	return fmt.Sprintf("    consul_token        = %q\n    consul_ca_file      = %q\n", sec.DriverConsulToken, sec.CAFile)
 }
 
 // usagePluginLines point the driver at its external usage source, when

@@ -57,11 +57,11 @@ func TestNomadClientConfigCarriesMetaPluginAndIsolation(t *testing.T) {
 
 func TestConsulConfigsParseAndJoinTheServer(t *testing.T) {
 	b := Block{Base: 15200}
-	server := decodeHCL(t, consulServerConfig("consul-server", b.consulServer()))
+	server := decodeHCL(t, consulServerConfig("consul-server", b.consulServer(), nil))
 	if server["disable_update_check"] != true {
 		t.Errorf("server may phone home: %v", server["disable_update_check"])
 	}
-	client := decodeHCL(t, consulClientConfig("client-1", "/tmp/d", b.consulClient(0), "127.0.0.1:15201"))
+	client := decodeHCL(t, consulClientConfig("client-1", "/tmp/d", b.consulClient(0), "127.0.0.1:15201", nil))
 	join := client["retry_join"].([]any)
 	if len(join) != 1 || join[0] != "127.0.0.1:15201" {
 		t.Errorf("retry_join = %v", join)
@@ -69,5 +69,48 @@ func TestConsulConfigsParseAndJoinTheServer(t *testing.T) {
 	if client["server"] != false {
 		t.Errorf("client agent configured as server")
 	}
-	decodeHCL(t, nomadServerConfig("nomad-server", "/tmp/n", b.nomadServer(), "127.0.0.1:15200"))
+	decodeHCL(t, nomadServerConfig("nomad-server", "/tmp/n", b.nomadServer(), "127.0.0.1:15200", nil))
+}
+
+// TestSecureConfigsTurnOnTLSAndACLs: every agent of a secure cluster has
+// TLS on its API and RPC, ACLs in default-deny, its own token, and the
+// Nomad server hands out workload identities Consul accepts.
+func TestSecureConfigsTurnOnTLSAndACLs(t *testing.T) {
+	sec, err := newSecure(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Block{Base: 15200}
+	server := consulServerConfig("consul-server", b.consulServer(), sec)
+	client := consulClientConfig("client-1", "/tmp/d", b.consulClient(0), "127.0.0.1:15201", sec)
+	for name, src := range map[string]string{"consul server": server, "consul client": client} {
+		cfg := decodeHCL(t, src)
+		acl := cfg["acl"].([]map[string]any)[0]
+		if acl["enabled"] != true || acl["default_policy"] != "deny" || cfg["encrypt"] != sec.GossipKey {
+			t.Errorf("%s: acl %v, encrypt %v", name, acl, cfg["encrypt"])
+		}
+		if !strings.Contains(src, "http     = -1") || !strings.Contains(src, "verify_incoming = true") ||
+			!strings.Contains(src, "verify_server_hostname = true") {
+			t.Errorf("%s: plain HTTP or unverified RPC:\n%s", name, src)
+		}
+	}
+	if !strings.Contains(server, sec.ConsulToken) || strings.Contains(client, sec.ConsulToken) || !strings.Contains(client, sec.ConsulAgentToken) {
+		t.Error("the management token belongs to the server's config only; the client agent has its own")
+	}
+	nomad := nomadServerConfig("nomad-server", "/tmp/n", b.nomadServer(), "127.0.0.1:15200", sec)
+	cfg := decodeHCL(t, nomad)
+	tls := cfg["tls"].([]map[string]any)[0]
+	if tls["http"] != true || tls["rpc"] != true || tls["verify_server_hostname"] != true || cfg["acl"].([]map[string]any)[0]["enabled"] != true {
+		t.Errorf("nomad server tls %v acl %v", tls, cfg["acl"])
+	}
+	if !strings.Contains(nomad, "task_identity") || !strings.Contains(nomad, "service_identity") || !strings.Contains(nomad, sec.NomadConsulToken) {
+		t.Errorf("nomad server's consul block:\n%s", nomad)
+	}
+	nc := nomadClientConfig(nomadClientSpec{name: "client-1", dataDir: "/tmp/c", pluginDir: "/tmp/p", server: "127.0.0.1:15241",
+		consulAddr: "127.0.0.1:15210", meta: map[string]string{"harvest_tenant": "a/b"}, harvestDriver: true, secure: sec}, b.nomadClient(0))
+	decodeHCL(t, nc)
+	if !strings.Contains(nc, `consul_address      = "https://127.0.0.1:15210"`) || !strings.Contains(nc, sec.DriverConsulToken) ||
+		strings.Contains(nc, "task_identity") {
+		t.Errorf("nomad client config:\n%s", nc)
+	}
 }

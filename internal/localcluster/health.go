@@ -9,6 +9,8 @@ import (
 	consulapi "github.com/hashicorp/consul/api"
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/internal/connect"
 )
 
 // healthTimeout bounds each wait; a cold Nomad client fingerprints in a few
@@ -42,18 +44,22 @@ func waitFor(ctx context.Context, log hclog.Logger, what, logHint string, check 
 	}
 }
 
-func consulClient(addr string) *consulapi.Client {
-	c, _ := consulapi.NewClient(&consulapi.Config{Address: addr, Scheme: "http"})
-	return c
-}
-
-// NomadClient returns an API client for the cluster's Nomad server.
+// NomadClient returns an API client for the cluster's Nomad server (with
+// the management token and the CA in a secure cluster).
 func (s *State) NomadClient() (*nomadapi.Client, error) {
-	return nomadapi.NewClient(&nomadapi.Config{Address: s.NomadAddr()})
+	if s.Secure == nil {
+		return nomadapi.NewClient(&nomadapi.Config{Address: s.NomadAddr()})
+	}
+	return connect.Nomad{Address: s.NomadAddr(), Token: s.Secure.NomadToken, CAFile: s.Secure.CAFile,
+		CertFile: s.Secure.CLICert, KeyFile: s.Secure.CLIKey}.Client()
 }
 
-func waitConsulLeader(ctx context.Context, log hclog.Logger, a *Agent) error {
-	c := consulClient(a.HTTPAddr)
+// ConsulClient returns an API client for the cluster's Consul server (with
+// the management token and the CA in a secure cluster).
+func (s *State) ConsulClient() *consulapi.Client { return s.consulAPI(s.ConsulServer.HTTPAddr) }
+
+func waitConsulLeader(ctx context.Context, log hclog.Logger, s *State, a *Agent) error {
+	c := s.consulAPI(a.HTTPAddr)
 	return waitFor(ctx, log, "consul server", a.Log, func() (bool, string) {
 		leader, err := c.Status().Leader()
 		if err != nil {
@@ -65,8 +71,8 @@ func waitConsulLeader(ctx context.Context, log hclog.Logger, a *Agent) error {
 
 // waitConsulMembers waits until the server's catalog lists every client
 // agent, by node name.
-func waitConsulMembers(ctx context.Context, log hclog.Logger, server *Agent, clients []Agent, nodes []NodeSpec) error {
-	c := consulClient(server.HTTPAddr)
+func waitConsulMembers(ctx context.Context, log hclog.Logger, s *State, server *Agent, clients []Agent, nodes []NodeSpec) error {
+	c := s.consulAPI(server.HTTPAddr)
 	return waitFor(ctx, log, "consul client agents", clients[0].Log, func() (bool, string) {
 		members, _, err := c.Catalog().Nodes(nil)
 		if err != nil {

@@ -36,6 +36,9 @@ type Options struct {
 	// Otherwise every process gets SIGKILL from the kernel if this process
 	// dies, and the next Up reaps what they leave behind.
 	Detached bool
+	// Secure starts Consul and Nomad with TLS and default-deny ACLs
+	// (secure.go).
+	Secure bool
 	// Logger reports progress; default a named hclog logger on stderr.
 	Logger hclog.Logger
 }

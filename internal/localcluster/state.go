@@ -64,13 +64,31 @@ type State struct {
 	// Exporter serves the host's and the primary cgroups' metrics to the
 	// drivers' external usage source (PID 0: not started).
 	Exporter Agent `json:"exporter"`
+	// PlacerToken is a token for the acl block of the placer the demo starts
+	// on the cluster (env.sh exports it as HARVEST_PLACER_TOKEN).
+	PlacerToken string `json:"placer_token"`
+	// Secure is set for a cluster started with Options.Secure: TLS and
+	// default-deny ACLs on Consul and Nomad (secure.go).
+	Secure *Secure `json:"secure,omitempty"`
 }
 
-// NomadAddr is the Nomad HTTP API address (NOMAD_ADDR).
-func (s *State) NomadAddr() string { return "http://" + s.NomadServer.HTTPAddr }
+// NomadAddr is the Nomad HTTP API address (NOMAD_ADDR): https:// in a
+// secure cluster.
+func (s *State) NomadAddr() string {
+	if s.Secure != nil {
+		return "https://" + s.NomadServer.HTTPAddr
+	}
+	return "http://" + s.NomadServer.HTTPAddr
+}
 
-// ConsulAddr is the Consul server's HTTP address (CONSUL_HTTP_ADDR).
-func (s *State) ConsulAddr() string { return s.ConsulServer.HTTPAddr }
+// ConsulAddr is the Consul server's HTTP address (CONSUL_HTTP_ADDR):
+// https://host:port in a secure cluster, host:port otherwise.
+func (s *State) ConsulAddr() string {
+	if s.Secure != nil {
+		return "https://" + s.ConsulServer.HTTPAddr
+	}
+	return s.ConsulServer.HTTPAddr
+}
 
 // agents lists every started process in the order Down stops them.
 func (s *State) agents() []*Agent {

@@ -39,7 +39,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	log.Info("claimed ports", "from", block.Base, "to", block.Base+blockSize-1)
 	s := &State{
 		RunDir: o.RunDir, PortBase: block.Base, ClaimFile: claimFile, Owner: owner,
-		StackBin: o.StackBin, PluginDir: filepath.Join(o.RunDir, "plugins"),
+		StackBin: o.StackBin, PluginDir: filepath.Join(o.RunDir, "plugins"), PlacerToken: randomHex(16),
 	}
 	if err := os.MkdirAll(filepath.Join(o.RunDir, "logs"), 0o755); err != nil {
 		os.Remove(claimFile)
@@ -86,39 +86,59 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		return s.save()
 	}
 
+	if o.Secure {
+		var err error
+		if s.Secure, err = newSecure(s.RunDir); err != nil {
+			return fmt.Errorf("certificates and tokens: %w", err)
+		}
+	}
 	// Consul: a dev server, then one client agent per Nomad client.
 	cp := b.consulServer()
 	s.ConsulServer = agent("consul-server", bin("consul"), cp.HTTP)
-	if err := launch(&s.ConsulServer, consulServerConfig("consul-server", cp), nil,
+	if err := launch(&s.ConsulServer, consulServerConfig("consul-server", cp, s.Secure), nil,
 		"agent", "-dev", "-config-file", filepath.Join(s.RunDir, "consul-server", "config.hcl")); err != nil {
 		return err
 	}
-	if err := waitConsulLeader(ctx, o.Logger, &s.ConsulServer); err != nil {
+	if err := waitConsulLeader(ctx, o.Logger, s, &s.ConsulServer); err != nil {
 		return err
+	}
+	if s.Secure != nil {
+		if err := setupConsulACL(s); err != nil {
+			return err
+		}
 	}
 	join := "127.0.0.1:" + strconv.Itoa(cp.SerfLAN)
 	for i, n := range o.Nodes {
 		p := b.consulClient(i)
 		s.ConsulClients = append(s.ConsulClients, agent("consul-"+n.Name, bin("consul"), p.HTTP))
 		a := &s.ConsulClients[i]
-		cfg := consulClientConfig(n.Name, filepath.Join(a.Dir, "data"), p, join)
+		cfg := consulClientConfig(n.Name, filepath.Join(a.Dir, "data"), p, join, s.Secure)
 		if err := launch(a, cfg, nil, "agent", "-config-file", filepath.Join(a.Dir, "config.hcl")); err != nil {
 			return err
 		}
 	}
-	if err := waitConsulMembers(ctx, o.Logger, &s.ConsulServer, s.ConsulClients, o.Nodes); err != nil {
+	if err := waitConsulMembers(ctx, o.Logger, s, &s.ConsulServer, s.ConsulClients, o.Nodes); err != nil {
 		return err
 	}
 
 	// Nomad: one server, then the clients with the harvest driver installed.
 	np := b.nomadServer()
 	s.NomadServer = agent("nomad-server", bin("nomad"), np.HTTP)
-	scfg := nomadServerConfig("nomad-server", filepath.Join(s.RunDir, "nomad-server", "data"), np, s.ConsulServer.HTTPAddr)
+	scfg := nomadServerConfig("nomad-server", filepath.Join(s.RunDir, "nomad-server", "data"), np, s.ConsulServer.HTTPAddr, s.Secure)
 	if err := launch(&s.NomadServer, scfg, nil, "agent", "-config", filepath.Join(s.RunDir, "nomad-server", "config.hcl")); err != nil {
 		return err
 	}
 	if err := waitNomadLeader(ctx, o.Logger, s); err != nil {
 		return err
+	}
+	if s.Secure != nil {
+		if err := bootstrapNomadACL(ctx, s); err != nil {
+			return err
+		}
+		if err := setupWorkloadIdentity(s); err != nil {
+			return err
+		}
+		o.Logger.Info("secure cluster: TLS on, Consul and Nomad ACLs in default-deny, workload identities accepted by Consul")
 	}
 	if err := installPlugin(o.DriverBinary, s.PluginDir); err != nil {
 		return err
@@ -160,7 +180,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			name: n.Name, dataDir: filepath.Join(a.Dir, "data"), pluginDir: s.PluginDir,
 			cgroupParent: a.CgroupParent, server: "127.0.0.1:" + strconv.Itoa(np.RPC),
 			consulAddr: a.ConsulAgent, meta: a.Meta, harvestDriver: o.DriverBinary != "", primaryCgroup: a.PrimaryCgroup,
-			harvestCgroup: a.HarvestCgroup,
+			harvestCgroup: a.HarvestCgroup, secure: s.Secure,
 		}, p)
 		// harvested tasks run as nobody: they must pass through the run
 		// folder and the client's folder to reach their task folders
@@ -202,6 +222,12 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		if err := waitMinIO(ctx, o.Logger, &s.MinIO[i]); err != nil {
 			return err
 		}
+	}
+	if s.Secure != nil {
+		if err := writeStorageCredentials(ctx, s); err != nil {
+			return fmt.Errorf("storage credentials variable: %w", err)
+		}
+		return s.save()
 	}
 	return nil
 }

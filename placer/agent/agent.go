@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,7 +11,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	consulapi "github.com/hashicorp/consul/api"
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
@@ -36,6 +34,8 @@ type Agent struct {
 	weights   *proxy.LiveWeights // Algorithm 1's, the policy document's over the file's
 	declared  *declared          // tenant declarations and the policy document
 	importer  *historyImporter   // history_import; nil when off
+	auth      *authorizer        // who may call the API
+	now       func() time.Time   // the clock ingest checks sample times against
 }
 
 // New connects the placer to Nomad and Consul as cfg says and binds its
@@ -51,11 +51,11 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	consul, err := consulapi.NewClient(history.ConsulConfig(cfg.Consul.Address, cfg.Consul.Token))
+	consul, err := cfg.Consul.Client()
 	if err != nil {
 		return nil, fmt.Errorf("consul client: %w", err)
 	}
-	nomad, err := nomadapi.NewClient(&nomadapi.Config{Address: cfg.Nomad.Address, SecretID: cfg.Nomad.Token})
+	nomad, err := cfg.Nomad.Client()
 	if err != nil {
 		return nil, fmt.Errorf("nomad client: %w", err)
 	}
@@ -63,8 +63,16 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http_addr: %w", err)
 	}
-	a := &Agent{cfg: cfg, log: log, metrics: NewMetrics(), interval: interval, listener: l}
-	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.Prefix)
+	if l, err = cfg.TLS.Wrap(l); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("tls: %w", err)
+	}
+	a := &Agent{cfg: cfg, log: log, metrics: NewMetrics(), interval: interval, listener: l, now: time.Now}
+	if a.auth, err = newAuthorizer(cfg.ACL, nomad, log.Named("acl"), a.metrics); err != nil {
+		l.Close()
+		return nil, err
+	}
+	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.KVPrefix())
 	jobTypes, _ := cfg.thresholds()
 	readConc, _ := cfg.readConcurrency()
 	if limit, _ := cfg.memoryLimit(); limit > 0 {
@@ -106,9 +114,17 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 
 // setupProxy binds the admission proxy and the stage sequencer behind it.
 func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
-	upstream, err := url.Parse(cfg.Nomad.Address)
+	address, err := cfg.Nomad.URL()
+	if err != nil {
+		return err
+	}
+	upstream, err := url.Parse(address)
 	if err != nil {
 		return fmt.Errorf("nomad address: %w", err)
+	}
+	transport, err := cfg.Nomad.Transport() // Nomad's TLS, never the placer's token
+	if err != nil {
+		return err
 	}
 	th, _ := cfg.thresholds()
 	rw := &proxy.Rewriter{
@@ -121,18 +137,17 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	if err != nil {
 		return fmt.Errorf("proxy address: %w", err)
 	}
-	if cfg.Proxy.TLSCertFile != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.Proxy.TLSCertFile, cfg.Proxy.TLSKeyFile)
-		if err != nil {
-			l.Close()
-			return fmt.Errorf("proxy tls: %w", err)
-		}
-		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if l, err = cfg.Proxy.listenerTLS().Wrap(l); err != nil {
+		l.Close()
+		return fmt.Errorf("proxy tls: %w", err)
 	}
 	a.proxyL = l
-	a.proxy = &http.Server{Handler: proxy.New(upstream, rw, a.log.Named("proxy"), proxy.NewMetrics(a.metrics.Registry)),
-		ReadHeaderTimeout: 10 * time.Second}
-	a.sequencer = &sequencer{nomad: nomad, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, done: map[string]bool{}}
+	adm := admissions{store: a.store}
+	a.proxy = &http.Server{Handler: proxy.New(upstream, transport, rw, a.log.Named("proxy"), proxy.NewMetrics(a.metrics.Registry),
+		proxy.Options{Admissions: adm.as("proxy"), MaxBody: int64(cfg.Proxy.MaxBodyMB) << 20}),
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
+	a.sequencer = &sequencer{nomad: nomad, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, done: map[string]bool{},
+		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
 	if p := a.policies.partition; p != nil {
 		a.sequencer.finished = p.observe
 	}

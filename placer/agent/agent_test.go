@@ -49,7 +49,7 @@ func newTestAgent(t *testing.T) (*Agent, *history.MemKV, *fakeNodes) {
 		{ID: "2", Name: "b", Meta: map[string]string{labels.TenantKey: "ads/indexer"}},
 		{ID: "3", Name: "c", Meta: map[string]string{labels.TenantKey: "mail/store", labels.ClassKey: "stale"}},
 	}}
-	a := &Agent{log: hclog.NewNullLogger(), store: store, metrics: NewMetrics()}
+	a := &Agent{log: hclog.NewNullLogger(), store: store, metrics: NewMetrics(), cfg: DefaultConfig(), now: func() time.Time { return now }}
 	a.refresher = &Refresher{Store: store, Nodes: nodes, Config: classify.Default(), Log: hclog.NewNullLogger(), Metrics: a.metrics, Now: func() time.Time { return now }}
 	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
 	a.setupDeclarations(DefaultConfig(), clusterView{}) // no Nomad: tests that publish set a view
@@ -111,7 +111,7 @@ func TestRefreshLabelsNodesAndSurvivesACorruptTenant(t *testing.T) {
 
 func TestIngestAPI(t *testing.T) {
 	a, _, _ := newTestAgent(t)
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	post := func(body string) (int, string) {
 		resp, err := http.Post(srv.URL+"/v1/history/samples", "application/json", strings.NewReader(body))
@@ -132,8 +132,8 @@ func TestIngestAPI(t *testing.T) {
 		`{"tenant":"search","samples":[]}`: "want environment/function",
 		`{"tenant":"a/b","samples":[{"node":"a","time":"2026-11-20T11:58:00Z","cpu_percent":-4}]}`:  "outside 0-100",
 		`{"tenant":"a/b","samples":[{"node":"a","time":"2026-11-20T11:58:00Z","cpu_percent":140}]}`: "outside 0-100",
-		`{"tenant":"a/b","samples":[{"node":"","time":"2026-11-20T11:58:00Z","cpu_percent":4}]}`:    "has no node",
-		`{"tenant":"a/b","samples":[{"node":"a","cpu_percent":4}]}`:                                 "has no time",
+		`{"tenant":"a/b","samples":[{"node":"","time":"2026-11-20T11:58:00Z","cpu_percent":4}]}`:    "node",
+		`{"tenant":"a/b","samples":[{"node":"a","cpu_percent":4}]}`:                                 "outside the history's window",
 		`{"tenant":"a/b","extra":1}`: "unknown field",
 		`{"tenant":`:                 "unexpected EOF",
 	}

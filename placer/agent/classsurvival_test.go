@@ -146,7 +146,7 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 	if _, err := a.refresher.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/v1/classes")
 	if err != nil {

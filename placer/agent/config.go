@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2/hclsimple"
 
+	"github.com/harvest-platform/harvest/internal/connect"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/jobtype"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -40,11 +41,15 @@ type Config struct {
 	// MemoryLimit is the Go runtime's soft memory limit (e.g. "900MiB"):
 	// the collector works harder near it instead of letting the heap grow
 	// to twice the history kept in memory. Empty: none (or GOMEMLIMIT).
-	MemoryLimit string         `hcl:"memory_limit,optional"`
-	Nomad       NomadConfig    `hcl:"nomad,block"`
-	Consul      ConsulConfig   `hcl:"consul,block"`
-	Classify    ClassifyConfig `hcl:"classify,block"`
-	Proxy       ProxyConfig    `hcl:"proxy,block"`
+	MemoryLimit string `hcl:"memory_limit,optional"`
+	// TLS of the API's listener (http_addr).
+	TLS      connect.ListenerTLS `hcl:"tls,block"`
+	Nomad    NomadConfig         `hcl:"nomad,block"`
+	Consul   ConsulConfig        `hcl:"consul,block"`
+	Classify ClassifyConfig      `hcl:"classify,block"`
+	Proxy    ProxyConfig         `hcl:"proxy,block"`
+	// ACL says who may call the API (authconfig.go, auth.go).
+	ACL ACLConfig `hcl:"acl,block"`
 	// Policies of issue 8 (policyconfig.go); each off unless enabled.
 	Packing    PackingConfig    `hcl:"packing,block"`
 	Partition  PartitionConfig  `hcl:"partition,block"`
@@ -76,9 +81,14 @@ type HistoryImportConfig struct {
 // ProxyConfig is the admission proxy users point NOMAD_ADDR at.
 type ProxyConfig struct {
 	// Address to listen on ("" turns the proxy off).
-	Address     string `hcl:"address,optional"`
-	TLSCertFile string `hcl:"tls_cert_file,optional"`
-	TLSKeyFile  string `hcl:"tls_key_file,optional"`
+	Address string `hcl:"address,optional"`
+	// TLS of the proxy's listener; with tls_client_ca_file it wants client
+	// certificates signed by that CA, as Nomad's verify_https_client.
+	TLSCertFile     string `hcl:"tls_cert_file,optional"`
+	TLSKeyFile      string `hcl:"tls_key_file,optional"`
+	TLSClientCAFile string `hcl:"tls_client_ca_file,optional"`
+	// MaxBodyMB bounds a job register, plan or validate body (default 16).
+	MaxBodyMB int `hcl:"max_body_mb,optional"`
 	// Namespaces whose every job is harvested, with or without meta.
 	Namespaces []string `hcl:"namespaces,optional"`
 	// Job typing thresholds (defaults 173s and 433s).
@@ -93,13 +103,15 @@ type ProxyConfig struct {
 
 // fileConfig is the file's shape: every block optional.
 type fileConfig struct {
-	LogLevel    string          `hcl:"log_level,optional"`
-	HTTPAddr    string          `hcl:"http_addr,optional"`
-	MemoryLimit string          `hcl:"memory_limit,optional"`
-	Nomad       *NomadConfig    `hcl:"nomad,block"`
-	Consul      *ConsulConfig   `hcl:"consul,block"`
-	Classify    *ClassifyConfig `hcl:"classify,block"`
-	Proxy       *ProxyConfig    `hcl:"proxy,block"`
+	LogLevel    string               `hcl:"log_level,optional"`
+	HTTPAddr    string               `hcl:"http_addr,optional"`
+	MemoryLimit string               `hcl:"memory_limit,optional"`
+	TLS         *connect.ListenerTLS `hcl:"tls,block"`
+	Nomad       *NomadConfig         `hcl:"nomad,block"`
+	Consul      *ConsulConfig        `hcl:"consul,block"`
+	Classify    *ClassifyConfig      `hcl:"classify,block"`
+	Proxy       *ProxyConfig         `hcl:"proxy,block"`
+	ACL         *ACLConfig           `hcl:"acl,block"`
 
 	Packing    *PackingConfig    `hcl:"packing,block"`
 	Partition  *PartitionConfig  `hcl:"partition,block"`
@@ -110,19 +122,13 @@ type fileConfig struct {
 	HistoryImport *HistoryImportConfig `hcl:"history_import,block"`
 }
 
-// NomadConfig says where Nomad's API is.
-type NomadConfig struct {
-	Address string `hcl:"address,optional"`
-	Token   string `hcl:"token,optional"`
-}
+// NomadConfig says where Nomad's API is, with which token and TLS files
+// (connect.Nomad: the environment's NOMAD_* first, the block over it).
+type NomadConfig = connect.Nomad
 
-// ConsulConfig says where Consul's API is and under which KV prefix
-// Harvest's state lives.
-type ConsulConfig struct {
-	Address string `hcl:"address,optional"`
-	Token   string `hcl:"token,optional"`
-	Prefix  string `hcl:"prefix,optional"`
-}
+// ConsulConfig says where Consul's API is, with which token and TLS files,
+// and under which KV prefix Harvest's state lives (connect.Consul).
+type ConsulConfig = connect.Consul
 
 // ClassifyConfig holds the schedule and the classifier's thresholds.
 type ClassifyConfig struct {
@@ -147,10 +153,10 @@ func DefaultConfig() Config {
 	return Config{
 		LogLevel: "INFO",
 		HTTPAddr: "127.0.0.1:4650",
-		Nomad:    NomadConfig{Address: "http://127.0.0.1:4646"},
-		Consul:   ConsulConfig{Address: "127.0.0.1:8500", Prefix: "harvest/"},
+		Consul:   ConsulConfig{Prefix: connect.DefaultPrefix}, // addresses: the environment, else Nomad's and Consul's defaults
 		Classify: ClassifyConfig{Interval: "24h", Retention: "1008h"},
-		Proxy:    ProxyConfig{Address: "127.0.0.1:4656", ShortThreshold: "173s", LongThreshold: "433s"},
+		Proxy:    ProxyConfig{Address: "127.0.0.1:4656", ShortThreshold: "173s", LongThreshold: "433s", MaxBodyMB: 16},
+		ACL:      defaultACL(),
 	}
 }
 
@@ -165,6 +171,9 @@ func LoadConfig(path string) (Config, error) {
 	if file.Nomad != nil {
 		src.Nomad = *file.Nomad
 	}
+	if file.TLS != nil {
+		src.TLS = *file.TLS
+	}
 	if file.Consul != nil {
 		src.Consul = *file.Consul
 	}
@@ -175,6 +184,9 @@ func LoadConfig(path string) (Config, error) {
 		src.Proxy = *file.Proxy
 	}
 	merge(&cfg, src)
+	if file.ACL != nil {
+		mergeACL(&cfg.ACL, *file.ACL)
+	}
 	// policy blocks are taken whole: their settings default when read
 	if file.Packing != nil {
 		cfg.Packing = *file.Packing
@@ -201,11 +213,13 @@ func merge(dst *Config, src Config) {
 	set(&dst.LogLevel, src.LogLevel)
 	set(&dst.MemoryLimit, src.MemoryLimit)
 	set(&dst.HTTPAddr, src.HTTPAddr)
-	set(&dst.Nomad.Address, src.Nomad.Address)
-	set(&dst.Nomad.Token, src.Nomad.Token)
-	set(&dst.Consul.Address, src.Consul.Address)
-	set(&dst.Consul.Token, src.Consul.Token)
-	set(&dst.Consul.Prefix, src.Consul.Prefix)
+	dst.Nomad = dst.Nomad.Over(src.Nomad)
+	dst.Consul = dst.Consul.Over(src.Consul)
+	dst.TLS = dst.TLS.Over(src.TLS)
+	set(&dst.Proxy.TLSClientCAFile, src.Proxy.TLSClientCAFile)
+	if src.Proxy.MaxBodyMB != 0 {
+		dst.Proxy.MaxBodyMB = src.Proxy.MaxBodyMB
+	}
 	set(&dst.Classify.Interval, src.Classify.Interval)
 	set(&dst.Classify.Window, src.Classify.Window)
 	set(&dst.Classify.MinHistory, src.Classify.MinHistory)
@@ -270,8 +284,23 @@ func (c Config) validate() error {
 	if err := c.validatePolicies(); err != nil {
 		return err
 	}
-	if (c.Proxy.TLSCertFile == "") != (c.Proxy.TLSKeyFile == "") {
-		return fmt.Errorf("proxy: tls_cert_file and tls_key_file go together")
+	if err := c.Nomad.Validate("nomad"); err != nil {
+		return err
+	}
+	if err := c.Consul.Validate("consul"); err != nil {
+		return err
+	}
+	if err := c.TLS.Validate("tls"); err != nil {
+		return err
+	}
+	if err := c.Proxy.listenerTLS().Validate("proxy"); err != nil {
+		return err
+	}
+	if c.Proxy.MaxBodyMB < 1 || c.Proxy.MaxBodyMB > 1024 {
+		return fmt.Errorf("proxy.max_body_mb %d: want 1-1024", c.Proxy.MaxBodyMB)
+	}
+	if err := c.ACL.validate(); err != nil {
+		return err
 	}
 	if _, err := c.historyImport(); err != nil {
 		return err
@@ -369,4 +398,9 @@ func (c Config) classifier() (classify.Config, error) {
 		out.Seed = uint64(*p)
 	}
 	return out, nil
+}
+
+// listenerTLS is the proxy's listener TLS.
+func (p ProxyConfig) listenerTLS() connect.ListenerTLS {
+	return connect.ListenerTLS{CertFile: p.TLSCertFile, KeyFile: p.TLSKeyFile, ClientCAFile: p.TLSClientCAFile}
 }

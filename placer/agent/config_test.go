@@ -32,8 +32,18 @@ classify {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.HTTPAddr != "127.0.0.1:9999" || cfg.Consul.Prefix != "other/" || cfg.Consul.Address != "127.0.0.1:8500" || cfg.Nomad.Address == "" {
+	// addresses left out come from the environment, else the api packages'
+	// defaults
+	t.Setenv("NOMAD_ADDR", "")
+	t.Setenv("CONSUL_HTTP_ADDR", "")
+	nomad, _ := cfg.Nomad.URL()
+	if cfg.HTTPAddr != "127.0.0.1:9999" || cfg.Consul.Prefix != "other/" || cfg.Consul.APIConfig().Address != "localhost:8500" ||
+		nomad != "http://127.0.0.1:4646" {
 		t.Fatalf("config %+v", cfg)
+	}
+	t.Setenv("NOMAD_ADDR", "https://nomad.example:4646")
+	if nomad, _ := cfg.Nomad.URL(); nomad != "https://nomad.example:4646" {
+		t.Fatalf("NOMAD_ADDR not taken: %s", nomad)
 	}
 	cc, _ := cfg.classifier()
 	if iv, _ := cfg.interval(); iv != 6*time.Hour || cc.Window != 240*time.Hour || cc.ConstantSD != 2.5 || cc.PeriodicStrength != 0.3 {

@@ -37,7 +37,7 @@ func errorOf(body string) string {
 
 func TestTenantDeclarationsRoundTrip(t *testing.T) {
 	a, _, _ := newTestAgent(t)
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	if code, body := call(t, srv, "GET", "/v1/tenants/search/frontend", ""); code != 404 || !strings.Contains(body, `"error":"tenant search/frontend is not declared"`) {
 		t.Fatalf("undeclared: %d %s", code, body)
@@ -76,7 +76,7 @@ func TestTenantDeclarationsRoundTrip(t *testing.T) {
 
 func TestTenantDeclarationsRefuseBadInput(t *testing.T) {
 	a, _, _ := newTestAgent(t)
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	for _, c := range []struct{ method, path, body, want string }{
 		{"PUT", "/v1/tenants/a/b", `{"storage_mb":-1}`, "storage_mb -1: want a number >= 0"},
@@ -107,7 +107,7 @@ func TestTenantDeclarationsRefuseBadInput(t *testing.T) {
 
 func TestCorruptTenantDeclarationIs500NamingTheKey(t *testing.T) {
 	a, kv, _ := newTestAgent(t)
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	for value, want := range map[string]string{
 		"garbage":                                "invalid character",

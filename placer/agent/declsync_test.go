@@ -40,7 +40,7 @@ func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.declared.view = newClusterView(client)
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 
 	none := map[string]string{}

@@ -37,6 +37,8 @@ type escalator struct {
 	log     hclog.Logger
 	metrics *policyMetrics
 	now     func() time.Time
+	// admitted: only runs the placer admitted are escalated (admissions.go)
+	admitted admissions
 }
 
 // blocked reports whether a job waits with nothing placed.
@@ -114,6 +116,13 @@ func (e *escalator) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 	if target <= current {
 		return nil
 	}
+	// only a run the placer admitted is re-registered with its token
+	if ok, err := e.admitted.admitted(ctx, stub.Namespace, stub.ID, stub.JobModifyIndex); err != nil || !ok {
+		if err == nil {
+			e.log.Debug("not escalating a job the placer did not admit", "job", stub.ID, "namespace", stub.Namespace)
+		}
+		return err
+	}
 	q := (&nomadapi.QueryOptions{Namespace: stub.Namespace}).WithContext(ctx)
 	job, _, err := e.nomad.Jobs().Info(stub.ID, q)
 	if err != nil {
@@ -142,9 +151,12 @@ func (e *escalator) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 	job.Meta[proxy.BlockedSince] = since.UTC().Format(time.RFC3339Nano)
 	job.Meta[proxy.ReasonKey] = fmt.Sprintf("escalated to %s after %s blocked on %s; %s",
 		target, e.now().Sub(since).Round(time.Second), job.Meta[proxy.ClassesKey], job.Meta[proxy.ReasonKey])
-	_, _, err = e.nomad.Jobs().EnforceRegister(job, *job.JobModifyIndex, (&nomadapi.WriteOptions{Namespace: stub.Namespace}).WithContext(ctx))
+	resp, _, err := e.nomad.Jobs().EnforceRegister(job, *job.JobModifyIndex, (&nomadapi.WriteOptions{Namespace: stub.Namespace}).WithContext(ctx))
 	if err != nil {
 		return err
+	}
+	if err := e.admitted.as("escalator").Admit(ctx, stub.Namespace, stub.ID, resp.JobModifyIndex); err != nil {
+		return fmt.Errorf("escalated, but not recorded (its stages will not start): %w", err)
 	}
 	e.metrics.escalations.WithLabelValues(target.String()).Inc()
 	e.log.Info("escalated a blocked harvested job", "job", stub.ID, "namespace", stub.Namespace, "step", target,

@@ -26,6 +26,8 @@ type Metrics struct {
 	daysRead      prometheus.Counter
 	valuesRead    prometheus.Counter
 	bytesRead     prometheus.Counter
+	// AuthRefusals counts API requests refused for their token (auth.go).
+	AuthRefusals *prometheus.CounterVec
 }
 
 // NewMetrics registers the placer's metrics in a registry of their own,
@@ -77,9 +79,13 @@ func NewMetrics() *Metrics {
 		bytesRead: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "harvest_placer_history_bytes_read_total", Help: "Bytes of KV values read from Consul.",
 		}),
+		AuthRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "harvest_placer_api_refusals_total",
+			Help: "API requests refused for their token, by status (401 no or unknown token, 403 not allowed, 503 not checkable).",
+		}, []string{"status"}),
 	}
 	m.Registry.MustRegister(m.stageDuration, m.readDuration, m.daysRead, m.valuesRead, m.bytesRead)
-	m.Registry.MustRegister(m.refreshes, m.refreshDuration, m.classes, m.unclassified, m.labelUpdates, m.lastRefresh,
+	m.Registry.MustRegister(m.AuthRefusals, m.refreshes, m.refreshDuration, m.classes, m.unclassified, m.labelUpdates, m.lastRefresh,
 		m.historyImportFailures, m.historyImportLast,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m

@@ -62,7 +62,7 @@ func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
 			return err
 		}
 		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: a.weights, delay: delay, extra: extra,
-			log: a.log.Named("escalation"), metrics: metrics, now: time.Now}
+			log: a.log.Named("escalation"), metrics: metrics, now: time.Now, admitted: admissions{store: a.store}}
 		p.loops = append(p.loops, policyLoop{"escalation", interval, p.escalator.pass})
 	}
 	a.policies = p

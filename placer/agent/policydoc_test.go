@@ -18,7 +18,7 @@ import (
 
 func TestPolicyDocumentRoundTrip(t *testing.T) {
 	a, _, _ := newTestAgent(t)
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	if code, body := call(t, srv, "GET", "/v1/policy", ""); code != 404 || errorOf(body) == "" {
 		t.Fatalf("no document: %d %s", code, body)
@@ -53,7 +53,7 @@ func sameJSON(a, b string) bool {
 
 func TestPolicyDocumentRefusesBadInput(t *testing.T) {
 	a, _, _ := newTestAgent(t)
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	for body, want := range map[string]string{
 		`{"weights":{"huge":{"constant":1}}}`:       `weights: unknown job type "huge"`,
@@ -99,7 +99,7 @@ func TestConfigFileRefusesTheSameWeightsAndThresholds(t *testing.T) {
 
 func TestCorruptPolicyDocumentIs500AndStopsTheRefresh(t *testing.T) {
 	a, kv, _ := newTestAgent(t)
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	for value, want := range map[string]string{"{": "unexpected end", `{"replicas":12}`: "replicas 12"} {
 		kv.Put("harvest/declarations/policy", []byte(value))
@@ -114,7 +114,7 @@ func TestCorruptPolicyDocumentIs500AndStopsTheRefresh(t *testing.T) {
 
 func TestRefreshClassifiesWithTheStoredThresholds(t *testing.T) {
 	a, _, nodes := newTestAgent(t)
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	ctx := context.Background()
 	// a flat tenant (SD about 1 point) is constant under the file's 4 points
@@ -146,7 +146,7 @@ func TestRefreshClassifiesWithTheStoredThresholds(t *testing.T) {
 func TestRewriterSeesTheStoredWeights(t *testing.T) {
 	a, _, _ := newTestAgent(t)
 	a.declared.base = selectclass.Weights{"medium": {"periodic": 1, "constant": 0}} // as the config file says
-	srv := httptest.NewServer(a.handler())
+	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	rw := &proxy.Rewriter{ // wired as setupProxy wires it
 		Classes: fakeCandidates{

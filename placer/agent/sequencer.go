@@ -40,6 +40,11 @@ type sequencer struct {
 	log      hclog.Logger
 	interval time.Duration
 	done     map[string]bool // runs (namespace/job@index) already recorded or stopped
+	// admitted are the runs the placer vouches for (admissions.go): only
+	// those are sequenced, and only stage jobs it registered are stopped.
+	admitted admissions
+	vouched  map[string]bool // runs found admitted (they stay so)
+	refused  map[string]bool // runs found not admitted, logged once
 	// finished, when set, hears of every recorded run (the short-job
 	// partition's cutoff follows them).
 	finished func(ctx context.Context, run string, d time.Duration) error
@@ -63,7 +68,11 @@ func (s *sequencer) tick(ctx context.Context) error {
 	}
 	for _, j := range jobs {
 		if parent := j.Meta[parentKey]; parent != "" && !j.Stop && !live[j.Namespace+"/"+parent] {
-			// the DAG job was stopped or purged: its stages go with it
+			// the DAG job was stopped or purged: its stages go with it (only
+			// stage jobs the sequencer registered)
+			if ok, err := s.isAdmitted(ctx, j); err != nil || !ok {
+				continue
+			}
 			if _, _, err := s.nomad.Jobs().Deregister(j.ID, true, (&nomadapi.WriteOptions{Namespace: j.Namespace}).WithContext(ctx)); err != nil {
 				s.log.Warn("stopping orphaned stage failed", "job", j.ID, "error", err)
 			} else {
@@ -75,11 +84,42 @@ func (s *sequencer) tick(ctx context.Context) error {
 		if j.Meta[proxy.JobTypeKey] == "" || j.Meta[parentKey] != "" || j.Stop {
 			continue // not rewritten by the proxy, a stage job, or stopped
 		}
+		if ok, err := s.isAdmitted(ctx, j); err != nil || !ok {
+			if err != nil {
+				s.log.Warn("cannot read whether the proxy admitted a job", "job", j.ID, "namespace", j.Namespace, "error", err)
+			}
+			continue
+		}
 		if err := s.job(ctx, j); err != nil {
 			s.log.Warn("sequencing job failed", "job", j.ID, "namespace", j.Namespace, "error", err)
 		}
 	}
 	return nil
+}
+
+// isAdmitted reports whether the job's current run is one the placer
+// admitted (through the proxy, or by registering it itself); a job carrying
+// Harvest's meta that was sent to Nomad some other way is left alone,
+// logged once per run.
+func (s *sequencer) isAdmitted(ctx context.Context, j *nomadapi.JobListStub) (bool, error) {
+	run := fmt.Sprintf("%s/%s@%d", j.Namespace, j.ID, j.JobModifyIndex)
+	if s.vouched[run] {
+		return true, nil
+	}
+	ok, err := s.admitted.admitted(ctx, j.Namespace, j.ID, j.JobModifyIndex)
+	switch {
+	case err != nil:
+		return false, err
+	case ok:
+		s.vouched[run] = true
+	case !s.refused[run] && time.Since(time.Unix(0, j.SubmitTime)) > settle:
+		// (a run the proxy just registered is recorded right after Nomad's
+		// answer: not worth a warning yet)
+		s.refused[run] = true
+		s.log.Warn("job carries Harvest's meta but was not admitted through the placer's proxy: no stages, no history",
+			"job", j.ID, "namespace", j.Namespace, "job_modify_index", j.JobModifyIndex)
+	}
+	return ok, nil
 }
 
 // groupState counts a group's allocations (of the given job, from index on).
@@ -222,8 +262,13 @@ func (s *sequencer) startStage(ctx context.Context, parent *nomadapi.Job, group 
 	delete(stage.Meta, proxy.StagesKey)
 	stage.Version, stage.JobModifyIndex, stage.ModifyIndex, stage.CreateIndex, stage.SubmitTime = nil, nil, nil, nil, nil
 	stage.Status, stage.StatusDescription, stage.Stable = nil, nil, nil
-	_, _, err := s.nomad.Jobs().Register(&stage, (&nomadapi.WriteOptions{Namespace: *parent.Namespace}).WithContext(ctx))
-	return err
+	resp, _, err := s.nomad.Jobs().Register(&stage, (&nomadapi.WriteOptions{Namespace: *parent.Namespace}).WithContext(ctx))
+	if err != nil {
+		return err
+	}
+	// a stage job is the placer's own: recorded, so that it is stopped with
+	// its parent (and a look-alike sent by someone else is not)
+	return s.admitted.as("sequencer").Admit(ctx, *parent.Namespace, id, resp.JobModifyIndex)
 }
 
 // finish records a job run: from submission to the last allocation's end,

@@ -5,18 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/harvest-platform/harvest/history"
 )
 
-// maxIngestBody bounds one ingest request (a day of samples of 100 nodes
-// is well under it).
-const maxIngestBody = 8 << 20
+// handler is the API behind its guard (auth.go): every state-changing
+// request needs a token, reads as acl.anonymous_read says.
+func (a *Agent) handler() http.Handler { return a.auth.wrap(a.routes()) }
 
-// handler serves the placer's HTTP API:
+// routes serves the placer's HTTP API:
 //
 //	GET  /v1/health               liveness
 //	GET  /v1/classes              the class table (from Consul KV)
@@ -30,7 +27,7 @@ const maxIngestBody = 8 << 20
 //	GET  /v1/partition            the short-job partition and its cutoff (partition on)
 //	GET  /v1/greylist             failure counts and greylisted nodes (greylist on)
 //	GET  /v1/metrics              Prometheus metrics
-func (a *Agent) handler() http.Handler {
+func (a *Agent) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -74,45 +71,6 @@ func (a *Agent) handler() http.Handler {
 	policy("greylist", p.greylist != nil, func() any { return p.greylist.Report() })
 	mux.Handle("GET /v1/metrics", promhttp.HandlerFor(a.metrics.Registry, promhttp.HandlerOpts{}))
 	return mux
-}
-
-// IngestRequest is the body of POST /v1/history/samples.
-type IngestRequest struct {
-	Tenant  string `json:"tenant"`
-	Samples []struct {
-		Node string    `json:"node"`
-		Time time.Time `json:"time"`
-		CPU  float64   `json:"cpu_percent"`
-	} `json:"samples"`
-}
-
-func (a *Agent) ingest(w http.ResponseWriter, r *http.Request) {
-	var req IngestRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxIngestBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("ingest body: %w", err))
-		return
-	}
-	id, err := history.ParseTenantID(req.Tenant)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
-		return
-	}
-	samples := make([]history.Sample, len(req.Samples))
-	for i, s := range req.Samples {
-		samples[i] = history.Sample{Node: s.Node, Time: s.Time, CPU: s.CPU}
-	}
-	if err := a.store.AppendSamples(r.Context(), id, samples); err != nil {
-		status := http.StatusBadRequest
-		var corrupt *history.CorruptError
-		if errors.As(err, &corrupt) {
-			status = http.StatusConflict
-		}
-		writeError(w, status, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]int{"accepted": len(samples)})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

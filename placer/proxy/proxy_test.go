@@ -66,7 +66,7 @@ func newTestProxy(t testing.TB) (*httptest.Server, *upstream) {
 		History:    fakeHistory{"default/etl": 20 * time.Minute},
 		Thresholds: jobtype.Default(), Weights: selectclass.DefaultWeights(), Rng: rand.New(rand.NewPCG(1, 1)),
 	}
-	srv := httptest.NewServer(New(u, rw, hclog.NewNullLogger(), nil))
+	srv := httptest.NewServer(New(u, nil, rw, hclog.NewNullLogger(), nil))
 	t.Cleanup(srv.Close)
 	return srv, up
 }
@@ -259,7 +259,7 @@ func TestARegisteredJobsDecisionIsKept(t *testing.T) {
 		{Class: "periodic-1", Pattern: "periodic", RoomCPU: 100, RoomMemoryMB: 32768}},
 		History: fakeHistory{}, Thresholds: jobtype.Default(), Weights: selectclass.DefaultWeights(), Rng: rand.New(rand.NewPCG(1, 1)),
 		Decisions: kept}
-	srv := httptest.NewServer(New(u, rw, hclog.NewNullLogger(), nil))
+	srv := httptest.NewServer(New(u, nil, rw, hclog.NewNullLogger(), nil))
 	t.Cleanup(srv.Close)
 	for _, path := range []string{"/v1/job/etl/plan", "/v1/validate/job", "/v1/jobs"} {
 		if code, body := put(t, srv, path, dagJob); code != 200 {

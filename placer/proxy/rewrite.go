@@ -12,10 +12,10 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -106,21 +106,44 @@ type BadJobError struct{ Err error }
 func (e *BadJobError) Error() string { return e.Err.Error() }
 func (e *BadJobError) Unwrap() error { return e.Err }
 
-// Rewrite takes a register, plan or validate body ({"Job": {...}, ...}) and
-// returns the body to forward, with the decision when the job is harvested
-// (nil and the body unchanged otherwise).
+// Rewrite takes a register body ({"Job": {...}, ...}) sent without a
+// namespace query, as RewriteRequest does.
 func (r *Rewriter) Rewrite(ctx context.Context, body []byte) ([]byte, *Decision, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var req map[string]any
-	if err := dec.Decode(&req); err != nil {
-		return nil, nil, &BadJobError{fmt.Errorf("request body is not a JSON object: %w", err)}
+	return r.RewriteRequest(ctx, body, Request{Type: registerType})
+}
+
+// Request says how Nomad will read a job request body: as which of its
+// request types, and with which ?namespace= query.
+type Request struct {
+	Type           reflect.Type // registerType, planType or validateType
+	QueryNamespace string
+}
+
+// RewriteRequest reads a register, plan or validate body as Nomad will
+// (canonical.go: duplicate keys refused, keys renamed to their struct
+// field's spelling) and returns the body to forward, with the decision when
+// the job is harvested (nil and the body itself otherwise). The job's
+// namespace is the one Nomad will use: the ?namespace= query, else the
+// request's Namespace, else the job's, else "default"; a harvested job is
+// sent with it written into the job. Any error means nothing may be
+// forwarded: a *BadJobError is the caller's fault (400), anything else the
+// placer's (5xx).
+func (r *Rewriter) RewriteRequest(ctx context.Context, body []byte, req Request) ([]byte, *Decision, error) {
+	tree, err := readTree(body)
+	if err != nil {
+		return nil, nil, &BadJobError{fmt.Errorf("request body: %w", err)}
 	}
-	job, ok := req["Job"].(map[string]any)
+	if err := canonicalize(tree, req.Type, ""); err != nil {
+		return nil, nil, &BadJobError{fmt.Errorf("request body: %w", err)}
+	}
+	job, ok := tree["Job"].(map[string]any)
 	if !ok {
-		return body, nil, nil // not a job request Nomad would accept either; let Nomad say so
+		return body, nil, nil // no job: not a request Nomad would accept either; let Nomad say so
 	}
-	ns := str(job["Namespace"], "default")
+	ns := req.QueryNamespace
+	if ns == "" {
+		ns = str(tree["Namespace"], str(job["Namespace"], "default"))
+	}
 	if !r.harvested(job, ns) {
 		return body, nil, nil
 	}
@@ -128,9 +151,10 @@ func (r *Rewriter) Rewrite(ctx context.Context, body []byte) ([]byte, *Decision,
 	if err != nil {
 		return nil, nil, err
 	}
+	job["Namespace"] = ns
 	apply(job, d, r.Affinity)
 	r.Policies.applyPolicies(job, d)
-	out, err := json.Marshal(req)
+	out, err := json.Marshal(tree)
 	return out, d, err
 }
 

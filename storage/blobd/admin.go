@@ -19,7 +19,8 @@ import (
 // /v1/scrub and /v1/gc run a scrubber or garbage collector pass now and
 // answer its report; POST /v1/safe-mode/confirm is the operator's word that
 // the nodes that put the front in safe mode are gone.
-func serveAdmin(addr string, be *front.Backend, log hclog.Logger) (func(), error) {
+func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) {
+	addr := c.Admin
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]string{"status": "ok"})
@@ -47,13 +48,23 @@ func serveAdmin(addr string, be *front.Backend, log hclog.Logger) (func(), error
 	mux.HandleFunc("POST /v1/safe-mode/confirm", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]bool{"was_on": be.ConfirmSafeMode()})
 	})
+	handler, err := c.adminGuard(mux, log) // security.go
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
+	if c.AdminTLS != nil {
+		if ln, err = c.AdminTLS.Wrap(ln); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
 	// a scrub or GC pass may take long: no write timeout, but slow or idle
 	// clients are cut off
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -42,7 +42,7 @@ func Run(ctx context.Context, c Config, log hclog.Logger) error {
 	go be.CollectGarbage(ctx)
 	go be.Scrub(ctx)
 	if c.Admin != "" {
-		stop, err := serveAdmin(c.Admin, be, log)
+		stop, err := serveAdmin(&c, be, log)
 		if err != nil {
 			return err
 		}
@@ -51,10 +51,14 @@ func Run(ctx context.Context, c Config, log hclog.Logger) error {
 	st := be.Status()
 	log.Info("serving S3", "listen", c.Listen, "admin", c.Admin, "nodes", len(c.Nodes), "replicas", st.Replicas,
 		"replicas_from", st.ReplicasFrom)
-	return embedgw.RunVersityGW(ctx, be, &embedgw.Config{
+	gw := &embedgw.Config{
 		RootUserAccess: c.AccessKey, RootUserSecret: c.SecretKey, Region: c.Region, Ports: []string{c.Listen},
 		MaxConnections: c.limits.MaxConnections, MaxRequests: c.limits.MaxRequests, MultipartMaxParts: 10000, Quiet: true,
-	})
+	}
+	if c.TLS != nil { // HTTPS only (security.go)
+		gw.CertFile, gw.KeyFile = c.TLS.CertFile, c.TLS.KeyFile
+	}
+	return embedgw.RunVersityGW(ctx, be, gw)
 }
 
 // Rebuild recreates the catalogue from the storage nodes alone.
@@ -71,13 +75,20 @@ func Rebuild(ctx context.Context, c Config, log hclog.Logger) (front.RebuildRepo
 func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nodes.Registry, error) {
 	// every Consul call has the consul timeout; the HTTP client's own
 	// timeout is a backstop should a call escape it
-	client, err := consulapi.NewClient(&consulapi.Config{Address: c.Consul.Address,
-		HttpClient: &http.Client{Timeout: 2 * c.timeouts.Consul, Transport: cleanhttp.DefaultPooledTransport()}})
+	cc := c.Consul.APIConfig() // CONSUL_* first, the consul block over them: token, TLS
+	tlsConfig, err := consulapi.SetupTLSConfig(&cc.TLSConfig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("consul tls: %w", err)
+	}
+	transport := cleanhttp.DefaultPooledTransport()
+	transport.TLSClientConfig = tlsConfig
+	cc.HttpClient = &http.Client{Timeout: 2 * c.timeouts.Consul, Transport: transport}
+	client, err := consulapi.NewClient(cc)
 	if err != nil {
 		return nil, nil, err
 	}
 	store := kv.WithDeadline(kv.NewConsul(client), c.timeouts.Consul)
-	reg := nodes.NewRegistry(store, c.Consul.Prefix)
+	reg := nodes.NewRegistry(store, c.Consul.KVPrefix())
 	known, err := reg.List(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the node registry: %w", err)
@@ -100,12 +111,12 @@ func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nod
 		}
 		cfgs = append(cfgs, front.NodeConfig{Node: node, AccessKey: n.AccessKey, SecretKey: n.SecretKey})
 	}
-	stats := tenantStats(ctx, history.NewStore(store, c.Consul.Prefix), c.Nodes, log)
+	stats := tenantStats(ctx, history.NewStore(store, c.Consul.KVPrefix()), c.Nodes, log)
 	ns, err := front.Connect(cfgs, stats, front.NodesOptions{Timeouts: c.timeouts, PerNode: c.limits.PerNode, MinFreeMB: c.minFreeMB})
 	if err != nil {
 		return nil, nil, err
 	}
-	be := front.New(front.Options{KV: store, Prefix: c.Consul.Prefix, Nodes: ns, Replicas: c.Replicas, Strict: c.Strict,
+	be := front.New(front.Options{KV: store, Prefix: c.Consul.KVPrefix(), Nodes: ns, Replicas: c.Replicas, Strict: c.Strict,
 		Log: log.Named("front"), Seed: uint64(time.Now().UnixNano()), Repair: c.repair, GC: c.gc, Scrub: c.scrub,
 		SafeMode: c.safeMode, BusyExpiry: c.busyExpiry})
 	return be, reg, nil

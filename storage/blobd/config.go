@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsimple"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/connect"
 	"github.com/harvest-platform/harvest/storage/front"
 )
 
@@ -25,31 +26,42 @@ import (
 //	gc       { interval = "10m"  grace = "1h"  finished_retention = "24h"  tombstone_retention = "720h"  upload_expiry = "168h" }
 //	scrub    { interval = "24h"  mb_per_second = 16 }
 //	safe_mode { share = 0.3  window = "1h" }
-//	consul { address = "127.0.0.1:8500"  prefix = "harvest/" }
+//	consul { address = "127.0.0.1:8500"  prefix = "harvest/" }  # token, token_file, ca_file, cert_file, key_file, ...
+//	tls       { cert_file = "..."  key_file = "..." }   # HTTPS for S3 clients
+//	admin_tls { cert_file = "..."  key_file = "..."  client_ca_file = "..." }
+//	admin_tokens = ["..."]          # POSTs of the admin API need one (admin_tokens_file: one per line)
+//	admin_anonymous_read = true     # GET /v1/status and /v1/metrics without a token
 //	node "client-1" {
 //	  endpoint = "127.0.0.1:9000"  access_key = "..."  secret_key = "..."
 //	  tenant = "search/frontend"  environment = "search"  rack = "rack-1"
 //	  capacity_mb = 10240  # unless the tenant declares storage_mb
 //	}
 type Config struct {
-	LogLevel   string          `hcl:"log_level,optional"`
-	Listen     string          `hcl:"listen"`
-	Admin      string          `hcl:"admin_listen,optional"`
-	AccessKey  string          `hcl:"access_key"`
-	SecretKey  string          `hcl:"secret_key"`
-	Region     string          `hcl:"region,optional"`
-	Replicas   int             `hcl:"replicas,optional"`
-	Strict     bool            `hcl:"strict,optional"`
-	MinFreeMB  *int64          `hcl:"min_free_mb,optional"`
-	BusyExpiry string          `hcl:"busy_expiry,optional"`
-	Consul     ConsulConfig    `hcl:"consul,block"`
-	Repair     *RepairConfig   `hcl:"repair,block"`
-	Timeouts   *TimeoutsConfig `hcl:"timeouts,block"`
-	Limits     *LimitsConfig   `hcl:"limits,block"`
-	GC         *GCConfig       `hcl:"gc,block"`
-	Scrub      *ScrubConfig    `hcl:"scrub,block"`
-	SafeMode   *SafeModeConfig `hcl:"safe_mode,block"`
-	Nodes      []NodeConfig    `hcl:"node,block"`
+	LogLevel   string       `hcl:"log_level,optional"`
+	Listen     string       `hcl:"listen"`
+	Admin      string       `hcl:"admin_listen,optional"`
+	AccessKey  string       `hcl:"access_key"`
+	SecretKey  string       `hcl:"secret_key"`
+	Region     string       `hcl:"region,optional"`
+	Replicas   int          `hcl:"replicas,optional"`
+	Strict     bool         `hcl:"strict,optional"`
+	MinFreeMB  *int64       `hcl:"min_free_mb,optional"`
+	BusyExpiry string       `hcl:"busy_expiry,optional"`
+	Consul     ConsulConfig `hcl:"consul,block"`
+	// TLS of the S3 listener, TLS of the admin listener, and the admin
+	// API's tokens (security.go).
+	TLS                *connect.ListenerTLS `hcl:"tls,block"`
+	AdminTLS           *connect.ListenerTLS `hcl:"admin_tls,block"`
+	AdminTokens        []string             `hcl:"admin_tokens,optional"`
+	AdminTokensFile    string               `hcl:"admin_tokens_file,optional"`
+	AdminAnonymousRead *bool                `hcl:"admin_anonymous_read,optional"`
+	Repair             *RepairConfig        `hcl:"repair,block"`
+	Timeouts           *TimeoutsConfig      `hcl:"timeouts,block"`
+	Limits             *LimitsConfig        `hcl:"limits,block"`
+	GC                 *GCConfig            `hcl:"gc,block"`
+	Scrub              *ScrubConfig         `hcl:"scrub,block"`
+	SafeMode           *SafeModeConfig      `hcl:"safe_mode,block"`
+	Nodes              []NodeConfig         `hcl:"node,block"`
 
 	repair     front.RepairOptions
 	health     struct{ interval, lostAfter time.Duration }
@@ -110,11 +122,10 @@ type SafeModeConfig struct {
 	Window string   `hcl:"window,optional"`
 }
 
-// ConsulConfig says where Harvest's state is.
-type ConsulConfig struct {
-	Address string `hcl:"address"`
-	Prefix  string `hcl:"prefix,optional"`
-}
+// ConsulConfig says where Harvest's state is, with which token and TLS
+// files (connect.Consul: CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN, CONSUL_CACERT,
+// ... first, the block over them).
+type ConsulConfig = connect.Consul
 
 // NodeConfig is one storage node.
 type NodeConfig struct {
@@ -160,6 +171,9 @@ func LoadConfig(path string) (Config, error) {
 	}
 	if c.Consul.Prefix == "" {
 		c.Consul.Prefix = history.DefaultPrefix
+	}
+	if err := c.checkSecurity(path); err != nil {
+		return c, err
 	}
 	if len(c.Nodes) < c.Replicas {
 		return c, fmt.Errorf("%d storage nodes configured, fewer than replicas = %d", len(c.Nodes), c.Replicas)

@@ -27,22 +27,31 @@ type (
 const (
 	storageVarPath = "nomad/jobs/harvest-storage"
 	blobVarPath    = "nomad/jobs/harvest-blob"
+	placerVarPath  = "nomad/jobs/harvest-placer"
 )
 
 // deployer brings the platform jobs up and down through Nomad's API and
-// judges their health by Consul's.
+// judges their health by Consul's. Its Nomad client works in the
+// platform's namespace.
 type deployer struct {
-	nomad  *nomadapi.Client
-	consul *consulapi.Client
-	poll   time.Duration
-	settle time.Duration
+	nomad     *nomadapi.Client
+	consul    *consulapi.Client
+	namespace string
+	poll      time.Duration
+	settle    time.Duration
 }
 
-func (r *platformResource) deployer() (*deployer, error) {
+func (r *platformResource) deployer(m platformModel) (*deployer, error) {
 	if r.c == nil {
 		return nil, errors.New("the provider is not configured")
 	}
-	n, err := r.c.nomad()
+	ns := m.Namespace.ValueString()
+	if ns == "" {
+		ns = "default"
+	}
+	conn := r.c.nomadConn
+	conn.Namespace = ns
+	n, err := conn.Client()
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +59,7 @@ func (r *platformResource) deployer() (*deployer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &deployer{nomad: n, consul: c, poll: time.Second, settle: settle}, nil
+	return &deployer{nomad: n, consul: c, namespace: ns, poll: time.Second, settle: settle}, nil
 }
 
 // deploy writes the variables, then registers each job in order and waits
@@ -59,10 +68,28 @@ func (r *platformResource) deployer() (*deployer, error) {
 func (d *deployer) deploy(ctx context.Context, m *platformModel, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if err := d.ensureNamespace(ctx); err != nil {
+		return err
+	}
+	if err := d.applyACL(ctx, m); err != nil { // platform_acl.go
+		return err
+	}
+	nodes, err := storageCredentials(ctx, d.nomad, m.StorageAccessKey.ValueString(), m.StorageSecretKey.ValueString())
+	if err != nil {
+		return err
+	}
 	vars := map[string]map[string]string{
-		storageVarPath: {"access_key": m.StorageAccessKey.ValueString(), "secret_key": m.StorageSecretKey.ValueString()},
+		storageVarPath: {"access_key": m.StorageAccessKey.ValueString()},
+		// the storage secret the node keys derive from: the front's alone
 		blobVarPath: {"access_key": m.BlobAccessKey.ValueString(), "secret_key": m.BlobSecretKey.ValueString(),
-			"storage_access_key": m.StorageAccessKey.ValueString(), "storage_secret_key": m.StorageSecretKey.ValueString()},
+			"storage_secret_key": m.StorageSecretKey.ValueString()},
+		placerVarPath: {"api_token": m.PlacerToken.ValueString()},
+	}
+	for k, v := range nodes { // each storage node's own keys, for it and for the front
+		vars[storageVarPath][k], vars[blobVarPath][k] = v, v
+	}
+	if t := m.BlobAdminToken.ValueString(); t != "" { // an empty item is left out: the front then refuses admin POSTs
+		vars[blobVarPath]["admin_token"] = t
 	}
 	for path, items := range vars {
 		if _, _, err := d.nomad.Variables().Create(&nomadapi.Variable{Path: path, Items: items}, (&nomadapi.WriteOptions{}).WithContext(ctx)); err != nil {
@@ -118,8 +145,10 @@ func (d *deployer) read(m *platformModel) (bool, error) {
 		}
 	}
 	for path, fields := range map[string]map[string]*types.String{
-		storageVarPath: {"access_key": &m.StorageAccessKey, "secret_key": &m.StorageSecretKey},
-		blobVarPath:    {"access_key": &m.BlobAccessKey, "secret_key": &m.BlobSecretKey},
+		storageVarPath: {"access_key": &m.StorageAccessKey},
+		blobVarPath: {"access_key": &m.BlobAccessKey, "secret_key": &m.BlobSecretKey, "admin_token": &m.BlobAdminToken,
+			"storage_secret_key": &m.StorageSecretKey},
+		placerVarPath: {"api_token": &m.PlacerToken},
 	} {
 		v, _, err := d.nomad.Variables().Read(path, nil)
 		if errors.Is(err, nomadapi.ErrVariablePathNotFound) || isNotFound(err) {
@@ -161,12 +190,12 @@ func (d *deployer) teardown(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("%s: purging: %w", name, err)
 		}
 	}
-	for _, path := range []string{blobVarPath, storageVarPath} {
+	for _, path := range []string{placerVarPath, blobVarPath, storageVarPath} {
 		if _, err := d.nomad.Variables().Delete(path, nil); err != nil && !isNotFound(err) {
 			return fmt.Errorf("deleting Nomad variable %s: %w", path, err)
 		}
 	}
-	return nil
+	return d.removeACL(ctx)
 }
 
 func (d *deployer) waitStopped(ctx context.Context, allocID string) error {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -56,6 +57,15 @@ type platformModel struct {
 	BlobSecretKey     types.String `tfsdk:"blob_secret_key"`
 	StorageAccessKey  types.String `tfsdk:"storage_access_key"`
 	StorageSecretKey  types.String `tfsdk:"storage_secret_key"`
+	PlacerToken       types.String `tfsdk:"placer_token"`
+	BlobAdminToken    types.String `tfsdk:"blob_admin_token"`
+	Namespace         types.String `tfsdk:"namespace"`
+	NomadCAFile       types.String `tfsdk:"nomad_ca_file"`
+	ConsulCAFile      types.String `tfsdk:"consul_ca_file"`
+	TLSCertFile       types.String `tfsdk:"tls_cert_file"`
+	TLSKeyFile        types.String `tfsdk:"tls_key_file"`
+	ACLPolicies       types.Map    `tfsdk:"acl_policies"`
+	ConsulAuthMethod  types.String `tfsdk:"consul_auth_method"`
 	HealthTimeout     types.String `tfsdk:"health_timeout"`
 }
 
@@ -84,8 +94,8 @@ func (r *platformResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 	resp.Schema = schema.Schema{
 		Description: "Harvest on a Nomad cluster: registers the `jobs/` HCL — `harvest-storage` (a MinIO server on " +
 			"every harvested client), `harvest-blob` (the S3 front) and `harvest-placer` (classifier and admission " +
-			"proxy) — with these variables, keeps the credentials in the Nomad variables `nomad/jobs/harvest-storage` " +
-			"and `nomad/jobs/harvest-blob`, and waits until every instance is running and passing its Consul checks. " +
+			"proxy) — with these variables, keeps the credentials in the Nomad variables `nomad/jobs/harvest-storage`, " +
+			"`nomad/jobs/harvest-blob` and `nomad/jobs/harvest-placer`, and waits until every instance is running and passing its Consul checks. " +
 			"Destroying it stops and purges the jobs and deletes the variables; the stored data (the storage nodes' " +
 			"folders and Harvest's Consul KV state) is kept.",
 		Attributes: map[string]schema.Attribute{
@@ -113,7 +123,24 @@ func (r *platformResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"blob_secret_key":     secret("S3 secret key clients use with the blob front."),
 			"storage_access_key":  secret("Access key of the storage nodes' MinIO servers (only the front uses it)."),
 			"storage_secret_key":  secret("Secret key of the storage nodes' MinIO servers (at least 8 characters)."),
-			"health_timeout":      str("How long to wait for every instance to be healthy.", "5m"),
+			"placer_token": secret("Token the placer's API accepts for changes (its `acl.tokens`; at least 16 characters), kept in " +
+				"the Nomad variable `nomad/jobs/harvest-placer`. Give the provider the same `placer_token` to manage tenants and the policy."),
+			"health_timeout": str("How long to wait for every instance to be healthy.", "5m"),
+			"namespace": str("Nomad namespace of the platform's jobs (created when missing). On a cluster with ACLs give the "+
+				"platform a namespace of its own: its jobs' workload identities get their Consul roles by it.", "default"),
+			"nomad_ca_file":  str("CA bundle, a path on every client, the placer verifies Nomad's certificate with (\"\": none).", ""),
+			"consul_ca_file": str("CA bundle, a path on every client, the placer and the front verify Consul's certificate with.", ""),
+			"tls_cert_file":  str("Certificate, a path on every client, the placer's API and proxy and the front's S3 and admin listeners serve HTTPS with (\"\": plain HTTP).", ""),
+			"tls_key_file":   str("Its key.", ""),
+			"acl_policies": schema.MapAttribute{Optional: true, ElementType: types.StringType,
+				Description: "On a cluster with ACLs: the rendered policies of `jobs/acl` (`placer.nomad`, `placer.consul`, `blob.consul`), as the " +
+					"module passes them. The placer's Nomad policy is attached to the `harvest-placer` job (its workload identity is its token); " +
+					"the Consul policies become the roles `harvest-placer` and `harvest-blob`, which a binding rule of `consul_auth_method` gives " +
+					"to the tasks of those jobs in `namespace`. Removed with the platform."},
+			"consul_auth_method": str("Consul auth method that accepts Nomad's workload identities (`nomad setup consul` makes `nomad-workloads`).", "nomad-workloads"),
+			"blob_admin_token": schema.StringAttribute{Optional: true, Computed: true, Sensitive: true, Default: stringdefault.StaticString(""),
+				Description: "Token of the blob front's admin API (POST /v1/scrub, /v1/gc, /v1/safe-mode/confirm; at least 16 characters), " +
+					"kept in the Nomad variable `nomad/jobs/harvest-blob`; empty: those endpoints refuse every request. Give the provider the same `blob_admin_token`."},
 		},
 	}
 }
@@ -135,7 +162,7 @@ func (r *platformResource) Read(ctx context.Context, req resource.ReadRequest, r
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	d, err := r.deployer()
+	d, err := r.deployer(m)
 	if err == nil {
 		var present bool
 		present, err = d.read(&m)
@@ -156,7 +183,7 @@ func (r *platformResource) Delete(ctx context.Context, req resource.DeleteReques
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	d, err := r.deployer()
+	d, err := r.deployer(m)
 	if err == nil {
 		err = d.teardown(ctx, timeoutOf(m))
 	}
@@ -169,11 +196,17 @@ func (r *platformResource) Delete(ctx context.Context, req resource.DeleteReques
 // submitted variables and the credentials from the Nomad variables; only
 // health_timeout (not stored anywhere) takes its default.
 func (r *platformResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if req.ID != platformID {
-		resp.Diagnostics.AddError("import id", `the platform imports as "harvest"`)
+	id, ns, _ := strings.Cut(req.ID, "@")
+	if id != platformID {
+		resp.Diagnostics.AddError("import id", `the platform imports as "harvest", or "harvest@<namespace>"`)
 		return
 	}
+	if ns == "" {
+		ns = "default"
+	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), platformID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("consul_auth_method"), "nomad-workloads")...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("health_timeout"), "5m")...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("datacenters"), []string{"dc1"})...)
 }
@@ -184,7 +217,7 @@ func (r *platformResource) apply(ctx context.Context, get planGetter, state stat
 		return
 	}
 	m.ID = types.StringValue(platformID)
-	d, err := r.deployer()
+	d, err := r.deployer(m)
 	if err == nil {
 		err = d.deploy(ctx, &m, timeoutOf(m))
 	}

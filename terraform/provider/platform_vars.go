@@ -54,6 +54,16 @@ var platformVars = []jobVar{
 	{"harvest-placer", "http_port", varNumber, func(m *platformModel) any { return &m.PlacerHTTPPort }},
 	{"harvest-placer", "proxy_port", varNumber, func(m *platformModel) any { return &m.PlacerProxyPort }},
 	{"harvest-placer", "extra_config", varString, func(m *platformModel) any { return &m.PlacerExtraConfig }},
+	{"harvest-storage", "namespace", varString, func(m *platformModel) any { return &m.Namespace }},
+	{"harvest-blob", "namespace", varString, func(m *platformModel) any { return &m.Namespace }},
+	{"harvest-placer", "namespace", varString, func(m *platformModel) any { return &m.Namespace }},
+	{"harvest-blob", "consul_ca_file", varString, func(m *platformModel) any { return &m.ConsulCAFile }},
+	{"harvest-blob", "tls_cert_file", varString, func(m *platformModel) any { return &m.TLSCertFile }},
+	{"harvest-blob", "tls_key_file", varString, func(m *platformModel) any { return &m.TLSKeyFile }},
+	{"harvest-placer", "nomad_ca_file", varString, func(m *platformModel) any { return &m.NomadCAFile }},
+	{"harvest-placer", "consul_ca_file", varString, func(m *platformModel) any { return &m.ConsulCAFile }},
+	{"harvest-placer", "tls_cert_file", varString, func(m *platformModel) any { return &m.TLSCertFile }},
+	{"harvest-placer", "tls_key_file", varString, func(m *platformModel) any { return &m.TLSKeyFile }},
 }
 
 // jobSource is the embedded HCL of a platform job.

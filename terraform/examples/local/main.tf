@@ -21,6 +21,7 @@ provider "harvest" {
   nomad_address      = var.nomad_address
   consul_address     = var.consul_address
   placer_address     = "http://127.0.0.1:${var.ports.placer_http}"
+  placer_token       = var.placer_token
   blob_endpoint      = "127.0.0.1:${var.ports.blob_s3}"
   blob_admin_address = "http://127.0.0.1:${var.ports.blob_admin}"
   blob_access_key    = var.blob_access_key
@@ -43,6 +44,7 @@ module "harvest" {
 
   blob_credentials    = { access_key = var.blob_access_key, secret_key = var.blob_secret_key }
   storage_credentials = { access_key = "harvest-storage", secret_key = var.storage_secret_key }
+  placer_token        = var.placer_token
 
   policy = {
     replicas  = 2

@@ -53,3 +53,9 @@ variable "storage_secret_key" {
   default   = "harvest-storage-secret"
   sensitive = true
 }
+
+variable "placer_token" {
+  type        = string
+  sensitive   = true
+  description = "Token the placer's API accepts for changes (at least 16 characters; e.g. uuidgen)."
+}

@@ -2,6 +2,18 @@
 # placer policy, the tenant declarations and the buckets, which need the
 # placer and the blob front running.
 
+# On a cluster with ACLs the platform gets Harvest's least-privilege
+# policies (acl/, the same files as jobs/acl): the placer's Nomad policy on
+# its job's workload identity, the placer's and the front's Consul policies
+# as roles their tasks log in to with their workload identities.
+locals {
+  acl_vars = { prefix = var.consul_prefix, namespace = var.harvested_namespace }
+  acl_policies = var.acl ? {
+    for name in ["placer.nomad", "placer.consul", "blob.consul"] :
+    name => templatefile("${path.module}/acl/${name}.hcl", local.acl_vars)
+  } : null
+}
+
 resource "harvest_platform" "this" {
   datacenters         = var.datacenters
   harvest_bin_dir     = var.harvest_bin_dir
@@ -22,7 +34,15 @@ resource "harvest_platform" "this" {
   blob_secret_key     = var.blob_credentials.secret_key
   storage_access_key  = var.storage_credentials.access_key
   storage_secret_key  = var.storage_credentials.secret_key
+  placer_token        = var.placer_token
+  blob_admin_token    = var.blob_admin_token
   health_timeout      = var.health_timeout
+  namespace           = var.namespace
+  nomad_ca_file       = var.tls.nomad_ca_file
+  consul_ca_file      = var.tls.consul_ca_file
+  tls_cert_file       = var.tls.cert_file
+  tls_key_file        = var.tls.key_file
+  acl_policies        = local.acl_policies
 }
 
 resource "harvest_placer_policy" "this" {

@@ -28,3 +28,11 @@ output "buckets" {
   value       = sort([for b in harvest_blob_bucket.this : b.name])
   description = "Blob buckets."
 }
+
+output "acl_policies" {
+  value = {
+    for name in ["driver.consul", "operator.nomad", "placer.nomad", "placer.consul", "blob.consul"] :
+    name => templatefile("${path.module}/acl/${name}.hcl", local.acl_vars)
+  }
+  description = "Harvest's policies for this deployment: driver.consul for every harvest driver's Consul token (plugin config consul_token), operator.nomad for people and tools that change the placer, and the platform's own."
+}

@@ -87,6 +87,19 @@ variable "blob_credentials" {
   description = "S3 credentials clients use with the blob front."
 }
 
+variable "placer_token" {
+  type        = string
+  sensitive   = true
+  description = "Token the placer's API accepts for changes (at least 16 characters); the harvest provider's placer_token must be the same."
+}
+
+variable "blob_admin_token" {
+  type        = string
+  default     = ""
+  sensitive   = true
+  description = "Token of the blob front's admin API POSTs (scrub, gc, safe-mode confirm); empty: refused."
+}
+
 variable "storage_credentials" {
   type = object({
     access_key = string
@@ -132,4 +145,35 @@ variable "buckets" {
   }))
   default     = {}
   description = "Blob buckets by name and their replication policy."
+}
+
+# A cluster with ACLs and TLS.
+
+variable "acl" {
+  type        = bool
+  default     = false
+  description = "Give the platform Harvest's least-privilege ACL policies (acl/): the cluster runs Consul and Nomad ACLs and Consul accepts Nomad's workload identities."
+}
+
+variable "namespace" {
+  type        = string
+  default     = "default"
+  description = "Nomad namespace of the platform's jobs; with acl, one of their own (its tasks' Consul roles are bound by it)."
+}
+
+variable "harvested_namespace" {
+  type        = string
+  default     = "default"
+  description = "Nomad namespace harvested jobs run in: the placer's own token may register stage jobs there only."
+}
+
+variable "tls" {
+  type = object({
+    nomad_ca_file  = optional(string, "")
+    consul_ca_file = optional(string, "")
+    cert_file      = optional(string, "")
+    key_file       = optional(string, "")
+  })
+  default     = {}
+  description = "Paths on every client: the CAs the platform verifies Nomad and Consul with, and the certificate and key the placer and the front serve HTTPS with."
 }

@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// ACLConfig is the acl block: who may call the placer's API (auth.go).
+//
+//	acl {
+//	  tokens         = []                # the placer's own tokens: read and write everything
+//	  tokens_file    = ""                # more, one per line ('#' starts a comment)
+//	  nomad_tokens   = true              # also accept Nomad ACL tokens Nomad vouches for
+//	  namespace      = "default"         # where the Harvest capability lives in Nomad ...
+//	  variable_path  = "harvest/placer"  # ... as a variables path: "write" to change, "read" to read
+//	  anonymous_read = true              # GETs without a token (false: they need "read")
+//	  cache_ttl      = "30s"             # how long Nomad's answer about a token is kept
+//	}
+type ACLConfig struct {
+	Tokens        []string `hcl:"tokens,optional"`
+	TokensFile    string   `hcl:"tokens_file,optional"`
+	NomadTokens   *bool    `hcl:"nomad_tokens,optional"`
+	Namespace     string   `hcl:"namespace,optional"`
+	VariablePath  string   `hcl:"variable_path,optional"`
+	AnonymousRead *bool    `hcl:"anonymous_read,optional"`
+	CacheTTL      string   `hcl:"cache_ttl,optional"`
+}
+
+// minTokenLength keeps guessable tokens out of the placer's config.
+const minTokenLength = 16
+
+func defaultACL() ACLConfig {
+	on, open := true, true
+	return ACLConfig{NomadTokens: &on, Namespace: "default", VariablePath: "harvest/placer", AnonymousRead: &open, CacheTTL: "30s"}
+}
+
+// mergeACL lays the file's acl block over the defaults.
+func mergeACL(dst *ACLConfig, src ACLConfig) {
+	if src.Tokens != nil {
+		dst.Tokens = src.Tokens
+	}
+	for _, p := range []struct{ d, s *string }{{&dst.TokensFile, &src.TokensFile}, {&dst.Namespace, &src.Namespace},
+		{&dst.VariablePath, &src.VariablePath}, {&dst.CacheTTL, &src.CacheTTL}} {
+		if *p.s != "" {
+			*p.d = *p.s
+		}
+	}
+	if src.NomadTokens != nil {
+		dst.NomadTokens = src.NomadTokens
+	}
+	if src.AnonymousRead != nil {
+		dst.AnonymousRead = src.AnonymousRead
+	}
+}
+
+// validate checks the block, reading tokens_file.
+func (c ACLConfig) validate() error {
+	if c.NomadTokens == nil || c.AnonymousRead == nil {
+		return fmt.Errorf("acl: internal: defaults not applied")
+	}
+	if d, err := time.ParseDuration(c.CacheTTL); err != nil || d < 0 {
+		return fmt.Errorf("acl.cache_ttl %q: want a duration such as \"30s\"", c.CacheTTL)
+	}
+	if *c.NomadTokens && (c.Namespace == "" || c.VariablePath == "" || strings.HasPrefix(c.VariablePath, "/")) {
+		return fmt.Errorf("acl: namespace and variable_path (no leading '/') are needed with nomad_tokens")
+	}
+	_, err := c.tokens()
+	return err
+}
+
+// tokens are the placer's own tokens: the tokens list and tokens_file's
+// lines.
+func (c ACLConfig) tokens() ([]string, error) {
+	out := append([]string{}, c.Tokens...)
+	if c.TokensFile != "" {
+		data, err := os.ReadFile(c.TokensFile)
+		if err != nil {
+			return nil, fmt.Errorf("acl.tokens_file: %w", err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			line, _, _ := strings.Cut(sc.Text(), "#")
+			if line = strings.TrimSpace(line); line != "" {
+				out = append(out, line)
+			}
+		}
+	}
+	for i, t := range out {
+		if len(t) < minTokenLength || strings.ContainsAny(t, " \t\r\n") {
+			return nil, fmt.Errorf("acl: token %d: want at least %d characters and no spaces (e.g. a UUID)", i+1, minTokenLength)
+		}
+	}
+	return out, nil
+}

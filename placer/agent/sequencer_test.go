@@ -1,0 +1,122 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/proxy"
+)
+
+// stageNomad is a fake Nomad holding DAG jobs (group a, then b) whose
+// first group has completed, and recording every write the sequencer
+// makes.
+type stageNomad struct {
+	mu     sync.Mutex
+	stubs  []*nomadapi.JobListStub
+	writes []string // "PUT <job id>" of registers, "DELETE <job id>"
+	reads  map[string]int
+}
+
+func dagStub(id string, index uint64, meta map[string]string) *nomadapi.JobListStub {
+	return &nomadapi.JobListStub{ID: id, Namespace: "default", JobModifyIndex: index, Status: "running",
+		SubmitTime: time.Now().Add(-time.Hour).UnixNano(), Meta: meta}
+}
+
+func (n *stageNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	path := r.URL.Path
+	switch {
+	case r.Method == http.MethodGet && path == "/v1/jobs":
+		_ = json.NewEncoder(w).Encode(n.stubs)
+	case r.Method == http.MethodPut && path == "/v1/jobs":
+		var req nomadapi.JobRegisterRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		n.writes = append(n.writes, "PUT "+*req.Job.ID)
+		_ = json.NewEncoder(w).Encode(nomadapi.JobRegisterResponse{JobModifyIndex: 100})
+	case r.Method == http.MethodDelete:
+		n.writes = append(n.writes, "DELETE "+strings.TrimPrefix(path, "/v1/job/"))
+		_ = json.NewEncoder(w).Encode(nomadapi.JobDeregisterResponse{})
+	case strings.HasSuffix(path, "/allocations"):
+		id := strings.TrimSuffix(strings.TrimPrefix(path, "/v1/job/"), "/allocations")
+		n.reads[id]++
+		_ = json.NewEncoder(w).Encode([]*nomadapi.AllocationListStub{{TaskGroup: "a", ClientStatus: "complete", CreateIndex: 1000,
+			ModifyTime: time.Now().UnixNano()}})
+	case strings.HasPrefix(path, "/v1/job/"):
+		id := strings.TrimPrefix(path, "/v1/job/")
+		n.reads[id]++
+		if strings.Contains(id, ".") { // no stage job registered yet
+			http.Error(w, "job not found", http.StatusNotFound)
+			return
+		}
+		for _, s := range n.stubs {
+			if s.ID == id {
+				one, zero := 1, 0
+				a, b := "a", "b"
+				_ = json.NewEncoder(w).Encode(nomadapi.Job{ID: &s.ID, Name: &s.ID, Namespace: &s.Namespace, Meta: s.Meta,
+					JobModifyIndex: &s.JobModifyIndex, SubmitTime: &s.SubmitTime,
+					TaskGroups: []*nomadapi.TaskGroup{{Name: &a, Count: &one}, {Name: &b, Count: &zero, Meta: map[string]string{"harvest_after": "a"}}}})
+				return
+			}
+		}
+		http.NotFound(w, r)
+	default:
+		io.WriteString(w, "{}")
+	}
+}
+
+// TestSequencerActsOnlyOnAdmittedJobs: a job carrying Harvest's stage meta
+// that reached Nomad without the proxy gets no stage job, and a look-alike
+// stage of a stopped parent is not stopped; the admitted job's stage is
+// started and recorded, and an admitted orphan stage is stopped.
+func TestSequencerActsOnlyOnAdmittedJobs(t *testing.T) {
+	meta := map[string]string{proxy.JobTypeKey: "medium", proxy.StagesKey: `{"b":1}`, proxy.ClassesKey: "c"}
+	nomad := &stageNomad{reads: map[string]int{}, stubs: []*nomadapi.JobListStub{
+		dagStub("direct", 7, meta),
+		dagStub("proxied", 9, meta),
+		dagStub("fake.b", 11, map[string]string{parentKey: "gone", proxy.JobTypeKey: "medium"}),
+		dagStub("old.b", 12, map[string]string{parentKey: "old", proxy.JobTypeKey: "medium"}),
+	}}
+	srv := httptest.NewServer(nomad)
+	defer srv.Close()
+	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	store := history.NewStore(history.NewMemKV(), "harvest/")
+	adm := admissions{store: store}
+	ctx := context.Background()
+	for _, run := range []struct {
+		job string
+		idx uint64
+	}{{"proxied", 9}, {"old.b", 12}, {"direct", 6}} { // direct: an earlier run was admitted, not this one
+		if err := adm.Admit(ctx, "default", run.job, run.idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &sequencer{nomad: client, store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
+		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
+	if err := s.tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nomad.mu.Lock()
+	writes, reads := strings.Join(nomad.writes, ","), nomad.reads
+	nomad.mu.Unlock()
+	if writes != "DELETE old.b,PUT proxied.b" {
+		t.Fatalf("writes %q, want the admitted orphan stopped and only the admitted job's stage started", writes)
+	}
+	if reads["direct"] != 0 {
+		t.Fatalf("the sequencer read a job it did not admit (%d reads)", reads["direct"])
+	}
+	if ok, err := adm.admitted(ctx, "default", "proxied.b", 100); !ok || err != nil {
+		t.Fatalf("the stage job's registration was not recorded: %v %v", ok, err)
+	}
+}
