@@ -2,10 +2,10 @@ package history
 
 import (
 	"bytes"
-	"hash/fnv"
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
