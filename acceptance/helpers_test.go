@@ -143,6 +143,60 @@ func waitAllocs(t *testing.T, jobID string, want int, timeout time.Duration, don
 	return nil
 }
 
+// waitCompleted waits until want allocations of a job are complete and none is
+// still pending or running. An allocation that failed on the way (a driver that
+// refused the start on a busy node, say) is allowed when Nomad's reschedule
+// completed the work elsewhere; why it failed is logged, so a real fault shows.
+func waitCompleted(t *testing.T, jobID string, want int, timeout time.Duration) []*nomadapi.AllocationListStub {
+	t.Helper()
+	c := nomadClient(t)
+	deadline := time.Now().Add(timeout)
+	var allocs []*nomadapi.AllocationListStub
+	for time.Now().Before(deadline) {
+		var err error
+		allocs, _, err = c.Jobs().Allocations(jobID, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var done []*nomadapi.AllocationListStub
+		settled := true
+		for _, a := range allocs {
+			switch a.ClientStatus {
+			case nomadapi.AllocClientStatusComplete:
+				done = append(done, a)
+			case nomadapi.AllocClientStatusPending, nomadapi.AllocClientStatusRunning:
+				settled = false
+			}
+		}
+		if settled && len(done) >= want {
+			for _, a := range allocs {
+				if a.ClientStatus == nomadapi.AllocClientStatusFailed {
+					t.Logf("job %s: allocation %s on %s failed before the work completed elsewhere: %s", jobID, a.ID[:8], a.NodeName, taskEvents(a))
+				}
+			}
+			return done
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	var states []string
+	for _, a := range allocs {
+		states = append(states, fmt.Sprintf("%s on %s: %s %s", a.ID[:8], a.NodeName, a.ClientStatus, taskEvents(a)))
+	}
+	t.Fatalf("job %s: wanted %d allocations complete within %s, have %d: %v", jobID, want, timeout, len(allocs), states)
+	return nil
+}
+
+// taskEvents is an allocation's task events, for a failure message.
+func taskEvents(a *nomadapi.AllocationListStub) string {
+	var events []string
+	for task, state := range a.TaskStates {
+		for _, e := range state.Events {
+			events = append(events, fmt.Sprintf("%s: %s %s", task, e.Type, e.DisplayMessage))
+		}
+	}
+	return "[" + strings.Join(events, "; ") + "]"
+}
+
 func complete(a *nomadapi.AllocationListStub) bool {
 	return a.ClientStatus == nomadapi.AllocClientStatusComplete
 }

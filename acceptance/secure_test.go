@@ -245,7 +245,7 @@ job %q {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("nomad job run straight at Nomad: %v\n%s", err, out)
 	}
-	waitAllocs(t, direct, 1, 2*time.Minute, complete)
+	waitCompleted(t, direct, 1, 2*time.Minute)
 	time.Sleep(15 * time.Second) // several sequencer passes (every 2 s), past its settle time
 	if registered(t, "default", direct+".b") != nil {
 		t.Fatal("the placer started a stage job for a job it never admitted")
