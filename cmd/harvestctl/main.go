@@ -35,6 +35,9 @@ func commands() map[string]cli.CommandFactory {
 	for name, f := range benchCommands() {
 		cmds[name] = f
 	}
+	for name, f := range explainCommands() {
+		cmds[name] = f
+	}
 	cmds["classify"] = classifyCommand()
 	cmds["packing"] = packingCommand()
 	return cmds

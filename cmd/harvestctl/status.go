@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/internal/command"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/labels"
+	"github.com/harvest-platform/harvest/placer/proxy"
+	"github.com/harvest-platform/harvest/storage/front"
+)
+
+// NodeStanding is one row of `harvestctl status`: a Nomad client that runs
+// the harvest driver, its primary tenant and what is harvested on it.
+type NodeStanding struct {
+	Node    string `json:"node"`
+	Status  string `json:"status"`
+	Tenant  string `json:"tenant"`
+	Class   string `json:"class"`
+	Pattern string `json:"pattern"`
+	// PrimaryPercent is the primary tenant's CPU in its last history slot
+	// (percent of the server, as the drivers report it); NaN when none.
+	PrimaryPercent float64   `json:"primary_cpu_percent"`
+	PrimaryAt      time.Time `json:"primary_at"`
+	// The reserve and capacity as the node's driver fingerprints them.
+	ReserveCores    float64 `json:"reserve_cores"`
+	ReserveMiB      int64   `json:"reserve_mib"`
+	CapacityCores   float64 `json:"capacity_cores"`
+	HarvestedMHz    int     `json:"harvested_cpu_mhz"` // allocated to running harvest tasks
+	HarvestedMB     int     `json:"harvested_memory_mb"`
+	HarvestedTasks  int     `json:"harvested_tasks"`
+	EvictionsHour   int     `json:"evictions_last_hour"`
+	Healthy         bool    `json:"driver_healthy"`
+	Greylisted      bool    `json:"greylisted"`
+	Busy            *bool   `json:"busy,omitempty"` // the blob tier's busy flag, when it was asked
+	StorageUsed     *int64  `json:"storage_used_bytes,omitempty"`
+	StorageCapacity *int64  `json:"storage_capacity_bytes,omitempty"`
+}
+
+// clusterStatus reads every node's standing from Nomad, the history in
+// Consul and, when blob is not nil, the blob tier's node status.
+func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.Store, blob *front.Status, now time.Time) ([]NodeStanding, error) {
+	q := (&nomadapi.QueryOptions{}).WithContext(ctx)
+	stubs, _, err := nomad.Nodes().List(q)
+	if err != nil {
+		return nil, err
+	}
+	storage := map[string]front.NodeStatus{}
+	if blob != nil {
+		for _, n := range blob.Nodes {
+			storage[n.ID] = n
+		}
+	}
+	var out []NodeStanding
+	for _, stub := range stubs {
+		node, _, err := nomad.Nodes().Info(stub.ID, q)
+		if err != nil {
+			return nil, err
+		}
+		info, ok := node.Drivers["harvest"]
+		if !ok {
+			continue
+		}
+		s := NodeStanding{Node: node.Name, Status: node.Status, Tenant: node.Meta[labels.TenantKey],
+			Class: node.Meta[labels.ClassKey], Pattern: node.Meta[labels.PatternKey], Healthy: info.Healthy,
+			Greylisted: node.Meta[proxy.GreylistKey] == proxy.GreylistedTrue, PrimaryPercent: math.NaN()}
+		s.ReserveCores = floatAttr(info.Attributes["driver.harvest.reserve_cores"])
+		s.ReserveMiB = int64(floatAttr(info.Attributes["driver.harvest.reserve_memory"]))
+		s.CapacityCores = floatAttr(info.Attributes["driver.harvest.capacity_cores"])
+		if t, err := history.ParseTenantID(s.Tenant); err == nil && store != nil {
+			series, err := store.Series(ctx, t, now.Add(-time.Hour), now)
+			if err != nil {
+				return nil, err
+			}
+			s.PrimaryPercent, s.PrimaryAt = lastSample(series)
+		}
+		allocs, _, err := nomad.Nodes().Allocations(stub.ID, q)
+		if err != nil {
+			return nil, err
+		}
+		harvestedOn(&s, allocs, now)
+		if st, ok := storage[node.Name]; ok {
+			busy, used, capacity := st.Busy, st.Used, st.Capacity
+			s.Busy, s.StorageUsed, s.StorageCapacity = &busy, &used, &capacity
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out, nil
+}
+
+// floatAttr reads a fingerprint attribute's number ("1.5", "512 MiB").
+func floatAttr(v string) float64 {
+	var f float64
+	if _, err := fmt.Sscan(v, &f); err != nil {
+		return math.NaN()
+	}
+	return f
+}
+
+// lastSample is a series' last observed slot.
+func lastSample(s history.Series) (float64, time.Time) {
+	for i := len(s.Values) - 1; i >= 0; i-- {
+		if !math.IsNaN(s.Values[i]) {
+			return s.Values[i], s.Start.Add(time.Duration(i) * history.Slot)
+		}
+	}
+	return math.NaN(), time.Time{}
+}
+
+// harvestedOn adds up a node's running harvest tasks and counts the
+// driver's evictions within the hour before now.
+func harvestedOn(s *NodeStanding, allocs []*nomadapi.Allocation, now time.Time) {
+	for _, a := range allocs {
+		for task, st := range a.TaskStates {
+			for _, ev := range st.Events {
+				if ev.Details["harvest.evicted"] == "true" && now.Sub(time.Unix(0, ev.Time)) <= time.Hour {
+					s.EvictionsHour++
+				}
+			}
+			if st.State != "running" || a.Job == nil {
+				continue
+			}
+			for _, g := range a.Job.TaskGroups {
+				if deref(g.Name) != a.TaskGroup {
+					continue
+				}
+				for _, t := range g.Tasks {
+					if t.Name == task && t.Driver == "harvest" && t.Resources != nil {
+						s.HarvestedTasks++
+						s.HarvestedMHz += derefInt(t.Resources.CPU)
+						s.HarvestedMB += derefInt(t.Resources.MemoryMB)
+					}
+				}
+			}
+		}
+	}
+}
+
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// printStatus writes the table for people, or JSON.
+func printStatus(w io.Writer, rows []NodeStanding, blobNote string, asJSON bool) error {
+	if asJSON {
+		return command.PrintJSON(w, rows)
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tSTATUS\tTENANT\tCLASS\tPATTERN\tPRIMARY CPU\tRESERVE\tHARVESTED\tTASKS\tEVICTIONS 1H\tGREYLISTED\tBUSY\tSTORAGE MiB")
+	for _, r := range rows {
+		primary := "-"
+		if !math.IsNaN(r.PrimaryPercent) {
+			primary = fmt.Sprintf("%.0f%% at %s", r.PrimaryPercent, r.PrimaryAt.Format("15:04"))
+		}
+		status := r.Status
+		if !r.Healthy {
+			status += " (driver unhealthy)"
+		}
+		busy, storage := "-", "-"
+		if r.Busy != nil {
+			busy = fmt.Sprint(*r.Busy)
+			storage = fmt.Sprintf("%.1f/%d", float64(*r.StorageUsed)/(1<<20), *r.StorageCapacity>>20)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f cores, %d MiB\t%d MHz, %d MB\t%d\t%d\t%v\t%s\t%s\n", r.Node, status,
+			orDash(r.Tenant), orDash(r.Class), orDash(r.Pattern), primary, r.ReserveCores, r.ReserveMiB,
+			r.HarvestedMHz, r.HarvestedMB, r.HarvestedTasks, r.EvictionsHour, r.Greylisted, busy, storage)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nPRIMARY CPU: the tenant's share of the server in its last 2-minute history slot; RESERVE: what the node's driver keeps for it;")
+	fmt.Fprintln(w, "HARVESTED: allocated to running harvest tasks; EVICTIONS: by the driver, in the last hour; BUSY and STORAGE: the blob tier's.")
+	if blobNote != "" {
+		fmt.Fprintln(w, blobNote)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
