@@ -167,7 +167,7 @@ func LoadConfig(path string) (Config, error) {
 	if err := hclsimple.DecodeFile(path, nil, &file); err != nil {
 		return cfg, err
 	}
-	src := Config{LogLevel: file.LogLevel, HTTPAddr: file.HTTPAddr}
+	src := Config{LogLevel: file.LogLevel, HTTPAddr: file.HTTPAddr, MemoryLimit: file.MemoryLimit}
 	if file.Nomad != nil {
 		src.Nomad = *file.Nomad
 	}

@@ -89,3 +89,15 @@ func TestMemoryLimitAndReadConcurrencyAreChecked(t *testing.T) {
 		t.Fatalf("read_concurrency 0 passed validation: %v", err)
 	}
 }
+
+// memory_limit in the file reaches the config (it was parsed, then dropped
+// on the way over the defaults).
+func TestLoadConfigKeepsMemoryLimit(t *testing.T) {
+	cfg, err := LoadConfig(writeConfig(t, `memory_limit = "900MiB"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := cfg.memoryLimit(); err != nil || n != 900<<20 {
+		t.Fatalf("memory_limit = %q, %d bytes (%v); want 900MiB", cfg.MemoryLimit, n, err)
+	}
+}
