@@ -3,6 +3,7 @@
 package acceptance
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -257,6 +258,38 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 		t.Fatalf("the evicted work was placed back on the spiking node %s", node)
 	}
 	t.Logf("evicted work placed again on %s", replacement.NodeName)
+
+	// harvestctl explains the eviction from the driver's own figures, and
+	// its status shows the node's harvested work and the eviction.
+	why := harvestCLI(t, "harvestctl", "explain", "alloc", "-nomad-addr", cluster.NomadAddr(), youngest.ID[:8])
+	for _, want := range []string{"evicted by the harvest driver (cpu)", "cores measured", "Victims, youngest first: ",
+		"(this task: 1/", "Nomad replaced it with allocation " + replacement.ID[:8]} {
+		if !strings.Contains(why, want) {
+			t.Errorf("harvestctl explain alloc lacks %q:\n%s", want, why)
+		}
+	}
+	var standing []struct {
+		Node           string  `json:"node"`
+		HarvestedTasks int     `json:"harvested_tasks"`
+		EvictionsHour  int     `json:"evictions_last_hour"`
+		ReserveCores   float64 `json:"reserve_cores"`
+	}
+	status := harvestCLI(t, "harvestctl", "status", "-json", "-nomad-addr", cluster.NomadAddr(), "-consul-addr", cluster.ConsulAddr())
+	if err := json.Unmarshal([]byte(status), &standing); err != nil {
+		t.Fatalf("harvestctl status -json: %v\n%s", err, status)
+	}
+	seen := false
+	for _, s := range standing {
+		if s.Node == node {
+			seen = true
+			if s.EvictionsHour < 1 || s.HarvestedTasks != 2 || s.ReserveCores <= 0 {
+				t.Errorf("harvestctl status of %s: %+v, want the eviction, the 2 tasks still running and a reserve", node, s)
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("harvestctl status has no row for %s:\n%s", node, status)
+	}
 
 	// With client-1's Consul agent stopped, eviction still works.
 	if err := cluster.Stop("consul-" + node); err != nil {

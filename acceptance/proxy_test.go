@@ -82,6 +82,14 @@ func TestProxyRunsAHarvestedDAGJobStageByStage(t *testing.T) {
 	if constraint == nil || constraint.RTarget != meta["harvest_classes"] {
 		t.Fatalf("class constraint %+v (classes %s)", constraint, meta["harvest_classes"])
 	}
+	// harvestctl explains the admission from the decision the proxy kept
+	why := harvestCLI(t, "harvestctl", "explain", "job", "-nomad-addr", cluster.NomadAddr(), "-consul-addr", cluster.ConsulAddr(), job)
+	for _, want := range []string{"Admitted ", "Type: medium", "Algorithm 1: fit ", "classes [" + strings.Join(classes, " ") + "]",
+		"weighted room", "constraint ${meta.harvest_class}"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("harvestctl explain job lacks %q:\n%s", want, why)
+		}
+	}
 	t.Logf("placed on %v: %s", classes, meta["harvest_reason"])
 
 	// The run is over when the placer records it: stage jobs included.
