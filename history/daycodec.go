@@ -19,7 +19,7 @@ import (
 //	        every varint's first byte, then every varint's other bytes
 //
 // so a steady tenant costs about a byte a slot before compression, and a
-// day is ~10% of format 2's 4,332 bytes (measured: README). Lossless for
+// day is ~10% of format 2's 4,332 bytes (measured: docs/history.md). Lossless for
 // what a Day holds: sums are exact integers.
 var dayMagic3 = [4]byte{'H', 'V', 'D', '3'}
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # dist.sh builds release archives of every Harvest binary (make dist):
 # dist/harvest_<version>_<os>_<arch>.tar.gz for each platform, each holding
-# the binaries, README.md and CHANGELOG.md, and dist/SHA256SUMS over them.
+# the binaries, README.md, CHANGELOG.md and docs/ (its Markdown), and
+# dist/SHA256SUMS over them.
 #   DIST_PLATFORMS  platforms to build (default "linux/amd64 linux/arm64")
 #   DIST_PRERELEASE the version's pre-release label (default: version.go's, "dev"; empty for a release)
 set -euo pipefail
@@ -26,6 +27,7 @@ for platform in $platforms; do
 		CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "$ldflags" -o "$dir/$b" "./cmd/$b"
 	done
 	cp README.md CHANGELOG.md "$dir/"
+	mkdir -p "$dir/docs" && cp docs/*.md "$dir/docs/"
 	tar -C dist -czf "dist/$name.tar.gz" "$name"
 	rm -rf "$dir"
 done

@@ -99,10 +99,10 @@ func TestSchedExplainListsEverySource(t *testing.T) {
 	}
 }
 
-// The README's preset tables are the presets: a changed value or source
-// must be changed there too.
+// The preset tables of docs/simulator.md are the presets: a changed value
+// or source must be changed there too.
 func TestReadmeTablesArePresets(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/simulator.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestReadmeTablesArePresets(t *testing.T) {
 		for _, q := range p.Params {
 			row := fmt.Sprintf("| %s | %s | %s |", q.Name, q.Value, strings.ReplaceAll(q.Source, "|", "/"))
 			if !strings.Contains(string(readme), row) {
-				t.Errorf("README lacks the %s preset's row %q", name, row)
+				t.Errorf("docs/simulator.md lacks the %s preset's row %q", name, row)
 			}
 		}
 	}

@@ -1,6 +1,6 @@
 // Wrapper module that builds the pinned Nomad agent from the Go module proxy.
 // Nomad's own go.mod carries replace directives, so `go install` refuses it;
-// this module repeats the replaces the build needs (see README "The real stack").
+// this module repeats the replaces the build needs (see docs/development.md, "The real stack").
 module harvest.local/stack/nomad
 
 go 1.26

@@ -1,5 +1,5 @@
 # Harvest on the local cluster of `make cluster-up` (every process on
-# 127.0.0.1). See README.md for the commands.
+# 127.0.0.1). See docs/provisioning.md for the commands.
 
 terraform {
   required_version = ">= 1.5.0"
