@@ -5,11 +5,11 @@ package acceptance
 import (
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/harvest-platform/harvest/internal/burn"
 )
 
 // burnEnv makes the test binary, started again, a CPU-burning "primary
@@ -23,23 +23,7 @@ func init() {
 		if err != nil || share <= 0 || share > 1 {
 			os.Exit(2)
 		}
-		// share of every 10 ms in CPU time, not wall time: a burner that is
-		// preempted catches up rather than burning less (on a loaded machine a
-		// wall-clock duty cycle gave a 1.2-core spike of under one core)
-		runtime.LockOSThread()
-		const period = 10 * time.Millisecond
-		busy := time.Duration(share * float64(period))
-		next := time.Now()
-		for {
-			for start := threadCPU(); threadCPU()-start < busy; {
-			}
-			next = next.Add(period)
-			if d := time.Until(next); d > 0 {
-				time.Sleep(d)
-			} else if d < -100*time.Millisecond {
-				next = time.Now() // owe at most 100 ms
-			}
-		}
+		burn.Forever(share)
 	}
 }
 

@@ -261,7 +261,7 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 
 	// harvestctl explains the eviction from the driver's own figures, and
 	// its status shows the node's harvested work and the eviction.
-	why := harvestCLI(t, "harvestctl", "explain", "alloc", "-nomad-addr", cluster.NomadAddr(), youngest.ID[:8])
+	why := harvestctlOnCluster(t, "explain", "alloc", youngest.ID[:8])
 	for _, want := range []string{"evicted by the harvest driver (cpu)", "cores measured", "Victims, youngest first: ",
 		"(this task: 1/", "Nomad replaced it with allocation " + replacement.ID[:8]} {
 		if !strings.Contains(why, want) {
@@ -274,7 +274,7 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 		EvictionsHour  int     `json:"evictions_last_hour"`
 		ReserveCores   float64 `json:"reserve_cores"`
 	}
-	status := harvestCLI(t, "harvestctl", "status", "-json", "-nomad-addr", cluster.NomadAddr(), "-consul-addr", cluster.ConsulAddr())
+	status := harvestctlOnCluster(t, "status", "-json")
 	if err := json.Unmarshal([]byte(status), &standing); err != nil {
 		t.Fatalf("harvestctl status -json: %v\n%s", err, status)
 	}

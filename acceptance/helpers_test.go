@@ -88,6 +88,19 @@ func nomadCLI(t *testing.T, args ...string) string {
 	return string(out)
 }
 
+// harvestctlOnCluster runs harvestctl against the cluster's Nomad (its
+// address, and on a secure cluster its CA and management token) and Consul.
+func harvestctlOnCluster(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, "harvestctl"), args...)
+	cmd.Env = append(append(os.Environ(), "NOMAD_ADDR="+cluster.NomadAddr(), "CONSUL_HTTP_ADDR="+cluster.ConsulAddr()), nomadEnv("")...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("harvestctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
 // writeJob writes an HCL job file for the CLI to read.
 func writeJob(t *testing.T, hcl string) string {
 	t.Helper()

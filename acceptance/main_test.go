@@ -73,6 +73,9 @@ func run(m *testing.M) int {
 	if secureRun() {
 		nodes = localcluster.DefaultNodes(4) // the secure run's tests need four
 	}
+	if bareRun() {
+		nodes = localcluster.DefaultNodes(3) // docs/install.md on an operator's small cluster
+	}
 	cluster, err = localcluster.Up(ctx, localcluster.Options{
 		RunDir: runDir, StackBin: stack, DriverBinary: filepath.Join(bin, "harvest-driver"), Logger: log,
 		// every driver reads its primary tenant through the external usage
@@ -81,6 +84,7 @@ func run(m *testing.M) int {
 		UsagePlugin: filepath.Join(bin, "harvest-usage-prometheus"), Harvestctl: filepath.Join(bin, "harvestctl"),
 		Nodes:  nodes, // a fourth tenant for the placer's "unclassified" case; six storage nodes in five environments
 		Secure: secureRun(),
+		Bare:   bareRun(),
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acceptance: local cluster did not start: %v\n(logs in %s)\n", err, filepath.Join(runDir, "logs"))

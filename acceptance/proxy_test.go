@@ -83,7 +83,7 @@ func TestProxyRunsAHarvestedDAGJobStageByStage(t *testing.T) {
 		t.Fatalf("class constraint %+v (classes %s)", constraint, meta["harvest_classes"])
 	}
 	// harvestctl explains the admission from the decision the proxy kept
-	why := harvestCLI(t, "harvestctl", "explain", "job", "-nomad-addr", cluster.NomadAddr(), "-consul-addr", cluster.ConsulAddr(), job)
+	why := harvestctlOnCluster(t, "explain", "job", job)
 	for _, want := range []string{"Admitted ", "Type: medium", "Algorithm 1: fit ", "classes [" + strings.Join(classes, " ") + "]",
 		"weighted room", "constraint ${meta.harvest_class}"} {
 		if !strings.Contains(why, want) {

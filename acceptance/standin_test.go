@@ -17,7 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
+
+	"github.com/harvest-platform/harvest/internal/burn"
 )
 
 // serveEnv makes the test binary, started again, a latency-critical
@@ -37,8 +38,7 @@ func init() {
 	http.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		for start := threadCPU(); threadCPU()-start < requestCPU; {
-		}
+		burn.Spin(requestCPU)
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	srv := &http.Server{Addr: addr, ReadHeaderTimeout: 5 * time.Second}
@@ -46,14 +46,6 @@ func init() {
 		os.Exit(3)
 	}
 	os.Exit(0)
-}
-
-// threadCPU is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
-func threadCPU() time.Duration {
-	var ts syscall.Timespec
-	const clockThreadCPUTimeID = 3
-	_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
 }
 
 // startStandIn starts the stand-in in node's primary-tenant cgroup and

@@ -21,7 +21,7 @@ import (
 type devClusterFlags struct {
 	runDir, stackBin, driver, usagePlugin string
 	clients                               int
-	secure                                bool
+	secure, bare                          bool
 }
 
 func (f *devClusterFlags) register(fs *flag.FlagSet) {
@@ -32,6 +32,7 @@ func (f *devClusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.usagePlugin, "usage-plugin", filepath.Join(filepath.Dir(exe), "harvest-usage-prometheus"),
 		"external usage-source plugin the drivers read the primary tenant through, from the cluster's metrics exporter (\"\": the driver's cgroup source alone)")
 	fs.IntVar(&f.clients, "clients", 3, fmt.Sprintf("number of Nomad clients, each with its own Consul agent and MinIO server (3-%d)", localcluster.MaxClients))
+	fs.BoolVar(&f.bare, "bare", false, "agents only (Consul, Nomad, the harvest driver in plugin_dir): no MinIO servers, no metrics exporter, as a cluster is before docs/install.md")
 	fs.BoolVar(&f.secure, "secure", false, "TLS on every agent and Consul and Nomad ACLs in default-deny (env.sh exports the CA and management tokens)")
 }
 
@@ -72,6 +73,7 @@ func devClusterCommands() map[string]cli.CommandFactory {
 		out["dev-cluster "+verb] = func() (cli.Command, error) { return &devClusterCommand{verb: verb, out: os.Stdout}, nil }
 	}
 	out["dev-cluster exporter"] = exporterCommand()
+	out["dev-cluster spike"] = spikeCommand()
 	return out
 }
 
@@ -84,7 +86,7 @@ func (c *devClusterCommand) Synopsis() string {
 
 func (c *devClusterCommand) Help() string {
 	if c.verb == "" {
-		return "Usage: harvestctl dev-cluster <up|down|status|env> [options]\n\n  " + c.Synopsis() + "."
+		return "Usage: harvestctl dev-cluster <up|down|status|env|spike> [options]\n\n  " + c.Synopsis() + "."
 	}
 	fs := flag.NewFlagSet(c.verb, flag.ContinueOnError)
 	c.flags.register(fs)
@@ -132,7 +134,7 @@ func (c *devClusterCommand) up(ctx context.Context, log hclog.Logger) error {
 	s, err := localcluster.Up(ctx, localcluster.Options{
 		RunDir: c.flags.runDir, StackBin: c.flags.stackBin, DriverBinary: c.flags.driver,
 		UsagePlugin: c.flags.usagePlugin, Harvestctl: harvestctlPath(),
-		Nodes: localcluster.DefaultNodes(c.flags.clients), Detached: true, Logger: log, Secure: c.flags.secure,
+		Nodes: localcluster.DefaultNodes(c.flags.clients), Detached: true, Logger: log, Secure: c.flags.secure, Bare: c.flags.bare,
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 const synopsis = "harvestctl is the operator's command line for Harvest."
 
 func main() {
+	burnIfAsked()
 	os.Exit(command.Main("harvestctl", synopsis, os.Args[1:], commands()))
 }
 

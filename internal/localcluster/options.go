@@ -39,6 +39,12 @@ type Options struct {
 	// Secure starts Consul and Nomad with TLS and default-deny ACLs
 	// (secure.go).
 	Secure bool
+	// Bare starts the agents only, as an operator's cluster is before
+	// Harvest is installed: Consul, the Nomad server and clients (with the
+	// harvest driver in plugin_dir when DriverBinary is set, reading the
+	// primary through its own cgroup source), but no MinIO servers and no
+	// metrics exporter. docs/install.md is followed on such a cluster.
+	Bare bool
 	// Logger reports progress; default a named hclog logger on stderr.
 	Logger hclog.Logger
 }

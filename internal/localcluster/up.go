@@ -144,7 +144,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		return err
 	}
 	exporterURL := ""
-	if o.UsagePlugin != "" && o.DriverBinary != "" {
+	if o.UsagePlugin != "" && o.DriverBinary != "" && !o.Bare {
 		var err error
 		if exporterURL, err = startExporter(ctx, o, s, b, launch, agent); err != nil {
 			return err
@@ -200,8 +200,12 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		return err
 	}
 
-	// MinIO: one server per Nomad client, each with its own data and credentials.
+	// MinIO: one server per Nomad client, each with its own data and
+	// credentials (a bare cluster has none: its storage job brings them).
 	for i, n := range o.Nodes {
+		if o.Bare {
+			break
+		}
 		p := b.minio(i)
 		m := MinIOServer{Agent: agent("minio-"+n.Name, bin("minio"), p.API), Node: n.Name,
 			AccessKey: "harvest-" + randomHex(6), SecretKey: randomHex(20)}
