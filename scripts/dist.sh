@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # dist.sh builds release archives of every Harvest binary (make dist):
 # dist/harvest_<version>_<os>_<arch>.tar.gz for each platform, each holding
-# the binaries, README.md, CHANGELOG.md and docs/ (its Markdown), and
+# the binaries, README.md, CHANGELOG.md, docs/ (its Markdown), jobs/ (the
+# platform's Nomad jobs and ACL policies), and
 # dist/SHA256SUMS over them.
 #   DIST_PLATFORMS  platforms to build (default "linux/amd64 linux/arm64")
 #   DIST_PRERELEASE the version's pre-release label (default: version.go's, "dev"; empty for a release)
@@ -28,6 +29,8 @@ for platform in $platforms; do
 	done
 	cp README.md CHANGELOG.md "$dir/"
 	mkdir -p "$dir/docs" && cp docs/*.md "$dir/docs/"
+	# the platform's jobs and policies, as docs/install.md runs them
+	mkdir -p "$dir/jobs" && cp -r jobs/*.nomad.hcl jobs/README.md jobs/acl jobs/examples "$dir/jobs/"
 	tar -C dist -czf "dist/$name.tar.gz" "$name"
 	rm -rf "$dir"
 done
