@@ -12,6 +12,8 @@ import (
 
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/harvestcg"
+	"github.com/harvest-platform/harvest/observability/metricset"
+	"github.com/harvest-platform/harvest/plugins/manager"
 )
 
 // driverMetrics are the guard's series (the plugin manager adds its
@@ -81,6 +83,17 @@ func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent
 		m.refused.WithLabelValues(r)
 	}
 	return m
+}
+
+// MetricNames are the series the driver serves at metrics_address: the
+// guard's harvest_driver_* and the plugin manager's harvest_plugin_*, named
+// from the collectors newDriverMetrics and the manager build (observability's
+// test checks the dashboard and the alerts against them).
+func MetricNames() []string {
+	rec := metricset.NewRecorder()
+	newDriverMetrics(rec, func() *harvestcg.Parent { return nil })
+	manager.RegisterMetrics(rec)
+	return rec.Names()
 }
 
 // Why a start was refused (harvest_driver_admissions_refused_total).

@@ -4,6 +4,9 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/observability/metricset"
+	"github.com/harvest-platform/harvest/placer/proxy"
+	"github.com/harvest-platform/harvest/plugins/manager"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -84,11 +87,30 @@ func NewMetrics() *Metrics {
 			Help: "API requests refused for their token, by status (401 no or unknown token, 403 not allowed, 503 not checkable).",
 		}, []string{"status"}),
 	}
-	m.Registry.MustRegister(m.stageDuration, m.readDuration, m.daysRead, m.valuesRead, m.bytesRead)
-	m.Registry.MustRegister(m.AuthRefusals, m.refreshes, m.refreshDuration, m.classes, m.unclassified, m.labelUpdates, m.lastRefresh,
+	m.register(m.Registry)
+	return m
+}
+
+func (m *Metrics) register(reg prometheus.Registerer) {
+	reg.MustRegister(m.stageDuration, m.readDuration, m.daysRead, m.valuesRead, m.bytesRead)
+	reg.MustRegister(m.AuthRefusals, m.refreshes, m.refreshDuration, m.classes, m.unclassified, m.labelUpdates, m.lastRefresh,
 		m.historyImportFailures, m.historyImportLast,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
-	return m
+}
+
+// MetricNames are the series the placer serves at /v1/metrics: its own
+// harvest_placer_*, the policies', the admission proxy's harvest_proxy_*
+// and history_import's harvest_plugin_* (with the Go and process
+// collectors' go_* and process_*), named from the collectors NewMetrics,
+// newPolicyMetrics, proxy.NewMetrics and the plugin manager build
+// (observability's test checks the dashboard and the alerts against them).
+func MetricNames() []string {
+	rec := metricset.NewRecorder()
+	NewMetrics().register(rec)
+	newPolicyMetrics(rec)
+	proxy.NewMetrics(rec)
+	manager.RegisterMetrics(rec)
+	return rec.Names()
 }
 
 func (m *Metrics) observeRefresh(d time.Duration, err error) {

@@ -50,6 +50,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
+// RegisterMetrics registers in reg the collectors of the harvest_plugin_*
+// series, as a Manager does in its Options.Registerer (a Manager given reg
+// afterwards shares them). The driver and the placer name the series they
+// serve from it (observability's test checks the dashboard and the alerts
+// against those names).
+func RegisterMetrics(reg prometheus.Registerer) {
+	newMetrics(reg)
+}
+
 // register registers c, or returns the collector already registered under
 // its name (two managers in one process share the series).
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {

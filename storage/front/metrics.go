@@ -2,6 +2,8 @@ package front
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/harvest-platform/harvest/observability/metricset"
 )
 
 // metrics are the blob front's Prometheus metrics.
@@ -88,13 +90,27 @@ func newMetrics() *metrics {
 	m.safeMode = gauge("safe_mode", "1 while safe mode holds back forgetting replicas, repairs and the garbage collector.")
 	m.nodeFree = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "harvest_blob_node_disk_free_bytes",
 		Help: "A storage node's free disk at its last reading (MinIO's drive metrics); -1 when it cannot be read."}, []string{"node"})
-	m.registry.MustRegister(m.ambiguousWrites, m.saturated, m.storageFull, m.corruptReads, m.missingReads, m.scrubbedBytes,
+	m.register(m.registry)
+	return m
+}
+
+func (m *metrics) register(reg prometheus.Registerer) {
+	reg.MustRegister(m.ambiguousWrites, m.saturated, m.storageFull, m.corruptReads, m.missingReads, m.scrubbedBytes,
 		m.scrubbedReplicas, m.scrubCorrupt, m.scrubMissing, m.scrubPasses, m.repairVerifyFails, m.gcDeleted, m.gcDeletedBytes,
 		m.gcAbortedUploads, m.gcPasses, m.gcHeld, m.orphanBytes, m.safeMode, m.nodeFree)
-	m.registry.MustRegister(m.writes, m.writeFailures, m.degraded, m.reads, m.busyDenials, m.readFailures,
+	reg.MustRegister(m.writes, m.writeFailures, m.degraded, m.reads, m.busyDenials, m.readFailures,
 		m.underReplicated, m.objects, m.repaired, m.repairBytes, m.repairFailures, m.lost, m.declarationFailures, m.nodeUp,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
-	return m
+}
+
+// MetricNames are the series the blob front serves at /v1/metrics (its
+// harvest_blob_*, with the Go and process collectors' go_* and process_*),
+// named from the collectors newMetrics builds (observability's test checks
+// the dashboard and the alerts against them).
+func MetricNames() []string {
+	rec := metricset.NewRecorder()
+	newMetrics().register(rec)
+	return rec.Names()
 }
 
 // Registry is where the front's metrics are registered (served at /v1/metrics).
