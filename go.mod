@@ -4,8 +4,8 @@ go 1.26
 
 require (
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.109.1
-	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/dustin/go-humanize v1.0.1
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/hashicorp/cli v1.1.7
 	github.com/hashicorp/consul-template v0.41.4
 	github.com/hashicorp/consul/api v1.33.4
@@ -29,6 +29,7 @@ require (
 	github.com/valyala/fasthttp v1.73.0
 	github.com/versity/versitygw v1.8.0
 	github.com/zclconf/go-cty v1.18.1
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sync v0.22.0
 	golang.org/x/time v0.15.0
 	gonum.org/v1/gonum v0.16.0
@@ -239,7 +240,6 @@ require (
 	github.com/zclconf/go-cty-yaml v1.2.0 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/exp v0.0.0-20250808145144-a408d31f581a // indirect
 	golang.org/x/image v0.25.0 // indirect
