@@ -85,7 +85,7 @@ func TestProxyRunsAHarvestedDAGJobStageByStage(t *testing.T) {
 	// harvestctl explains the admission from the decision the proxy kept
 	why := harvestctlOnCluster(t, "explain", "job", job)
 	for _, want := range []string{"Admitted ", "Type: medium", "Algorithm 1: fit ", "classes [" + strings.Join(classes, " ") + "]",
-		"weighted room", "constraint ${meta.harvest_class}"} {
+		"WEIGHTED ROOM", "constraint ${meta.harvest_class}"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("harvestctl explain job lacks %q:\n%s", want, why)
 		}

@@ -44,9 +44,12 @@ export HARVEST_BIN=$bin HARVEST_JOBS=$root/jobs MINIO=$root/.cache/stack/bin/min
 	HISTORY_CSV=$work/series.csv.gz PLACER_PORT=$(port "$HARVEST_PLACER_ADDR") PROXY_PORT=$(port "$HARVEST_PROXY_ADDR") \
 	S3_PORT=$(port "$HARVEST_BLOB_ADDR") BLOB_ADMIN_PORT=$(port "$HARVEST_BLOB_ADMIN_ADDR")
 awk '/^```sh$/ { on = 1; next } /^```/ { on = 0 } on' "$root/docs/install.md" >"$work/install.sh"
-(cd "$work" && bash -euo pipefail "$work/install.sh") 2>&1 | sed 's/^/  /'
+# (deployment progress, which nomad job run prints again and again, left out)
+(cd "$work" && bash -euo pipefail "$work/install.sh") 2>&1 |
+	grep -vE '^\s*(Deployed|Task Group|(storage|front|placer) +[0-9].*|ID +=.*|Job (ID|Version) +=.*|Status +=.*|Description +=.*|[0-9-]+T[0-9:]+Z)\s*$|^\s*$' |
+	sed 's/^/  /'
 
-step "Three harvested tasks of a quarter core each on client-1, started one after another"
+step "Three harvested tasks of a quarter core each on client-1, started one after another (straight to Nomad: the driver's part)"
 node1=$(nomad node status -t '{{range .}}{{if eq .Name "client-1"}}{{.ID}}{{end}}{{end}}')
 others=$(nomad node status -t '{{range .}}{{if ne .Name "client-1"}}{{.ID}} {{end}}{{end}}')
 total=$(nomad node status -t '{{index .Attributes "cpu.totalcompute"}}' "$node1")
@@ -89,18 +92,21 @@ job "demo-harvest-$i" {
 }
 JOB
 	nomad job stop -purge "demo-harvest-$i" >/dev/null 2>&1 || true
-	NOMAD_ADDR=$HARVEST_PROXY_ADDR nomad job run -detach "$work/task$i.nomad.hcl" >/dev/null
+	nomad job run -detach "$work/task$i.nomad.hcl" >/dev/null
+	on=""
 	for _ in $(seq 60); do
-		nomad job allocs -t '{{range .}}{{.ClientStatus}}{{end}}' "demo-harvest-$i" | grep -q running && break
+		on=$(nomad job allocs -t '{{range .}}{{if eq .ClientStatus "running"}}{{.NodeName}}{{end}}{{end}}' "demo-harvest-$i")
+		[ -n "$on" ] && break
 		sleep 0.5
 	done
+	[ "$on" = client-1 ] || { echo "demo-harvest-$i is not running on client-1 (${on:-not running}): nomad job status demo-harvest-$i" >&2; exit 1; }
 	echo "  demo-harvest-$i running on client-1 ($mhz MHz)"
 	sleep 1
 done
 reenable
 
 step "client-1's primary tenant spikes to 0.6 cores: the driver suppresses, then evicts the youngest task"
-"$bin/harvestctl" dev-cluster spike -run-dir "$run_dir" -node client-1 -cores 0.6 -for 30s | sed 's/^/  /' &
+"$bin/harvestctl" dev-cluster spike -run-dir "$run_dir" -node client-1 -cores 0.6 -for 30s | sed -u 's/^/  /' &
 spike=$!
 evicted=""
 for _ in $(seq 60); do
@@ -109,7 +115,7 @@ for _ in $(seq 60); do
 	sleep 0.5
 done
 for i in 1 2 3; do
-	nomad job allocs -t '{{range .}}  demo-harvest-'"$i"' {{printf "%.8s" .ID}} on {{.NodeName}}: {{.ClientStatus}}{{"\n"}}{{end}}' "demo-harvest-$i"
+	nomad job allocs -t '{{range .}}  demo-harvest-'"$i"' {{printf "%.8s" .ID}} on {{.NodeName}}: {{.ClientStatus}}{{end}}' "demo-harvest-$i"
 done
 if [ -z "$evicted" ]; then
 	echo "  no eviction yet: this machine is busy; see harvestctl status and the driver's events" >&2

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
@@ -147,10 +148,12 @@ func printJobExplanation(w io.Writer, e *JobExplanation, asJSON bool) error {
 			for _, c := range d.Outcome.Classes {
 				chosen[c] = true
 			}
-			fmt.Fprintf(w, "  %-8s %-14s %10s %10s %7s %14s %5s %s\n", "class", "pattern", "room MHz", "room MB", "weight", "weighted room", "fits", "chosen")
+			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "  CLASS\tPATTERN\tROOM MHz\tROOM MB\tWEIGHT\tWEIGHTED ROOM\tFITS ALONE\tCHOSEN")
 			for _, c := range d.Outcome.Considered {
-				fmt.Fprintf(w, "  %-8s %-14s %10.0f %10.0f %7.2f %14.0f %5v %v\n", c.Class, c.Pattern, c.RoomCPU, c.RoomMemoryMB, c.Weight, c.WeightedRoom, c.Fits, chosen[c.Class])
+				fmt.Fprintf(tw, "  %s\t%s\t%.0f\t%.0f\t%.2f\t%.0f\t%v\t%v\n", c.Class, c.Pattern, c.RoomCPU, c.RoomMemoryMB, c.Weight, c.WeightedRoom, c.Fits, chosen[c.Class])
 			}
+			tw.Flush()
 		}
 		if len(d.Deferred) > 0 {
 			fmt.Fprintf(w, "Deferred stages (run as stage jobs once their inputs finish): %v\n", d.Deferred)

@@ -81,7 +81,7 @@ func TestExplainJobShowsEveryClassAlgorithmOneWeighed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Type: medium", "4 tasks, 2000 MHz, 512 MB", "[a] then [b c]", "fit one, classes [c1]",
-		"c0       unpredictable", "harvest_classes = c1", "explain alloc 01234567"} {
+		"c0     unpredictable", "harvest_classes = c1", "explain alloc 01234567"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("explain job lacks %q:\n%s", want, out.String())
 		}
