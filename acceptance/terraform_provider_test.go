@@ -173,6 +173,7 @@ func TestTerraformProviderManagesThePlatform(t *testing.T) {
 					resource.TestCheckResourceAttrSet("data.harvest_classes.c", "generated"),
 					resource.TestCheckResourceAttr("data.harvest_classes.c", "unclassified.#", "0"),
 					resource.TestCheckResourceAttrWith("data.harvest_classes.c", "classes.#", atLeast(1)),
+					classesListTheirNodes,
 				),
 			},
 			{
@@ -273,6 +274,33 @@ func classifyTenants(t *testing.T) {
 	}
 	importHistory(t, tfPrefix, series)
 	harvestCLI(t, "harvestctl", "classes", "refresh", "-placer-addr", fmt.Sprintf("127.0.0.1:%d", terraformPorts().placerHTTP))
+}
+
+// classesListTheirNodes: the harvest_classes data source gives each class
+// the Nomad nodes that carry its label (it once gave every class none), and
+// they are the cluster's nodes.
+func classesListTheirNodes(s *terraform.State) error {
+	rs, ok := s.RootModule().Resources["data.harvest_classes.c"]
+	if !ok {
+		return fmt.Errorf("no data.harvest_classes.c in the state")
+	}
+	names := map[string]bool{}
+	for _, c := range cluster.NomadClients {
+		names[c.Name] = true
+	}
+	listed := 0
+	for k, v := range rs.Primary.Attributes {
+		if strings.HasPrefix(k, "classes.") && strings.Contains(k, ".nodes.") && !strings.HasSuffix(k, ".#") {
+			if !names[v] {
+				return fmt.Errorf("%s = %q is no node of the cluster", k, v)
+			}
+			listed++
+		}
+	}
+	if listed == 0 {
+		return fmt.Errorf("no class lists a node")
+	}
+	return nil
 }
 
 func atLeast(n int) resource.CheckResourceAttrWithFunc {

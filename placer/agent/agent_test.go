@@ -107,6 +107,11 @@ func TestRefreshLabelsNodesAndSurvivesACorruptTenant(t *testing.T) {
 	if ok, err := a.store.GetDocument(ctx, ClassesDocument, &stored); !ok || err != nil || stored.NodeCounts["constant-1"] != 1 {
 		t.Fatalf("stored table %+v (%v, %v)", stored, ok, err)
 	}
+	for _, c := range stored.Classes {
+		if len(c.Nodes) != stored.NodeCounts[c.Name] {
+			t.Errorf("class %s lists nodes %v, but %d nodes carry its label", c.Name, c.Nodes, stored.NodeCounts[c.Name])
+		}
+	}
 }
 
 func TestIngestAPI(t *testing.T) {

@@ -128,6 +128,7 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 		}
 		r.Log.Info("labelled node", "node", u.NodeName, "set", u.Set, "unset", u.Unset)
 	}
+	members := labels.Members(nodes, updates)
 	stored := &StoredTable{Generated: now, NodeCounts: labels.Counts(nodes, updates)}
 	th := r.JobTypes
 	if th == (jobtype.Thresholds{}) {
@@ -138,7 +139,9 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 	r.Metrics.observeStage("survival", time.Since(survivalStart))
 	r.Log.Debug("survival replayed", "tenants", len(inputs), "took", time.Since(survivalStart).Round(time.Millisecond))
 	for i := range stored.Classes {
-		stored.Classes[i].Nodes = nil
+		// the Nomad nodes that carry the class label (what the Terraform
+		// data source and harvestctl show), not the history's node names
+		stored.Classes[i].Nodes = members[stored.Classes[i].Name]
 	}
 	for _, t := range table.Tenants {
 		if t.Class == "" {

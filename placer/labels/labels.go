@@ -73,11 +73,21 @@ func Plan(nodes []Node, assignments map[string]Assignment) []Update {
 
 // Counts tallies nodes per class label after the updates are applied.
 func Counts(nodes []Node, updates []Update) map[string]int {
+	out := map[string]int{}
+	for class, names := range Members(nodes, updates) {
+		out[class] = len(names)
+	}
+	return out
+}
+
+// Members is, for each class label, the names of the nodes that carry it
+// once updates are applied, sorted.
+func Members(nodes []Node, updates []Update) map[string][]string {
 	byID := map[string]Update{}
 	for _, u := range updates {
 		byID[u.NodeID] = u
 	}
-	out := map[string]int{}
+	out := map[string][]string{}
 	for _, n := range nodes {
 		meta := maps.Clone(n.Meta)
 		if meta == nil {
@@ -89,8 +99,11 @@ func Counts(nodes []Node, updates []Update) map[string]int {
 			delete(meta, k)
 		}
 		if c := meta[ClassKey]; c != "" {
-			out[c]++
+			out[c] = append(out[c], n.Name)
 		}
+	}
+	for _, names := range out {
+		slices.Sort(names)
 	}
 	return out
 }

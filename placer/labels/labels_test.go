@@ -32,6 +32,10 @@ func TestPlanLabelsClassifiedUnclassifiedAndStale(t *testing.T) {
 	if counts["periodic-1"] != 1 || counts[Unclassified] != 1 || counts["constant-1"] != 0 {
 		t.Fatalf("counts %v", counts)
 	}
+	if m := Members(nodes, got); !reflect.DeepEqual(m["constant-2"], []string{"a"}) || !reflect.DeepEqual(m["periodic-1"], []string{"b"}) ||
+		len(m["constant-1"]) != 0 {
+		t.Fatalf("members %v", m)
+	}
 	// applying the plan and planning again changes nothing
 	for i := range nodes {
 		for _, u := range got {
