@@ -273,6 +273,7 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 		HarvestedTasks int     `json:"harvested_tasks"`
 		EvictionsHour  int     `json:"evictions_last_hour"`
 		ReserveCores   float64 `json:"reserve_cores"`
+		PrimarySource  string  `json:"primary_source"`
 	}
 	status := harvestctlOnCluster(t, "status", "-json")
 	if err := json.Unmarshal([]byte(status), &standing); err != nil {
@@ -282,8 +283,8 @@ func TestHarvestDriverEvictsYoungestFirstAndWorkMovesOn(t *testing.T) {
 	for _, s := range standing {
 		if s.Node == node {
 			seen = true
-			if s.EvictionsHour < 1 || s.HarvestedTasks != 2 || s.ReserveCores <= 0 {
-				t.Errorf("harvestctl status of %s: %+v, want the eviction, the 2 tasks still running and a reserve", node, s)
+			if s.EvictionsHour < 1 || s.HarvestedTasks != 2 || s.ReserveCores <= 0 || s.PrimarySource != "driver" {
+				t.Errorf("harvestctl status of %s: %+v, want the eviction, the 2 tasks still running, a reserve and the primary as the driver published it", node, s)
 			}
 		}
 	}

@@ -20,12 +20,13 @@ import (
 	"github.com/hashicorp/nomad/plugins/drivers/fsisolation"
 	"github.com/hashicorp/nomad/plugins/shared/hclspec"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/internal/version"
 )
 
 // Name is the driver name jobs use: `driver = "harvest"`.
-const Name = "harvest"
+const Name = contract.DriverName
 
 // taskHandleVersion is the version of the driver state kept in task handles.
 const taskHandleVersion = 1

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/nomad/plugins/drivers"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/usage"
 )
@@ -154,7 +155,7 @@ func (d *Driver) suppress(why tickFacts) {
 		"primary_cores", plan.Primary.CPU)
 	for _, h := range tasks {
 		ann := why.annotations(h)
-		ann["harvest.suppressed"] = "true"
+		ann[contract.AnnotationSuppressed] = contract.AnnotationTrue
 		d.eventer.EmitEvent(&drivers.TaskEvent{
 			TaskID: h.cfg.ID, TaskName: h.cfg.Name, AllocID: h.cfg.AllocID, Timestamp: time.Now(), Message: msg, Annotations: ann,
 		})
@@ -186,8 +187,8 @@ func (d *Driver) evict(h *taskHandle, why tickFacts, reason guard.Reason, rank i
 	d.logger.Warn("evicting task", "task", h.cfg.Name, "alloc_id", h.cfg.AllocID, "started", h.startedAt, "why", reason,
 		"primary_cores", plan.Primary.CPU, "primary_mib", plan.Primary.MemoryMiB, "cap_cores", plan.Cap, "need_cores", plan.Need)
 	ann := why.annotations(h)
-	ann["harvest.evicted"], ann["harvest.reason"] = "true", string(reason)
-	ann["harvest.victim_rank"] = strconv.Itoa(rank) + "/" + strconv.Itoa(len(plan.Evict))
+	ann[contract.AnnotationEvicted], ann[contract.AnnotationReason] = contract.AnnotationTrue, string(reason)
+	ann[contract.AnnotationVictimRank] = strconv.Itoa(rank) + "/" + strconv.Itoa(len(plan.Evict))
 	d.eventer.EmitEvent(&drivers.TaskEvent{
 		TaskID: h.cfg.ID, TaskName: h.cfg.Name, AllocID: h.cfg.AllocID, Timestamp: time.Now(), Message: msg, Annotations: ann,
 	})
@@ -209,21 +210,21 @@ type tickFacts struct {
 // annotations are the tick's figures for one task's event.
 func (f tickFacts) annotations(h *taskHandle) map[string]string {
 	ann := map[string]string{
-		"harvest.primary_cores":         formatCores(f.measured.CPU),
-		"harvest.primary_rounded_cores": formatCores(f.plan.Primary.CPU),
-		"harvest.primary_mib":           strconv.FormatFloat(f.plan.Primary.MemoryMiB, 'f', 0, 64),
-		"harvest.reserve_cores":         formatCores(f.reserve.CPU),
-		"harvest.reserve_mib":           strconv.FormatFloat(f.reserve.MemoryMiB, 'f', 0, 64),
-		"harvest.capacity_cores":        formatCores(f.capacity.CPU),
-		"harvest.cap_cores":             formatCores(f.plan.Cap),
-		"harvest.need_cores":            formatCores(f.plan.Need),
-		"harvest.task_started":          h.startedAt.UTC().Format(time.RFC3339Nano),
+		contract.AnnotationPrimaryCores:   formatCores(f.measured.CPU),
+		contract.AnnotationPrimaryRounded: formatCores(f.plan.Primary.CPU),
+		contract.AnnotationPrimaryMiB:     strconv.FormatFloat(f.plan.Primary.MemoryMiB, 'f', 0, 64),
+		contract.AnnotationReserveCores:   formatCores(f.reserve.CPU),
+		contract.AnnotationReserveMiB:     strconv.FormatFloat(f.reserve.MemoryMiB, 'f', 0, 64),
+		contract.AnnotationCapacityCores:  formatCores(f.capacity.CPU),
+		contract.AnnotationCapCores:       formatCores(f.plan.Cap),
+		contract.AnnotationNeedCores:      formatCores(f.plan.Need),
+		contract.AnnotationTaskStarted:    h.startedAt.UTC().Format(time.RFC3339Nano),
 	}
 	if len(f.victims) > 0 {
-		ann["harvest.victims"] = strings.Join(f.victims, ",")
+		ann[contract.AnnotationVictims] = strings.Join(f.victims, ",")
 	}
 	if !f.plan.Since.IsZero() {
-		ann["harvest.suppressed_since"] = f.plan.Since.UTC().Format(time.RFC3339Nano)
+		ann[contract.AnnotationSuppressedSince] = f.plan.Since.UTC().Format(time.RFC3339Nano)
 	}
 	return ann
 }

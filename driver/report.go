@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/connect"
@@ -30,22 +31,12 @@ const flushEvery = 10 * time.Minute
 // flushEvery while Consul stays away.
 const retryMin = 10 * time.Second
 
-// BusyFlag is what the driver publishes for the blob tier at
-// <consul_prefix>busy/<node_name>: the node is busy when its primary tenant
-// uses busy_threshold percent of capacity or more (default: the effective
-// reserve's edge, 100% - reserve, moving with the declared reserve), and
-// storage reads should go to another replica. The placer reads the
-// primary's CPU and memory from it to size each class's room (issue 17);
-// they are published here, every 30 s, rather than as fingerprint
-// attributes, which must stay coarse (a changing attribute is a node update
-// for Nomad's scheduler).
-type BusyFlag struct {
-	Busy          bool      `json:"busy"`
-	PrimaryCPU    float64   `json:"primary_cpu_percent"`
-	PrimaryMemory float64   `json:"primary_memory_mib"`
-	Threshold     float64   `json:"threshold_percent"`
-	Updated       time.Time `json:"updated"`
-}
+// BusyFlag is what the driver publishes for the blob tier and the placer
+// at <consul_prefix>busy/<node_name> (contract.BusyFlag): the node is busy
+// when its primary tenant uses busy_threshold percent of capacity or more
+// (default: the effective reserve's edge, 100% - reserve, moving with the
+// declared reserve).
+type BusyFlag = contract.BusyFlag
 
 // reporter aggregates the primary tenant's CPU into 2-minute slots, sends
 // them to the tenant history in batches, and publishes the busy flag. It
@@ -207,7 +198,7 @@ func (r *reporter) run(ctx context.Context) {
 		r.mu.Unlock()
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if flagDue {
-			if err := r.store.PutDocument(wctx, "busy/"+r.node, flag); err != nil {
+			if err := r.store.PutDocument(wctx, contract.BusyDocument(r.node), flag); err != nil {
 				r.log.Debug("busy flag not published; will retry", "error", err)
 				r.mu.Lock()
 				r.busyChanged = true

@@ -87,7 +87,7 @@ func explainCommands() map[string]cli.CommandFactory {
 			Flags: func(fs *flag.FlagSet) {
 				consul.register(fs)
 				nomadFlag(fs)
-				fs.StringVar(&blobAddr, "blob-admin-addr", os.Getenv("HARVEST_BLOB_ADMIN_ADDR"), "harvest-blob's admin API, for the busy flag and storage columns (\"\": not asked)")
+				fs.StringVar(&blobAddr, "blob-admin-addr", os.Getenv("HARVEST_BLOB_ADMIN_ADDR"), "harvest-blob's admin API, for the storage column (\"\": not asked)")
 			},
 			Run: func(ctx context.Context, fs *flag.FlagSet) error {
 				store, err := consul.store()
@@ -99,10 +99,10 @@ func explainCommands() map[string]cli.CommandFactory {
 					return err
 				}
 				var blob *front.Status
-				note := "BUSY and STORAGE: not asked (set -blob-admin-addr or HARVEST_BLOB_ADMIN_ADDR)"
+				note := "STORAGE: not asked (set -blob-admin-addr or HARVEST_BLOB_ADMIN_ADDR)"
 				if blobAddr != "" {
 					if st, err := blobStatus(ctx, blobAddr); err != nil {
-						note = fmt.Sprintf("BUSY and STORAGE: harvest-blob at %s did not answer: %v", blobAddr, err)
+						note = fmt.Sprintf("STORAGE: harvest-blob at %s did not answer: %v", blobAddr, err)
 					} else {
 						blob, note = &st, ""
 					}

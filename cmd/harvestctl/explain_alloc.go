@@ -10,6 +10,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/internal/command"
 )
 
@@ -102,9 +103,9 @@ func allocExplanation(a *nomadapi.Allocation) *AllocExplanation {
 			}
 			t.Timeline = append(t.Timeline, TimelineEvent{Time: time.Unix(0, ev.Time).UTC(), Type: ev.Type, Message: msg})
 			switch {
-			case ev.Details["harvest.evicted"] == "true":
+			case ev.Details[contract.AnnotationEvicted] == contract.AnnotationTrue:
 				t.Eviction = harvestFigures(ev.Details)
-			case ev.Details["harvest.suppressed"] == "true" && t.Suppression == nil:
+			case ev.Details[contract.AnnotationSuppressed] == contract.AnnotationTrue && t.Suppression == nil:
 				t.Suppression = harvestFigures(ev.Details)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/internal/command"
 
 	"github.com/harvest-platform/harvest/history"
@@ -118,7 +119,7 @@ func harvestRules(where string, cs []*nomadapi.Constraint, as []*nomadapi.Affini
 func stubEvicted(s *nomadapi.AllocationListStub) bool {
 	for _, st := range s.TaskStates {
 		for _, ev := range st.Events {
-			if ev.Details["harvest.evicted"] == "true" {
+			if contract.IsEviction(ev.Details) {
 				return true
 			}
 		}

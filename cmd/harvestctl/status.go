@@ -6,11 +6,13 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/internal/command"
 
 	"github.com/harvest-platform/harvest/history"
@@ -27,10 +29,13 @@ type NodeStanding struct {
 	Tenant  string `json:"tenant"`
 	Class   string `json:"class"`
 	Pattern string `json:"pattern"`
-	// PrimaryPercent is the primary tenant's CPU in its last history slot
-	// (percent of the server, as the drivers report it); NaN when none.
+	// PrimaryPercent is the primary tenant's CPU (percent of the server) as
+	// the node's driver last published it in its busy flag (every 30 s), or,
+	// when that is older than two minutes, the tenant's last history slot;
+	// NaN when neither. PrimarySource says which ("driver", "history").
 	PrimaryPercent float64   `json:"primary_cpu_percent"`
 	PrimaryAt      time.Time `json:"primary_at"`
+	PrimarySource  string    `json:"primary_source,omitempty"`
 	// The reserve and capacity as the node's driver fingerprints them.
 	ReserveCores    float64 `json:"reserve_cores"`
 	ReserveMiB      int64   `json:"reserve_mib"`
@@ -41,7 +46,7 @@ type NodeStanding struct {
 	EvictionsHour   int     `json:"evictions_last_hour"`
 	Healthy         bool    `json:"driver_healthy"`
 	Greylisted      bool    `json:"greylisted"`
-	Busy            *bool   `json:"busy,omitempty"` // the blob tier's busy flag, when it was asked
+	Busy            *bool   `json:"busy,omitempty"` // the driver's busy flag (storage reads go elsewhere), when fresh
 	StorageUsed     *int64  `json:"storage_used_bytes,omitempty"`
 	StorageCapacity *int64  `json:"storage_capacity_bytes,omitempty"`
 }
@@ -60,13 +65,26 @@ func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.S
 			storage[n.ID] = n
 		}
 	}
+	flags := map[string]contract.BusyFlag{}
+	if store != nil {
+		docs, err := store.ListDocuments(ctx, contract.BusyDir)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range docs {
+			var f contract.BusyFlag
+			if d.Decode(&f) == nil && now.Sub(f.Updated) <= freshFlag {
+				flags[strings.TrimPrefix(d.Name, contract.BusyDir)] = f
+			}
+		}
+	}
 	var out []NodeStanding
 	for _, stub := range stubs {
 		node, _, err := nomad.Nodes().Info(stub.ID, q)
 		if err != nil {
 			return nil, err
 		}
-		info, ok := node.Drivers["harvest"]
+		info, ok := node.Drivers[contract.DriverName]
 		if !ok {
 			continue
 		}
@@ -82,6 +100,13 @@ func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.S
 				return nil, err
 			}
 			s.PrimaryPercent, s.PrimaryAt = lastSample(series)
+			if !math.IsNaN(s.PrimaryPercent) {
+				s.PrimarySource = "history"
+			}
+		}
+		if f, ok := flags[node.Name]; ok {
+			busy := f.Busy
+			s.PrimaryPercent, s.PrimaryAt, s.PrimarySource, s.Busy = f.PrimaryCPU, f.Updated, "driver", &busy
 		}
 		allocs, _, err := nomad.Nodes().Allocations(stub.ID, q)
 		if err != nil {
@@ -89,14 +114,18 @@ func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.S
 		}
 		harvestedOn(&s, allocs, now)
 		if st, ok := storage[node.Name]; ok {
-			busy, used, capacity := st.Busy, st.Used, st.Capacity
-			s.Busy, s.StorageUsed, s.StorageCapacity = &busy, &used, &capacity
+			used, capacity := st.Used, st.Capacity
+			s.StorageUsed, s.StorageCapacity = &used, &capacity
 		}
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out, nil
 }
+
+// freshFlag is how old a driver's busy flag may be and still count: four
+// missed 30-second writes.
+const freshFlag = 2 * time.Minute
 
 // floatAttr reads a fingerprint attribute's number ("1.5", "512 MiB").
 func floatAttr(v string) float64 {
@@ -123,7 +152,7 @@ func harvestedOn(s *NodeStanding, allocs []*nomadapi.Allocation, now time.Time) 
 	for _, a := range allocs {
 		for task, st := range a.TaskStates {
 			for _, ev := range st.Events {
-				if ev.Details["harvest.evicted"] == "true" && now.Sub(time.Unix(0, ev.Time)) <= time.Hour {
+				if contract.IsEviction(ev.Details) && now.Sub(time.Unix(0, ev.Time)) <= time.Hour {
 					s.EvictionsHour++
 				}
 			}
@@ -135,7 +164,7 @@ func harvestedOn(s *NodeStanding, allocs []*nomadapi.Allocation, now time.Time) 
 					continue
 				}
 				for _, t := range g.Tasks {
-					if t.Name == task && t.Driver == "harvest" && t.Resources != nil {
+					if t.Name == task && t.Driver == contract.DriverName && t.Resources != nil {
 						s.HarvestedTasks++
 						s.HarvestedMHz += derefInt(t.Resources.CPU)
 						s.HarvestedMB += derefInt(t.Resources.MemoryMB)
@@ -163,7 +192,7 @@ func printStatus(w io.Writer, rows []NodeStanding, blobNote string, asJSON bool)
 	for _, r := range rows {
 		primary := "-"
 		if !math.IsNaN(r.PrimaryPercent) {
-			primary = fmt.Sprintf("%.0f%% at %s", r.PrimaryPercent, r.PrimaryAt.Format("15:04"))
+			primary = fmt.Sprintf("%.0f%% at %s", r.PrimaryPercent, r.PrimaryAt.Format("15:04:05"))
 		}
 		status := r.Status
 		if !r.Healthy {
@@ -172,6 +201,8 @@ func printStatus(w io.Writer, rows []NodeStanding, blobNote string, asJSON bool)
 		busy, storage := "-", "-"
 		if r.Busy != nil {
 			busy = fmt.Sprint(*r.Busy)
+		}
+		if r.StorageUsed != nil {
 			storage = fmt.Sprintf("%.1f/%d", float64(*r.StorageUsed)/(1<<20), *r.StorageCapacity>>20)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f cores, %d MiB\t%d MHz, %d MB\t%d\t%d\t%v\t%s\t%s\n", r.Node, status,
@@ -179,8 +210,9 @@ func printStatus(w io.Writer, rows []NodeStanding, blobNote string, asJSON bool)
 			r.HarvestedMHz, r.HarvestedMB, r.HarvestedTasks, r.EvictionsHour, r.Greylisted, busy, storage)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nPRIMARY CPU: the tenant's share of the server in its last 2-minute history slot; RESERVE: what the node's driver keeps for it;")
-	fmt.Fprintln(w, "HARVESTED: allocated to running harvest tasks; EVICTIONS: by the driver, in the last hour; BUSY and STORAGE: the blob tier's.")
+	fmt.Fprintln(w, "\nPRIMARY CPU: the tenant's share of the server as its driver last published it (else its last 2-minute history slot);")
+	fmt.Fprintln(w, "RESERVE: what the node's driver keeps for it; HARVESTED: allocated to running harvest tasks; EVICTIONS: by the driver, in")
+	fmt.Fprintln(w, "the last hour; BUSY: the driver's flag (the blob tier reads from other replicas); STORAGE: the blob tier's.")
 	if blobNote != "" {
 		fmt.Fprintln(w, blobNote)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/internal/localcluster"
 )
 
@@ -46,7 +47,7 @@ func printSummary(w io.Writer, s *localcluster.State) {
 	}
 	for i, c := range s.NomadClients {
 		fmt.Fprintf(w, "  Nomad client     %-9s http://%s  tenant=%s env=%s rack=%s  consul agent %s\n",
-			c.Name, c.HTTPAddr, c.Meta["harvest_tenant"], c.Meta["harvest_environment"], c.Meta["harvest_rack"], s.ConsulClients[i].HTTPAddr)
+			c.Name, c.HTTPAddr, c.Meta[contract.NodeTenant], c.Meta[contract.NodeEnvironment], c.Meta[contract.NodeRack], s.ConsulClients[i].HTTPAddr)
 	}
 	for i, m := range s.MinIO {
 		fmt.Fprintf(w, "  MinIO (S3)       %-9s http://%s  access key %s  (mc alias %s)\n", m.Node, m.HTTPAddr, m.AccessKey, mcAlias(i))

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 // Resources are CPU cores and memory in MiB.
@@ -80,7 +82,7 @@ type Decision struct {
 
 // Reason is the human explanation given to an evicted task.
 func (d Decision) Reason() string {
-	return fmt.Sprintf("evicted: primary tenant needs %.0f cores and %.0f MiB; the reserve was short by %.2f cores and %.0f MiB",
+	return contract.EvictionPrefix + fmt.Sprintf("primary tenant needs %.0f cores and %.0f MiB; the reserve was short by %.2f cores and %.0f MiB",
 		d.Primary.CPU, d.Primary.MemoryMiB, d.Shortfall.CPU, d.Shortfall.MemoryMiB)
 }
 

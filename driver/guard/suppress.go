@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 // Suppression before eviction. The paper's node manager only kills
@@ -175,17 +177,17 @@ func youngestFirst(in []Task) []Task {
 }
 
 // EvictionMessage is what an evicted task is told, in its task event and
-// exit error. Every message starts "evicted: ".
+// exit error. Every message starts with contract.EvictionPrefix.
 func (p Plan) EvictionMessage(r Reason, grace time.Duration) string {
 	switch r {
 	case ReasonStale:
-		return fmt.Sprintf("evicted: the primary tenant has not been measured for %s; harvesting stops until it is measured again",
+		return contract.EvictionPrefix + fmt.Sprintf("the primary tenant has not been measured for %s; harvesting stops until it is measured again",
 			p.Age.Round(time.Millisecond))
 	case ReasonMemory:
-		return fmt.Sprintf("evicted: primary tenant needs %.0f cores and %.0f MiB; the memory reserve was short by %.0f MiB",
+		return contract.EvictionPrefix + fmt.Sprintf("primary tenant needs %.0f cores and %.0f MiB; the memory reserve was short by %.0f MiB",
 			p.Primary.CPU, p.Primary.MemoryMiB, p.Shortfall.MemoryMiB)
 	}
-	return fmt.Sprintf("evicted: primary tenant needs %.0f cores and %.0f MiB; harvested tasks were capped at %.2f cores, "+
+	return contract.EvictionPrefix + fmt.Sprintf("primary tenant needs %.0f cores and %.0f MiB; harvested tasks were capped at %.2f cores, "+
 		"below the %.2f they need to progress, for longer than the %s grace",
 		p.Primary.CPU, p.Primary.MemoryMiB, p.Cap, p.Need, grace)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 // Agent configs are HCL, as an operator would write them. Every string goes
@@ -231,7 +233,7 @@ plugin "harvest-driver" {
     harvest_cgroup      = %q
 %s%s  }
 }
-`, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta["harvest_tenant"], c.name, driverConsulAddr(c.consulAddr, c.secure),
+`, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta[contract.NodeTenant], c.name, driverConsulAddr(c.consulAddr, c.secure),
 			c.driverMetrics, or(c.harvestCgroup, "none"), usagePluginLines(c.usagePluginConfig), driverSecureLines(c.secure))
 	}
 	b.WriteString(nomadConsulBlock(c.consulAddr, c.secure, "nomad-client"))

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 // MaxClients is the most Nomad clients one port block has room for.
@@ -60,9 +62,9 @@ type NodeSpec struct {
 // Meta is the node's static client meta.
 func (n NodeSpec) Meta() map[string]string {
 	return map[string]string{
-		"harvest_tenant":      n.Tenant,
-		"harvest_environment": n.Environment,
-		"harvest_rack":        n.Rack,
+		contract.NodeTenant:      n.Tenant,
+		contract.NodeEnvironment: n.Environment,
+		contract.NodeRack:        n.Rack,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/labels"
@@ -22,7 +23,6 @@ const (
 	attrCapacityMemory  = "driver.harvest.capacity_memory"
 	attrReserveCores    = "driver.harvest.reserve_cores"
 	attrReserveMemory   = "driver.harvest.reserve_memory"
-	busyDir             = "busy/"
 	primaryReportMaxAge = 2 * time.Minute // four missed busy-flag writes
 )
 
@@ -93,25 +93,18 @@ func roomNodeOf(n *nomadapi.Node) (roomNode, bool) {
 	return r, true
 }
 
-// primaryReport is the part of the driver's busy flag the room needs.
-type primaryReport struct {
-	CPU     float64   `json:"primary_cpu_percent"`
-	Memory  float64   `json:"primary_memory_mib"`
-	Updated time.Time `json:"updated"`
-}
-
 // primaries reads every node's busy flag (one Consul list) and keeps the
 // recent ones, by node name.
-func primaries(ctx context.Context, store *history.Store, now time.Time) (map[string]primaryReport, error) {
-	docs, err := store.ListDocuments(ctx, busyDir)
+func primaries(ctx context.Context, store *history.Store, now time.Time) (map[string]contract.BusyFlag, error) {
+	docs, err := store.ListDocuments(ctx, contract.BusyDir)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]primaryReport, len(docs))
+	out := make(map[string]contract.BusyFlag, len(docs))
 	for _, d := range docs {
-		var p primaryReport
+		var p contract.BusyFlag
 		if d.Decode(&p) == nil && now.Sub(p.Updated) <= primaryReportMaxAge {
-			out[strings.TrimPrefix(d.Name, busyDir)] = p
+			out[strings.TrimPrefix(d.Name, contract.BusyDir)] = p
 		}
 	}
 	return out, nil
@@ -181,7 +174,7 @@ func (v clusterView) roomNodes(ctx context.Context, store *history.Store, now ti
 	}
 	for i := range out {
 		if p, ok := reports[out[i].Name]; ok {
-			out[i].Primary = &primaryUse{Cores: p.CPU / 100 * out[i].Cores, MemoryMB: p.Memory}
+			out[i].Primary = &primaryUse{Cores: p.PrimaryCPU / 100 * out[i].Cores, MemoryMB: p.PrimaryMemory}
 		}
 	}
 	jobs, err := v.harvestedJobs(ctx)

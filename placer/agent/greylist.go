@@ -2,13 +2,13 @@ package agent
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/placer/escalation"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -54,8 +54,7 @@ func failureKind(a *nomadapi.AllocationListStub) escalation.FailureKind {
 			continue
 		}
 		for _, ev := range st.Events {
-			if ev.Details["harvest.evicted"] == "true" || strings.HasPrefix(ev.DisplayMessage, "evicted:") ||
-				strings.HasPrefix(ev.Message, "evicted:") {
+			if contract.IsEviction(ev.Details, ev.DisplayMessage, ev.Message) {
 				return escalation.Evicted
 			}
 			if ev.Details["oom_killed"] == "true" {

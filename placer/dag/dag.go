@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 // AfterKey is the group meta key naming a stage's upstream stages.
-const AfterKey = "harvest_after"
+const AfterKey = contract.GroupAfter
 
 // Stage is one task group of a job.
 type Stage struct {

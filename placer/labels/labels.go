@@ -9,14 +9,16 @@ import (
 	"maps"
 	"slices"
 	"sort"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
-// Meta keys the placer owns.
+// Meta keys the placer owns (their values are the contract's).
 const (
-	ClassKey     = "harvest_class"
-	PatternKey   = "harvest_pattern"
-	TenantKey    = "harvest_tenant"
-	Unclassified = "unclassified"
+	ClassKey     = contract.NodeClass
+	PatternKey   = contract.NodePattern
+	TenantKey    = contract.NodeTenant
+	Unclassified = contract.Unclassified
 )
 
 // Node is a Nomad node as the planner needs it: its merged meta.

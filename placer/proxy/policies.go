@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/placer/packing"
 )
 
@@ -12,17 +13,17 @@ import (
 // "!=" passes on a missing attribute), so a policy that is on but has not
 // labelled any node yet changes nothing.
 const (
-	PackTierKey    = "harvest_pack_tier"        // node: high, medium or low (container packing)
-	EmptySinceKey  = "harvest_empty_since"      // node: RFC 3339 time it last became empty of harvested work
-	PartitionKey   = "harvest_partition"        // node: "short" on the short-job partition
-	PartitionShort = "short"                    // the value of PartitionKey on the partition
-	GreylistKey    = "harvest_greylisted"       // node: "true" while its failure count is over the threshold
-	GreylistedTrue = "true"                     // the value of GreylistKey on a greylisted node
-	ExpectedKey    = "harvest_expected"         // job (user): expected duration when there is no history, e.g. "40s"
-	PartitionWhy   = "harvest_partition_reason" // job: why the job may or may not use the short partition
-	EscalationKey  = "harvest_escalation"       // job: the escalation step its placement is at
-	BlockedSince   = "harvest_blocked_since"    // job: when its placement first blocked (RFC 3339)
-	EscalateAfter  = "harvest_escalate_after"   // job (user): its own escalation delay, e.g. "10s"
+	PackTierKey    = contract.NodePackTier       // node: high, medium or low (container packing)
+	EmptySinceKey  = contract.NodeEmptySince     // node: RFC 3339 time it last became empty of harvested work
+	PartitionKey   = contract.NodePartition      // node: "short" on the short-job partition
+	PartitionShort = contract.PartitionShort     // the value of PartitionKey on the partition
+	GreylistKey    = contract.NodeGreylisted     // node: "true" while its failure count is over the threshold
+	GreylistedTrue = contract.GreylistedTrue     // the value of GreylistKey on a greylisted node
+	ExpectedKey    = contract.JobExpected        // job (user): expected duration when there is no history, e.g. "40s"
+	PartitionWhy   = contract.JobPartitionReason // job: why the job may or may not use the short partition
+	EscalationKey  = contract.JobEscalation      // job: the escalation step its placement is at
+	BlockedSince   = contract.JobBlockedSince    // job: when its placement first blocked (RFC 3339)
+	EscalateAfter  = contract.JobEscalateAfter   // job (user): its own escalation delay, e.g. "10s"
 )
 
 // Policies are the optional placement policies the rewrite applies besides

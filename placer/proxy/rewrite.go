@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/dag"
 	"github.com/harvest-platform/harvest/placer/jobtype"
@@ -28,13 +29,13 @@ import (
 
 // Meta keys the proxy reads and writes.
 const (
-	HarvestKey     = "harvest"          // job meta: "true" marks a harvested job
-	ClassesKey     = "harvest_classes"  // chosen classes, comma-separated
-	JobTypeKey     = "harvest_job_type" // short, medium, long
-	EstimateKey    = "harvest_estimate" // JSON of the DAG's peak
-	ReasonKey      = "harvest_reason"   // why these classes
-	StagesKey      = "harvest_stages"   // JSON group -> declared count, for deferred stages
-	ClassAttribute = "${meta.harvest_class}"
+	HarvestKey     = contract.JobHarvest  // job meta: "true" marks a harvested job
+	ClassesKey     = contract.JobClasses  // chosen classes, comma-separated
+	JobTypeKey     = contract.JobType     // short, medium, long
+	EstimateKey    = contract.JobEstimate // JSON of the DAG's peak
+	ReasonKey      = contract.JobReason   // why these classes
+	StagesKey      = contract.JobStages   // JSON group -> declared count, for deferred stages
+	ClassAttribute = "${meta." + contract.NodeClass + "}"
 	// NoClass is ClassesKey's value when Algorithm 1 names no class (lines
 	// 15-17): the job carries no class rule and Nomad places it by its
 	// default policy among the harvest driver's nodes.

@@ -13,6 +13,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/grid"
 	"github.com/harvest-platform/harvest/storage/nodes"
@@ -222,17 +223,11 @@ func (n *Nodes) Busy(id string) bool {
 	return n.busy[id]
 }
 
-// busyFlag is the part of the driver's flag the front reads.
-type busyFlag struct {
-	Busy    bool      `json:"busy"`
-	Updated time.Time `json:"updated"`
-}
-
 // parseBusy reads a busy flag: busy only when it says so and was written
 // within expiry of now (a driver that stopped writing leaves a stale flag;
 // a flag without a time is stale).
 func parseBusy(data []byte, now time.Time, expiry time.Duration) bool {
-	var f busyFlag
+	var f contract.BusyFlag
 	if json.Unmarshal(data, &f) != nil || !f.Busy || f.Updated.IsZero() {
 		return false
 	}
@@ -242,14 +237,14 @@ func parseBusy(data []byte, now time.Time, expiry time.Duration) bool {
 // RefreshBusy reads every node's busy flag from Consul KV and returns the
 // nodes whose standing changed; a flag older than expiry counts as not busy.
 func (n *Nodes) RefreshBusy(ctx context.Context, kv history.KV, prefix string, expiry time.Duration) ([]string, error) {
-	pairs, err := kv.List(ctx, prefix+"busy/")
+	pairs, err := kv.List(ctx, prefix+contract.BusyDir)
 	if err != nil {
 		return nil, err
 	}
 	now := map[string]bool{}
 	at := time.Now()
 	for _, p := range pairs {
-		now[p.Key[len(prefix+"busy/"):]] = parseBusy(p.Value, at, expiry)
+		now[p.Key[len(prefix+contract.BusyDir):]] = parseBusy(p.Value, at, expiry)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()

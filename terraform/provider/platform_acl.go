@@ -18,6 +18,8 @@ import (
 
 	consulapi "github.com/hashicorp/consul/api"
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 // aclDescription marks the ACL objects the platform owns.
@@ -57,7 +59,7 @@ func storageCredentials(ctx context.Context, nomad *nomadapi.Client, accessKey, 
 		if err != nil {
 			return nil, err
 		}
-		if node.Meta["harvest_tenant"] == "" {
+		if node.Meta[contract.NodeTenant] == "" {
 			continue // the storage job runs on harvested clients only
 		}
 		key := strings.NewReplacer("-", "_", ".", "_").Replace(node.Name)

@@ -1,0 +1,47 @@
+package contract
+
+import "strings"
+
+// DriverName is the harvest task driver's name in jobs (driver = "harvest").
+const DriverName = "harvest"
+
+// EvictionPrefix starts every message (task event and exit message) of a
+// task the harvest driver evicted, so that an eviction is told from a
+// failure even without the annotations.
+const EvictionPrefix = "evicted: "
+
+// The harvest driver's task event annotations (Nomad keeps them as the
+// event's Details): the figures of the guard tick that suppressed or
+// evicted a task, for harvestctl explain alloc.
+const (
+	AnnotationEvicted         = "harvest.evicted"    // "true" on the eviction event
+	AnnotationSuppressed      = "harvest.suppressed" // "true" on a suppression event
+	AnnotationReason          = "harvest.reason"     // cpu, memory or stale
+	AnnotationVictims         = "harvest.victims"    // name@alloc, youngest first
+	AnnotationVictimRank      = "harvest.victim_rank"
+	AnnotationPrimaryCores    = "harvest.primary_cores" // as measured
+	AnnotationPrimaryRounded  = "harvest.primary_rounded_cores"
+	AnnotationPrimaryMiB      = "harvest.primary_mib"
+	AnnotationReserveCores    = "harvest.reserve_cores"
+	AnnotationReserveMiB      = "harvest.reserve_mib"
+	AnnotationCapacityCores   = "harvest.capacity_cores"
+	AnnotationCapCores        = "harvest.cap_cores"
+	AnnotationNeedCores       = "harvest.need_cores"
+	AnnotationTaskStarted     = "harvest.task_started"
+	AnnotationSuppressedSince = "harvest.suppressed_since"
+	AnnotationTrue            = "true"
+)
+
+// IsEviction says whether a task event tells of the harvest driver
+// evicting the task: by its annotation, or by its message.
+func IsEviction(details map[string]string, messages ...string) bool {
+	if details[AnnotationEvicted] == AnnotationTrue {
+		return true
+	}
+	for _, m := range messages {
+		if strings.HasPrefix(m, EvictionPrefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,26 @@
+package contract
+
+import "time"
+
+// BusyDir is the folder, under the platform's Consul KV prefix, where every
+// harvest driver publishes its node's BusyFlag, one document per node.
+const BusyDir = "busy/"
+
+// BusyDocument is the document name of a node's busy flag.
+func BusyDocument(node string) string { return BusyDir + node }
+
+// BusyFlag is what the harvest driver publishes at <prefix>busy/<node>
+// every 30 s and on every change: the node is busy when its primary tenant
+// uses Threshold percent of capacity or more, and the blob tier then reads
+// from another replica; the placer sizes each class's room from the
+// primary's CPU and memory, and harvestctl status shows them. They are
+// published here rather than as fingerprint attributes, which must stay
+// coarse (a changing attribute is a node update for Nomad's scheduler). A
+// flag is stale, and counts as not busy, when Updated is old.
+type BusyFlag struct {
+	Busy          bool      `json:"busy"`
+	PrimaryCPU    float64   `json:"primary_cpu_percent"`
+	PrimaryMemory float64   `json:"primary_memory_mib"`
+	Threshold     float64   `json:"threshold_percent"`
+	Updated       time.Time `json:"updated"`
+}
