@@ -94,7 +94,26 @@ func (s *sequencer) tick(ctx context.Context) error {
 			s.log.Warn("sequencing job failed", "job", j.ID, "namespace", j.Namespace, "error", err)
 		}
 	}
+	s.forget(jobs)
 	return nil
+}
+
+// forget drops what the sequencer remembers of runs Nomad no longer lists
+// as any job's current run (purged jobs, and runs a new version replaced):
+// they are never looked up again, and the maps stay as large as the
+// cluster's jobs instead of growing with every run ever finished.
+func (s *sequencer) forget(jobs []*nomadapi.JobListStub) {
+	current := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		current[fmt.Sprintf("%s/%s@%d", j.Namespace, j.ID, j.JobModifyIndex)] = true
+	}
+	for _, m := range []map[string]bool{s.done, s.vouched, s.refused} {
+		for run := range m {
+			if !current[run] {
+				delete(m, run)
+			}
+		}
+	}
 }
 
 // isAdmitted reports whether the job's current run is one the placer

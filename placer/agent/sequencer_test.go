@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -118,5 +119,21 @@ func TestSequencerActsOnlyOnAdmittedJobs(t *testing.T) {
 	}
 	if ok, err := adm.admitted(ctx, "default", "proxied.b", 100); !ok || err != nil {
 		t.Fatalf("the stage job's registration was not recorded: %v %v", ok, err)
+	}
+}
+
+// TestSequencerForgetsRunsNomadNoLongerLists: 10,000 finished runs of jobs
+// since purged or re-run leave nothing behind; the current runs stay known.
+func TestSequencerForgetsRunsNomadNoLongerLists(t *testing.T) {
+	s := &sequencer{done: map[string]bool{}, vouched: map[string]bool{}, refused: map[string]bool{}}
+	for i := 0; i < 10000; i++ {
+		run := fmt.Sprintf("default/etl-%d@%d", i, i+1)
+		s.done[run], s.vouched[run] = true, true
+	}
+	s.refused["default/direct@4"] = true
+	s.done["default/etl-7@8"] = true // still Nomad's current run of etl-7
+	s.forget([]*nomadapi.JobListStub{{Namespace: "default", ID: "etl-7", JobModifyIndex: 8}, {Namespace: "default", ID: "new", JobModifyIndex: 3}})
+	if len(s.done) != 1 || !s.done["default/etl-7@8"] || len(s.vouched) != 1 || len(s.refused) != 0 {
+		t.Fatalf("after forget: done %d, vouched %d, refused %d; want only etl-7's current run", len(s.done), len(s.vouched), len(s.refused))
 	}
 }
