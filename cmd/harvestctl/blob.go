@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/cli"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/storage/front"
 )
@@ -55,7 +56,7 @@ func blobPost(name, synopsis, path string, addr *string) cli.CommandFactory {
 		},
 		Run: func(ctx context.Context, _ *flag.FlagSet) error {
 			var out map[string]any
-			if err := callAPI(ctx, "harvest-blob", http.MethodPost, *addr, path, 30*time.Minute, &out); err != nil {
+			if err := api.Blob(*addr).WithTimeout(30*time.Minute).Do(ctx, http.MethodPost, path, nil, &out); err != nil {
 				return err
 			}
 			return command.PrintJSON(os.Stdout, out)
@@ -65,7 +66,7 @@ func blobPost(name, synopsis, path string, addr *string) cli.CommandFactory {
 
 func blobStatus(ctx context.Context, addr string) (front.Status, error) {
 	var st front.Status
-	err := callAPI(ctx, "harvest-blob", http.MethodGet, addr, "/v1/status", 30*time.Second, &st)
+	err := api.Blob(addr).WithTimeout(30*time.Second).Do(ctx, http.MethodGet, "/v1/status", nil, &st)
 	return st, err
 }
 

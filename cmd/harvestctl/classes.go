@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/cli"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/placer/agent"
 	"github.com/harvest-platform/harvest/placer/jobtype"
@@ -70,7 +71,7 @@ func classesCommands() map[string]cli.CommandFactory {
 
 func refreshClasses(ctx context.Context, addr string) (*agent.StoredTable, error) {
 	var t agent.StoredTable
-	if err := callAPI(ctx, "placer", http.MethodPost, addr, "/v1/classes/refresh", 5*time.Minute, &t); err != nil {
+	if err := api.Placer(addr).WithTimeout(5*time.Minute).Do(ctx, http.MethodPost, "/v1/classes/refresh", nil, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/cli"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/placer/agent"
 )
@@ -31,7 +32,7 @@ func packingCommand() cli.CommandFactory {
 		},
 		Run: func(ctx context.Context, fs *flag.FlagSet) error {
 			var r agent.PackingReport
-			if err := callAPI(ctx, "placer", http.MethodGet, placerAddr, "/v1/packing", 30*time.Second, &r); err != nil {
+			if err := api.Placer(placerAddr).WithTimeout(30*time.Second).Do(ctx, http.MethodGet, "/v1/packing", nil, &r); err != nil {
 				return err
 			}
 			if asJSON {

@@ -84,7 +84,7 @@ func (d *classesDataSource) Configure(_ context.Context, req datasource.Configur
 
 func (d *classesDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var t classTable
-	if err := d.c.placer.do(ctx, http.MethodGet, "/v1/classes", nil, &t); err != nil {
+	if err := d.c.placer.Do(ctx, http.MethodGet, "/v1/classes", nil, &t); err != nil {
 		resp.Diagnostics.AddError("reading the class table", err.Error())
 		return
 	}

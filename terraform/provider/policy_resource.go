@@ -124,7 +124,7 @@ func (r *policyResource) put(ctx context.Context, m *policyModel, diags *diag.Di
 		return
 	}
 	var got declare.Policy
-	if err := r.c.placer.do(ctx, http.MethodPut, "/v1/policy", doc, &got); err != nil {
+	if err := r.c.placer.Do(ctx, http.MethodPut, "/v1/policy", doc, &got); err != nil {
 		diags.AddError("writing the placer policy", err.Error())
 		return
 	}
@@ -147,7 +147,7 @@ func (r *policyResource) Read(ctx context.Context, req resource.ReadRequest, res
 		return
 	}
 	var got declare.Policy
-	err := r.c.placer.do(ctx, http.MethodGet, "/v1/policy", nil, &got)
+	err := r.c.placer.Do(ctx, http.MethodGet, "/v1/policy", nil, &got)
 	if errors.Is(err, errNotFound) {
 		resp.State.RemoveResource(ctx)
 		return
@@ -172,7 +172,7 @@ func (r *policyResource) Update(ctx context.Context, req resource.UpdateRequest,
 }
 
 func (r *policyResource) Delete(ctx context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if err := r.c.placer.do(ctx, http.MethodDelete, "/v1/policy", nil, nil); err != nil && !errors.Is(err, errNotFound) {
+	if err := r.c.placer.Do(ctx, http.MethodDelete, "/v1/policy", nil, nil); err != nil && !errors.Is(err, errNotFound) {
 		resp.Diagnostics.AddError("deleting the placer policy", err.Error())
 	}
 }

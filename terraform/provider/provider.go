@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/internal/connect"
 )
 
@@ -123,8 +124,8 @@ func (p *harvestProvider) Configure(ctx context.Context, req provider.ConfigureR
 			CertFile: val(m.NomadCertFile), KeyFile: val(m.NomadKeyFile)},
 		consulConn: connect.Consul{Address: val(m.ConsulAddress), Token: val(m.ConsulToken), CAFile: val(m.ConsulCAFile),
 			CertFile: val(m.ConsulCertFile), KeyFile: val(m.ConsulKeyFile)},
-		placer: placerClient{base: pick(m.PlacerAddress, "HARVEST_PLACER_ADDR", "http://127.0.0.1:4650"),
-			token: pick(m.PlacerToken, connect.EnvPlacerToken, os.Getenv("NOMAD_TOKEN")), tls: harvestTLS},
+		placer: api.Client{Name: "placer", Address: pick(m.PlacerAddress, "HARVEST_PLACER_ADDR", "http://127.0.0.1:4650"),
+			Token: pick(m.PlacerToken, connect.EnvPlacerToken, os.Getenv("NOMAD_TOKEN")), TLS: harvestTLS},
 		blob: blobSettings{
 			endpoint:   pick(m.BlobEndpoint, "HARVEST_BLOB_ENDPOINT", "127.0.0.1:9100"),
 			admin:      pick(m.BlobAdminAddress, "HARVEST_BLOB_ADMIN_ADDR", "http://127.0.0.1:9101"),

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/jobs"
 )
@@ -143,12 +144,12 @@ func TestPlacerErrors(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	p := placerClient{base: srv.URL + "/"}
-	err := p.do(context.Background(), http.MethodGet, "/v1/tenants/a/gone", nil, &declare.Tenant{})
+	p := api.Client{Address: srv.URL + "/"}
+	err := p.Do(context.Background(), http.MethodGet, "/v1/tenants/a/gone", nil, &declare.Tenant{})
 	if !errors.Is(err, errNotFound) {
 		t.Fatalf("404: %v, want errNotFound", err)
 	}
-	err = p.do(context.Background(), http.MethodPut, "/v1/tenants/a/b", declare.TenantValues{}, nil)
+	err = p.Do(context.Background(), http.MethodPut, "/v1/tenants/a/b", declare.TenantValues{}, nil)
 	if err == nil || errors.Is(err, errNotFound) || !strings.Contains(err.Error(), "reserve_cpu must not be negative") {
 		t.Fatalf("400: %v", err)
 	}

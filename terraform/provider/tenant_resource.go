@@ -84,7 +84,7 @@ func (r *tenantResource) put(ctx context.Context, m *tenantModel) error {
 		return err
 	}
 	var got declare.Tenant
-	if err := r.c.placer.do(ctx, http.MethodPut, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), body, &got); err != nil {
+	if err := r.c.placer.Do(ctx, http.MethodPut, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), body, &got); err != nil {
 		return err
 	}
 	m.fill(got)
@@ -115,7 +115,7 @@ func (r *tenantResource) Read(ctx context.Context, req resource.ReadRequest, res
 		return
 	}
 	var got declare.Tenant
-	err := r.c.placer.do(ctx, http.MethodGet, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), nil, &got)
+	err := r.c.placer.Do(ctx, http.MethodGet, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), nil, &got)
 	if errors.Is(err, errNotFound) {
 		resp.State.RemoveResource(ctx)
 		return
@@ -145,7 +145,7 @@ func (r *tenantResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.c.placer.do(ctx, http.MethodDelete, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), nil, nil); err != nil && !errors.Is(err, errNotFound) {
+	if err := r.c.placer.Do(ctx, http.MethodDelete, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), nil, nil); err != nil && !errors.Is(err, errNotFound) {
 		resp.Diagnostics.AddError("deleting the tenant", err.Error())
 	}
 }
