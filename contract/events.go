@@ -10,6 +10,26 @@ const DriverName = "harvest"
 // failure even without the annotations.
 const EvictionPrefix = "evicted: "
 
+// The harvest driver's fingerprint attributes (driver.harvest.*): kept
+// coarse, since a changing attribute is a node update for Nomad's
+// scheduler; what changes every tick goes to the busy flag instead.
+const (
+	AttrVersion             = "driver.harvest.version"
+	AttrUsageSource         = "driver.harvest.usage_source"
+	AttrUsagePlugin         = "driver.harvest.usage_plugin"
+	AttrUsagePluginState    = "driver.harvest.usage_plugin_state"
+	AttrReserveCores        = "driver.harvest.reserve_cores"
+	AttrReserveCoresSource  = "driver.harvest.reserve_cores_source" // tenant, policy or config
+	AttrReserveMemory       = "driver.harvest.reserve_memory"       // MiB
+	AttrReserveMemorySource = "driver.harvest.reserve_memory_source"
+	AttrCapacityCores       = "driver.harvest.capacity_cores"
+	AttrCapacityMemory      = "driver.harvest.capacity_memory" // MiB
+	AttrAdmitMarginCores    = "driver.harvest.admit_margin_cores"
+	AttrAdmitMarginMemory   = "driver.harvest.admit_margin_memory" // MiB
+	AttrCgroup              = "driver.harvest.cgroup"
+	AttrDefaultUser         = "driver.harvest.default_user"
+)
+
 // The harvest driver's task event annotations (Nomad keeps them as the
 // event's Details): the figures of the guard tick that suppressed or
 // evicted a task, for harvestctl explain alloc.

@@ -16,6 +16,7 @@ import (
 	pstructs "github.com/hashicorp/nomad/plugins/shared/structs"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/harvestcg"
 	"github.com/harvest-platform/harvest/driver/usage"
@@ -242,23 +243,23 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 	}
 	fp := &drivers.Fingerprint{
 		Attributes: map[string]*pstructs.Attribute{
-			"driver.harvest.version":      pstructs.NewStringAttribute(pluginInfo.PluginVersion),
-			"driver.harvest.usage_source": pstructs.NewStringAttribute(sourceName),
+			contract.AttrVersion:     pstructs.NewStringAttribute(pluginInfo.PluginVersion),
+			contract.AttrUsageSource: pstructs.NewStringAttribute(sourceName),
 			// the effective reserve, and where each value comes from: tenant, policy or config
-			"driver.harvest.reserve_cores":         pstructs.NewFloatAttribute(r.CPU, ""),
-			"driver.harvest.reserve_cores_source":  pstructs.NewStringAttribute(r.CPUFrom),
-			"driver.harvest.reserve_memory":        pstructs.NewIntAttribute(int64(r.MemoryMiB), "MiB"),
-			"driver.harvest.reserve_memory_source": pstructs.NewStringAttribute(r.MemoryFrom),
+			contract.AttrReserveCores:        pstructs.NewFloatAttribute(r.CPU, ""),
+			contract.AttrReserveCoresSource:  pstructs.NewStringAttribute(r.CPUFrom),
+			contract.AttrReserveMemory:       pstructs.NewIntAttribute(int64(r.MemoryMiB), "MiB"),
+			contract.AttrReserveMemorySource: pstructs.NewStringAttribute(r.MemoryFrom),
 			// the harvestable share is capacity minus reserve (placer's packing tiers)
-			"driver.harvest.capacity_cores":  pstructs.NewFloatAttribute(d.settings.capacity.CPU, ""),
-			"driver.harvest.capacity_memory": pstructs.NewIntAttribute(int64(d.settings.capacity.MemoryMiB), "MiB"),
+			contract.AttrCapacityCores:  pstructs.NewFloatAttribute(d.settings.capacity.CPU, ""),
+			contract.AttrCapacityMemory: pstructs.NewIntAttribute(int64(d.settings.capacity.MemoryMiB), "MiB"),
 			// what admission keeps free on top of the reserve: the placer
 			// counts it as reserve when it replays history for survival
-			"driver.harvest.admit_margin_cores":  pstructs.NewFloatAttribute(d.settings.hysteresis.AdmitMargin.CPU, ""),
-			"driver.harvest.admit_margin_memory": pstructs.NewIntAttribute(int64(d.settings.hysteresis.AdmitMargin.MemoryMiB), "MiB"),
+			contract.AttrAdmitMarginCores:  pstructs.NewFloatAttribute(d.settings.hysteresis.AdmitMargin.CPU, ""),
+			contract.AttrAdmitMarginMemory: pstructs.NewIntAttribute(int64(d.settings.hysteresis.AdmitMargin.MemoryMiB), "MiB"),
 			// where harvested tasks run: "v1:/harvest", "v2:/harvest", or "none"
-			"driver.harvest.cgroup":       pstructs.NewStringAttribute(d.cgroupAttr()),
-			"driver.harvest.default_user": pstructs.NewStringAttribute(d.settings.users.defaultUser),
+			contract.AttrCgroup:      pstructs.NewStringAttribute(d.cgroupAttr()),
+			contract.AttrDefaultUser: pstructs.NewStringAttribute(d.settings.users.defaultUser),
 		},
 		Health:            drivers.HealthStateHealthy,
 		HealthDescription: drivers.DriverHealthy,
@@ -266,8 +267,8 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 	if d.plugin != nil {
 		// which plugin, and whether the guard reads it ("up") or the
 		// built-in while it is down, hung, restarting or failing
-		fp.Attributes["driver.harvest.usage_plugin"] = pstructs.NewStringAttribute(d.plugin.name)
-		fp.Attributes["driver.harvest.usage_plugin_state"] = pstructs.NewStringAttribute(d.plugin.state())
+		fp.Attributes[contract.AttrUsagePlugin] = pstructs.NewStringAttribute(d.plugin.name)
+		fp.Attributes[contract.AttrUsagePluginState] = pstructs.NewStringAttribute(d.plugin.state())
 	}
 	return fp
 }

@@ -87,3 +87,15 @@ func TestExplainJobShowsEveryClassAlgorithmOneWeighed(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusJSONWithoutAPrimaryMeasurement: a node whose primary nobody
+// measured yet still prints as JSON (it once failed: NaN is no JSON).
+func TestStatusJSONWithoutAPrimaryMeasurement(t *testing.T) {
+	var out bytes.Buffer
+	if err := printStatus(&out, []NodeStanding{{Node: "client-1", Status: "ready"}}, "", true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"node": "client-1"`) || strings.Contains(out.String(), "primary_cpu_percent") {
+		t.Fatalf("status JSON %s", out.String())
+	}
+}

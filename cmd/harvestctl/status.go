@@ -32,8 +32,8 @@ type NodeStanding struct {
 	// PrimaryPercent is the primary tenant's CPU (percent of the server) as
 	// the node's driver last published it in its busy flag (every 30 s), or,
 	// when that is older than two minutes, the tenant's last history slot;
-	// NaN when neither. PrimarySource says which ("driver", "history").
-	PrimaryPercent float64   `json:"primary_cpu_percent"`
+	// absent when neither. PrimarySource says which ("driver", "history").
+	PrimaryPercent *float64  `json:"primary_cpu_percent,omitempty"`
 	PrimaryAt      time.Time `json:"primary_at"`
 	PrimarySource  string    `json:"primary_source,omitempty"`
 	// The reserve and capacity as the node's driver fingerprints them.
@@ -90,23 +90,23 @@ func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.S
 		}
 		s := NodeStanding{Node: node.Name, Status: node.Status, Tenant: node.Meta[labels.TenantKey],
 			Class: node.Meta[labels.ClassKey], Pattern: node.Meta[labels.PatternKey], Healthy: info.Healthy,
-			Greylisted: node.Meta[proxy.GreylistKey] == proxy.GreylistedTrue, PrimaryPercent: math.NaN()}
-		s.ReserveCores = floatAttr(info.Attributes["driver.harvest.reserve_cores"])
-		s.ReserveMiB = int64(floatAttr(info.Attributes["driver.harvest.reserve_memory"]))
-		s.CapacityCores = floatAttr(info.Attributes["driver.harvest.capacity_cores"])
+			Greylisted: node.Meta[proxy.GreylistKey] == proxy.GreylistedTrue}
+		s.ReserveCores = floatAttr(info.Attributes[contract.AttrReserveCores])
+		s.ReserveMiB = int64(floatAttr(info.Attributes[contract.AttrReserveMemory]))
+		s.CapacityCores = floatAttr(info.Attributes[contract.AttrCapacityCores])
 		if t, err := history.ParseTenantID(s.Tenant); err == nil && store != nil {
 			series, err := store.Series(ctx, t, now.Add(-time.Hour), now)
 			if err != nil {
 				return nil, err
 			}
-			s.PrimaryPercent, s.PrimaryAt = lastSample(series)
-			if !math.IsNaN(s.PrimaryPercent) {
-				s.PrimarySource = "history"
+			if pct, at := lastSample(series); !math.IsNaN(pct) {
+				s.PrimaryPercent, s.PrimaryAt, s.PrimarySource = &pct, at, "history"
 			}
 		}
 		if f, ok := flags[node.Name]; ok {
 			busy := f.Busy
-			s.PrimaryPercent, s.PrimaryAt, s.PrimarySource, s.Busy = f.PrimaryCPU, f.Updated, "driver", &busy
+			pct := f.PrimaryCPU
+			s.PrimaryPercent, s.PrimaryAt, s.PrimarySource, s.Busy = &pct, f.Updated, "driver", &busy
 		}
 		allocs, _, err := nomad.Nodes().Allocations(stub.ID, q)
 		if err != nil {
@@ -127,11 +127,12 @@ func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.S
 // missed 30-second writes.
 const freshFlag = 2 * time.Minute
 
-// floatAttr reads a fingerprint attribute's number ("1.5", "512 MiB").
+// floatAttr reads a fingerprint attribute's number ("1.5", "512 MiB"); 0
+// when the driver does not fingerprint it.
 func floatAttr(v string) float64 {
 	var f float64
 	if _, err := fmt.Sscan(v, &f); err != nil {
-		return math.NaN()
+		return 0
 	}
 	return f
 }
@@ -191,8 +192,8 @@ func printStatus(w io.Writer, rows []NodeStanding, blobNote string, asJSON bool)
 	fmt.Fprintln(tw, "NODE\tSTATUS\tTENANT\tCLASS\tPATTERN\tPRIMARY CPU\tRESERVE\tHARVESTED\tTASKS\tEVICTIONS 1H\tGREYLISTED\tBUSY\tSTORAGE MiB")
 	for _, r := range rows {
 		primary := "-"
-		if !math.IsNaN(r.PrimaryPercent) {
-			primary = fmt.Sprintf("%.0f%% at %s", r.PrimaryPercent, r.PrimaryAt.Format("15:04:05"))
+		if r.PrimaryPercent != nil {
+			primary = fmt.Sprintf("%.0f%% at %s", *r.PrimaryPercent, r.PrimaryAt.Format("15:04:05"))
 		}
 		status := r.Status
 		if !r.Healthy {
