@@ -11,9 +11,8 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/contract"
-	"github.com/harvest-platform/harvest/internal/command"
-
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/placer/agent"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )

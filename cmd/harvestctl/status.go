@@ -13,11 +13,8 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/contract"
-	"github.com/harvest-platform/harvest/internal/command"
-
 	"github.com/harvest-platform/harvest/history"
-	"github.com/harvest-platform/harvest/placer/labels"
-	"github.com/harvest-platform/harvest/placer/proxy"
+	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/storage/front"
 )
 
@@ -88,9 +85,9 @@ func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.S
 		if !ok {
 			continue
 		}
-		s := NodeStanding{Node: node.Name, Status: node.Status, Tenant: node.Meta[labels.TenantKey],
-			Class: node.Meta[labels.ClassKey], Pattern: node.Meta[labels.PatternKey], Healthy: info.Healthy,
-			Greylisted: node.Meta[proxy.GreylistKey] == proxy.GreylistedTrue}
+		s := NodeStanding{Node: node.Name, Status: node.Status, Tenant: node.Meta[contract.NodeTenant],
+			Class: node.Meta[contract.NodeClass], Pattern: node.Meta[contract.NodePattern], Healthy: info.Healthy,
+			Greylisted: node.Meta[contract.NodeGreylisted] == contract.GreylistedTrue}
 		s.ReserveCores = floatAttr(info.Attributes[contract.AttrReserveCores])
 		s.ReserveMiB = int64(floatAttr(info.Attributes[contract.AttrReserveMemory]))
 		s.CapacityCores = floatAttr(info.Attributes[contract.AttrCapacityCores])
