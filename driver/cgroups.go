@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/client/lib/cgroupslib"
@@ -29,6 +28,7 @@ import (
 	"github.com/hashicorp/nomad/plugins/drivers"
 
 	"github.com/harvest-platform/harvest/driver/harvestcg"
+	"github.com/harvest-platform/harvest/internal/proc"
 )
 
 // cgroupRoot is where the hierarchies are mounted.
@@ -108,7 +108,9 @@ func adoptCgroup(p *harvestcg.Parent, cfg *drivers.TaskConfig, pid int) error {
 		return listed, err
 	}
 	n, err := p.Adopt(cgroupName(cfg), pids, shares)
-	if err == nil && n == 0 && syscall.Kill(pid, 0) == nil {
+	// an exited process (a zombie until the executor reaps it) has left its
+	// cgroups: a task that ends at once, /bin/true say, is no failure
+	if err == nil && n == 0 && proc.Running(pid) {
 		err = fmt.Errorf("task process %d is not in %s", pid, procs)
 	}
 	return err

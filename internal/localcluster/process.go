@@ -1,7 +1,6 @@
 package localcluster
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/harvest-platform/harvest/internal/proc"
 )
 
 // startAgent starts binary with args, its output appended to a.Log, in a
@@ -59,15 +60,8 @@ func agentEnv(extra ...string) []string {
 // by another program is never mistaken for ours. A process that is exiting
 // has no exe link any more; its command name still identifies it.
 func alive(pid int, binary string) bool {
-	if pid <= 0 {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	open, close := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-	if open < 0 || close < open || close+2 >= len(stat) || stat[close+2] == 'Z' || stat[close+2] == 'X' {
+	comm, running := proc.Stat(pid)
+	if !running {
 		return false
 	}
 	if binary == "" {
@@ -76,7 +70,7 @@ func alive(pid int, binary string) bool {
 	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
 		return strings.TrimSuffix(exe, " (deleted)") == binary || sameFile(exe, binary)
 	}
-	comm, base := string(stat[open+1:close]), filepath.Base(binary)
+	base := filepath.Base(binary)
 	return comm == base || (len(base) > 15 && comm == base[:15])
 }
 
