@@ -157,6 +157,7 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 		Classes []struct {
 			Name     string
 			Tenants  []string
+			Nodes    []string
 			Survival []struct {
 				Length      time.Duration
 				Probability *float64
@@ -170,6 +171,9 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 		t.Fatalf("%s: %+v (%v)", resp.Status, got, err)
 	}
 	for _, c := range got.Classes {
+		if len(c.Nodes) != 1 {
+			t.Errorf("GET /v1/classes: class %s lists nodes %v, want the one node of its one tenant", c.Name, c.Nodes)
+		}
 		if c.Tenants[0] == "mail/store" {
 			if c.Survival != nil || c.Unavailable == "" {
 				t.Errorf("%s: %+v, want no figures and the reason", c.Name, c)

@@ -139,9 +139,7 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 	r.Metrics.observeStage("survival", time.Since(survivalStart))
 	r.Log.Debug("survival replayed", "tenants", len(inputs), "took", time.Since(survivalStart).Round(time.Millisecond))
 	for i := range stored.Classes {
-		// the Nomad nodes that carry the class label (what the Terraform
-		// data source and harvestctl show), not the history's node names
-		stored.Classes[i].Nodes = members[stored.Classes[i].Name]
+		stored.Classes[i].Nodes = nil // the history's node names: not kept (the value's size)
 	}
 	for _, t := range table.Tenants {
 		if t.Class == "" {
@@ -152,7 +150,24 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 		return nil, err
 	}
 	r.Metrics.observeTable(stored, len(updates))
-	return stored, nil
+	return stored.withNodes(members), nil
+}
+
+// withNodes is a copy of the table whose classes list the Nomad nodes that
+// carry their labels (by name), as the API serves it: the stored table
+// keeps none, so that it stays far below Consul's value limit however many
+// nodes a class has.
+func (t *StoredTable) withNodes(members map[string][]string) *StoredTable {
+	out := *t
+	out.Classes = make([]StoredClass, len(t.Classes))
+	for i, c := range t.Classes {
+		c.Nodes = members[c.Name]
+		if c.Nodes == nil {
+			c.Nodes = []string{}
+		}
+		out.Classes[i] = c
+	}
+	return &out
 }
 
 // readHistory seals the days no driver writes any more, prunes what is
