@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,33 +128,13 @@ func nomadClient(t *testing.T) *nomadapi.Client {
 	return nomadAPI
 }
 
-// waitAllocs waits until the job has want allocations that all satisfy done.
+// waitAllocs waits until a job has exactly want allocations and done holds
+// for each.
 func waitAllocs(t *testing.T, jobID string, want int, timeout time.Duration, done func(*nomadapi.AllocationListStub) bool) []*nomadapi.AllocationListStub {
 	t.Helper()
-	c := nomadClient(t)
-	deadline := time.Now().Add(timeout)
-	var allocs []*nomadapi.AllocationListStub
-	for time.Now().Before(deadline) {
-		var err error
-		allocs, _, err = c.Jobs().Allocations(jobID, false, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ok := len(allocs) == want
-		for _, a := range allocs {
-			ok = ok && done(a)
-		}
-		if ok {
-			return allocs
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	var states []string
-	for _, a := range allocs {
-		states = append(states, fmt.Sprintf("%s on %s: %s", a.ID[:8], a.NodeName, a.ClientStatus))
-	}
-	t.Fatalf("job %s: wanted %d allocations done within %s, have %d: %v", jobID, want, timeout, len(allocs), states)
-	return nil
+	return pollAllocs(t, jobID, fmt.Sprintf("%d allocations done", want), timeout, func(allocs []*nomadapi.AllocationListStub) bool {
+		return len(allocs) == want && !slices.ContainsFunc(allocs, func(a *nomadapi.AllocationListStub) bool { return !done(a) })
+	})
 }
 
 // waitCompleted waits until want allocations of a job are complete and none is
@@ -162,40 +143,49 @@ func waitAllocs(t *testing.T, jobID string, want int, timeout time.Duration, don
 // completed the work elsewhere; why it failed is logged, so a real fault shows.
 func waitCompleted(t *testing.T, jobID string, want int, timeout time.Duration) []*nomadapi.AllocationListStub {
 	t.Helper()
+	allocs := pollAllocs(t, jobID, fmt.Sprintf("%d allocations complete", want), timeout, func(allocs []*nomadapi.AllocationListStub) bool {
+		n := 0
+		for _, a := range allocs {
+			switch {
+			case a.ClientStatus == nomadapi.AllocClientStatusPending || a.ClientStatus == nomadapi.AllocClientStatusRunning:
+				return false
+			case complete(a):
+				n++
+			}
+		}
+		return n >= want
+	})
+	var done []*nomadapi.AllocationListStub
+	for _, a := range allocs {
+		if complete(a) {
+			done = append(done, a)
+		} else if a.ClientStatus == nomadapi.AllocClientStatusFailed {
+			t.Logf("job %s: allocation %s on %s failed before the work completed elsewhere: %s", jobID, a.ID[:8], a.NodeName, taskEvents(a))
+		}
+	}
+	return done
+}
+
+// pollAllocs reads a job's allocations until ok holds for them, and fails
+// the test, with each allocation's state and task events, at the timeout.
+func pollAllocs(t *testing.T, jobID, what string, timeout time.Duration, ok func([]*nomadapi.AllocationListStub) bool) []*nomadapi.AllocationListStub {
+	t.Helper()
 	c := nomadClient(t)
-	deadline := time.Now().Add(timeout)
 	var allocs []*nomadapi.AllocationListStub
-	for time.Now().Before(deadline) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
 		var err error
-		allocs, _, err = c.Jobs().Allocations(jobID, false, nil)
-		if err != nil {
+		if allocs, _, err = c.Jobs().Allocations(jobID, false, nil); err != nil {
 			t.Fatal(err)
 		}
-		var done []*nomadapi.AllocationListStub
-		settled := true
-		for _, a := range allocs {
-			switch a.ClientStatus {
-			case nomadapi.AllocClientStatusComplete:
-				done = append(done, a)
-			case nomadapi.AllocClientStatusPending, nomadapi.AllocClientStatusRunning:
-				settled = false
-			}
+		if ok(allocs) {
+			return allocs
 		}
-		if settled && len(done) >= want {
-			for _, a := range allocs {
-				if a.ClientStatus == nomadapi.AllocClientStatusFailed {
-					t.Logf("job %s: allocation %s on %s failed before the work completed elsewhere: %s", jobID, a.ID[:8], a.NodeName, taskEvents(a))
-				}
-			}
-			return done
-		}
-		time.Sleep(250 * time.Millisecond)
 	}
 	var states []string
 	for _, a := range allocs {
 		states = append(states, fmt.Sprintf("%s on %s: %s %s", a.ID[:8], a.NodeName, a.ClientStatus, taskEvents(a)))
 	}
-	t.Fatalf("job %s: wanted %d allocations complete within %s, have %d: %v", jobID, want, timeout, len(allocs), states)
+	t.Fatalf("job %s: wanted %s within %s, have %d: %v", jobID, what, timeout, len(allocs), states)
 	return nil
 }
 

@@ -6,6 +6,11 @@ import "time"
 // harvest driver publishes its node's BusyFlag, one document per node.
 const BusyDir = "busy/"
 
+// BusyFlagMaxAge is how old a busy flag may be and still count: four
+// missed 30-second writes. An older flag is stale: not busy, and its
+// primary's figures are not used.
+const BusyFlagMaxAge = 2 * time.Minute
+
 // BusyDocument is the document name of a node's busy flag.
 func BusyDocument(node string) string { return BusyDir + node }
 

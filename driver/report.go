@@ -31,13 +31,6 @@ const flushEvery = 10 * time.Minute
 // flushEvery while Consul stays away.
 const retryMin = 10 * time.Second
 
-// BusyFlag is what the driver publishes for the blob tier and the placer
-// at <consul_prefix>busy/<node_name> (contract.BusyFlag): the node is busy
-// when its primary tenant uses busy_threshold percent of capacity or more
-// (default: the effective reserve's edge, 100% - reserve, moving with the
-// declared reserve).
-type BusyFlag = contract.BusyFlag
-
 // reporter aggregates the primary tenant's CPU into 2-minute slots, sends
 // them to the tenant history in batches, and publishes the busy flag. It
 // never blocks the guard loop: Consul being away only delays the reports.
@@ -55,7 +48,7 @@ type reporter struct {
 	sum           float64
 	n             int
 	pending       []history.Sample
-	busy          BusyFlag
+	busy          contract.BusyFlag
 	busyChanged   bool
 	lastBusyPut   time.Time
 	flushEvery    time.Duration    // 0: send at every wake-up
@@ -150,7 +143,7 @@ func (r *reporter) observe(now time.Time, primary guard.Resources) {
 	r.n++
 	busy := pct >= r.threshold
 	if busy != r.busy.Busy || now.Sub(r.lastBusyPut) > 30*time.Second {
-		r.busy = BusyFlag{Busy: busy, PrimaryCPU: pct, PrimaryMemory: max(0, primary.MemoryMiB), Threshold: r.threshold, Updated: now.UTC()}
+		r.busy = contract.BusyFlag{Busy: busy, PrimaryCPU: pct, PrimaryMemory: max(0, primary.MemoryMiB), Threshold: r.threshold, Updated: now.UTC()}
 		r.busyChanged = true
 		r.lastBusyPut = now
 		r.poke()

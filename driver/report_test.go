@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
 )
@@ -54,7 +55,7 @@ func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 
 	kv.down.Store(false) // Consul is back: the buffer drains on the next wake-up
 	r.poke()
-	var flag BusyFlag
+	var flag contract.BusyFlag
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		r.poke()
 		s, err := store.Series(ctx, tenant, t0, t0.Add(time.Hour))

@@ -20,6 +20,7 @@ import (
 	consulapi "github.com/hashicorp/consul/api"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/internal/command"
@@ -134,7 +135,7 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		}
 		tenants[i] = t
 		nodes = append(nodes, labels.Node{ID: t.nodes[0], Name: t.nodes[0], Meta: map[string]string{labels.TenantKey: t.id.String()},
-			Attributes: map[string]string{"driver.harvest.capacity_cores": "16", "driver.harvest.reserve_cores": "1"}})
+			Attributes: map[string]string{contract.AttrCapacityCores: "16", contract.AttrReserveCores: "1"}})
 	}
 	// Each tenant is its pool tenant plus its own noise (uniform, +-0.05
 	// point, seeded by tenant and slot): copies that were byte-identical

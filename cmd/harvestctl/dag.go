@@ -28,12 +28,8 @@ func dagCommands() map[string]cli.CommandFactory {
 	var vars varFlags
 	var asJSON bool
 	return map[string]cli.CommandFactory{
-		"dag": command.Simple{Name: "harvestctl dag", Synopsis: "Inspect a harvested DAG job's stages offline",
-			Usage: "harvestctl dag estimate [options] job.nomad.hcl",
-			Run: func(context.Context, *flag.FlagSet) error {
-				return fmt.Errorf("name a subcommand: estimate")
-			},
-		}.Factory(),
+		"dag": command.Group("harvestctl dag", "Inspect a harvested DAG job's stages offline",
+			"harvestctl dag estimate [options] job.nomad.hcl", "estimate"),
 		"dag estimate": command.Simple{
 			Name: "harvestctl dag estimate", Synopsis: "Estimate a harvested job's peak concurrent resources offline",
 			Usage: "harvestctl dag estimate [-var key=value] [-json] job.nomad.hcl",

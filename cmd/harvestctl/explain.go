@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -27,12 +26,8 @@ func explainCommands() map[string]cli.CommandFactory {
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	}
 	return map[string]cli.CommandFactory{
-		"explain": command.Simple{Name: "harvestctl explain", Synopsis: "Say why Harvest placed a job or evicted a task",
-			Usage: "harvestctl explain <job JOB | alloc ALLOC>",
-			Run: func(context.Context, *flag.FlagSet) error {
-				return errors.New("name a subcommand: job or alloc")
-			},
-		}.Factory(),
+		"explain": command.Group("harvestctl explain", "Say why Harvest placed a job or evicted a task",
+			"harvestctl explain <job JOB | alloc ALLOC>", "job", "alloc"),
 		"explain job": command.Simple{
 			Name: "harvestctl explain job", Synopsis: "Say why the admission proxy gave a job its classes, and where it ran",
 			Usage: "harvestctl explain job [-namespace NS] [-json] [options] JOB",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,23 +55,24 @@ func explainAlloc(ctx context.Context, nomad *nomadapi.Client, id string) (*Allo
 	q := (&nomadapi.QueryOptions{Namespace: "*"}).WithContext(ctx)
 	full := id
 	if len(id) < 36 {
-		stubs, _, err := nomad.Allocations().List(q.WithContext(ctx))
+		// Nomad matches the prefix; its UUID index takes an even number of
+		// characters (the nomad CLI trims the same way), the rest is ours
+		listed, _, err := nomad.Allocations().List((&nomadapi.QueryOptions{Namespace: "*", Prefix: id[:len(id)&^1]}).WithContext(ctx))
 		if err != nil {
 			return nil, err
 		}
-		var matches []string
-		for _, s := range stubs {
-			if strings.HasPrefix(s.ID, id) {
-				matches = append(matches, s.ID)
-			}
-		}
-		switch len(matches) {
+		stubs := slices.DeleteFunc(listed, func(s *nomadapi.AllocationListStub) bool { return !strings.HasPrefix(s.ID, id) })
+		switch len(stubs) {
 		case 0:
 			return nil, fmt.Errorf("no allocation with ID prefix %q", id)
 		case 1:
-			full = matches[0]
+			full = stubs[0].ID
 		default:
-			return nil, fmt.Errorf("allocation ID prefix %q is ambiguous: %s", id, strings.Join(matches, ", "))
+			var ids []string
+			for _, s := range stubs {
+				ids = append(ids, s.ID)
+			}
+			return nil, fmt.Errorf("allocation ID prefix %q is ambiguous: %s", id, strings.Join(ids, ", "))
 		}
 	}
 	a, _, err := nomad.Allocations().Info(full, q)

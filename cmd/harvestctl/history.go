@@ -32,12 +32,8 @@ func historyCommands() map[string]cli.CommandFactory {
 	var pluginConfig, importer, from, to string
 	var tenantFilter repeatedFlag
 	return map[string]cli.CommandFactory{
-		"history": command.Simple{Name: "harvestctl history", Synopsis: "Import, export and synthesise tenant history",
-			Usage: "harvestctl history <import|export|synth> [options]",
-			Run: func(context.Context, *flag.FlagSet) error {
-				return errors.New("name a subcommand: import, export or synth")
-			},
-		}.Factory(),
+		"history": command.Group("harvestctl history", "Import, export and synthesise tenant history",
+			"harvestctl history <import|export|synth> [options]", "import", "export", "synth"),
 		"history import": command.Simple{
 			Name: "harvestctl history import", Synopsis: "Import tenant history from CSV files into Consul KV",
 			Usage: "harvestctl history import -format azure-v1|long|reimages [options] FILE...\n" +

@@ -53,12 +53,8 @@ Exit status: 0 start now (and drained, with -drain); 3 wait (with -once);
 
 func maintenanceCommands() map[string]cli.CommandFactory {
 	return map[string]cli.CommandFactory{
-		"maintenance": command.Simple{Name: "harvestctl maintenance", Synopsis: "Plan cluster maintenance by accumulated work",
-			Usage: "harvestctl maintenance plan -urgency N -deadline D [options]",
-			Run: func(context.Context, *flag.FlagSet) error {
-				return fmt.Errorf("name a subcommand: plan")
-			},
-		}.Factory(),
+		"maintenance": command.Group("harvestctl maintenance", "Plan cluster maintenance by accumulated work",
+			"harvestctl maintenance plan -urgency N -deadline D [options]", "plan"),
 		"maintenance plan": func() (cli.Command, error) {
 			return &planCommand{out: os.Stdout, errOut: os.Stderr, now: time.Now}, nil
 		},

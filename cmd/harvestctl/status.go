@@ -70,7 +70,7 @@ func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.S
 		}
 		for _, d := range docs {
 			var f contract.BusyFlag
-			if d.Decode(&f) == nil && now.Sub(f.Updated) <= freshFlag {
+			if d.Decode(&f) == nil && now.Sub(f.Updated) <= contract.BusyFlagMaxAge {
 				flags[strings.TrimPrefix(d.Name, contract.BusyDir)] = f
 			}
 		}
@@ -91,7 +91,11 @@ func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.S
 		s.ReserveCores = floatAttr(info.Attributes[contract.AttrReserveCores])
 		s.ReserveMiB = int64(floatAttr(info.Attributes[contract.AttrReserveMemory]))
 		s.CapacityCores = floatAttr(info.Attributes[contract.AttrCapacityCores])
-		if t, err := history.ParseTenantID(s.Tenant); err == nil && store != nil {
+		if f, ok := flags[node.Name]; ok {
+			busy, pct := f.Busy, f.PrimaryCPU
+			s.PrimaryPercent, s.PrimaryAt, s.PrimarySource, s.Busy = &pct, f.Updated, "driver", &busy
+		} else if t, err := history.ParseTenantID(s.Tenant); err == nil && store != nil {
+			// no fresh flag (a driver cut off from Consul, say): the history
 			series, err := store.Series(ctx, t, now.Add(-time.Hour), now)
 			if err != nil {
 				return nil, err
@@ -99,11 +103,6 @@ func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.S
 			if pct, at := lastSample(series); !math.IsNaN(pct) {
 				s.PrimaryPercent, s.PrimaryAt, s.PrimarySource = &pct, at, "history"
 			}
-		}
-		if f, ok := flags[node.Name]; ok {
-			busy := f.Busy
-			pct := f.PrimaryCPU
-			s.PrimaryPercent, s.PrimaryAt, s.PrimarySource, s.Busy = &pct, f.Updated, "driver", &busy
 		}
 		allocs, _, err := nomad.Nodes().Allocations(stub.ID, q)
 		if err != nil {
@@ -119,10 +118,6 @@ func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.S
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out, nil
 }
-
-// freshFlag is how old a driver's busy flag may be and still count: four
-// missed 30-second writes.
-const freshFlag = 2 * time.Minute
 
 // floatAttr reads a fingerprint attribute's number ("1.5", "512 MiB"); 0
 // when the driver does not fingerprint it.

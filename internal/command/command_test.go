@@ -46,3 +46,16 @@ func TestRunDispatchesHelpAndVersion(t *testing.T) {
 		t.Fatalf("echo ran with %v", ran)
 	}
 }
+
+func TestGroupAsksForASubcommand(t *testing.T) {
+	c, err := Group("harvestctl explain", "Say why", "harvestctl explain <job|alloc>", "job", "alloc")()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := c.Run(nil); code != 1 {
+		t.Fatalf("a group run alone exits %d, want 1", code)
+	}
+	if !strings.Contains(c.Help(), "harvestctl explain <job|alloc>") {
+		t.Fatalf("help %q", c.Help())
+	}
+}

@@ -70,3 +70,14 @@ func (c *simpleCommand) Run(args []string) int {
 	}
 	return 0
 }
+
+// Group is the command that only names its subcommands (harvestctl history,
+// harvestctl explain): run alone, it shows its usage and says which
+// subcommands there are.
+func Group(name, synopsis, usage string, subcommands ...string) cli.CommandFactory {
+	return Simple{Name: name, Synopsis: synopsis, Usage: usage,
+		Run: func(context.Context, *flag.FlagSet) error {
+			return fmt.Errorf("name a subcommand: %s", strings.Join(subcommands, ", "))
+		},
+	}.Factory()
+}

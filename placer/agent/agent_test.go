@@ -21,9 +21,15 @@ import (
 )
 
 // fakeNodes is an in-memory Nomad for the refresher.
-type fakeNodes struct{ nodes []labels.Node }
+type fakeNodes struct {
+	nodes []labels.Node
+	lists int // Nodes calls
+}
 
-func (f *fakeNodes) Nodes(context.Context) ([]labels.Node, error) { return f.nodes, nil }
+func (f *fakeNodes) Nodes(context.Context) ([]labels.Node, error) {
+	f.lists++
+	return f.nodes, nil
+}
 func (f *fakeNodes) ApplyMeta(_ context.Context, u labels.Update) error {
 	for i := range f.nodes {
 		if f.nodes[i].ID == u.NodeID {

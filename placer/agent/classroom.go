@@ -14,17 +14,9 @@ import (
 	"github.com/harvest-platform/harvest/placer/labels"
 )
 
-// What the harvest driver publishes that a class's room is made of: its
-// fingerprint (capacity and effective reserve, as node attributes) and its
-// busy flag in Consul KV (the primary tenant's use, every 30 s).
-const (
-	harvestDriver       = "harvest"
-	attrCapacityCores   = "driver.harvest.capacity_cores"
-	attrCapacityMemory  = "driver.harvest.capacity_memory"
-	attrReserveCores    = "driver.harvest.reserve_cores"
-	attrReserveMemory   = "driver.harvest.reserve_memory"
-	primaryReportMaxAge = 2 * time.Minute // four missed busy-flag writes
-)
+// A class's room is made of what the harvest driver publishes: its
+// fingerprint (capacity and effective reserve, contract.Attr*) and its busy
+// flag in Consul KV (the primary tenant's use, every 30 s).
 
 // roomNode is one harvested node of a class as the driver on it sees it:
 // what Algorithm 1's room (line 8, Headroom(J.type, c) as an amount) is
@@ -66,7 +58,7 @@ func (n roomNode) room(t classify.JobType, c classify.Class) (cpuMHz, memMB floa
 func roomNodeOf(n *nomadapi.Node) (roomNode, bool) {
 	class := n.Meta[labels.ClassKey]
 	ready := n.Status == nomadapi.NodeStatusReady && n.SchedulingEligibility == nomadapi.NodeSchedulingEligible
-	d := n.Drivers[harvestDriver]
+	d := n.Drivers[contract.DriverName]
 	if class == "" || !ready || d == nil || !d.Detected || !d.Healthy {
 		return roomNode{}, false
 	}
@@ -77,10 +69,10 @@ func roomNodeOf(n *nomadapi.Node) (roomNode, bool) {
 	}
 	r := roomNode{Name: n.Name, Class: class}
 	var ok [4]bool
-	r.Cores, ok[0] = attr(attrCapacityCores)
-	r.ReserveCores, ok[1] = attr(attrReserveCores)
-	r.MemoryMB, ok[2] = attr(attrCapacityMemory)
-	r.ReserveMB, ok[3] = attr(attrReserveMemory)
+	r.Cores, ok[0] = attr(contract.AttrCapacityCores)
+	r.ReserveCores, ok[1] = attr(contract.AttrReserveCores)
+	r.MemoryMB, ok[2] = attr(contract.AttrCapacityMemory)
+	r.ReserveMB, ok[3] = attr(contract.AttrReserveMemory)
 	total, okT := attr("cpu.totalcompute")
 	numCores, okN := attr("cpu.numcores")
 	if (!okT || !okN || numCores <= 0) && n.NodeResources != nil && n.NodeResources.Cpu.TotalCpuCores > 0 {
@@ -103,7 +95,7 @@ func primaries(ctx context.Context, store *history.Store, now time.Time) (map[st
 	out := make(map[string]contract.BusyFlag, len(docs))
 	for _, d := range docs {
 		var p contract.BusyFlag
-		if d.Decode(&p) == nil && now.Sub(p.Updated) <= primaryReportMaxAge {
+		if d.Decode(&p) == nil && now.Sub(p.Updated) <= contract.BusyFlagMaxAge {
 			out[strings.TrimPrefix(d.Name, contract.BusyDir)] = p
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/jobtype"
@@ -58,12 +59,11 @@ type SurvivalServer struct {
 
 // The harvest driver's admission margin, published beside its capacity and
 // reserve (classroom.go); a driver too old to publish it counts as none.
-const attrAdmitMarginCores = "driver.harvest.admit_margin_cores"
 
 // noDriverSize is why a class whose nodes report no driver size has no
 // survival figures: guessing a server would publish numbers no node runs.
 const noDriverSize = "no node of the class reports the harvest driver's capacity and reserve (" +
-	attrCapacityCores + ", " + attrReserveCores + ")"
+	contract.AttrCapacityCores + ", " + contract.AttrReserveCores + ")"
 
 // driverSize reads a node's harvest driver size from its attributes.
 func driverSize(attrs map[string]string) (survival.Server, bool) {
@@ -72,12 +72,12 @@ func driverSize(attrs map[string]string) (survival.Server, bool) {
 		f, err := strconv.ParseFloat(v, 64)
 		return f, err == nil && v != "" && f >= 0 && !math.IsInf(f, 0)
 	}
-	cores, ok1 := num(attrCapacityCores)
-	reserve, ok2 := num(attrReserveCores)
+	cores, ok1 := num(contract.AttrCapacityCores)
+	reserve, ok2 := num(contract.AttrReserveCores)
 	if !ok1 || !ok2 || cores <= 0 {
 		return survival.Server{}, false
 	}
-	margin, _ := num(attrAdmitMarginCores)
+	margin, _ := num(contract.AttrAdmitMarginCores)
 	return survival.Server{Cores: cores, Reserve: reserve + margin}, true
 }
 

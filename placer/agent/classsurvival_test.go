@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/placer/classify"
@@ -19,9 +20,9 @@ import (
 
 // driverNode is a node of tenant whose harvest driver reports its size.
 func driverNode(name, tenant, cores, reserve, margin string) labels.Node {
-	attrs := map[string]string{attrCapacityCores: cores, attrReserveCores: reserve}
+	attrs := map[string]string{contract.AttrCapacityCores: cores, contract.AttrReserveCores: reserve}
 	if margin != "" {
-		attrs[attrAdmitMarginCores] = margin
+		attrs[contract.AttrAdmitMarginCores] = margin
 	}
 	return labels.Node{ID: name, Name: name, Meta: map[string]string{labels.TenantKey: tenant}, Attributes: attrs}
 }
@@ -139,7 +140,7 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 		if err := a.store.PutSeries(ctx, id, flat(20+15*float64(i), 10), []string{nodes.nodes[i].Name}); err != nil {
 			t.Fatal(err)
 		}
-		nodes.nodes[i].Attributes = map[string]string{attrCapacityCores: "16", attrReserveCores: "4", attrAdmitMarginCores: "1"}
+		nodes.nodes[i].Attributes = map[string]string{contract.AttrCapacityCores: "16", contract.AttrReserveCores: "4", contract.AttrAdmitMarginCores: "1"}
 	}
 	nodes.nodes[2].Attributes = nil // mail/store's only node has no harvest driver
 	a.refresher.JobTypes = jobtype.Thresholds{Short: 2 * time.Minute, Long: 10 * time.Minute}
@@ -148,6 +149,17 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 	}
 	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
+	lists := nodes.lists
+	for range 3 { // each node is one Nomad read: a GET must not list them all again
+		resp, err := http.Get(srv.URL + "/v1/classes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if nodes.lists != lists {
+		t.Errorf("3 GET /v1/classes listed Nomad's nodes %d times, want none after the refresh", nodes.lists-lists)
+	}
 	resp, err := http.Get(srv.URL + "/v1/classes")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -60,8 +61,8 @@ func harvestNode(id, class string) *nomadapi.Node {
 	return &nomadapi.Node{ID: id, Name: id, Status: "ready", SchedulingEligibility: "eligible", ModifyIndex: 1,
 		Meta: map[string]string{"harvest_tenant": "t/" + id, "harvest_class": class},
 		Attributes: map[string]string{"cpu.totalcompute": "12000", "cpu.numcores": "12",
-			attrCapacityCores: "12", attrReserveCores: "4", attrCapacityMemory: "49152MiB", attrReserveMemory: "10240MiB"},
-		Drivers: map[string]*nomadapi.DriverInfo{harvestDriver: {Detected: true, Healthy: true}}}
+			contract.AttrCapacityCores: "12", contract.AttrReserveCores: "4", contract.AttrCapacityMemory: "49152MiB", contract.AttrReserveMemory: "10240MiB"},
+		Drivers: map[string]*nomadapi.DriverInfo{contract.DriverName: {Detected: true, Healthy: true}}}
 }
 
 func alloc(node, job, status string, mhz, mb int64) *nomadapi.AllocationListStub {
@@ -179,7 +180,7 @@ func TestClassRoomNeedsTheDriverAndFallsBackToTheClass(t *testing.T) {
 	bare.Attributes = map[string]string{"cpu.totalcompute": "12000", "cpu.numcores": "12"}
 	bare.Drivers = nil
 	sick := harvestNode("sick", "periodic-1")
-	sick.Drivers[harvestDriver].Healthy = false
+	sick.Drivers[contract.DriverName].Healthy = false
 	stale := harvestNode("stale", "periodic-1")
 	f := newRoomFixture(t, []classify.Class{c}, bare, sick, stale)
 	f.primary(t, "bare", 0, 0, f.now)

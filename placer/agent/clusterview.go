@@ -9,6 +9,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/placer/labels"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -147,8 +148,8 @@ func (v clusterView) harvestedNodes(ctx context.Context) ([]clusterNode, error) 
 		c := clusterNode{ID: n.ID, Name: n.Name, Meta: v.applied.overlay(n.ID, n.Meta),
 			Ready: n.Status == nomadapi.NodeStatusReady && n.SchedulingEligibility == nomadapi.NodeSchedulingEligible,
 			Up:    n.Status == nomadapi.NodeStatusReady}
-		capacity, okC := mib(n.Attributes["driver.harvest.capacity_memory"])
-		reserve, okR := mib(n.Attributes["driver.harvest.reserve_memory"])
+		capacity, okC := mib(n.Attributes[contract.AttrCapacityMemory])
+		reserve, okR := mib(n.Attributes[contract.AttrReserveMemory])
 		switch {
 		case okC && okR:
 			c.Harvest = max(0, capacity-reserve)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/placer/classify"
@@ -40,7 +41,7 @@ func TestIncrementalRefreshGivesTheColdReadsClasses(t *testing.T) {
 		old[tn.ID] = history.Series{Start: tn.Series.Start, Values: tn.Series.Values[:32*history.SlotsPerDay]}
 		for i, n := range tn.Nodes {
 			nodes = append(nodes, labels.Node{ID: fmt.Sprint(tn.ID, i), Name: n, Meta: map[string]string{labels.TenantKey: tn.ID.String()},
-				Attributes: map[string]string{attrCapacityCores: "16", attrReserveCores: "1"}})
+				Attributes: map[string]string{contract.AttrCapacityCores: "16", contract.AttrReserveCores: "1"}})
 		}
 	}
 	if err := store.PutDays(ctx, old); err != nil {

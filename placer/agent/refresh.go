@@ -69,6 +69,28 @@ type Refresher struct {
 
 	mu    sync.Mutex // one refresh at a time
 	cache *history.Cache
+
+	// members are the node names carrying each class label, as the last
+	// refresh left them (the API serves them with the table; only a
+	// refresh changes the labels).
+	membersMu sync.Mutex
+	members   map[string][]string
+}
+
+// Members is, for each class label, the Nomad nodes that carry it: as the
+// last refresh left them, or, before this process's first refresh
+// succeeded, read from Nomad once.
+func (r *Refresher) Members(ctx context.Context) (map[string][]string, error) {
+	r.membersMu.Lock()
+	defer r.membersMu.Unlock()
+	if r.members == nil {
+		nodes, err := r.Nodes.Nodes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.members = labels.Members(nodes, nil)
+	}
+	return r.members, nil
 }
 
 // Refresh classifies every tenant with history, stores the class table and
@@ -150,6 +172,9 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 		return nil, err
 	}
 	r.Metrics.observeTable(stored, len(updates))
+	r.membersMu.Lock()
+	r.members = members
+	r.membersMu.Unlock()
 	return stored.withNodes(members), nil
 }
 

@@ -7,8 +7,6 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/harvest-platform/harvest/placer/labels"
 )
 
 // handler is the API behind its guard (auth.go): every state-changing
@@ -43,14 +41,14 @@ func (a *Agent) routes() http.Handler {
 		case !ok:
 			writeError(w, http.StatusNotFound, errors.New("no class table yet: POST /v1/classes/refresh"))
 		default:
-			// each class with the nodes that carry its label now
-			nodes, err := a.refresher.Nodes.Nodes(r.Context())
+			// each class with the nodes that carry its label
+			members, err := a.refresher.Members(r.Context())
 			if err != nil {
 				a.log.Warn("class table served without its nodes: cannot list Nomad's", "error", err)
 				writeJSON(w, http.StatusOK, t)
 				return
 			}
-			writeJSON(w, http.StatusOK, t.withNodes(labels.Members(nodes, nil)))
+			writeJSON(w, http.StatusOK, t.withNodes(members))
 		}
 	})
 	mux.HandleFunc("POST /v1/classes/refresh", func(w http.ResponseWriter, r *http.Request) {
