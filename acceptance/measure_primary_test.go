@@ -267,8 +267,9 @@ func allocPIDs(t *testing.T, allocs []*nomadapi.AllocationListStub) []int {
 // busy tasks under the harvest driver and the same two under raw_exec, a
 // minute each, twice in turn: the CPU-seconds per minute their processes
 // got. Every other process on the machine counts as primary to the
-// harvested tasks (they run SCHED_IDLE, capped at capacity - reserve = 1.5
-// cores), so the machine's load is logged beside each minute.
+// harvested tasks (they run at the lowest weight, capped at capacity -
+// reserve = 1.5 cores: one whole CPU), so the machine's load is logged
+// beside each minute.
 func TestMeasureHarvestedThroughput(t *testing.T) {
 	if os.Getenv("HARVEST_MEASURE") != "1" {
 		t.Skip("set HARVEST_MEASURE=1 to measure harvested throughput (takes minutes)")

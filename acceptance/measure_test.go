@@ -46,23 +46,23 @@ func TestMeasureEvictionLatency(t *testing.T) {
 	nomadCLI(t, "job", "stop", "-purge", job)
 
 	var delays, reliefs, zeros []float64
-	dir := harvestCPUDir(clientNamed(t, node))
+	client := clientNamed(t, node)
 	for i := range envInt("HARVEST_MEASURE_SPIKES", 20) {
 		job := uniqueName("acc-spike")
 		purgeJob(t, job)
 		nomadCLI(t, "job", "run", "-detach", harvestJob(t, job, 1, mhz, 600, constraint))
 		waitRunning(t, job, 1, 2*time.Minute)
 		time.Sleep(time.Duration(100+37*i%400) * time.Millisecond) // spikes fall anywhere in the loop's period
-		waitQuota(t, dir, "150000", 30*time.Second)                // the primary idle: capacity 2 - reserve 0.5
+		waitCap(t, client, 1, 30*time.Second)                      // the primary idle: capacity 2 - reserve 0.5, one whole CPU
 		relief := make(chan [2]time.Time, 1)
-		go func() { // relief: the first cut of the quota, and the quota at its floor (cap 0)
+		go func() { // relief: the first cut of the cap, and the cap at its floor (cap 0: the quota's 1 ms)
 			var first time.Time
 			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-				q := quotaOf(dir)
-				if first.IsZero() && q != "150000" {
+				q := capOf(client)
+				if first.IsZero() && q != 1 {
 					first = time.Now()
 				}
-				if q == "1000" {
+				if q == 0.01 {
 					relief <- [2]time.Time{first, time.Now()}
 					return
 				}
@@ -91,7 +91,7 @@ func TestMeasureEvictionLatency(t *testing.T) {
 		delays = append(delays, at.Sub(spike).Seconds())
 		r := <-relief
 		if r[0].IsZero() || r[1].IsZero() {
-			t.Fatalf("spike %d: the quota was not cut to its floor", i+1)
+			t.Fatalf("spike %d: the cap was not cut to its floor", i+1)
 		}
 		reliefs, zeros = append(reliefs, r[0].Sub(spike).Seconds()), append(zeros, r[1].Sub(spike).Seconds())
 		nomadCLI(t, "job", "stop", "-purge", job)
@@ -101,7 +101,7 @@ func TestMeasureEvictionLatency(t *testing.T) {
 		what string
 		xs   []float64
 		goal float64
-	}{{"spike-to-relief (quota first cut)", reliefs, 0.25}, {"spike-to-cap-0 (quota at its floor)", zeros, 0}, {"spike-to-eviction", delays, 1.0}} {
+	}{{"spike-to-relief (cap first cut)", reliefs, 0.25}, {"spike-to-cap-0 (cap at its floor)", zeros, 0}, {"spike-to-eviction", delays, 1.0}} {
 		sort.Float64s(m.xs)
 		p := func(q float64) float64 { return m.xs[min(len(m.xs)-1, int(q*float64(len(m.xs))))] }
 		t.Logf("%s over %d spikes: p50 %.3fs, p99 %.3fs, max %.3fs (guard interval 200ms, evict grace 500ms)",

@@ -4,10 +4,13 @@ package acceptance
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,7 +24,7 @@ import (
 )
 
 // The primary tenant comes first (issue 18): harvested tasks run
-// unprivileged, in a parent cgroup of the lowest CPU weight whose CFS quota
+// unprivileged, in a parent cgroup of the lowest CPU weight whose CPU cap
 // the guard moves every tick, are suppressed before they are evicted, and
 // a driver that cannot measure its primary tenant fails safe.
 
@@ -54,29 +57,70 @@ func readTrim(path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// quotaOf is the harvest cgroup's CFS quota in µs per 100 ms period
-// (-1: none), on v1 or v2.
-func quotaOf(dir string) string {
-	if q := readTrim(filepath.Join(dir, "cpu.cfs_quota_us")); q != "" {
-		return q
+// capOf is the cap the kernel enforces on a node's harvest cgroup, in
+// cores: its CFS quota (per 100 ms period) where it has one, else the CPUs
+// its cpuset allows when fewer than the machine's, else -1 (uncapped); on
+// v1 or v2.
+func capOf(c localcluster.NomadClient) float64 {
+	dir := harvestCPUDir(c)
+	q := readTrim(filepath.Join(dir, "cpu.cfs_quota_us"))
+	if q == "" {
+		q, _, _ = strings.Cut(readTrim(filepath.Join(dir, "cpu.max")), " ")
 	}
-	q, _, _ := strings.Cut(readTrim(filepath.Join(dir, "cpu.max")), " ")
-	if q == "max" {
-		return "-1"
+	if us, err := strconv.Atoi(q); err == nil && us > 0 {
+		return float64(us) / 100000
 	}
-	return q
+	cpuset := filepath.Join("/sys/fs/cgroup/cpuset", c.HarvestCgroup, "cpuset.cpus")
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		cpuset = filepath.Join(dir, "cpuset.cpus")
+	}
+	if n := cpuCount(readTrim(cpuset)); n > 0 && n < runtime.NumCPU() {
+		return float64(n)
+	}
+	return -1
 }
 
-// waitQuota polls the quota every 2 ms until it is want, and returns when.
-func waitQuota(t *testing.T, dir, want string, timeout time.Duration) time.Time {
+// cpuCount counts the CPUs of a kernel CPU list ("0-3,8").
+func cpuCount(list string) int {
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			b, _ = strconv.Atoi(hi)
+		}
+		n += b - a + 1
+	}
+	return n
+}
+
+// cpusAllowed is the CPU list a process may run on.
+func cpusAllowed(t *testing.T, pid string) string {
 	t.Helper()
-	var got string
+	for _, line := range strings.Split(readTrim("/proc/"+pid+"/status"), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no Cpus_allowed_list for process %s", pid)
+	return ""
+}
+
+// waitCap polls the cap in force every 2 ms until it is want cores, and
+// returns when.
+func waitCap(t *testing.T, c localcluster.NomadClient, want float64, timeout time.Duration) time.Time {
+	t.Helper()
+	var got float64
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		if got = quotaOf(dir); got == want {
+		if got = capOf(c); math.Abs(got-want) < 0.005 {
 			return time.Now()
 		}
 	}
-	t.Fatalf("%s: quota %s after %s, want %s", dir, got, timeout, want)
+	t.Fatalf("%s: cap %.2f cores after %s, want %.2f", c.Name, got, timeout, want)
 	return time.Time{}
 }
 
@@ -220,18 +264,16 @@ func TestHarvestedTasksRunUnprivileged(t *testing.T) {
 }
 
 // TestDriverCapsHarvestedCPUAndSuppressesBeforeEviction: a busy harvested
-// task runs as nobody in the node's harvest cgroup (cpu.idle, lowest
-// weight); the cgroup's CFS quota follows capacity - rounded primary -
-// reserve: a spike the cap absorbs leaves the task running, capped; a
+// task runs as nobody in the node's harvest cgroup (lowest weight); the
+// cap follows capacity - rounded primary - reserve, as whole CPUs of the
+// cgroup's cpuset (one CPU below that, and the least CFS quota at 0): a
+// spike the cap absorbs leaves the task running, on one CPU; a
 // spike that leaves it less than its allocation suppresses it (a task
 // event) and evicts it after the grace.
 func TestDriverCapsHarvestedCPUAndSuppressesBeforeEviction(t *testing.T) {
 	const node = "client-4"
 	c := clientNamed(t, node)
 	dir := harvestCPUDir(c)
-	if idle := readTrim(filepath.Join(dir, "cpu.idle")); idle != "" && idle != "1" {
-		t.Fatalf("%s/cpu.idle = %s", dir, idle)
-	}
 	if w := readTrim(filepath.Join(dir, "cpu.shares")) + readTrim(filepath.Join(dir, "cpu.weight")); w != "3" && w != "2" && w != "1" {
 		t.Fatalf("%s: weight %s, want the lowest", dir, w)
 	}
@@ -252,25 +294,31 @@ func TestDriverCapsHarvestedCPUAndSuppressesBeforeEviction(t *testing.T) {
 	if status := readTrim("/proc/" + pids[0] + "/status"); !strings.Contains(status, "\nUid:\t65534\t") {
 		t.Fatalf("task process %s does not run as nobody:\n%s", pids[0], status)
 	}
-	waitQuota(t, dir, "150000", 30*time.Second) // 2 cores - 0 - 0.5 reserve
+	waitCap(t, c, 1, 30*time.Second) // 2 cores - 0 - 0.5 reserve = 1.5: one whole CPU
 
 	// absorbed: a 0.6-core spike (rounded 1) caps the task at 0.5 cores,
-	// above its 0.25: it keeps running, throttled
-	throttledBefore := series(t, c.DriverMetrics, "harvest_driver_throttled_periods_total", nil)
+	// above its 0.25: it keeps running, on one CPU at the lowest weight
 	stop1 := startBurner(t, node, 0.6)
 	spike := time.Now()
-	relief := waitQuota(t, dir, "50000", 20*time.Second)
-	t.Logf("spike to relief (quota 1.5 -> 0.5 cores): %.0f ms", relief.Sub(spike).Seconds()*1000)
+	var planned float64
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if planned = series(t, c.DriverMetrics, "harvest_driver_cpu_cap_cores", nil); math.Abs(planned-0.5) < 0.005 {
+			break
+		}
+	}
+	if math.Abs(planned-0.5) >= 0.005 {
+		t.Fatalf("cap %.2f cores after the spike, want 0.5", planned)
+	}
+	t.Logf("spike to the 0.5-core cap: %.0f ms; in force: %.2f cores", time.Since(spike).Seconds()*1000, capOf(c))
+	if allowed := cpusAllowed(t, pids[0]); cpuCount(allowed) != 1 {
+		t.Fatalf("capped below one CPU, the task may run on CPUs %s", allowed)
+	}
 	cpu0, at0 := series(t, c.DriverMetrics, "harvest_driver_harvested_cpu_seconds_total", nil), time.Now()
 	time.Sleep(3 * time.Second)
 	rate := (series(t, c.DriverMetrics, "harvest_driver_harvested_cpu_seconds_total", nil) - cpu0) / time.Since(at0).Seconds()
-	throttled := series(t, c.DriverMetrics, "harvest_driver_throttled_periods_total", nil) - throttledBefore
-	// how much it gets under the cap depends on what else runs on the
-	// machine (it yields to every other process): only the cap is checked
-	t.Logf("capped at 0.5 cores: the busy task used %.2f cores; throttled in %.0f periods", rate, throttled)
-	if rate > 0.6 {
-		t.Fatalf("under a 0.5-core cap the task used %.2f cores", rate)
-	}
+	// how much it gets on its CPU depends on what else runs on the machine
+	// (it yields to every other process): only where it may run is checked
+	t.Logf("capped at 0.5 cores: the busy task used %.2f cores, on CPU %s", rate, cpusAllowed(t, pids[0]))
 	for _, a := range allocations(t, job) {
 		if _, _, ok := driverEvent(a, "evicted:"); ok || a.ClientStatus != "running" {
 			t.Fatalf("a spike the cap absorbs stopped the task: %s", a.ClientStatus)

@@ -87,10 +87,11 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"consul_tls_server_name": hclspec.NewAttr("consul_tls_server_name", "string", false),
 	"busy_threshold":         hclspec.NewAttr("busy_threshold", "number", false),
 	// the harvested tasks' parent cgroup (cgroups.go): lowest CPU weight,
-	// SCHED_IDLE where the kernel has it, and the CFS quota of the cap;
-	// "none" leaves the tasks where Nomad puts them
+	// SCHED_IDLE if cpu_idle, and the cap as whole CPUs ("cpuset") or a CFS
+	// quota ("quota"); "none" leaves the tasks where Nomad puts them
 	"harvest_cgroup": defaulted("harvest_cgroup", "string", `"`+defaultHarvestCgroup+`"`),
 	"cpu_idle":       defaulted("cpu_idle", "bool", "true"),
+	"cap_method":     defaulted("cap_method", "string", `"cpuset"`),
 	// suppression before eviction and the fail-safe (guard.Policy)
 	"evict_grace":    defaulted("evict_grace", "string", `"`+defaultEvictGrace+`"`),
 	"progress_share": defaulted("progress_share", "number", "1"),
@@ -145,6 +146,7 @@ type Config struct {
 	BusyThreshold       float64 `codec:"busy_threshold"`
 	HarvestCgroup       string  `codec:"harvest_cgroup"`
 	CPUIdle             bool    `codec:"cpu_idle"`
+	CapMethod           string  `codec:"cap_method"`
 	EvictGrace          string  `codec:"evict_grace"`
 	ProgressShare       float64 `codec:"progress_share"`
 	StaleAfter          string  `codec:"stale_after"`

@@ -2,9 +2,10 @@ package driver
 
 // The harvested tasks' parent cgroup (driver/harvestcg): harvest_cgroup,
 // by default /harvest at the top of each hierarchy, where it competes with
-// the primary tenant's cgroups at the lowest CPU weight the kernel offers
-// (SCHED_IDLE with cpu_idle where the kernel has cpu.idle), and carries the
-// CFS quota the guard loop sets to its cap every tick.
+// the primary tenant's cgroups at the lowest CPU weight (SCHED_IDLE too with
+// cpu_idle where the kernel has cpu.idle), and enforces the cap the guard
+// loop sets every tick: as whole CPUs of its cpuset (cap_method "cpuset",
+// and a CFS quota below one CPU) or as a CFS quota ("quota").
 //
 // cgroup v1: Nomad's executor starts the task in its own freezer, cpu and
 // memory cgroups (limits, stats and kill stay Nomad's); right after the
@@ -41,12 +42,12 @@ func (d *Driver) openCgroup(s settings) (*harvestcg.Parent, error) {
 		return nil, nil
 	}
 	d.mu.Lock()
-	cur, same := d.cgroup, d.settings.harvestCgroup == s.harvestCgroup && d.settings.cpuIdle == s.cpuIdle
+	cur, same := d.cgroup, d.settings.harvestCgroup == s.harvestCgroup && d.settings.cpuIdle == s.cpuIdle && d.settings.capMethod == s.capMethod
 	d.mu.Unlock()
 	if cur != nil && same {
 		return cur, nil
 	}
-	p, err := harvestcg.Open(harvestcg.Options{Root: cgroupRoot, Path: s.harvestCgroup, Idle: s.cpuIdle})
+	p, err := harvestcg.Open(harvestcg.Options{Root: cgroupRoot, Path: s.harvestCgroup, Idle: s.cpuIdle, Cap: s.capMethod})
 	if err != nil {
 		return nil, err
 	}

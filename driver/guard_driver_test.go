@@ -238,7 +238,7 @@ func TestHarvestCgroupOnRealV1(t *testing.T) {
 	}
 	d := New(hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn}))
 	h := newHarnessWith(t, d, Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", AdmitWindow: "0s",
-		UsageSource: "proc", EvictGrace: "1h", StaleAfter: "3h", CPUIdle: true, HarvestCgroup: "/harvest-driver-unit-" + strconv.Itoa(os.Getpid())})
+		UsageSource: "proc", EvictGrace: "1h", StaleAfter: "3h", CPUIdle: true, CapMethod: "quota", HarvestCgroup: "/harvest-driver-unit-" + strconv.Itoa(os.Getpid())})
 	fake := &fakeSource{capacity: guard.Resources{CPU: 4, MemoryMiB: 4096}}
 	d.mu.Lock()
 	d.source, d.primary, d.settings.capacity = fake, guard.Resources{}, fake.capacity

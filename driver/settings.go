@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/driver/harvestcg"
 )
 
 // Defaults of the plugin config (about.go's spec says them to Nomad).
@@ -33,6 +34,7 @@ type settings struct {
 	policy        guard.Policy // suppression, eviction grace, fail-safe
 	harvestCgroup string       // the tasks' parent cgroup; "" for none
 	cpuIdle       bool
+	capMethod     harvestcg.CapMethod
 	users         userPolicy
 }
 
@@ -73,6 +75,10 @@ func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
 	if p.StaleAfter, err = time.ParseDuration(staleAfter); err != nil || p.StaleAfter < 2*s.interval {
 		return s, fmt.Errorf("stale_after %q: want a duration of at least two guard_intervals (%s)", cfg.StaleAfter, 2*s.interval)
 	}
+	if s.capMethod, err = harvestcg.ParseCapMethod(cfg.CapMethod); err != nil {
+		return s, err
+	}
+	p.WholeCPUs = s.capMethod == harvestcg.CapCpuset
 	s.policy = p
 
 	switch cg := strings.TrimSpace(or(cfg.HarvestCgroup, defaultHarvestCgroup)); {

@@ -17,7 +17,9 @@ import (
 //
 //	cap = capacity - rounded primary - reserve      (never below 0)
 //
-// so a CPU spike of the primary tenant is absorbed within one tick, and it
+// (in whole CPUs at 1 or more when the cgroup enforces it as a cpuset:
+// Policy.WholeCPUs), so a CPU spike of the primary tenant is absorbed
+// within one tick, and it
 // evicts youngest first only when the cap has stayed below what the tasks
 // need to make progress (ProgressShare of their CPU allocations) for longer
 // than Grace (dips back above the need shorter than Grace do not end the
@@ -48,6 +50,18 @@ type Policy struct {
 	// StaleAfter is how old the last good measurement may be before the
 	// guard fails safe (0: never).
 	StaleAfter time.Duration
+	// WholeCPUs: the cap is enforced as whole CPUs from one CPU up (a
+	// cpuset), so a cap of 1 or more is rounded down to a whole number.
+	WholeCPUs bool
+}
+
+// Enforced is the cap as it can be enforced: cap, or with WholeCPUs and a
+// cap of one CPU or more, the whole CPUs in it.
+func (p Policy) Enforced(cap float64) float64 {
+	if p.WholeCPUs && cap >= 1-1e-9 {
+		return math.Floor(cap + 1e-9)
+	}
+	return cap
 }
 
 // CPUCap is what the harvested tasks may use together now: capacity -
@@ -122,7 +136,7 @@ func (g *Guard) Step(in Input) Plan {
 		}
 		return p
 	}
-	p.Cap = CPUCap(in.State)
+	p.Cap = g.Policy.Enforced(CPUCap(in.State))
 
 	// memory: evict at once, youngest first, until the reserve is whole
 	if short := in.Shortfall().MemoryMiB; short > 0 {

@@ -191,3 +191,33 @@ func evicted(p Plan) []Task {
 	}
 	return out
 }
+
+// With the cap enforced as whole CPUs (a cpuset), the plan's cap is what
+// the cgroup can hold: a cap of one CPU or more rounds down, below one it
+// stays (a quota), so the need is compared with the cap in force.
+func TestWholeCPUsCapIsTheCapInForce(t *testing.T) {
+	tasks := []Task{task("a", 100, 0.6, 32), task("b", 10, 0.6, 32)}
+	for _, c := range []struct {
+		primary, cap float64
+		suppressed   bool
+	}{
+		{0, 1, true},     // 2 - 0 - 0.5 = 1.5: one CPU, below the 1.2 the tasks need
+		{0.6, 0.5, true}, // 2 - 1 - 0.5 = 0.5: a quota on one CPU
+		{1.2, 0, true},   // nothing left
+	} {
+		g := &Guard{Policy: Policy{Grace: time.Hour, ProgressShare: 1, WholeCPUs: true}}
+		in := Input{State: State{Capacity: Resources{2, 4096}, Reserve: Resources{0.5, 0}, Primary: Resources{CPU: c.primary}, Tasks: tasks}, Now: t0}
+		if p := g.Step(in); p.Cap != c.cap || p.Suppressed != c.suppressed {
+			t.Errorf("primary %.1f: cap %.2f suppressed %v, want %.2f %v", c.primary, p.Cap, p.Suppressed, c.cap, c.suppressed)
+		}
+	}
+	p := Policy{WholeCPUs: true}
+	for cap, want := range map[float64]float64{2.999: 2, 3: 3, 1: 1, 0.999: 0.999, 0: 0} {
+		if got := p.Enforced(cap); got != want {
+			t.Errorf("Enforced(%v) = %v, want %v", cap, got, want)
+		}
+	}
+	if got := (Policy{}).Enforced(1.5); got != 1.5 {
+		t.Errorf("a quota cap rounded: %v", got)
+	}
+}

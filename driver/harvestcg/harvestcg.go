@@ -2,25 +2,29 @@
 // the parent cgroup every harvested task runs under. The parent sits at the
 // level where it competes with the primary tenant (by default at the top
 // of the hierarchy, beside system.slice, Nomad's own cgroups and the
-// primary's) with the lowest CPU weight the kernel offers, and carries the
-// CFS quota that the guard moves every tick (guard.CPUCap).
+// primary's) with the lowest CPU weight the kernel offers, and enforces the
+// cap that the guard moves every tick (guard.CPUCap): by default as whole
+// CPUs of its cpuset, below one CPU as a CFS quota (cpuset.go says why).
 //
 // cgroup v1 (one hierarchy per controller):
 //
 //	cpu/<parent>      cpu.shares = 2 (the minimum), then cpu.idle = 1 where the
-//	                  kernel has it (5.15+: SCHED_IDLE for the group: minimum
-//	                  weight, and a waking primary thread preempts it);
-//	                  cpu.cfs_period_us = 100000, cpu.cfs_quota_us = the cap
+//	                  kernel has it and Idle asks (5.15+: SCHED_IDLE for the
+//	                  group: a waking primary thread takes its CPU at once); cpu.cfs_period_us = 100000, cpu.cfs_quota_us =
+//	                  1 ms at a cap of 0 (CapCpuset) or the cap (CapQuota)
+//	cpuset/<parent>   cpuset.cpus = floor(cap) CPUs (CapCpuset), every task's
+//	                  processes in the parent itself
 //	cpuacct/<parent>  when cpuacct is a hierarchy of its own: the harvested CPU
 //	blkio/<parent>    blkio.bfq.weight = 1 or blkio.weight = 10 where one exists
 //
 // Nomad's executor keeps creating the task's freezer, memory and cpuset
 // cgroups (limits, stats, kill); the driver then moves the task's processes
 // into <parent>/<alloc>.<task> of the cpu, cpuacct and blkio hierarchies
-// (Adopt), which its children inherit.
+// and into the cpuset parent (Adopt), which its children inherit.
 //
-// cgroup v2 (one tree): <parent> gets cpu.weight = 1, then cpu.idle = 1
-// where the kernel has it, cpu.max = "<cap> 100000", io.weight = "default 1"
+// cgroup v2 (one tree): <parent> gets cpu.weight = 1, cpu.idle = 1 where the
+// kernel has it and Idle asks, cpuset.cpus and cpu.max = "<quota> 100000"
+// for the cap as on v1, io.weight = "default 1"
 // and io.bfq.weight = 1 where they exist, and the controllers its children
 // need enabled down to it. A task's cgroup is <parent>/<alloc>.<task>.scope,
 // which the driver hands to Nomad's executor as its cgroup (the executor
@@ -80,6 +84,7 @@ type Options struct {
 	Path   string        // the parent, relative to each hierarchy (v1) or the tree (v2): "/harvest"
 	Idle   bool          // also mark it SCHED_IDLE (cpu.idle = 1) where the kernel has cpu.idle
 	Period time.Duration // the CFS period (DefaultPeriod when 0)
+	Cap    CapMethod     // how the cap is enforced ("": CapCpuset)
 }
 
 // Parent is the harvested tasks' parent cgroup.
@@ -90,10 +95,14 @@ type Parent struct {
 	cpu      string // v1: cpu/<parent>; v2: <parent>
 	acct     string // v1: cpuacct/<parent> when cpuacct is its own hierarchy
 	io       string // v1: blkio/<parent> when blkio exists
+	cpuset   string // v1: cpuset/<parent>; v2: <parent>; "" when the cap is a quota only
+	allowed  []int  // the CPUs the parent's own parent allows (CapCpuset)
+	method   CapMethod
 	settings []string
 
 	mu    sync.Mutex
 	quota int64 // the last quota written (0: none yet)
+	cpus  []int // the CPUs the tasks are confined to now (CapCpuset)
 }
 
 // Open creates (or takes over) the parent and sets its weights. It leaves
@@ -107,8 +116,11 @@ func Open(o Options) (*Parent, error) {
 	if o.Period <= 0 {
 		o.Period = DefaultPeriod
 	}
-	p := &Parent{root: filepath.Clean(o.Root), v: Detect(o.Root), period: o.Period.Microseconds()}
-	var err error
+	method, err := ParseCapMethod(string(o.Cap))
+	if err != nil {
+		return nil, err
+	}
+	p := &Parent{root: filepath.Clean(o.Root), v: Detect(o.Root), period: o.Period.Microseconds(), method: method}
 	switch p.v {
 	case V1:
 		err = p.openV1(o.Root, rel, o.Idle)
@@ -134,7 +146,14 @@ func (p *Parent) openV1(root, rel string, idle bool) error {
 		return filepath.Join(root, ctrl, rel)
 	}
 	p.cpu, p.acct, p.io = dir("cpu"), dir("cpuacct"), dir("blkio")
-	for _, d := range []string{p.cpu, p.acct, p.io} {
+	cpuset := ""
+	if p.method == CapCpuset {
+		if cpuset = dir("cpuset"); cpuset == "" {
+			p.method = CapQuota
+			p.settings = append(p.settings, "cpuset: no hierarchy of its own here, capping by CFS quota")
+		}
+	}
+	for _, d := range []string{p.cpu, p.acct, p.io, cpuset} {
 		if d != "" {
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				return err
@@ -146,6 +165,11 @@ func (p *Parent) openV1(root, rel string, idle bool) error {
 	}
 	if err := p.write(p.cpu, "cpu.cfs_period_us", strconv.FormatInt(p.period, 10)); err != nil {
 		return err
+	}
+	if cpuset != "" {
+		if err := p.openCpuset(cpuset); err != nil {
+			return err
+		}
 	}
 	if p.io != "" {
 		p.optional(p.io, "blkio.bfq.weight", "1")
@@ -177,6 +201,9 @@ func (p *Parent) openV2(root, rel string, idle bool) error {
 	}
 	p.optional(p.io, "io.weight", "default 1")
 	p.optional(p.io, "io.bfq.weight", "1")
+	if p.method == CapCpuset {
+		return p.openCpuset(dir)
+	}
 	return nil
 }
 
@@ -262,16 +289,24 @@ func (p *Parent) optional(dir, file, value string) bool {
 	return p.write(dir, file, value) == nil
 }
 
-// SetCap caps the harvested tasks' total CPU at cores (at least the
-// kernel's 1 ms per period; below 0: uncapped). It writes only when the
-// quota changes, and returns the quota now in force in cores.
+// SetCap caps the harvested tasks' total CPU at cores (below 0: uncapped):
+// CapCpuset confines them to floor(cores) whole CPUs, below one CPU to one
+// CPU, and at 0 also to the kernel's least quota (CpusetPlan); CapQuota
+// sets a quota of cores (at least 1 ms per period) over every CPU. It writes only what changes, and
+// returns the cap now in force in cores (-1: uncapped).
 func (p *Parent) SetCap(cores float64) (float64, error) {
-	quota := int64(-1)
-	if cores >= 0 && !math.IsInf(cores, 1) {
+	quota, cpus := int64(-1), p.allowed
+	switch {
+	case p.method == CapCpuset:
+		cpus, quota = CpusetPlan(p.allowed, cores, p.period)
+	case cores >= 0 && !math.IsInf(cores, 1):
 		quota = max(minQuota, int64(math.Round(cores*float64(p.period))))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.setCPUs(cpus); err != nil {
+		return p.cores(), err
+	}
 	if quota != p.quota {
 		var err error
 		if p.v == V1 {
@@ -291,19 +326,30 @@ func (p *Parent) SetCap(cores float64) (float64, error) {
 	return p.cores(), nil
 }
 
-// cores is the quota in force, in cores (-1: uncapped); p.mu held.
+// cores is the cap in force, in cores (-1: uncapped); p.mu held.
 func (p *Parent) cores() float64 {
-	if p.quota <= 0 {
-		return -1
+	switch {
+	case p.quota > 0:
+		return float64(p.quota) / float64(p.period)
+	case p.cpuset != "" && len(p.cpus) < len(p.allowed):
+		return float64(len(p.cpus))
 	}
-	return float64(p.quota) / float64(p.period)
+	return -1
 }
+
+// CapMethod is how the parent enforces the cap (CapQuota where the host
+// has no cpuset controller).
+func (p *Parent) CapMethod() CapMethod { return p.method }
 
 // Close removes the parent if it is empty, and leaves it (capped as it is)
 // if tasks still run in it: a restarted driver takes it over.
 func (p *Parent) Close() error {
 	var errs []error
-	for _, d := range p.Dirs() {
+	dirs := p.Dirs()
+	if p.v == V1 && p.cpuset != "" {
+		dirs = append(dirs, p.cpuset)
+	}
+	for _, d := range dirs {
 		if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}

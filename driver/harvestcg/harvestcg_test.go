@@ -213,7 +213,7 @@ func TestRealCgroupV1(t *testing.T) {
 		t.Skip("needs root on a cgroup v1 host")
 	}
 	path := "/harvest-unit-" + strconv.Itoa(os.Getpid())
-	p, err := Open(Options{Root: "/sys/fs/cgroup", Path: path, Idle: true})
+	p, err := Open(Options{Root: "/sys/fs/cgroup", Path: path, Idle: true, Cap: CapQuota})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,10 +222,7 @@ func TestRealCgroupV1(t *testing.T) {
 			t.Errorf("close: %v", err)
 		}
 	})
-	cmd := exec.Command("/bin/sleep", "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := startSleep(t)
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = p.Release("task") }()
 	pids := func() ([]int, error) { return []int{cmd.Process.Pid}, nil }
 	if n, err := p.Adopt("task", pids, 512); err != nil || n != 1 {
@@ -246,4 +243,13 @@ func TestRealCgroupV1(t *testing.T) {
 	if err := p.Release("task"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func startSleep(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("/bin/sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
 }

@@ -33,7 +33,8 @@ func (p *Parent) TaskCgroupV2(name string) (string, error) {
 // Adopt moves the task's processes, as pids lists them now (e.g. the
 // cgroup.procs of the freezer cgroup Nomad's executor placed the task in),
 // into the task's cgroups under the parent in the cpu, cpuacct and blkio
-// hierarchies (v1 only), and gives it shares there (its weight among the
+// hierarchies and into the cpuset parent itself (v1 only), and gives it
+// shares there (its weight among the
 // harvested tasks; 0 leaves the kernel's default). It lists and moves again
 // until no new process appears, and returns how many it moved.
 func (p *Parent) Adopt(name string, pids func() ([]int, error), shares int64) (int, error) {
@@ -67,8 +68,12 @@ func (p *Parent) Adopt(name string, pids func() ([]int, error), shares int64) (i
 		if len(todo) == 0 {
 			return len(moved), nil
 		}
+		targets := dirs
+		if p.cpuset != "" {
+			targets = append(slices.Clip(dirs), p.cpuset)
+		}
 		for _, pid := range todo {
-			for _, d := range dirs {
+			for _, d := range targets {
 				err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)+"\n", true)
 				if err != nil && !errors.Is(err, os.ErrNotExist) && !isGone(err) {
 					return len(moved), err

@@ -29,7 +29,7 @@ func harvestCgroupFor(base int, node string) string {
 
 // harvestControllers are the cgroup v1 hierarchies the driver puts
 // harvested tasks in.
-var harvestControllers = []string{"cpu", "cpuacct", "blkio"}
+var harvestControllers = []string{"cpu", "cpuacct", "blkio", "cpuset"}
 
 // harvestCgroupDirs are the existing directories of a harvest cgroup.
 func harvestCgroupDirs(path string) []string {
