@@ -4,8 +4,9 @@ package driver
 // by default /harvest at the top of each hierarchy, where it competes with
 // the primary tenant's cgroups at the lowest CPU weight (SCHED_IDLE too with
 // cpu_idle where the kernel has cpu.idle), and enforces the cap the guard
-// loop sets every tick: as whole CPUs of its cpuset (cap_method "cpuset",
-// and a CFS quota below one CPU) or as a CFS quota ("quota").
+// loop sets every tick: as whole CPUs of its cpuset (cap_method "cpuset":
+// one CPU below that, and the least CFS quota at 0) or as a CFS quota
+// ("quota").
 //
 // cgroup v1: Nomad's executor starts the task in its own freezer, cpu and
 // memory cgroups (limits, stats and kill stay Nomad's); right after the

@@ -121,9 +121,8 @@ func (d *Driver) SetConfig(c *base.Config) error {
 	old := d.plugin
 	defer old.close() // after the unlock below: a closing plugin may wait on its process
 	defer d.mu.Unlock()
-	if cg != nil { // the cap the guard plans is the one the cgroup can enforce
-		s.policy.WholeCPUs = cg.CapMethod() == harvestcg.CapCpuset
-	}
+	// the cap the guard plans is the one the cgroup enforces (none: no cgroup)
+	s.policy.WholeCPUs = cg != nil && cg.CapMethod() == harvestcg.CapCpuset
 	d.config, d.source, d.settings, d.plugin, d.cgroup = cfg, source, s, plug, cg
 	d.tracker = guard.NewTracker(s.hysteresis.AdmitWindow)
 	d.guard = &guard.Guard{Policy: s.policy}

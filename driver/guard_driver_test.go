@@ -306,3 +306,16 @@ func newHarnessWith(t *testing.T, d *Driver, cfg Config) *dtestutil.DriverHarnes
 	}
 	return h
 }
+
+// Without a harvest cgroup nothing enforces the cap in whole CPUs, so the
+// guard plans it unrounded.
+func TestNoHarvestCgroupPlansTheCapUnrounded(t *testing.T) {
+	d := New(hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn}))
+	newHarnessWith(t, d, Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", UsageSource: "proc",
+		StaleAfter: "3h", HarvestCgroup: "none"})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cgroup != nil || d.guard.Policy.WholeCPUs {
+		t.Fatalf("cgroup %v, whole CPUs %v", d.cgroup, d.guard.Policy.WholeCPUs)
+	}
+}

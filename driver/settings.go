@@ -78,7 +78,6 @@ func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
 	if s.capMethod, err = harvestcg.ParseCapMethod(cfg.CapMethod); err != nil {
 		return s, err
 	}
-	p.WholeCPUs = s.capMethod == harvestcg.CapCpuset
 	s.policy = p
 
 	switch cg := strings.TrimSpace(or(cfg.HarvestCgroup, defaultHarvestCgroup)); {

@@ -194,7 +194,8 @@ func evicted(p Plan) []Task {
 
 // With the cap enforced as whole CPUs (a cpuset), the plan's cap is what
 // the cgroup can hold: a cap of one CPU or more rounds down, below one it
-// stays (a quota), so the need is compared with the cap in force.
+// stays (the tasks keep one CPU but are suppressed), so the need is
+// compared with the cap in force.
 func TestWholeCPUsCapIsTheCapInForce(t *testing.T) {
 	tasks := []Task{task("a", 100, 0.6, 32), task("b", 10, 0.6, 32)}
 	for _, c := range []struct {
@@ -202,7 +203,7 @@ func TestWholeCPUsCapIsTheCapInForce(t *testing.T) {
 		suppressed   bool
 	}{
 		{0, 1, true},     // 2 - 0 - 0.5 = 1.5: one CPU, below the 1.2 the tasks need
-		{0.6, 0.5, true}, // 2 - 1 - 0.5 = 0.5: a quota on one CPU
+		{0.6, 0.5, true}, // 2 - 1 - 0.5 = 0.5: one CPU, suppressed
 		{1.2, 0, true},   // nothing left
 	} {
 		g := &Guard{Policy: Policy{Grace: time.Hour, ProgressShare: 1, WholeCPUs: true}}
