@@ -13,6 +13,8 @@ import (
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/internal/standin"
 )
 
 // What harvesting costs the primary tenant, and what the harvested tasks
@@ -125,7 +127,7 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 	blocks := min(5, cycles)
 	rounds, period := envInt("HARVEST_MEASURE_ROUNDS", 5), envDuration("HARVEST_MEASURE_PERIOD", 10*time.Second)
 	addr := startStandIn(t, node)
-	latencies(addr, rate, 3*time.Second) // warm up
+	standin.Latencies(addr, rate, 3*time.Second) // warm up
 
 	hAllocs, stopH := busyJob(t, node, "harvest", 2, 0.1)
 	rAllocs, stopR := busyJob(t, node, "raw_exec", 2, 0.1)
@@ -151,7 +153,7 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 			if cond != "alone" {
 				signal(cond, syscall.SIGCONT)
 			}
-			lat, failed := latencies(addr, rate, window)
+			lat, failed := standin.Latencies(addr, rate, window)
 			if cond != "alone" {
 				signal(cond, syscall.SIGSTOP)
 			}
@@ -160,8 +162,8 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 			}
 			b := cyc * blocks / cycles
 			samples[cond][b] = append(samples[cond][b], lat...)
-			line[cond] = quantiles(lat)[1]
-			line[cond+" p50"] = quantiles(lat)[0]
+			line[cond] = standin.Quantiles(lat)[1]
+			line[cond+" p50"] = standin.Quantiles(lat)[0]
 		}
 		for _, cond := range conds[1:] {
 			perCycle[cond] = append(perCycle[cond], [2]float64{line[cond+" p50"] / line["alone p50"], line[cond] / line["alone"]})
@@ -184,7 +186,7 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 	}
 	t.Logf("steady state, %d cycles of %s windows (%d requests per condition):", cycles, window, len(all("alone")))
 	for _, cond := range conds {
-		t.Logf("  %-9s p50/p99/p999 %s ms", cond, fmtQ(quantiles(all(cond))))
+		t.Logf("  %-9s p50/p99/p999 %s ms", cond, fmtQ(standin.Quantiles(all(cond))))
 	}
 	ratios := func(base, of func(int) [3]float64, n int) string {
 		var cells []string
@@ -195,7 +197,7 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 				x := of(b)[k] / base(b)[k]
 				vals, xs = append(vals, x), append(xs, fmt.Sprintf("%.2f", x))
 			}
-			cells = append(cells, fmt.Sprintf("%s %.3f [%s]", name, median(vals), strings.Join(xs, " ")))
+			cells = append(cells, fmt.Sprintf("%s %.3f [%s]", name, standin.Median(vals), strings.Join(xs, " ")))
 		}
 		return strings.Join(cells, "  ")
 	}
@@ -205,14 +207,16 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 		for _, r := range perCycle[cond] {
 			p50s, p99s = append(p50s, r[0]), append(p99s, r[1])
 		}
-		t.Logf("  %-9s / alone in the same cycle, median of %d cycles: p50 %.3f  p99 %.3f", cond, cycles, median(p50s), median(p99s))
+		t.Logf("  %-9s / alone in the same cycle, median of %d cycles: p50 %.3f  p99 %.3f", cond, cycles, standin.Median(p50s), standin.Median(p99s))
 		if cond == "harvest" {
 			harvestP99 = p99s
 		}
-		pooled := quantiles(all(cond))
-		alone := quantiles(all("alone"))
+		pooled := standin.Quantiles(all(cond))
+		alone := standin.Quantiles(all("alone"))
 		t.Logf("  %-9s / alone, all requests: p50 %.3f  p99 %.3f  p999 %.3f", cond, pooled[0]/alone[0], pooled[1]/alone[1], pooled[2]/alone[2])
-		q := func(c string) func(int) [3]float64 { return func(b int) [3]float64 { return quantiles(samples[c][b]) } }
+		q := func(c string) func(int) [3]float64 {
+			return func(b int) [3]float64 { return standin.Quantiles(samples[c][b]) }
+		}
 		t.Logf("  %-9s / alone, median of %d blocks [each]: %s", cond, blocks, ratios(q("alone"), q(cond), blocks))
 	}
 
@@ -230,18 +234,18 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 			// at the stand-in's own nice: the spike is the primary's, not a
 			// higher-priority process starving the stand-in
 			stopBurn := startBurnerAt(t, node, 0.9, envOr("HARVEST_MEASURE_NICE", "0"))
-			lat, _ := latencies(addr, rate, period)
+			lat, _ := standin.Latencies(addr, rate, period)
 			stopBurn()
 			if stopJob != nil {
 				stopJob()
 			}
-			spike[cond] = append(spike[cond], quantiles(lat))
+			spike[cond] = append(spike[cond], standin.Quantiles(lat))
 			t.Logf("spike round %d %-13s p50/p99/p999 %s ms", r+1, cond, fmtQ(spike[cond][len(spike[cond])-1]))
 		}
 	}
 	t.Logf("  spike+harvest / spike alone, median of %d rounds [each]: %s", rounds,
 		ratios(func(r int) [3]float64 { return spike["spike alone"][r] }, func(r int) [3]float64 { return spike["spike+harvest"][r] }, rounds))
-	if m := median(harvestP99); m > 1.05 {
+	if m := standin.Median(harvestP99); m > 1.05 {
 		t.Errorf("primary p99 beside harvested tasks is %.3f x alone (median over %d cycles), goal <= 1.05", m, cycles)
 	}
 }
@@ -291,6 +295,6 @@ func TestMeasureHarvestedThroughput(t *testing.T) {
 				used/60, strings.Join(strings.Fields(string(load0))[:3], " "))
 		}
 	}
-	h, r := median(perMinute["harvest"]), median(perMinute["raw_exec"])
+	h, r := standin.Median(perMinute["harvest"]), standin.Median(perMinute["raw_exec"])
 	t.Logf("harvested CPU-seconds per minute with the primary idle: harvest %.1f, raw_exec %.1f: ratio %.2f", h, r, h/r)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/harvest-platform/harvest/driver/harvestcg"
 	"github.com/harvest-platform/harvest/internal/localcluster"
 )
 
@@ -74,28 +75,10 @@ func capOf(c localcluster.NomadClient) float64 {
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
 		cpuset = filepath.Join(dir, "cpuset.cpus")
 	}
-	if n := cpuCount(readTrim(cpuset)); n > 0 && n < runtime.NumCPU() {
-		return float64(n)
+	if cpus, err := harvestcg.ParseCPUList(readTrim(cpuset)); err == nil && len(cpus) > 0 && len(cpus) < runtime.NumCPU() {
+		return float64(len(cpus))
 	}
 	return -1
-}
-
-// cpuCount counts the CPUs of a kernel CPU list ("0-3,8").
-func cpuCount(list string) int {
-	n := 0
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			b, _ = strconv.Atoi(hi)
-		}
-		n += b - a + 1
-	}
-	return n
 }
 
 // cpusAllowed is the CPU list a process may run on.
@@ -310,8 +293,8 @@ func TestDriverCapsHarvestedCPUAndSuppressesBeforeEviction(t *testing.T) {
 		t.Fatalf("cap %.2f cores after the spike, want 0.5", planned)
 	}
 	t.Logf("spike to the 0.5-core cap: %.0f ms; in force: %.2f cores", time.Since(spike).Seconds()*1000, capOf(c))
-	if allowed := cpusAllowed(t, pids[0]); cpuCount(allowed) != 1 {
-		t.Fatalf("capped below one CPU, the task may run on CPUs %s", allowed)
+	if allowed, _ := harvestcg.ParseCPUList(cpusAllowed(t, pids[0])); len(allowed) != 1 {
+		t.Fatalf("capped below one CPU, the task may run on CPUs %v", allowed)
 	}
 	cpu0, at0 := series(t, c.DriverMetrics, "harvest_driver_harvested_cpu_seconds_total", nil), time.Now()
 	time.Sleep(3 * time.Second)

@@ -65,10 +65,4 @@ func startStandIn(t *testing.T, node string) string {
 	return ""
 }
 
-var (
-	latencies = standin.Latencies
-	quantiles = standin.Quantiles
-	median    = standin.Median
-)
-
 func fmtQ(q [3]float64) string { return fmt.Sprintf("%6.2f %6.2f %7.2f", q[0], q[1], q[2]) }

@@ -51,8 +51,8 @@ func ParseCapMethod(s string) (CapMethod, error) {
 	return "", fmt.Errorf("cap_method %q: want %q or %q", s, CapCpuset, CapQuota)
 }
 
-// parseCPUList reads the kernel's CPU list format ("0-3,8,10-11").
-func parseCPUList(s string) ([]int, error) {
+// ParseCPUList reads the kernel's CPU list format ("0-3,8,10-11").
+func ParseCPUList(s string) ([]int, error) {
 	var out []int
 	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
 		if part == "" {
@@ -128,7 +128,7 @@ func (p *Parent) openCpuset(dir string) error {
 		return nil
 	}
 	above := filepath.Dir(dir)
-	allowed, err := parseCPUList(readFirst(above, "cpuset.effective_cpus", "cpuset.cpus.effective", cpusFile))
+	allowed, err := ParseCPUList(readFirst(above, "cpuset.effective_cpus", "cpuset.cpus.effective", cpusFile))
 	if err != nil || len(allowed) == 0 {
 		return fmt.Errorf("the CPUs %s allows: %v", above, err)
 	}
@@ -138,7 +138,7 @@ func (p *Parent) openCpuset(dir string) error {
 			return err
 		}
 	}
-	if cur, err := parseCPUList(readFirst(dir, cpusFile)); err == nil && len(cur) > 0 {
+	if cur, err := ParseCPUList(readFirst(dir, cpusFile)); err == nil && len(cur) > 0 {
 		p.cpus = cur
 		p.settings = append(p.settings, strings.TrimPrefix(filepath.Join(dir, cpusFile), p.root+"/")+"="+formatCPUList(cur)+" (kept)")
 		return nil

@@ -11,13 +11,13 @@ import (
 
 func TestCPUListRoundTrip(t *testing.T) {
 	for in, want := range map[string]string{"0-3": "0-3", "0,2-3,8\n": "0,2-3,8", "3,1,2": "1-3", "": "", "5": "5"} {
-		cpus, err := parseCPUList(in)
+		cpus, err := ParseCPUList(in)
 		if err != nil || formatCPUList(cpus) != want {
 			t.Errorf("%q: %v %q, want %q", in, cpus, formatCPUList(cpus), want)
 		}
 	}
 	for _, bad := range []string{"a", "3-1", "-1", "1-x"} {
-		if _, err := parseCPUList(bad); err == nil {
+		if _, err := ParseCPUList(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

@@ -57,9 +57,6 @@ type SurvivalServer struct {
 	Nodes   int     `json:"nodes"` // the class's nodes that report the driver's size
 }
 
-// The harvest driver's admission margin, published beside its capacity and
-// reserve (classroom.go); a driver too old to publish it counts as none.
-
 // noDriverSize is why a class whose nodes report no driver size has no
 // survival figures: guessing a server would publish numbers no node runs.
 const noDriverSize = "no node of the class reports the harvest driver's capacity and reserve (" +
@@ -77,7 +74,7 @@ func driverSize(attrs map[string]string) (survival.Server, bool) {
 	if !ok1 || !ok2 || cores <= 0 {
 		return survival.Server{}, false
 	}
-	margin, _ := num(contract.AttrAdmitMarginCores)
+	margin, _ := num(contract.AttrAdmitMarginCores) // a driver too old to publish it: none
 	return survival.Server{Cores: cores, Reserve: reserve + margin}, true
 }
 
