@@ -84,12 +84,15 @@ func newExporter(t *testing.T, rate float64) *exporter {
 		b.WriteString("# TYPE node_memory_MemTotal_bytes gauge\nnode_memory_MemTotal_bytes 1.7179869184e+10\n")
 		b.WriteString("# TYPE node_memory_MemAvailable_bytes gauge\nnode_memory_MemAvailable_bytes 1.073741824e+10\n")
 		b.WriteString("# TYPE container_cpu_usage_seconds_total counter\n")
+		// cAdvisor stamps its container series with when it read them: the
+		// plugin rates them over those stamps, whatever the scrape's delays.
+		now := time.Now()
 		if e.nan.Load() {
-			b.WriteString("container_cpu_usage_seconds_total{cpu=\"total\",id=\"/primary\"} NaN\n")
+			fmt.Fprintf(&b, "container_cpu_usage_seconds_total{cpu=\"total\",id=\"/primary\"} NaN %d\n", now.UnixMilli())
 		} else {
-			fmt.Fprintf(&b, "container_cpu_usage_seconds_total{cpu=\"total\",id=\"/primary\"} %.6f\n", e.counter())
+			fmt.Fprintf(&b, "container_cpu_usage_seconds_total{cpu=\"total\",id=\"/primary\"} %.6f %d\n", e.counterAt(now), now.UnixMilli())
 		}
-		fmt.Fprintf(&b, "container_cpu_usage_seconds_total{cpu=\"total\",id=\"/harvest/task\"} %.6f\n", 50+el)
+		fmt.Fprintf(&b, "container_cpu_usage_seconds_total{cpu=\"total\",id=\"/harvest/task\"} %.6f %d\n", 50+el, now.UnixMilli())
 		b.WriteString("# TYPE container_memory_working_set_bytes gauge\ncontainer_memory_working_set_bytes{id=\"/primary\"} 3.221225472e+09\n")
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		fmt.Fprint(w, b.String())
@@ -98,10 +101,14 @@ func newExporter(t *testing.T, rate float64) *exporter {
 	return e
 }
 
-func (e *exporter) counter() float64 {
+func (e *exporter) counter() float64 { return e.counterAt(time.Now()) }
+
+// counterAt is the primary's CPU seconds at now, to the millisecond now is
+// stamped with.
+func (e *exporter) counterAt(now time.Time) float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.cpu + e.rate*time.Since(e.at).Seconds()
+	return e.cpu + e.rate*time.UnixMilli(now.UnixMilli()).Sub(e.at).Seconds()
 }
 
 func (e *exporter) setRate(cores float64) {

@@ -26,6 +26,11 @@
 // primary's CPU is the rate of the sum of the matching series of
 // primary_cpu_metric and its memory their sum of primary_memory_metric, and
 // the sample says it measured the primary alone.
+//
+// A counter is rated over the time it was true: the sample's own timestamp
+// where the exporter stamps its series (cAdvisor does), else when the scrape
+// began, as Prometheus stamps a scrape. A scrape whose stamped counters have
+// not moved since the last one repeats the last rate with its time.
 package main
 
 import (

@@ -11,9 +11,15 @@ import (
 	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
 
-// reading is what one scrape says, before rating.
+// reading is what one scrape says, before rating. Each counter carries the
+// time it was true: the sample's own timestamp when the exporter exposes one
+// (cAdvisor does), else when the scrape began, as Prometheus stamps a scrape
+// (honor_timestamps). Stamping when the body had arrived would rate a
+// counter over a span that includes the exporter's and the network's delays,
+// which on a loaded host are as long as the interval itself.
 type reading struct {
-	at                 time.Time
+	at                 time.Time // of the host counters
+	primaryAt          time.Time // of the primary's CPU counter
 	cpus               int
 	hostBusySeconds    float64 // every mode of node_cpu_seconds_total but idle and iowait
 	memTotal, memAvail float64
@@ -23,11 +29,12 @@ type reading struct {
 
 // read scrapes the endpoint(s) into a reading.
 func (s *source) read(ctx context.Context) (*reading, error) {
+	began := time.Now()
 	fams, err := s.fetch(ctx, s.cfg.url)
 	if err != nil {
 		return nil, err
 	}
-	r := &reading{at: time.Now()}
+	r := &reading{at: stamped(fams["node_cpu_seconds_total"], nil, began)}
 	cpu, ok := fams["node_cpu_seconds_total"]
 	if !ok {
 		return nil, errors.New("no node_cpu_seconds_total: is url a node_exporter endpoint?")
@@ -50,12 +57,14 @@ func (s *source) read(ctx context.Context) (*reading, error) {
 	if s.cfg.primaryCPU == "" {
 		return r, nil
 	}
-	pf := fams
+	pf, pbegan := fams, began
 	if s.cfg.primaryURL != s.cfg.url {
+		pbegan = time.Now()
 		if pf, err = s.fetch(ctx, s.cfg.primaryURL); err != nil {
 			return nil, err
 		}
 	}
+	r.primaryAt = stamped(pf[s.cfg.primaryCPU], s.cfg.primaryLabels, pbegan)
 	var okC, okM bool
 	r.primaryCPUSeconds, okC = sum(pf[s.cfg.primaryCPU], s.cfg.primaryLabels)
 	r.primaryMemBytes, okM = sum(pf[s.cfg.primaryMem], s.cfg.primaryLabels)
@@ -69,11 +78,14 @@ func (s *source) read(ctx context.Context) (*reading, error) {
 // exporter or the host restarted): its increase is its new value, as
 // Prometheus's rate() takes it.
 func usage(cfg *config, prev, cur *reading) usagesource.Usage {
-	secs := cur.at.Sub(prev.at).Seconds()
-	rate := func(a, b float64) float64 {
+	rate := func(a, b float64, from, to time.Time) float64 {
 		d := b - a
 		if d < 0 {
 			d = b
+		}
+		secs := to.Sub(from).Seconds()
+		if secs <= 0 {
+			return math.NaN() // the guard counts a NaN as a failed sample
 		}
 		return d / secs
 	}
@@ -82,11 +94,11 @@ func usage(cfg *config, prev, cur *reading) usagesource.Usage {
 		CapacityCPUCores:    float64(cur.cpus),
 		CapacityMemoryBytes: uint64(cur.memTotal),
 		HostMeasured:        cfg.primaryCPU == "",
-		HostCPUCores:        rate(prev.hostBusySeconds, cur.hostBusySeconds),
+		HostCPUCores:        rate(prev.hostBusySeconds, cur.hostBusySeconds, prev.at, cur.at),
 		HostMemoryBytes:     uint64(math.Max(0, cur.memTotal-cur.memAvail)),
 	}
 	if !u.HostMeasured {
-		u.PrimaryCPUCores = rate(prev.primaryCPUSeconds, cur.primaryCPUSeconds)
+		u.PrimaryCPUCores = rate(prev.primaryCPUSeconds, cur.primaryCPUSeconds, prev.primaryAt, cur.primaryAt)
 		u.PrimaryMemoryBytes = uint64(math.Max(0, cur.primaryMemBytes))
 	}
 	if cfg.capacityCPU > 0 {
@@ -119,9 +131,23 @@ func value(m *dto.Metric) float64 {
 	return 0
 }
 
-// sum adds the family's series whose labels match (all of them when match
-// is empty); ok is false when none does.
-func sum(f *dto.MetricFamily, match map[string]string) (total float64, ok bool) {
+// stamped is the latest explicit timestamp among the family's series that
+// match, or otherwise when the scrape began.
+func stamped(f *dto.MetricFamily, match map[string]string, began time.Time) time.Time {
+	var latest int64
+	for _, m := range matching(f, match) {
+		latest = max(latest, m.GetTimestampMs())
+	}
+	if latest <= 0 {
+		return began
+	}
+	return time.UnixMilli(latest)
+}
+
+// matching is the family's series whose labels match (all of them when
+// match is empty).
+func matching(f *dto.MetricFamily, match map[string]string) []*dto.Metric {
+	var out []*dto.Metric
 next:
 	for _, m := range f.GetMetric() {
 		l := labels(m)
@@ -130,6 +156,15 @@ next:
 				continue next
 			}
 		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// sum adds the family's series whose labels match (all of them when match
+// is empty); ok is false when none does.
+func sum(f *dto.MetricFamily, match map[string]string) (total float64, ok bool) {
+	for _, m := range matching(f, match) {
 		total += value(m)
 		ok = true
 	}

@@ -35,7 +35,8 @@ type source struct {
 
 	mu   sync.Mutex
 	cfg  *config
-	prev *reading // the previous Sample's, for the CPU rates
+	prev *reading           // the previous Sample's, for the CPU rates
+	last *usagesource.Usage // the last rated Sample, while the exporter's stamps stand still
 }
 
 var _ usagesource.Source = (*source)(nil)
@@ -83,7 +84,7 @@ func (s *source) SetConfig(c map[string]string) error {
 		return err
 	}
 	s.mu.Lock()
-	s.cfg, s.prev = cfg, nil
+	s.cfg, s.prev, s.last = cfg, nil, nil
 	s.mu.Unlock()
 	return nil
 }
@@ -112,10 +113,26 @@ func (s *source) Sample(ctx context.Context) (usagesource.Usage, error) {
 	if err != nil {
 		return usagesource.Usage{}, err
 	}
+	if standsStill(s.prev.at, cur.at, s.prev.hostBusySeconds, cur.hostBusySeconds) ||
+		(s.cfg.primaryCPU != "" && standsStill(s.prev.primaryAt, cur.primaryAt, s.prev.primaryCPUSeconds, cur.primaryCPUSeconds)) {
+		// The exporter stamps its samples and has not refreshed them since
+		// (cAdvisor refreshes about once a second): nothing new to rate.
+		// The last rate stands, with its own time, so the caller's
+		// staleness check still sees an exporter that stopped. (A value
+		// that changed under the same stamp rates as NaN: a failed sample.)
+		if s.last != nil {
+			return *s.last, nil
+		}
+		return usagesource.Usage{}, errors.New("the exporter's sample timestamps have not moved since the last scrape")
+	}
 	u := usage(s.cfg, s.prev, cur)
-	s.prev = cur
+	s.prev, s.last = cur, &u
 	return u, nil
 }
+
+// standsStill says a counter was not refreshed between two scrapes: its
+// stamp did not move and neither did its value.
+func standsStill(at0, at1 time.Time, v0, v1 float64) bool { return !at1.After(at0) && v0 == v1 }
 
 // fetch reads one endpoint's metric families.
 func (s *source) fetch(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
