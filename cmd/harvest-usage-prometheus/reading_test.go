@@ -105,3 +105,25 @@ func TestFrozenStampsRepeatTheLastRate(t *testing.T) {
 		t.Fatalf("frozen again: %+v, %v; want the last sample %+v unchanged", again, err, u)
 	}
 }
+
+func TestNotNewer(t *testing.T) {
+	t0 := time.UnixMilli(1_000_000)
+	t1 := t0.Add(time.Millisecond)
+	prev := &reading{at: t0, primaryAt: t0, hostBusySeconds: 1, primaryCPUSeconds: 1}
+	for _, c := range []struct {
+		name    string
+		cur     reading
+		primary bool
+		want    bool
+	}{
+		{"both moved", reading{at: t1, primaryAt: t1, primaryCPUSeconds: 2}, true, false},
+		{"primary stamp still, value moved within the millisecond", reading{at: t1, primaryAt: t0, primaryCPUSeconds: 1.001}, true, true},
+		{"host stamp still", reading{at: t0, primaryAt: t1}, true, true},
+		{"primary stamp still but not read", reading{at: t1, primaryAt: t0}, false, false},
+		{"primary NaN under the old stamp", reading{at: t1, primaryAt: t0, primaryCPUSeconds: math.NaN()}, true, false},
+	} {
+		if got := notNewer(prev, &c.cur, c.primary); got != c.want {
+			t.Errorf("%s: notNewer %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -113,13 +114,12 @@ func (s *source) Sample(ctx context.Context) (usagesource.Usage, error) {
 	if err != nil {
 		return usagesource.Usage{}, err
 	}
-	if standsStill(s.prev.at, cur.at, s.prev.hostBusySeconds, cur.hostBusySeconds) ||
-		(s.cfg.primaryCPU != "" && standsStill(s.prev.primaryAt, cur.primaryAt, s.prev.primaryCPUSeconds, cur.primaryCPUSeconds)) {
-		// The exporter stamps its samples and has not refreshed them since
-		// (cAdvisor refreshes about once a second): nothing new to rate.
-		// The last rate stands, with its own time, so the caller's
-		// staleness check still sees an exporter that stopped. (A value
-		// that changed under the same stamp rates as NaN: a failed sample.)
+	if notNewer(s.prev, cur, s.cfg.primaryCPU != "") {
+		// The exporter stamps its samples and has none newer than the last
+		// scrape's (cAdvisor refreshes about once a second, and two scrapes
+		// can fall in one millisecond): nothing to rate over. The last
+		// rate stands, with its own time, so the caller's staleness check
+		// still sees an exporter that stopped.
 		if s.last != nil {
 			return *s.last, nil
 		}
@@ -130,9 +130,14 @@ func (s *source) Sample(ctx context.Context) (usagesource.Usage, error) {
 	return u, nil
 }
 
-// standsStill says a counter was not refreshed between two scrapes: its
-// stamp did not move and neither did its value.
-func standsStill(at0, at1 time.Time, v0, v1 float64) bool { return !at1.After(at0) && v0 == v1 }
+// notNewer says cur has a counter stamped no later than prev's. A counter
+// that reads NaN is news all the same: it rates as NaN, a failed sample.
+func notNewer(prev, cur *reading, primary bool) bool {
+	if math.IsNaN(cur.hostBusySeconds) || (primary && math.IsNaN(cur.primaryCPUSeconds)) {
+		return false
+	}
+	return !cur.at.After(prev.at) || (primary && !cur.primaryAt.After(prev.primaryAt))
+}
 
 // fetch reads one endpoint's metric families.
 func (s *source) fetch(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {

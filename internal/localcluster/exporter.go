@@ -91,8 +91,10 @@ func (c *exporterCollector) Collect(ch chan<- prometheus.Metric) {
 			c.sources[path] = cg
 		}
 		if sec, mem, err := cg.Counters(); err == nil {
-			ch <- prometheus.MustNewConstMetric(c.cgCPU, prometheus.CounterValue, sec, path)
-			ch <- prometheus.MustNewConstMetric(c.cgMem, prometheus.GaugeValue, mem, path)
+			// stamped with when they were read, as cAdvisor stamps its series
+			at := time.Now()
+			ch <- prometheus.NewMetricWithTimestamp(at, prometheus.MustNewConstMetric(c.cgCPU, prometheus.CounterValue, sec, path))
+			ch <- prometheus.NewMetricWithTimestamp(at, prometheus.MustNewConstMetric(c.cgMem, prometheus.GaugeValue, mem, path))
 		}
 	}
 }
