@@ -146,7 +146,7 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	a.proxy = &http.Server{Handler: proxy.New(upstream, transport, rw, a.log.Named("proxy"), proxy.NewMetrics(a.metrics.Registry),
 		proxy.Options{Admissions: adm.as("proxy"), MaxBody: int64(cfg.Proxy.MaxBodyMB) << 20}),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
-	a.sequencer = &sequencer{nomad: nomad, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, done: map[string]bool{},
+	a.sequencer = &sequencer{nomad: nomad, view: a.policies.view, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, done: map[string]bool{},
 		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
 	if p := a.policies.partition; p != nil {
 		a.sequencer.finished = p.observe
@@ -184,25 +184,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.log.Info("placer API listening", "addr", a.Addr(), "refresh_interval", a.interval)
 	if a.proxy != nil {
 		go func() { errc <- a.proxy.Serve(a.proxyL) }()
-		go a.sequencer.run(ctx)
 		a.log.Info("admission proxy listening: point NOMAD_ADDR here", "addr", a.ProxyAddr())
 	}
-
-	a.policies.run(ctx, a.log)
-	go every(ctx, declarationsInterval, a.declared.sync, func(err error) { a.declared.log.Warn("publishing declarations failed", "error", err) })
-	go func() {
-		ticker := time.NewTicker(a.interval)
-		defer ticker.Stop()
-		for {
-			_, _ = a.refresher.Refresh(ctx) // errors are logged and counted
-			a.declared.publish(ctx)         // nodes the refresh saw first get their values
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-			}
-		}
-	}()
+	a.policies.logEnabled(a.log)
+	a.startLoops(ctx)
 
 	select {
 	case err := <-errc:

@@ -106,14 +106,12 @@ func primaries(ctx context.Context, store *history.Store, now time.Time) (map[st
 // resources on a node: pending (placed, starting) or running, and meant to
 // run. Work Nomad has not placed has no allocation, so it never counts.
 func (v clusterView) placedAllocations(ctx context.Context) ([]*nomadapi.AllocationListStub, error) {
-	q := &nomadapi.QueryOptions{Namespace: "*", Params: map[string]string{"resources": "true"},
-		Filter: `DesiredStatus == "run" and (ClientStatus == "running" or ClientStatus == "pending")`}
-	allocs, _, err := v.nomad.Allocations().List(q.WithContext(ctx))
+	allocs, err := v.allocations(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := allocs[:0]
-	for _, a := range allocs { // the filter again: a server without it returns all
+	var out []*nomadapi.AllocationListStub // (the list is shared: never filtered in place)
+	for _, a := range allocs {
 		if a.NodeID != "" && a.DesiredStatus == nomadapi.AllocDesiredStatusRun &&
 			(a.ClientStatus == nomadapi.AllocClientStatusRunning || a.ClientStatus == nomadapi.AllocClientStatusPending) {
 			out = append(out, a)
@@ -141,7 +139,7 @@ func cpuMHz(a *nomadapi.AllocationListStub) float64 {
 // whose modify index changed are read again: meta is not in the list), one
 // job list, one allocation list and one Consul list.
 func (v clusterView) roomNodes(ctx context.Context, store *history.Store, now time.Time) ([]roomNode, error) {
-	stubs, _, err := v.nomad.Nodes().List((&nomadapi.QueryOptions{}).WithContext(ctx))
+	stubs, err := v.watch.nodes.get(ctx, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -23,16 +23,18 @@ type clusterNode struct {
 	Harvest  float64 // harvestable memory, MiB: the driver's capacity minus its reserve
 }
 
-// clusterView reads what the policy loops need of Nomad. The loops share
-// one view, so they share its caches.
+// clusterView reads what the placer's loops need of Nomad. The loops share
+// one view, so they share its watch of Nomad's lists (watch.go) and its
+// caches.
 type clusterView struct {
 	nomad   *nomadapi.Client
+	watch   *clusterWatch
 	applied *appliedMeta
 	nodes   *nodeCache
 }
 
 func newClusterView(nomad *nomadapi.Client) clusterView {
-	return clusterView{nomad: nomad, applied: &appliedMeta{nodes: map[string]map[string]string{}},
+	return clusterView{nomad: nomad, watch: newClusterWatch(nomad), applied: &appliedMeta{nodes: map[string]map[string]string{}},
 		nodes: &nodeCache{nodes: map[string]*nomadapi.Node{}}}
 }
 
@@ -131,8 +133,7 @@ func (a *appliedMeta) record(nodeID string, set map[string]string, unset []strin
 // harvestedNodes lists the clients that carry a tenant (the nodes the
 // placer labels), with their harvestable memory.
 func (v clusterView) harvestedNodes(ctx context.Context) ([]clusterNode, error) {
-	q := (&nomadapi.QueryOptions{}).WithContext(ctx)
-	stubs, _, err := v.nomad.Nodes().List(q)
+	stubs, err := v.watch.nodes.get(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +174,7 @@ func mib(v string) (float64, bool) {
 // harvestedJobs returns the harvested jobs (namespace/ID): rewritten by
 // the proxy or marked harvest = "true".
 func (v clusterView) harvestedJobs(ctx context.Context) (map[string]*nomadapi.JobListStub, error) {
-	q := &nomadapi.QueryOptions{Namespace: "*", Params: map[string]string{"meta": "true"}}
-	jobs, _, err := v.nomad.Jobs().List(q.WithContext(ctx))
+	jobs, err := v.watch.jobs.get(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -190,9 +190,7 @@ func (v clusterView) harvestedJobs(ctx context.Context) (map[string]*nomadapi.Jo
 // allocations lists every allocation in every namespace with its resources
 // and task states.
 func (v clusterView) allocations(ctx context.Context) ([]*nomadapi.AllocationListStub, error) {
-	q := &nomadapi.QueryOptions{Namespace: "*", Params: map[string]string{"resources": "true", "task_states": "true"}}
-	allocs, _, err := v.nomad.Allocations().List(q.WithContext(ctx))
-	return allocs, err
+	return v.watch.allocs.get(ctx, 0)
 }
 
 // memoryMB is what an allocation holds of memory.

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,14 +19,7 @@ type policies struct {
 	partition *partitioner
 	greylist  *greylister
 	escalator *escalator
-	loops     []policyLoop
-}
-
-// policyLoop is one enabled policy's pass and how often it runs.
-type policyLoop struct {
-	name     string
-	interval time.Duration
-	pass     func(context.Context) error
+	loops     []loop // the enabled policies' passes
 }
 
 // setupPolicies builds the loops the configuration enables.
@@ -41,11 +33,11 @@ func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
 			return err
 		}
 		p.packer = &packer{view: view, cfg: pc, releaseAfter: release, log: a.log.Named("packing"), metrics: metrics, now: time.Now}
-		p.loops = append(p.loops, policyLoop{"packing", interval, p.packer.pass})
+		p.loops = append(p.loops, loop{"packing", interval, p.packer.pass})
 	}
 	if cfg.Partition.Enabled {
 		p.partition = &partitioner{view: view, store: a.store, cfg: cfg.Partition, log: a.log.Named("partition"), metrics: metrics, now: time.Now}
-		p.loops = append(p.loops, policyLoop{"partition", 10 * time.Second, p.partition.pass})
+		p.loops = append(p.loops, loop{"partition", 10 * time.Second, p.partition.pass})
 	}
 	if cfg.Greylist.Enabled {
 		threshold, reset, interval, err := cfg.Greylist.settings()
@@ -54,7 +46,7 @@ func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
 		}
 		p.greylist = &greylister{view: view, tracker: escalation.NewTracker(threshold, reset, time.Now()), reset: reset,
 			log: a.log.Named("greylist"), metrics: metrics, now: time.Now, seen: map[string]bool{}}
-		p.loops = append(p.loops, policyLoop{"greylist", interval, p.greylist.pass})
+		p.loops = append(p.loops, loop{"greylist", interval, p.greylist.pass})
 	}
 	if cfg.Escalation.Enabled {
 		delay, interval, extra, err := cfg.Escalation.settings()
@@ -63,7 +55,7 @@ func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
 		}
 		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: a.weights, delay: delay, extra: extra,
 			log: a.log.Named("escalation"), metrics: metrics, now: time.Now, admitted: admissions{store: a.store}}
-		p.loops = append(p.loops, policyLoop{"escalation", interval, p.escalator.pass})
+		p.loops = append(p.loops, loop{"escalation", interval, p.escalator.pass})
 	}
 	a.policies = p
 	return nil
@@ -78,11 +70,9 @@ func (p policies) rules() proxy.Policies {
 	return r
 }
 
-// run starts each enabled loop until ctx ends.
-func (p policies) run(ctx context.Context, log hclog.Logger) {
+// logEnabled says which policies are on.
+func (p policies) logEnabled(log hclog.Logger) {
 	for _, l := range p.loops {
-		logger := log.Named(l.name)
-		logger.Info("policy on", "interval", l.interval)
-		go every(ctx, l.interval, l.pass, func(err error) { logger.Warn("policy pass failed", "error", err) })
+		log.Named(l.name).Info("policy on", "interval", l.interval)
 	}
 }

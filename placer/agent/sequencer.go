@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -34,8 +33,15 @@ const (
 // when its upstream stages complete. It cannot be the parent job's group
 // scaled up: every new version of a batch job makes Nomad run its completed
 // groups again (seen here: scaling stage 2 re-ran stage 1).
+//
+// It reads Nomad's job and allocation lists through the shared view's
+// watch and each job's spec once per version, so a pass over jobs whose
+// allocations did not change costs no request.
 type sequencer struct {
 	nomad    *nomadapi.Client
+	view     clusterView
+	specs    map[string]*nomadapi.Job // namespace/job -> its spec, as of the run it was read for
+	wrote    uint64                   // the index of the last job this placer registered or stopped
 	store    *history.Store
 	log      hclog.Logger
 	interval time.Duration
@@ -50,18 +56,24 @@ type sequencer struct {
 	finished func(ctx context.Context, run string, d time.Duration) error
 }
 
-func (s *sequencer) run(ctx context.Context) {
-	every(ctx, s.interval, s.tick, func(err error) { s.log.Warn("stage sequencing pass failed", "error", err) })
-}
-
 func (s *sequencer) tick(ctx context.Context) error {
-	q := &nomadapi.QueryOptions{Namespace: "*", Params: map[string]string{"meta": "true"}}
-	jobs, _, err := s.nomad.Jobs().List(q.WithContext(ctx))
+	// a list that shows this placer's own last write (or a stage would
+	// be registered twice)
+	jobs, err := s.view.watch.jobs.get(ctx, s.wrote)
 	if err != nil {
 		return err
 	}
-	live := map[string]bool{}
+	allocs, err := s.view.allocations(ctx)
+	if err != nil {
+		return err
+	}
+	byJob := map[string][]*nomadapi.AllocationListStub{}
+	for _, a := range allocs {
+		byJob[a.Namespace+"/"+a.JobID] = append(byJob[a.Namespace+"/"+a.JobID], a)
+	}
+	live, listed := map[string]bool{}, map[string]*nomadapi.JobListStub{}
 	for _, j := range jobs {
+		listed[j.Namespace+"/"+j.ID] = j
 		if !j.Stop {
 			live[j.Namespace+"/"+j.ID] = true
 		}
@@ -73,9 +85,10 @@ func (s *sequencer) tick(ctx context.Context) error {
 			if ok, err := s.isAdmitted(ctx, j); err != nil || !ok {
 				continue
 			}
-			if _, _, err := s.nomad.Jobs().Deregister(j.ID, true, (&nomadapi.WriteOptions{Namespace: j.Namespace}).WithContext(ctx)); err != nil {
+			if _, wm, err := s.nomad.Jobs().Deregister(j.ID, true, (&nomadapi.WriteOptions{Namespace: j.Namespace}).WithContext(ctx)); err != nil {
 				s.log.Warn("stopping orphaned stage failed", "job", j.ID, "error", err)
 			} else {
+				s.wrote = max(s.wrote, wm.LastIndex)
 				s.log.Info("stopped stage of a stopped job", "job", j.ID, "parent", parent)
 			}
 		}
@@ -90,7 +103,7 @@ func (s *sequencer) tick(ctx context.Context) error {
 			}
 			continue
 		}
-		if err := s.job(ctx, j); err != nil {
+		if err := s.job(ctx, j, listed, byJob); err != nil {
 			s.log.Warn("sequencing job failed", "job", j.ID, "namespace", j.Namespace, "error", err)
 		}
 	}
@@ -112,6 +125,11 @@ func (s *sequencer) forget(jobs []*nomadapi.JobListStub) {
 			if !current[run] {
 				delete(m, run)
 			}
+		}
+	}
+	for key, spec := range s.specs {
+		if !current[fmt.Sprintf("%s@%d", key, *spec.JobModifyIndex)] {
+			delete(s.specs, key)
 		}
 	}
 }
@@ -165,22 +183,21 @@ func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex
 	}
 }
 
-func (s *sequencer) job(ctx context.Context, stub *nomadapi.JobListStub) error {
+// job sequences one DAG job's run: listed are the jobs and byJob their
+// allocations (namespace/job), as this pass read them.
+func (s *sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed map[string]*nomadapi.JobListStub,
+	byJob map[string][]*nomadapi.AllocationListStub) error {
 	// a run already recorded (or stopped) needs no more reads of Nomad
 	run := fmt.Sprintf("%s/%s@%d", stub.Namespace, stub.ID, stub.JobModifyIndex)
 	if s.done[run] {
 		return nil
 	}
-	q := (&nomadapi.QueryOptions{Namespace: stub.Namespace}).WithContext(ctx)
-	job, _, err := s.nomad.Jobs().Info(stub.ID, q)
+	job, err := s.spec(ctx, stub)
 	if err != nil {
 		return err
 	}
-	run = fmt.Sprintf("%s/%s@%d", stub.Namespace, stub.ID, *job.JobModifyIndex) // as of the job just read
-	allocs, _, err := s.nomad.Jobs().Allocations(stub.ID, true, q)
-	if err != nil {
-		return err
-	}
+	run = fmt.Sprintf("%s/%s@%d", stub.Namespace, stub.ID, *job.JobModifyIndex) // as of the spec read
+	allocs := byJob[stub.Namespace+"/"+stub.ID]
 	declared := map[string]int{}
 	if v := job.Meta[proxy.StagesKey]; v != "" {
 		if err := json.Unmarshal([]byte(v), &declared); err != nil {
@@ -198,10 +215,8 @@ func (s *sequencer) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 			continue
 		}
 		g.Declared = d
-		stage, stageAllocs, err := s.stageJob(ctx, job, g.Name)
-		if err != nil {
-			return err
-		}
+		stage := listed[*job.Namespace+"/"+stageID(*job.ID, g.Name)]
+		stageAllocs := byJob[*job.Namespace+"/"+stageID(*job.ID, g.Name)]
 		if stage != nil && stage.Meta[parentIndexKey] == strconv.FormatUint(*job.JobModifyIndex, 10) {
 			g.Count = d // this run's stage job exists
 			groupState(&g, stageAllocs, 0)
@@ -232,27 +247,22 @@ func (s *sequencer) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 
 func stageID(parent, group string) string { return parent + "." + group }
 
-// stageJob returns a deferred stage's job and allocations, if registered.
-func (s *sequencer) stageJob(ctx context.Context, parent *nomadapi.Job, group string) (*nomadapi.Job, []*nomadapi.AllocationListStub, error) {
-	q := (&nomadapi.QueryOptions{Namespace: *parent.Namespace}).WithContext(ctx)
-	job, _, err := s.nomad.Jobs().Info(stageID(*parent.ID, group), q)
+// spec returns the job's spec for the listed run, read from Nomad once
+// per run (a spec changes only with its JobModifyIndex).
+func (s *sequencer) spec(ctx context.Context, stub *nomadapi.JobListStub) (*nomadapi.Job, error) {
+	key := stub.Namespace + "/" + stub.ID
+	if j := s.specs[key]; j != nil && *j.JobModifyIndex == stub.JobModifyIndex {
+		return j, nil
+	}
+	j, _, err := s.nomad.Jobs().Info(stub.ID, (&nomadapi.QueryOptions{Namespace: stub.Namespace}).WithContext(ctx))
 	if err != nil {
-		if isNotFound(err) {
-			return nil, nil, nil
-		}
-		return nil, nil, err
+		return nil, err
 	}
-	allocs, _, err := s.nomad.Jobs().Allocations(*job.ID, true, q)
-	return job, allocs, err
-}
-
-func isNotFound(err error) bool {
-	var ue nomadapi.UnexpectedResponseError
-	if errors.As(err, &ue) {
-		return ue.StatusCode() == 404
+	if s.specs == nil {
+		s.specs = map[string]*nomadapi.Job{}
 	}
-	var pue *nomadapi.UnexpectedResponseError
-	return errors.As(err, &pue) && pue.StatusCode() == 404
+	s.specs[key] = j
+	return j, nil
 }
 
 // startStage registers "<parent>.<group>": the parent job (its constraints,
@@ -267,11 +277,11 @@ func (s *sequencer) startStage(ctx context.Context, parent *nomadapi.Job, group 
 	if tg == nil {
 		return fmt.Errorf("no group %s", group)
 	}
-	stage := *parent
+	stage, one := *parent, *tg // copies: the parent's spec is kept for the next pass
 	id := stageID(*parent.ID, group)
 	stage.ID, stage.Name = &id, &id
-	stage.TaskGroups = []*nomadapi.TaskGroup{tg}
-	tg.Count = &count
+	stage.TaskGroups = []*nomadapi.TaskGroup{&one}
+	one.Count = &count
 	stage.Meta = map[string]string{}
 	for k, v := range parent.Meta {
 		stage.Meta[k] = v
@@ -285,6 +295,7 @@ func (s *sequencer) startStage(ctx context.Context, parent *nomadapi.Job, group 
 	if err != nil {
 		return err
 	}
+	s.wrote = max(s.wrote, resp.JobModifyIndex)
 	// a stage job is the placer's own: recorded, so that it is stopped with
 	// its parent (and a look-alike sent by someone else is not)
 	return s.admitted.as("sequencer").Admit(ctx, *parent.Namespace, id, resp.JobModifyIndex)

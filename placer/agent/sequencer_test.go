@@ -49,11 +49,13 @@ func (n *stageNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodDelete:
 		n.writes = append(n.writes, "DELETE "+strings.TrimPrefix(path, "/v1/job/"))
 		_ = json.NewEncoder(w).Encode(nomadapi.JobDeregisterResponse{})
-	case strings.HasSuffix(path, "/allocations"):
-		id := strings.TrimSuffix(strings.TrimPrefix(path, "/v1/job/"), "/allocations")
-		n.reads[id]++
-		_ = json.NewEncoder(w).Encode([]*nomadapi.AllocationListStub{{TaskGroup: "a", ClientStatus: "complete", CreateIndex: 1000,
-			ModifyTime: time.Now().UnixNano()}})
+	case r.Method == http.MethodGet && path == "/v1/allocations": // every job's group a is complete
+		var out []*nomadapi.AllocationListStub
+		for _, s := range n.stubs {
+			out = append(out, &nomadapi.AllocationListStub{JobID: s.ID, Namespace: s.Namespace, TaskGroup: "a",
+				ClientStatus: "complete", CreateIndex: 1000, ModifyTime: time.Now().UnixNano()})
+		}
+		_ = json.NewEncoder(w).Encode(out)
 	case strings.HasPrefix(path, "/v1/job/"):
 		id := strings.TrimPrefix(path, "/v1/job/")
 		n.reads[id]++
@@ -103,7 +105,7 @@ func TestSequencerActsOnlyOnAdmittedJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := &sequencer{nomad: client, store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
+	s := &sequencer{nomad: client, view: newClusterView(client), store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
 		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
 	if err := s.tick(ctx); err != nil {
 		t.Fatal(err)

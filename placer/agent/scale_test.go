@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/proxy"
+	"github.com/harvest-platform/harvest/placer/selectclass"
+)
+
+// scaleCounts are the Nomad requests a placer with every loop on made over
+// one window of an unchanged cluster (idle) and over one window in which
+// one allocation completed (change).
+type scaleCounts struct {
+	idle, change           int
+	idleKinds, changeKinds map[string]int
+}
+
+// TestPlacerNomadCallsGrowWithChangesNotTimeOrSize runs the placer's loops
+// (class refresh, declarations, stage sequencer, packing, partition,
+// greylist, escalation: every policy on) against a fake Nomad of 100 nodes
+// with 20 running harvested DAG jobs and one of 1,000 nodes with 200, and
+// counts its requests. With HARVEST_MEASURE=1 each window is a minute, so
+// the counts are calls per minute.
+func TestPlacerNomadCallsGrowWithChangesNotTimeOrSize(t *testing.T) {
+	window := 5 * time.Second
+	if os.Getenv("HARVEST_MEASURE") == "1" {
+		window = time.Minute
+	}
+	var small, large scaleCounts
+	t.Run("sizes", func(t *testing.T) {
+		t.Run("100", func(t *testing.T) { t.Parallel(); small = scaleRun(t, 100, 20, window) })
+		t.Run("1000", func(t *testing.T) { t.Parallel(); large = scaleRun(t, 1000, 200, window) })
+	})
+	for _, c := range []struct {
+		name string
+		got  scaleCounts
+	}{{"100 nodes, 20 jobs", small}, {"1,000 nodes, 200 jobs", large}} {
+		t.Logf("%s: %d requests in %s unchanged %v; %d in %s with one allocation completed %v",
+			c.name, c.got.idle, window, c.got.idleKinds, c.got.change, window, c.got.changeKinds)
+	}
+	// an unchanged cluster costs nothing, whatever its size or the time
+	// passed (the blocking queries wait 5 minutes); one change costs a
+	// re-read of the list that changed and the query after it
+	if small.idle > 0 || large.idle > 0 {
+		t.Errorf("an unchanged cluster cost %d (100 nodes) and %d (1,000 nodes) requests in %s, want none", small.idle, large.idle, window)
+	}
+	if small.change > 3 || large.change > 3 {
+		t.Errorf("one completed allocation cost %d (100 nodes) and %d (1,000 nodes) requests, want at most 3", small.change, large.change)
+	}
+}
+
+func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
+	t.Helper()
+	fake := newScaleNomad(nodes, jobs)
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // before srv.Close: ends the blocking queries
+	store := history.NewStore(history.NewMemKV(), "harvest/")
+	adm := admissions{store: store}
+	for _, j := range fake.jobs {
+		if err := adm.Admit(ctx, *j.Namespace, *j.ID, *j.JobModifyIndex); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Packing.Enabled, cfg.Partition.Enabled, cfg.Greylist.Enabled, cfg.Escalation.Enabled = true, true, true, true
+	log := hclog.NewNullLogger()
+	a := &Agent{log: log, store: store, metrics: NewMetrics(), cfg: cfg, now: time.Now, interval: 24 * time.Hour}
+	a.refresher = &Refresher{Store: store, Nodes: &NomadNodes{Client: client}, Config: classify.Default(), Log: log,
+		Metrics: a.metrics, Now: time.Now}
+	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
+	if err := a.setupPolicies(cfg, client); err != nil {
+		t.Fatal(err)
+	}
+	a.setupDeclarations(cfg, a.policies.view)
+	a.sequencer = &sequencer{nomad: client, view: a.policies.view, store: store, log: log, interval: 2 * time.Second,
+		done: map[string]bool{}, admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
+	a.startLoops(ctx)
+
+	// the first passes read every node and label them, and the next ones
+	// read the nodes they labelled: wait for a quiet spell longer than the
+	// longest loop interval (10 s), at most a minute
+	quiet := 11 * time.Second
+	for deadline, last, since := time.Now().Add(time.Minute), -1, time.Now(); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if n := fake.total(); n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > quiet {
+			break
+		}
+	}
+	if fake.snapshot()["GET /v1/node/:id"] < nodes {
+		t.Fatalf("after the first passes the placer had read %d of %d nodes", fake.snapshot()["GET /v1/node/:id"], nodes)
+	}
+	count := func() (int, map[string]int) {
+		before := fake.snapshot()
+		time.Sleep(window)
+		diff := map[string]int{}
+		total := 0
+		for k, v := range fake.snapshot() {
+			if d := v - before[k]; d > 0 {
+				diff[k] = d
+				total += d
+			}
+		}
+		return total, diff
+	}
+	var c scaleCounts
+	c.idle, c.idleKinds = count()
+	fake.completeAlloc(0)
+	c.change, c.changeKinds = count()
+	return c
+}

@@ -1,0 +1,226 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/placer/labels"
+	"github.com/harvest-platform/harvest/placer/proxy"
+)
+
+// scaleNomad is a Nomad HTTP API at datacenter scale for the placer's
+// loops: nodes carrying tenants and the driver's attributes, harvested
+// DAG jobs the proxy rewrote, each with running allocations, and Nomad's
+// blocking queries on the node, job and allocation lists (a request with
+// ?index= at or past the list's index waits until it changes or ?wait=
+// ends). It counts every request by kind.
+type scaleNomad struct {
+	mu      sync.Mutex
+	changed *sync.Cond
+	index   uint64 // raft index: every write bumps it
+	listIdx map[string]uint64
+	nodes   []*nomadapi.Node
+	jobs    []*nomadapi.Job
+	allocs  []*nomadapi.AllocationListStub
+	calls   map[string]int
+}
+
+func newScaleNomad(nodes, jobs int) *scaleNomad {
+	f := &scaleNomad{index: 100, listIdx: map[string]uint64{"nodes": 100, "jobs": 100, "allocs": 100}, calls: map[string]int{}}
+	f.changed = sync.NewCond(&f.mu)
+	for i := range nodes {
+		id := fmt.Sprintf("node-%04d", i)
+		f.nodes = append(f.nodes, &nomadapi.Node{ID: id, Name: id, Status: "ready", SchedulingEligibility: "eligible",
+			ModifyIndex: 100, Meta: map[string]string{labels.TenantKey: fmt.Sprintf("svc-%d/%s", i%50, id), labels.ClassKey: "c1"},
+			Attributes: map[string]string{contract.AttrCapacityMemory: "65536MiB", contract.AttrReserveMemory: "16384MiB"}})
+	}
+	for i := range jobs {
+		id := fmt.Sprintf("etl-%03d", i)
+		ns, two, name := "default", 2, "a"
+		idx, submit := uint64(100), time.Now().Add(-time.Minute).UnixNano()
+		f.jobs = append(f.jobs, &nomadapi.Job{ID: &id, Name: &id, Namespace: &ns, JobModifyIndex: &idx, ModifyIndex: &idx, SubmitTime: &submit,
+			Meta:       map[string]string{proxy.JobTypeKey: "medium", proxy.ClassesKey: "c1"},
+			TaskGroups: []*nomadapi.TaskGroup{{Name: &name, Count: &two}}})
+		for k := range 2 {
+			f.allocs = append(f.allocs, &nomadapi.AllocationListStub{ID: fmt.Sprintf("%s-%d", id, k), JobID: id, Namespace: ns,
+				TaskGroup: "a", NodeID: f.nodes[(2*i+k)%nodes].ID, ClientStatus: "running", DesiredStatus: "run",
+				CreateIndex: 100, ModifyIndex: 100, ModifyTime: time.Now().UnixNano()})
+		}
+	}
+	return f
+}
+
+// bump records a write to the named lists, waking their blocking queries.
+func (f *scaleNomad) bump(lists ...string) uint64 {
+	f.index++
+	for _, l := range lists {
+		f.listIdx[l] = f.index
+	}
+	f.changed.Broadcast()
+	return f.index
+}
+
+// completeAlloc marks one allocation complete, as a client would report it.
+func (f *scaleNomad) completeAlloc(i int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := f.allocs[i]
+	a.ClientStatus, a.ModifyIndex, a.ModifyTime = "complete", f.bump("allocs"), time.Now().UnixNano()
+}
+
+func (f *scaleNomad) total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		n += c
+	}
+	return n
+}
+
+func (f *scaleNomad) snapshot() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]int, len(f.calls))
+	for k, v := range f.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// block waits, with f.mu held, while a blocking query's index is current.
+func (f *scaleNomad) block(r *http.Request, list string) {
+	min, err := strconv.ParseUint(r.URL.Query().Get("index"), 10, 64)
+	if err != nil || min == 0 {
+		return
+	}
+	wait, err := time.ParseDuration(r.URL.Query().Get("wait"))
+	if err != nil || wait <= 0 {
+		wait = 5 * time.Minute
+	}
+	deadline := time.Now().Add(wait)
+	stop := time.AfterFunc(wait, func() { f.mu.Lock(); f.changed.Broadcast(); f.mu.Unlock() })
+	defer stop.Stop()
+	done := wakeOnCancel(r, f)
+	defer done()
+	for f.listIdx[list] <= min && time.Now().Before(deadline) && r.Context().Err() == nil {
+		f.changed.Wait()
+	}
+}
+
+// wakeOnCancel wakes the waiters when the request is cancelled.
+func wakeOnCancel(r *http.Request, f *scaleNomad) func() {
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-r.Context().Done():
+			f.mu.Lock()
+			f.changed.Broadcast()
+			f.mu.Unlock()
+		case <-stop:
+		}
+	}()
+	return func() { close(stop) }
+}
+
+func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	path := r.URL.Path
+	kind := r.Method + " " + path
+	switch {
+	case strings.HasPrefix(path, "/v1/node/"):
+		kind = r.Method + " /v1/node/:id"
+	case strings.HasPrefix(path, "/v1/job/"):
+		kind = r.Method + " /v1/job/:id"
+		if i := strings.LastIndex(path, "/"); i > len("/v1/job") && strings.Count(path, "/") > 3 {
+			kind += path[i:]
+		}
+	}
+	if r.URL.Query().Get("index") != "" {
+		kind += " (blocking)"
+	}
+	f.calls[kind]++
+	reply := func(v any, index uint64) {
+		w.Header().Set("X-Nomad-Index", strconv.FormatUint(index, 10))
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	switch {
+	case r.Method == http.MethodGet && path == "/v1/nodes":
+		f.block(r, "nodes")
+		stubs := make([]*nomadapi.NodeListStub, 0, len(f.nodes))
+		for _, n := range f.nodes {
+			stubs = append(stubs, &nomadapi.NodeListStub{ID: n.ID, Name: n.Name, Status: n.Status,
+				SchedulingEligibility: n.SchedulingEligibility, ModifyIndex: n.ModifyIndex})
+		}
+		reply(stubs, f.listIdx["nodes"])
+	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/node/"):
+		for _, n := range f.nodes {
+			if n.ID == strings.TrimPrefix(path, "/v1/node/") {
+				reply(n, n.ModifyIndex)
+				return
+			}
+		}
+		http.Error(w, "node not found", http.StatusNotFound)
+	case r.Method == http.MethodPost && path == "/v1/client/metadata":
+		var req nomadapi.NodeMetaApplyRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		for _, n := range f.nodes {
+			if n.ID == req.NodeID {
+				for k, v := range req.Meta {
+					if v == nil {
+						delete(n.Meta, k)
+					} else {
+						n.Meta[k] = *v
+					}
+				}
+				n.ModifyIndex = f.bump("nodes")
+				reply(nomadapi.NodeMetaResponse{Meta: n.Meta}, n.ModifyIndex)
+				return
+			}
+		}
+		http.Error(w, "node not found", http.StatusNotFound)
+	case r.Method == http.MethodGet && path == "/v1/jobs":
+		f.block(r, "jobs")
+		stubs := make([]*nomadapi.JobListStub, 0, len(f.jobs))
+		for _, j := range f.jobs {
+			sum := map[string]nomadapi.TaskGroupSummary{"a": {Running: 2}}
+			stubs = append(stubs, &nomadapi.JobListStub{ID: *j.ID, Name: *j.Name, Namespace: *j.Namespace, Meta: j.Meta,
+				Status: "running", JobModifyIndex: *j.JobModifyIndex, ModifyIndex: *j.ModifyIndex, SubmitTime: *j.SubmitTime,
+				JobSummary: &nomadapi.JobSummary{JobID: *j.ID, Summary: sum}})
+		}
+		reply(stubs, f.listIdx["jobs"])
+	case r.Method == http.MethodGet && strings.HasSuffix(path, "/allocations") && strings.HasPrefix(path, "/v1/job/"):
+		id := strings.TrimSuffix(strings.TrimPrefix(path, "/v1/job/"), "/allocations")
+		var out []*nomadapi.AllocationListStub
+		for _, a := range f.allocs {
+			if a.JobID == id {
+				out = append(out, a)
+			}
+		}
+		reply(out, f.listIdx["allocs"])
+	case r.Method == http.MethodGet && strings.HasSuffix(path, "/evaluations"):
+		reply([]*nomadapi.Evaluation{}, f.index)
+	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/job/"):
+		for _, j := range f.jobs {
+			if *j.ID == strings.TrimPrefix(path, "/v1/job/") {
+				reply(j, *j.ModifyIndex)
+				return
+			}
+		}
+		http.Error(w, "job not found", http.StatusNotFound)
+	case r.Method == http.MethodGet && path == "/v1/allocations":
+		f.block(r, "allocs")
+		reply(f.allocs, f.listIdx["allocs"])
+	default:
+		http.Error(w, "not in the fake: "+kind, http.StatusNotFound)
+	}
+}
