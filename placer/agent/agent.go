@@ -20,12 +20,11 @@ import (
 
 // Agent is a running placer.
 type Agent struct {
-	cfg       Config
+	set       settings // the config, decoded once
 	log       hclog.Logger
 	store     *history.Store
 	refresher *Refresher
 	metrics   *Metrics
-	interval  time.Duration
 	listener  net.Listener
 	proxy     *http.Server // nil when the proxy is off
 	proxyL    net.Listener
@@ -41,13 +40,7 @@ type Agent struct {
 // New connects the placer to Nomad and Consul as cfg says and binds its
 // HTTP address (so a port clash fails here, before anything runs).
 func New(cfg Config, log hclog.Logger) (*Agent, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	interval, _ := cfg.interval()
-	retention, _ := cfg.retention()
-	ccfg, _ := cfg.classifier()
-	imports, err := cfg.historyImport() // reads plugin_config again
+	set, err := cfg.decode()
 	if err != nil {
 		return nil, err
 	}
@@ -67,32 +60,27 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 		l.Close()
 		return nil, fmt.Errorf("tls: %w", err)
 	}
-	a := &Agent{cfg: cfg, log: log, metrics: NewMetrics(), interval: interval, listener: l, now: time.Now}
-	if a.auth, err = newAuthorizer(cfg.ACL, nomad, log.Named("acl"), a.metrics); err != nil {
+	a := &Agent{set: set, log: log, metrics: NewMetrics(), listener: l, now: time.Now}
+	if a.auth, err = newAuthorizer(cfg.ACL, set.aclCacheTTL, nomad, log.Named("acl"), a.metrics); err != nil {
 		l.Close()
 		return nil, err
 	}
 	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.KVPrefix())
-	jobTypes, _ := cfg.thresholds()
-	readConc, _ := cfg.readConcurrency()
-	if limit, _ := cfg.memoryLimit(); limit > 0 {
-		debug.SetMemoryLimit(limit)
-		log.Info("Go memory limit set", "bytes", limit)
+	if set.memoryLimit > 0 {
+		debug.SetMemoryLimit(set.memoryLimit)
+		log.Info("Go memory limit set", "bytes", set.memoryLimit)
 	}
 	if f, err := a.store.InitFormat(context.Background()); err != nil {
 		log.Warn("history format marker unreadable; writers keep their last format", "error", err)
 	} else {
 		log.Info("tenant history format", "day_format", f)
 	}
-	a.refresher = &Refresher{Store: a.store, Nodes: &NomadNodes{Client: nomad}, Config: ccfg,
-		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: retention, JobTypes: jobTypes,
-		ReadConcurrency: readConc}
-	a.weights = proxy.NewLiveWeights(cfg.weights())
-	if err := a.setupPolicies(cfg, nomad); err != nil {
-		l.Close()
-		return nil, err
-	}
-	a.setupDeclarations(cfg, a.policies.view)
+	a.refresher = &Refresher{Store: a.store, Nodes: &NomadNodes{Client: nomad}, Config: set.classifier,
+		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: set.retention, JobTypes: set.jobTypes,
+		ReadConcurrency: set.readConcurrency}
+	a.weights = proxy.NewLiveWeights(set.weights)
+	a.setupPolicies(cfg, nomad)
+	a.setupDeclarations(a.policies.view)
 	if cfg.Proxy.Address != "" {
 		if err := a.setupProxy(cfg, nomad); err != nil {
 			l.Close()
@@ -100,8 +88,8 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 		}
 	}
 	// last: it may start a plugin process, which Run's return ends
-	if imports != nil {
-		if a.importer, err = newHistoryImporter(imports, a.store, a.metrics, log); err != nil {
+	if set.imports != nil {
+		if a.importer, err = newHistoryImporter(set.imports, a.store, a.metrics, log); err != nil {
 			l.Close()
 			if a.proxyL != nil {
 				a.proxyL.Close()
@@ -126,10 +114,9 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	if err != nil {
 		return err
 	}
-	th, _ := cfg.thresholds()
 	rw := &proxy.Rewriter{
 		Classes: a.policies.classes, History: a.store, Policies: a.policies.rules(),
-		Thresholds: th, LiveWeights: a.weights, Namespaces: cfg.Proxy.Namespaces,
+		Thresholds: a.set.jobTypes, LiveWeights: a.weights, Namespaces: cfg.Proxy.Namespaces,
 		Affinity: cfg.Proxy.ClassPlacement == "affinity", Decisions: decisionLog{a.store},
 		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
@@ -181,7 +168,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(a.listener) }()
-	a.log.Info("placer API listening", "addr", a.Addr(), "refresh_interval", a.interval)
+	a.log.Info("placer API listening", "addr", a.Addr(), "refresh_interval", a.set.interval)
 	if a.proxy != nil {
 		go func() { errc <- a.proxy.Serve(a.proxyL) }()
 		a.log.Info("admission proxy listening: point NOMAD_ADDR here", "addr", a.ProxyAddr())

@@ -44,6 +44,16 @@ func (f *fakeNodes) ApplyMeta(_ context.Context, u labels.Update) error {
 	return nil
 }
 
+// decoded is cfg as New decodes it.
+func decoded(t *testing.T, cfg Config) settings {
+	t.Helper()
+	s, err := cfg.decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 var now = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
 func newTestAgent(t *testing.T) (*Agent, *history.MemKV, *fakeNodes) {
@@ -55,10 +65,10 @@ func newTestAgent(t *testing.T) (*Agent, *history.MemKV, *fakeNodes) {
 		{ID: "2", Name: "b", Meta: map[string]string{labels.TenantKey: "ads/indexer"}},
 		{ID: "3", Name: "c", Meta: map[string]string{labels.TenantKey: "mail/store", labels.ClassKey: "stale"}},
 	}}
-	a := &Agent{log: hclog.NewNullLogger(), store: store, metrics: NewMetrics(), cfg: DefaultConfig(), now: func() time.Time { return now }}
+	a := &Agent{log: hclog.NewNullLogger(), store: store, metrics: NewMetrics(), set: decoded(t, DefaultConfig()), now: func() time.Time { return now }}
 	a.refresher = &Refresher{Store: store, Nodes: nodes, Config: classify.Default(), Log: hclog.NewNullLogger(), Metrics: a.metrics, Now: func() time.Time { return now }}
 	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
-	a.setupDeclarations(DefaultConfig(), clusterView{}) // no Nomad: tests that publish set a view
+	a.setupDeclarations(clusterView{}) // no Nomad: tests that publish set a view
 	return a, kv, nodes
 }
 

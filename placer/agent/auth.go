@@ -59,7 +59,7 @@ type authorizer struct {
 // newAuthorizer builds the guard the acl block describes; nomad is the
 // placer's Nomad client, whose address and TLS settings the token checks
 // use (never its token).
-func newAuthorizer(cfg ACLConfig, nomad *nomadapi.Client, log hclog.Logger, m *Metrics) (*authorizer, error) {
+func newAuthorizer(cfg ACLConfig, cacheTTL time.Duration, nomad *nomadapi.Client, log hclog.Logger, m *Metrics) (*authorizer, error) {
 	tokens, err := cfg.tokens()
 	if err != nil {
 		return nil, err
@@ -69,8 +69,7 @@ func newAuthorizer(cfg ACLConfig, nomad *nomadapi.Client, log hclog.Logger, m *M
 		a.static = append(a.static, sha256.Sum256([]byte(t)))
 	}
 	if *cfg.NomadTokens {
-		ttl, _ := time.ParseDuration(cfg.CacheTTL)
-		a.nomad = &nomadTokens{client: nomad, namespace: cfg.Namespace, path: cfg.VariablePath, ttl: ttl,
+		a.nomad = &nomadTokens{client: nomad, namespace: cfg.Namespace, path: cfg.VariablePath, ttl: cacheTTL,
 			now: time.Now, cache: map[[32]byte]cachedAccess{}}
 	}
 	if len(a.static) == 0 && a.nomad == nil {

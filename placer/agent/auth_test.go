@@ -123,10 +123,11 @@ func guardedAgent(t *testing.T, nomad http.Handler, anonymousRead bool) (*httpte
 	} else {
 		cfg.NomadTokens = &off
 	}
-	if err := cfg.validate(); err != nil {
+	ttl, err := cfg.validate()
+	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := newAuthorizer(cfg, client, hclog.NewNullLogger(), a.metrics)
+	auth, err := newAuthorizer(cfg, ttl, client, hclog.NewNullLogger(), a.metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,12 +274,12 @@ func TestNomadTokenDecisionsExpire(t *testing.T) {
 func TestACLConfigChecksTokens(t *testing.T) {
 	cfg := defaultACL()
 	cfg.Tokens = []string{"short"}
-	if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "at least 16") {
+	if _, err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "at least 16") {
 		t.Fatalf("short token: %v", err)
 	}
 	cfg.Tokens = nil
 	cfg.CacheTTL = "soon"
-	if err := cfg.validate(); err == nil {
+	if _, err := cfg.validate(); err == nil {
 		t.Fatal("bad cache_ttl accepted")
 	}
 }

@@ -57,19 +57,19 @@ func mergeACL(dst *ACLConfig, src ACLConfig) {
 	}
 }
 
-// validate checks the block, reading tokens_file.
-func (c ACLConfig) validate() error {
+// validate checks the block, reading tokens_file, and returns cache_ttl.
+func (c ACLConfig) validate() (cacheTTL time.Duration, err error) {
 	if c.NomadTokens == nil || c.AnonymousRead == nil {
-		return fmt.Errorf("acl: internal: defaults not applied")
+		return 0, fmt.Errorf("acl: internal: defaults not applied")
 	}
-	if d, err := time.ParseDuration(c.CacheTTL); err != nil || d < 0 {
-		return fmt.Errorf("acl.cache_ttl %q: want a duration such as \"30s\"", c.CacheTTL)
+	if cacheTTL, err = time.ParseDuration(c.CacheTTL); err != nil || cacheTTL < 0 {
+		return 0, fmt.Errorf("acl.cache_ttl %q: want a duration such as \"30s\"", c.CacheTTL)
 	}
 	if *c.NomadTokens && (c.Namespace == "" || c.VariablePath == "" || strings.HasPrefix(c.VariablePath, "/")) {
-		return fmt.Errorf("acl: namespace and variable_path (no leading '/') are needed with nomad_tokens")
+		return 0, fmt.Errorf("acl: namespace and variable_path (no leading '/') are needed with nomad_tokens")
 	}
-	_, err := c.tokens()
-	return err
+	_, err = c.tokens()
+	return cacheTTL, err
 }
 
 // tokens are the placer's own tokens: the tokens list and tokens_file's

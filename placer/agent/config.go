@@ -257,33 +257,15 @@ func merge(dst *Config, src Config) {
 	}
 }
 
+// validate checks the config as New will decode it.
 func (c Config) validate() error {
-	if _, err := c.interval(); err != nil {
-		return err
-	}
-	if _, err := c.retention(); err != nil {
-		return err
-	}
-	if _, err := c.readConcurrency(); err != nil {
-		return err
-	}
-	if _, err := c.memoryLimit(); err != nil {
-		return err
-	}
-	if _, err := c.thresholds(); err != nil {
-		return err
-	}
-	switch c.Proxy.ClassPlacement {
-	case "", "constraint", "affinity":
-	default:
-		return fmt.Errorf("proxy: class_placement %q: want \"constraint\" or \"affinity\"", c.Proxy.ClassPlacement)
-	}
-	if err := validateWeights("proxy.weights", c.Proxy.Weights); err != nil {
-		return err
-	}
-	if err := c.validatePolicies(); err != nil {
-		return err
-	}
+	_, err := c.decode()
+	return err
+}
+
+// validateConnections checks the Nomad, Consul and TLS settings and the
+// proxy's listener.
+func (c Config) validateConnections() error {
 	if err := c.Nomad.Validate("nomad"); err != nil {
 		return err
 	}
@@ -299,22 +281,7 @@ func (c Config) validate() error {
 	if c.Proxy.MaxBodyMB < 1 || c.Proxy.MaxBodyMB > 1024 {
 		return fmt.Errorf("proxy.max_body_mb %d: want 1-1024", c.Proxy.MaxBodyMB)
 	}
-	if err := c.ACL.validate(); err != nil {
-		return err
-	}
-	if _, err := c.historyImport(); err != nil {
-		return err
-	}
-	_, err := c.classifier()
-	return err
-}
-
-func (c Config) interval() (time.Duration, error) {
-	d, err := time.ParseDuration(c.Classify.Interval)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("classify.interval %q: want a positive duration such as \"24h\"", c.Classify.Interval)
-	}
-	return d, nil
+	return nil
 }
 
 func (c Config) retention() (time.Duration, error) {

@@ -45,8 +45,9 @@ classify {
 	if nomad, _ := cfg.Nomad.URL(); nomad != "https://nomad.example:4646" {
 		t.Fatalf("NOMAD_ADDR not taken: %s", nomad)
 	}
-	cc, _ := cfg.classifier()
-	if iv, _ := cfg.interval(); iv != 6*time.Hour || cc.Window != 240*time.Hour || cc.ConstantSD != 2.5 || cc.PeriodicStrength != 0.3 {
+	set := decoded(t, cfg)
+	cc := set.classifier
+	if iv := set.interval; iv != 6*time.Hour || cc.Window != 240*time.Hour || cc.ConstantSD != 2.5 || cc.PeriodicStrength != 0.3 {
 		t.Fatalf("classify %+v", cc)
 	}
 	if _, err := LoadConfig(writeConfig(t, ``)); err != nil {

@@ -155,8 +155,7 @@ func (a *Agent) ingest(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, fmt.Errorf("ingest body: %w", err))
 		return
 	}
-	retention, _ := a.cfg.retention()
-	in, err := parseIngest(body, a.now(), retention)
+	in, err := parseIngest(body, a.now(), a.set.retention)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return

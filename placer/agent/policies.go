@@ -22,43 +22,35 @@ type policies struct {
 	loops     []loop // the enabled policies' passes
 }
 
-// setupPolicies builds the loops the configuration enables.
-func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) error {
+// setupPolicies builds the loops the configuration enables, with their
+// settings as a.set decoded them.
+func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) {
 	view := newClusterView(nomad)
 	metrics := newPolicyMetrics(a.metrics.Registry)
 	p := policies{view: view, classes: &classView{store: a.store, view: view, ttl: 10 * time.Second, now: time.Now}}
+	set := a.set
 	if cfg.Packing.Enabled {
-		pc, interval, release, err := cfg.Packing.settings()
-		if err != nil {
-			return err
-		}
-		p.packer = &packer{view: view, cfg: pc, releaseAfter: release, log: a.log.Named("packing"), metrics: metrics, now: time.Now}
-		p.loops = append(p.loops, loop{"packing", interval, p.packer.pass})
+		ps := set.packing
+		p.packer = &packer{view: view, cfg: ps.cfg, releaseAfter: ps.releaseAfter, log: a.log.Named("packing"), metrics: metrics, now: time.Now}
+		p.loops = append(p.loops, loop{"packing", ps.interval, p.packer.pass})
 	}
 	if cfg.Partition.Enabled {
 		p.partition = &partitioner{view: view, store: a.store, cfg: cfg.Partition, log: a.log.Named("partition"), metrics: metrics, now: time.Now}
 		p.loops = append(p.loops, loop{"partition", 10 * time.Second, p.partition.pass})
 	}
 	if cfg.Greylist.Enabled {
-		threshold, reset, interval, err := cfg.Greylist.settings()
-		if err != nil {
-			return err
-		}
-		p.greylist = &greylister{view: view, tracker: escalation.NewTracker(threshold, reset, time.Now()), reset: reset,
+		gs := set.greylist
+		p.greylist = &greylister{view: view, tracker: escalation.NewTracker(gs.threshold, gs.reset, time.Now()), reset: gs.reset,
 			log: a.log.Named("greylist"), metrics: metrics, now: time.Now, seen: map[string]bool{}}
-		p.loops = append(p.loops, loop{"greylist", interval, p.greylist.pass})
+		p.loops = append(p.loops, loop{"greylist", gs.interval, p.greylist.pass})
 	}
 	if cfg.Escalation.Enabled {
-		delay, interval, extra, err := cfg.Escalation.settings()
-		if err != nil {
-			return err
-		}
-		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: a.weights, delay: delay, extra: extra,
+		es := set.escalation
+		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: a.weights, delay: es.delay, extra: es.extra,
 			log: a.log.Named("escalation"), metrics: metrics, now: time.Now, admitted: admissions{store: a.store}}
-		p.loops = append(p.loops, loop{"escalation", interval, p.escalator.pass})
+		p.loops = append(p.loops, loop{"escalation", es.interval, p.escalator.pass})
 	}
 	a.policies = p
-	return nil
 }
 
 // rules are what the proxy adds to harvested jobs for the policies on.

@@ -96,21 +96,21 @@ func duration(block, name, v string, def time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-func (p PackingConfig) settings() (cfg packing.Config, interval, releaseAfter time.Duration, err error) {
-	cfg = packing.Default()
+func (p PackingConfig) settings() (s packingSettings, err error) {
+	s.cfg = packing.Default()
 	if p.HighThreshold != nil {
 		if *p.HighThreshold <= 0 || *p.HighThreshold > 1 {
-			return cfg, 0, 0, fmt.Errorf("packing.high_threshold %g: want a share in (0, 1]", *p.HighThreshold)
+			return s, fmt.Errorf("packing.high_threshold %g: want a share in (0, 1]", *p.HighThreshold)
 		}
-		cfg.HighThreshold = *p.HighThreshold
+		s.cfg.HighThreshold = *p.HighThreshold
 	}
 	if p.MinNodes != nil {
-		cfg.MinNodes = *p.MinNodes
+		s.cfg.MinNodes = *p.MinNodes
 	}
-	if interval, err = duration("packing", "interval", p.Interval, 10*time.Second); err != nil {
+	if s.interval, err = duration("packing", "interval", p.Interval, 10*time.Second); err != nil {
 		return
 	}
-	releaseAfter, err = duration("packing", "release_after", p.ReleaseAfter, 10*time.Minute)
+	s.releaseAfter, err = duration("packing", "release_after", p.ReleaseAfter, 10*time.Minute)
 	return
 }
 
@@ -149,47 +149,33 @@ func (p PartitionConfig) settings(nodes int) (hybrid.Config, error) {
 	return cfg, nil
 }
 
-func (g GreylistConfig) settings() (threshold int, reset, interval time.Duration, err error) {
-	threshold = 3
+func (g GreylistConfig) settings() (s greylistSettings, err error) {
+	s.threshold = 3
 	if g.Threshold != nil {
 		if *g.Threshold < 1 {
-			return 0, 0, 0, fmt.Errorf("greylist.threshold %d: want at least 1", *g.Threshold)
+			return s, fmt.Errorf("greylist.threshold %d: want at least 1", *g.Threshold)
 		}
-		threshold = *g.Threshold
+		s.threshold = *g.Threshold
 	}
-	if reset, err = duration("greylist", "reset", g.Reset, 4*time.Hour); err != nil {
+	if s.reset, err = duration("greylist", "reset", g.Reset, 4*time.Hour); err != nil {
 		return
 	}
-	interval, err = duration("greylist", "interval", g.Interval, 10*time.Second)
+	s.interval, err = duration("greylist", "interval", g.Interval, 10*time.Second)
 	return
 }
 
-func (e EscalationConfig) settings() (delay, interval time.Duration, extra int, err error) {
-	extra = 1
+func (e EscalationConfig) settings() (s escalationSettings, err error) {
+	s.extra = 1
 	if e.ExtraClasses != nil {
 		if *e.ExtraClasses < 1 {
-			return 0, 0, 0, fmt.Errorf("escalation.extra_classes %d: want at least 1", *e.ExtraClasses)
+			return s, fmt.Errorf("escalation.extra_classes %d: want at least 1", *e.ExtraClasses)
 		}
-		extra = *e.ExtraClasses
+		s.extra = *e.ExtraClasses
 	}
-	if delay, err = duration("escalation", "delay", e.Delay, 30*time.Second); err != nil {
+	if s.delay, err = duration("escalation", "delay", e.Delay, 30*time.Second); err != nil {
 		return
 	}
-	interval, err = duration("escalation", "interval", e.Interval, 5*time.Second)
+	s.interval, err = duration("escalation", "interval", e.Interval, 5*time.Second)
 	return
 }
 
-// validatePolicies checks every policy block, on or off.
-func (c Config) validatePolicies() error {
-	if _, _, _, err := c.Packing.settings(); err != nil {
-		return err
-	}
-	if _, err := c.Partition.settings(10); err != nil {
-		return err
-	}
-	if _, _, _, err := c.Greylist.settings(); err != nil {
-		return err
-	}
-	_, _, _, err := c.Escalation.settings()
-	return err
-}

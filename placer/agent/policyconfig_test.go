@@ -25,18 +25,17 @@ escalation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, interval, release, _ := cfg.Packing.settings()
-	if !cfg.Packing.Enabled || pc.HighThreshold != 0.6 || pc.MinNodes != 5 || interval != 10*time.Second || release != 10*time.Minute {
-		t.Fatalf("packing %+v %s %s", pc, interval, release)
+	set := decoded(t, cfg)
+	ps := set.packing
+	if !cfg.Packing.Enabled || ps.cfg.HighThreshold != 0.6 || ps.cfg.MinNodes != 5 || ps.interval != 10*time.Second || ps.releaseAfter != 10*time.Minute {
+		t.Fatalf("packing %+v", ps)
 	}
 	hc, _ := cfg.Partition.settings(20)
 	if hc.Window != 5 || hc.Threshold != 0.1 || hc.Grow != 2 || hc.Shrink != 2 || hc.MaxPartition != 3 || hc.InitialCutoff != 90*time.Second {
 		t.Fatalf("partition %+v", hc)
 	}
-	threshold, reset, _, _ := cfg.Greylist.settings()
-	delay, _, extra, _ := cfg.Escalation.settings()
-	if threshold != 2 || reset != 4*time.Hour || delay != 10*time.Second || extra != 1 {
-		t.Fatalf("greylist %d %s, escalation %s %d", threshold, reset, delay, extra)
+	if g, e := set.greylist, set.escalation; g.threshold != 2 || g.reset != 4*time.Hour || e.delay != 10*time.Second || e.extra != 1 {
+		t.Fatalf("greylist %+v, escalation %+v", g, e)
 	}
 	off, _ := LoadConfig(writeConfig(t, ``))
 	if off.Packing.Enabled || off.Partition.Enabled || off.Greylist.Enabled || off.Escalation.Enabled {

@@ -19,7 +19,7 @@ type loop struct {
 // refresh, the declarations' publishing, the stage sequencer behind the
 // proxy, and the policies (policies.go).
 func (a *Agent) loops() []loop {
-	out := []loop{{"classes", a.interval, func(ctx context.Context) error {
+	out := []loop{{"classes", a.set.interval, func(ctx context.Context) error {
 		_, _ = a.refresher.Refresh(ctx) // errors are logged and counted
 		a.declared.publish(ctx)         // nodes the refresh saw first get their values
 		return nil

@@ -79,14 +79,12 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	cfg := DefaultConfig()
 	cfg.Packing.Enabled, cfg.Partition.Enabled, cfg.Greylist.Enabled, cfg.Escalation.Enabled = true, true, true, true
 	log := hclog.NewNullLogger()
-	a := &Agent{log: log, store: store, metrics: NewMetrics(), cfg: cfg, now: time.Now, interval: 24 * time.Hour}
+	a := &Agent{log: log, store: store, metrics: NewMetrics(), set: decoded(t, cfg), now: time.Now}
 	a.refresher = &Refresher{Store: store, Nodes: &NomadNodes{Client: client}, Config: classify.Default(), Log: log,
 		Metrics: a.metrics, Now: time.Now}
 	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
-	if err := a.setupPolicies(cfg, client); err != nil {
-		t.Fatal(err)
-	}
-	a.setupDeclarations(cfg, a.policies.view)
+	a.setupPolicies(cfg, client)
+	a.setupDeclarations(a.policies.view)
 	a.sequencer = &sequencer{nomad: client, view: a.policies.view, store: store, log: log, interval: 2 * time.Second,
 		done: map[string]bool{}, admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
 	a.startLoops(ctx)
