@@ -178,4 +178,3 @@ func (e EscalationConfig) settings() (s escalationSettings, err error) {
 	s.interval, err = duration("escalation", "interval", e.Interval, 5*time.Second)
 	return
 }
-
