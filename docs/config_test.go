@@ -16,8 +16,8 @@ import (
 	"github.com/harvest-platform/harvest/internal/connect"
 	"github.com/harvest-platform/harvest/placer/agent"
 	"github.com/harvest-platform/harvest/placer/classify"
-	"github.com/harvest-platform/harvest/placer/hybrid"
 	"github.com/harvest-platform/harvest/placer/packing"
+	"github.com/harvest-platform/harvest/placer/partition"
 	"github.com/harvest-platform/harvest/plugins/manager"
 	"github.com/harvest-platform/harvest/storage/blobd"
 	"github.com/harvest-platform/harvest/storage/front"
@@ -192,9 +192,9 @@ func TestConfigurationReferenceMatchesTheCode(t *testing.T) {
 		"classify.periodic_strength": cd.PeriodicStrength, "classify.constant_sd": cd.ConstantSD,
 		"classify.class_spread": cd.ClassSpread, "classify.max_classes": cd.MaxClasses, "classify.seed": cd.Seed,
 		"packing.high_threshold": packing.Default().HighThreshold, "packing.min_nodes": packing.Default().MinNodes,
-		"partition.initial_cutoff": hybrid.Default(10).InitialCutoff, "partition.min_size": hybrid.Default(10).MinPartition,
-		"partition.window": hybrid.Default(10).Window, "partition.threshold": hybrid.Default(10).Threshold,
-		"partition.grow": hybrid.Default(10).Grow, "partition.shrink": hybrid.Default(10).Shrink} {
+		"partition.initial_cutoff": partition.Default(10).InitialCutoff, "partition.min_size": partition.Default(10).MinPartition,
+		"partition.window": partition.Default(10).Window, "partition.threshold": partition.Default(10).Threshold,
+		"partition.grow": partition.Default(10).Grow, "partition.shrink": partition.Default(10).Shrink} {
 		placerDefaults[k] = v
 	}
 	to, gc := front.DefaultTimeouts(front.Timeouts{}), front.DefaultGC(front.GCOptions{})

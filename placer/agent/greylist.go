@@ -9,7 +9,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/contract"
-	"github.com/harvest-platform/harvest/placer/escalation"
+	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
@@ -29,7 +29,7 @@ type GreylistReport struct {
 // meta until the counters reset.
 type greylister struct {
 	view    clusterView
-	tracker *escalation.Tracker
+	tracker *greylist.Tracker
 	reset   time.Duration
 	log     hclog.Logger
 	metrics *policyMetrics
@@ -42,12 +42,12 @@ type greylister struct {
 
 // failureKind says why a failed or lost allocation ended, as the tracker
 // counts it.
-func failureKind(a *nomadapi.AllocationListStub) escalation.FailureKind {
+func failureKind(a *nomadapi.AllocationListStub) greylist.FailureKind {
 	if a.PreemptedByAllocation != "" {
-		return escalation.Preempted
+		return greylist.Preempted
 	}
 	if a.ClientStatus == nomadapi.AllocClientStatusLost {
-		return escalation.NodeFault // the node went away
+		return greylist.NodeFault // the node went away
 	}
 	for _, st := range a.TaskStates {
 		if st == nil {
@@ -55,14 +55,14 @@ func failureKind(a *nomadapi.AllocationListStub) escalation.FailureKind {
 		}
 		for _, ev := range st.Events {
 			if contract.IsEviction(ev.Details, ev.DisplayMessage, ev.Message) {
-				return escalation.Evicted
+				return greylist.Evicted
 			}
 			if ev.Details["oom_killed"] == "true" {
-				return escalation.TaskFault
+				return greylist.TaskFault
 			}
 		}
 	}
-	return escalation.NodeFault
+	return greylist.NodeFault
 }
 
 func (g *greylister) Report() GreylistReport {

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/history"
-	"github.com/harvest-platform/harvest/placer/hybrid"
+	"github.com/harvest-platform/harvest/placer/partition"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
@@ -42,7 +42,7 @@ type partitioner struct {
 	now     func() time.Time
 
 	mu    sync.Mutex
-	state *hybrid.State // nil until the first pass knows the cluster's size
+	state *partition.State // nil until the first pass knows the cluster's size
 	saved PartitionState
 }
 
@@ -119,9 +119,9 @@ func (p *partitioner) pass(ctx context.Context) error {
 			p.mu.Unlock()
 			return err
 		}
-		p.state = hybrid.New(cfg)
+		p.state = partition.New(cfg)
 		if resumed {
-			p.state, p.saved = hybrid.Restore(cfg, kept.Cutoff, kept.Size, kept.Recent), kept
+			p.state, p.saved = partition.Restore(cfg, kept.Cutoff, kept.Size, kept.Recent), kept
 		}
 		p.snapshot()
 		p.log.Info("short-job partition", "cutoff", p.state.Cutoff, "size", p.state.Size, "resumed", resumed)

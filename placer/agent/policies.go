@@ -6,7 +6,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
-	"github.com/harvest-platform/harvest/placer/escalation"
+	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
@@ -40,7 +40,7 @@ func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) {
 	}
 	if cfg.Greylist.Enabled {
 		gs := set.greylist
-		p.greylist = &greylister{view: view, tracker: escalation.NewTracker(gs.threshold, gs.reset, time.Now()), reset: gs.reset,
+		p.greylist = &greylister{view: view, tracker: greylist.NewTracker(gs.threshold, gs.reset, time.Now()), reset: gs.reset,
 			log: a.log.Named("greylist"), metrics: metrics, now: time.Now, seen: map[string]bool{}}
 		p.loops = append(p.loops, loop{"greylist", gs.interval, p.greylist.pass})
 	}

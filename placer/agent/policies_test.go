@@ -6,6 +6,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/placer/escalation"
+	"github.com/harvest-platform/harvest/placer/greylist"
 )
 
 func TestFailureKindLeavesOutEvictionsPreemptionsAndOOM(t *testing.T) {
@@ -14,19 +15,19 @@ func TestFailureKindLeavesOutEvictionsPreemptionsAndOOM(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		alloc nomadapi.AllocationListStub
-		want  escalation.FailureKind
+		want  greylist.FailureKind
 	}{
 		"exit 1": {nomadapi.AllocationListStub{ClientStatus: "failed",
-			TaskStates: event(&nomadapi.TaskEvent{Type: "Terminated", Details: map[string]string{"exit_code": "1"}})}, escalation.NodeFault},
-		"lost": {nomadapi.AllocationListStub{ClientStatus: "lost"}, escalation.NodeFault},
+			TaskStates: event(&nomadapi.TaskEvent{Type: "Terminated", Details: map[string]string{"exit_code": "1"}})}, greylist.NodeFault},
+		"lost": {nomadapi.AllocationListStub{ClientStatus: "lost"}, greylist.NodeFault},
 		"evicted by the reserve": {nomadapi.AllocationListStub{ClientStatus: "failed",
 			TaskStates: event(&nomadapi.TaskEvent{Type: "Driver", DisplayMessage: "evicted: primary tenant needs 2 cores",
-				Details: map[string]string{"harvest.evicted": "true"}})}, escalation.Evicted},
+				Details: map[string]string{"harvest.evicted": "true"}})}, greylist.Evicted},
 		"evicted, message only": {nomadapi.AllocationListStub{ClientStatus: "failed",
-			TaskStates: event(&nomadapi.TaskEvent{Type: "Terminated", Message: "evicted: primary tenant needs 2 cores"})}, escalation.Evicted},
-		"preempted": {nomadapi.AllocationListStub{ClientStatus: "failed", PreemptedByAllocation: "x"}, escalation.Preempted},
+			TaskStates: event(&nomadapi.TaskEvent{Type: "Terminated", Message: "evicted: primary tenant needs 2 cores"})}, greylist.Evicted},
+		"preempted": {nomadapi.AllocationListStub{ClientStatus: "failed", PreemptedByAllocation: "x"}, greylist.Preempted},
 		"oom": {nomadapi.AllocationListStub{ClientStatus: "failed",
-			TaskStates: event(&nomadapi.TaskEvent{Type: "Terminated", Details: map[string]string{"oom_killed": "true"}})}, escalation.TaskFault},
+			TaskStates: event(&nomadapi.TaskEvent{Type: "Terminated", Details: map[string]string{"oom_killed": "true"}})}, greylist.TaskFault},
 	} {
 		if got := failureKind(&tc.alloc); got != tc.want {
 			t.Errorf("%s: %s, want %s", name, got, tc.want)

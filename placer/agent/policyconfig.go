@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/harvest-platform/harvest/placer/hybrid"
 	"github.com/harvest-platform/harvest/placer/packing"
+	"github.com/harvest-platform/harvest/placer/partition"
 )
 
 // The policy blocks of the placer's configuration (issue 8). Each is off
@@ -54,8 +54,8 @@ type PackingConfig struct {
 }
 
 // PartitionConfig is the short-job partition with a moving cutoff
-// (placer/hybrid). Sizes left out scale with the number of harvested
-// nodes (hybrid.Default).
+// (placer/partition). Sizes left out scale with the number of harvested
+// nodes (partition.Default).
 type PartitionConfig struct {
 	Enabled       bool     `hcl:"enabled,optional"`
 	InitialCutoff string   `hcl:"initial_cutoff,optional"`
@@ -68,7 +68,7 @@ type PartitionConfig struct {
 	Shrink        *int     `hcl:"shrink,optional"`
 }
 
-// GreylistConfig is node reliability tracking (placer/escalation).
+// GreylistConfig is node reliability tracking (placer/greylist).
 type GreylistConfig struct {
 	Enabled   bool   `hcl:"enabled,optional"`
 	Interval  string `hcl:"interval,optional"`
@@ -115,8 +115,8 @@ func (p PackingConfig) settings() (s packingSettings, err error) {
 }
 
 // settings returns the partition's rule for a cluster of nodes harvested nodes.
-func (p PartitionConfig) settings(nodes int) (hybrid.Config, error) {
-	cfg := hybrid.Default(nodes)
+func (p PartitionConfig) settings(nodes int) (partition.Config, error) {
+	cfg := partition.Default(nodes)
 	var err error
 	if cfg.InitialCutoff, err = duration("partition", "initial_cutoff", p.InitialCutoff, cfg.InitialCutoff); err != nil {
 		return cfg, err

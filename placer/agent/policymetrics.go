@@ -3,7 +3,7 @@ package agent
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/harvest-platform/harvest/placer/escalation"
+	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/packing"
 )
 
@@ -53,6 +53,6 @@ func (m *policyMetrics) packing(tiers map[packing.Tier]int, releasable int) {
 	m.releasable.Set(float64(releasable))
 }
 
-func (m *policyMetrics) failure(kind escalation.FailureKind) {
+func (m *policyMetrics) failure(kind greylist.FailureKind) {
 	m.failures.WithLabelValues(string(kind)).Inc()
 }

@@ -31,6 +31,7 @@ type scaleNomad struct {
 	jobs    []*nomadapi.Job
 	allocs  []*nomadapi.AllocationListStub
 	calls   map[string]int
+	down    bool // every request answers 503, blocked ones at once
 }
 
 func newScaleNomad(nodes, jobs int) *scaleNomad {
@@ -66,6 +67,14 @@ func (f *scaleNomad) bump(lists ...string) uint64 {
 	}
 	f.changed.Broadcast()
 	return f.index
+}
+
+// goDown makes Nomad answer every request, blocked ones too, with 503.
+func (f *scaleNomad) goDown() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = true
+	f.changed.Broadcast()
 }
 
 // completeAlloc marks one allocation complete, as a client would report it.
@@ -111,7 +120,7 @@ func (f *scaleNomad) block(r *http.Request, list string) {
 	defer stop.Stop()
 	done := wakeOnCancel(r, f)
 	defer done()
-	for f.listIdx[list] <= min && time.Now().Before(deadline) && r.Context().Err() == nil {
+	for f.listIdx[list] <= min && time.Now().Before(deadline) && r.Context().Err() == nil && !f.down {
 		f.changed.Wait()
 	}
 }
@@ -149,6 +158,10 @@ func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		kind += " (blocking)"
 	}
 	f.calls[kind]++
+	if f.down {
+		http.Error(w, "Nomad is down", http.StatusServiceUnavailable)
+		return
+	}
 	reply := func(v any, index uint64) {
 		w.Header().Set("X-Nomad-Index", strconv.FormatUint(index, 10))
 		_ = json.NewEncoder(w).Encode(v)
@@ -219,6 +232,10 @@ func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "job not found", http.StatusNotFound)
 	case r.Method == http.MethodGet && path == "/v1/allocations":
 		f.block(r, "allocs")
+		if f.down {
+			http.Error(w, "Nomad is down", http.StatusServiceUnavailable)
+			return
+		}
 		reply(f.allocs, f.listIdx["allocs"])
 	default:
 		http.Error(w, "not in the fake: "+kind, http.StatusNotFound)

@@ -50,16 +50,14 @@ func TestWatchedListFollowsNomadAndSaysWhenItCannot(t *testing.T) {
 		t.Fatalf("after a write at index %d: %v, %v; want the completed allocation", written, allocs, err)
 	}
 
-	srv.CloseClientConnections()
-	srv.Listener.Close() // Nomad gone
-	fake.completeAlloc(0)
+	fake.goDown()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := w.allocs.get(ctx, 0); err != nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("reads still answered 10 s after Nomad went away")
+			t.Fatal("reads still answered 10 s after Nomad went down")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -37,7 +37,7 @@ type Policies struct {
 	// Greylist keeps harvested jobs off greylisted nodes.
 	Greylist bool
 	// Partition, when set, keeps jobs that are not known to be short off
-	// the short-job partition; its cutoff moves (placer/hybrid).
+	// the short-job partition; its cutoff moves (placer/partition).
 	Partition interface{ Cutoff() time.Duration }
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/placer/escalation"
+	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/sim/eventq"
 )
 
@@ -98,7 +99,7 @@ type sim struct {
 	jobs      []Job
 	js        []jobState
 	rng       *rand.Rand
-	tracker   *escalation.Tracker
+	tracker   *greylist.Tracker
 	base      time.Time
 	now       time.Duration
 	free      []int
@@ -137,7 +138,7 @@ func Run(cl Cluster, jobs []Job, cfg Config) (Result, error) {
 	s := &sim{cfg: cfg, cl: cl, jobs: jobs, js: make([]jobState, len(jobs)), rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa17)), events: eventq.New(eventOrder),
 		base: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), free: make([]int, len(cl.Nodes)), byClass: make([][]int, cl.Classes),
 		names: make([]string, len(cl.Nodes)), index: map[string]int{}, grey: make([]bool, len(cl.Nodes)), classFree: make([]int, cl.Classes)}
-	s.tracker = escalation.NewTracker(cfg.Threshold, cfg.Reset, s.base)
+	s.tracker = greylist.NewTracker(cfg.Threshold, cfg.Reset, s.base)
 	for i, n := range cl.Nodes {
 		if n.Class < 0 || n.Class >= cl.Classes {
 			return Result{}, fmt.Errorf("escalsim: node %d in class %d of %d", i, n.Class, cl.Classes)
@@ -214,10 +215,10 @@ func (s *sim) handle(e event) {
 		return
 	case fault:
 		s.res.LostToFaults++
-		s.tracker.Record(s.names[e.node], escalation.NodeFault, s.base.Add(s.now))
+		s.tracker.Record(s.names[e.node], greylist.NodeFault, s.base.Add(s.now))
 	case evict:
 		s.res.Evictions++
-		s.tracker.Record(s.names[e.node], escalation.Evicted, s.base.Add(s.now))
+		s.tracker.Record(s.names[e.node], greylist.Evicted, s.base.Add(s.now))
 	}
 	if len(st.pending) == 0 {
 		if k, found := slices.BinarySearch(s.pending, int(e.job)); !found {

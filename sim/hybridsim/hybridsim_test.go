@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvest-platform/harvest/placer/hybrid"
+	"github.com/harvest-platform/harvest/placer/partition"
 	"github.com/harvest-platform/harvest/sim/eventq"
 )
 
 // fixed is a hybrid rule whose cutoff is 100 s and whose partition is node
 // 0 for the first few jobs.
-var fixed = hybrid.Config{Window: 5, Threshold: 0.1, Grow: 2, Shrink: 2, MinPartition: 1, MaxPartition: 1,
+var fixed = partition.Config{Window: 5, Threshold: 0.1, Grow: 2, Shrink: 2, MinPartition: 1, MaxPartition: 1,
 	InitialCutoff: 100 * time.Second, InitialSize: 1}
 
 func tasks(n int, d float64) []float64 {
@@ -64,7 +64,7 @@ func TestStagesRunInOrder(t *testing.T) {
 // long one, leaving the long task and anything after it.
 func TestStealTakesShortTasksQueuedBehindALongOne(t *testing.T) {
 	s := &sim{cfg: Config{Nodes: 2, Policy: NoPartition, StealProbes: 5}, nodes: make([]node, 2), mark: make([]uint32, 2),
-		state: hybrid.New(fixed), rng: rand.New(rand.NewPCG(1, 2)), js: make([]jobState, 4), events: eventq.New(byTimeThenNode)}
+		state: partition.New(fixed), rng: rand.New(rand.NewPCG(1, 2)), js: make([]jobState, 4), events: eventq.New(byTimeThenNode)}
 	s.enqueue(1, task{job: 0, long: true, dur: 1000})
 	for _, tk := range []task{{job: 1, dur: 10}, {job: 1, dur: 20}, {job: 2, long: true, dur: 500}, {job: 3, dur: 30}} {
 		s.enqueue(1, tk)
@@ -114,7 +114,7 @@ func TestPartitionImprovesShortJobsAtHeavyLoad(t *testing.T) {
 		t.Errorf("not every job finished: %+v %+v", none, part)
 	}
 	if part.PartitionMin == part.PartitionMax || part.CutoffMin == part.CutoffMax || none.PartitionMax != 0 {
-		t.Errorf("the partition (%d-%d) and cutoff (%g-%g) should move with hybrid.State, and be 0 without one",
+		t.Errorf("the partition (%d-%d) and cutoff (%g-%g) should move with partition.State, and be 0 without one",
 			part.PartitionMin, part.PartitionMax, part.CutoffMin, part.CutoffMax)
 	}
 }

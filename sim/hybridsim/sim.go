@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/harvest-platform/harvest/placer/hybrid"
+	"github.com/harvest-platform/harvest/placer/partition"
 	"github.com/harvest-platform/harvest/sim/eventq"
 )
 
@@ -23,8 +23,8 @@ const (
 type Config struct {
 	Nodes  int
 	Policy Policy
-	// Hybrid sets the cutoff and the partition's rule; zero: hybrid.Default(Nodes).
-	Hybrid hybrid.Config
+	// Hybrid sets the cutoff and the partition's rule; zero: partition.Default(Nodes).
+	Hybrid partition.Config
 	// Probes per short task (Sparrow's 2 when 0): a job of n tasks probes
 	// Probes*n random nodes and its tasks go to the n least loaded.
 	Probes int
@@ -120,7 +120,7 @@ type sim struct {
 	cfg     Config
 	jobs    []Job
 	js      []jobState
-	state   *hybrid.State
+	state   *partition.State
 	rng     *rand.Rand
 	nodes   []node
 	events  *eventq.Queue[event]
@@ -145,7 +145,7 @@ func Run(cfg Config, jobs []Job) (Result, error) {
 		return Result{}, fmt.Errorf("hybridsim: policy %q: want %s or %s", cfg.Policy, NoPartition, Partition)
 	}
 	if cfg.Hybrid.Window == 0 {
-		cfg.Hybrid = hybrid.Default(cfg.Nodes)
+		cfg.Hybrid = partition.Default(cfg.Nodes)
 	}
 	if cfg.Probes == 0 {
 		cfg.Probes = 2
@@ -158,7 +158,7 @@ func Run(cfg Config, jobs []Job) (Result, error) {
 			return Result{}, fmt.Errorf("hybridsim: job %d arrives before job %d", i, i-1)
 		}
 	}
-	s := &sim{cfg: cfg, jobs: jobs, js: make([]jobState, len(jobs)), state: hybrid.New(cfg.Hybrid),
+	s := &sim{cfg: cfg, jobs: jobs, js: make([]jobState, len(jobs)), state: partition.New(cfg.Hybrid),
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x4a3c)), events: eventq.New(byTimeThenNode), nodes: make([]node, cfg.Nodes), mark: make([]uint32, cfg.Nodes)}
 	s.res = Result{Policy: cfg.Policy, Nodes: cfg.Nodes, Jobs: len(jobs)}
 	s.observeState()

@@ -1,11 +1,11 @@
-// Package hybrid keeps a short-job partition with a moving cutoff
+// Package partition keeps a short-job partition with a moving cutoff
 // (hybrid-scheduling.txt, Sections 5.4-5.5): a set of nodes only short jobs
 // may use; the short/long cutoff follows the mean of the last 5 job
 // durations whenever that mean differs from the cutoff by more than 10%;
 // each time the cutoff falls the partition grows, and each time it rises
 // the partition shrinks by 2, within bounds. Pure: the placer labels the
 // partition's nodes and constrains long jobs away from them.
-package hybrid
+package partition
 
 import (
 	"math"
