@@ -16,6 +16,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/storage/catalog"
@@ -114,7 +115,7 @@ gc {
 
 	// /v1/status: the declared capacity on the tenant's node(s), the
 	// config's on the others, the policy's default; every node up
-	var st front.Status
+	var st api.BlobStatus
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(250 * time.Millisecond) {
 		getJSON(t, admin, "/v1/status", &st)
 		up := 0

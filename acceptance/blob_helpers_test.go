@@ -20,6 +20,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/front"
 )
@@ -174,7 +175,7 @@ func waitNoOrphans(t *testing.T, f *blobFront, prefix string, limit time.Duratio
 	began := time.Now()
 	var left []string
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		var rep front.GCReport
+		var rep api.GCReport
 		f.post(t, "/v1/gc", &rep)
 		if left = orphans(t, prefix); len(left) == 0 {
 			t.Logf("no orphan left %s after the last write (last GC pass: %+v)", time.Since(began).Round(time.Second), rep)

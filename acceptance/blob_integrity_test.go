@@ -16,6 +16,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/storage/catalog"
@@ -111,7 +112,7 @@ func TestBlobScrubAndReadsRecoverCorruptAndMissingReplicas(t *testing.T) {
 
 	// the scrubber finds them
 	spoil(t, written.Replicas[0], written.Replicas[1], data)
-	var rep front.ScrubReport
+	var rep api.ScrubReport
 	f.post(t, "/v1/scrub", &rep)
 	t.Logf("scrub: %+v", rep)
 	if rep.Corrupt < 1 || rep.Missing < 1 || rep.Dropped < 2 {

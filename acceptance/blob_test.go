@@ -23,9 +23,9 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/tags"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	"github.com/harvest-platform/harvest/storage/front"
 	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
@@ -146,9 +146,9 @@ func noDataRace(t *testing.T, logPath string) {
 }
 
 // status reads the front's /v1/status.
-func (f *blobFront) status(t *testing.T) front.Status {
+func (f *blobFront) status(t *testing.T) api.BlobStatus {
 	t.Helper()
-	var st front.Status
+	var st api.BlobStatus
 	getJSON(t, f.admin, "/v1/status", &st)
 	return st
 }
@@ -248,7 +248,7 @@ func TestBlobFrontStoresReplicasDiverselyAndReadsAroundBusyNodes(t *testing.T) {
 	// every object: three replicas, on nodes of three environments and of
 	// grid cells with no row or column twice
 	st := f.status(t)
-	cells := map[string]front.NodeStatus{}
+	cells := map[string]api.BlobNode{}
 	for _, n := range st.Nodes {
 		cells[n.ID] = n
 	}

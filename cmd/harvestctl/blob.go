@@ -14,7 +14,6 @@ import (
 
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/internal/command"
-	"github.com/harvest-platform/harvest/storage/front"
 )
 
 func blobCommands() map[string]cli.CommandFactory {
@@ -64,13 +63,11 @@ func blobPost(name, synopsis, path string, addr *string) cli.CommandFactory {
 	}.Factory()
 }
 
-func blobStatus(ctx context.Context, addr string) (front.Status, error) {
-	var st front.Status
-	err := api.Blob(addr).WithTimeout(30*time.Second).Do(ctx, http.MethodGet, "/v1/status", nil, &st)
-	return st, err
+func blobStatus(ctx context.Context, addr string) (api.BlobStatus, error) {
+	return api.Blob(addr).WithTimeout(30 * time.Second).BlobStatus(ctx)
 }
 
-func printBlobStatus(w io.Writer, st front.Status) {
+func printBlobStatus(w io.Writer, st api.BlobStatus) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tTENANT\tENV\tRACK\tCELL\tSTATE\tUSED MiB\tCAPACITY MiB\tROOM MiB\tDISK FREE MiB")
 	for _, n := range st.Nodes {

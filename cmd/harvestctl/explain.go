@@ -9,9 +9,9 @@ import (
 
 	"github.com/hashicorp/cli"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/internal/connect"
-	"github.com/harvest-platform/harvest/storage/front"
 )
 
 // explainCommands are `harvestctl explain job|alloc` and `harvestctl
@@ -93,7 +93,7 @@ func explainCommands() map[string]cli.CommandFactory {
 				if err != nil {
 					return err
 				}
-				var blob *front.Status
+				var blob *api.BlobStatus
 				note := "STORAGE: not asked (set -blob-admin-addr or HARVEST_BLOB_ADMIN_ADDR)"
 				if blobAddr != "" {
 					if st, err := blobStatus(ctx, blobAddr); err != nil {

@@ -12,10 +12,10 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/command"
-	"github.com/harvest-platform/harvest/storage/front"
 )
 
 // NodeStanding is one row of `harvestctl status`: a Nomad client that runs
@@ -50,13 +50,13 @@ type NodeStanding struct {
 
 // clusterStatus reads every node's standing from Nomad, the history in
 // Consul and, when blob is not nil, the blob tier's node status.
-func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.Store, blob *front.Status, now time.Time) ([]NodeStanding, error) {
+func clusterStatus(ctx context.Context, nomad *nomadapi.Client, store *history.Store, blob *api.BlobStatus, now time.Time) ([]NodeStanding, error) {
 	q := (&nomadapi.QueryOptions{}).WithContext(ctx)
 	stubs, _, err := nomad.Nodes().List(q)
 	if err != nil {
 		return nil, err
 	}
-	storage := map[string]front.NodeStatus{}
+	storage := map[string]api.BlobNode{}
 	if blob != nil {
 		for _, n := range blob.Nodes {
 			storage[n.ID] = n

@@ -49,21 +49,6 @@ func (o GCOptions) withDefaults() GCOptions {
 	return o
 }
 
-// GCReport is what one pass found and did.
-type GCReport struct {
-	Time           time.Time `json:"time"`
-	Held           string    `json:"held,omitempty"` // why nothing was deleted
-	NodesListed    int       `json:"nodes_listed"`
-	Replicas       int       `json:"replicas"`
-	Referenced     int       `json:"referenced"`
-	Deleted        int       `json:"deleted"`
-	DeletedBytes   int64     `json:"deleted_bytes"`
-	YoungOrphans   int       `json:"young_orphans"` // unreferenced, within the grace
-	OrphanBytes    int64     `json:"orphan_bytes"`  // left on the nodes after the pass
-	ExpiredUploads int       `json:"expired_uploads"`
-	ExpiredRecords int       `json:"expired_records"`
-}
-
 type collector struct {
 	b      *Backend
 	opts   GCOptions

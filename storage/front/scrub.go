@@ -42,21 +42,6 @@ func (o ScrubOptions) withDefaults() ScrubOptions {
 	return o
 }
 
-// ScrubReport is what one pass found.
-type ScrubReport struct {
-	Started   time.Time `json:"started"`
-	Finished  time.Time `json:"finished"`
-	Objects   int       `json:"objects"`
-	Replicas  int       `json:"replicas_checked"`
-	Bytes     int64     `json:"bytes_read"`
-	Corrupt   int       `json:"corrupt"`
-	Missing   int       `json:"missing"`
-	Dropped   int       `json:"dropped"`   // taken off their entries for the repairer
-	Skipped   int       `json:"skipped"`   // node down, busy or unreadable now
-	Unchecked int       `json:"unchecked"` // entries with nothing to check against
-	Held      string    `json:"held,omitempty"`
-}
-
 type scrubber struct {
 	b      *Backend
 	opts   ScrubOptions

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	consulapi "github.com/hashicorp/consul/api"
@@ -64,7 +63,6 @@ func (b blobSettings) s3() (*minio.Client, error) {
 	return minio.New(endpoint, opts)
 }
 
-func (b blobSettings) status(ctx context.Context, out any) error {
-	c := api.Client{Name: "harvest-blob", Address: b.admin, Token: b.adminToken, TLS: b.tls}
-	return c.Do(ctx, http.MethodGet, "/v1/status", nil, out)
+func (b blobSettings) status(ctx context.Context) (api.BlobStatus, error) {
+	return api.Client{Name: "harvest-blob", Address: b.admin, Token: b.adminToken, TLS: b.tls}.BlobStatus(ctx)
 }

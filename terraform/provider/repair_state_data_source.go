@@ -42,28 +42,6 @@ type storageNodeInfo struct {
 	CapacityBytes int64  `tfsdk:"capacity_bytes"`
 }
 
-// blobStatus is the front's JSON (storage/front.Status), the fields read.
-type blobStatus struct {
-	Replicas          int64     `json:"replicas"`
-	Objects           int64     `json:"objects"`
-	UnderReplicated   int64     `json:"under_replicated"`
-	Lost              int64     `json:"lost"`
-	Repaired          int64     `json:"repaired_replicas"`
-	RepairRatePerHour float64   `json:"repair_rate_per_hour"`
-	ETASeconds        float64   `json:"eta_seconds"`
-	LastScan          time.Time `json:"last_scan"`
-	Nodes             []struct {
-		ID       string `json:"id"`
-		Tenant   string `json:"tenant"`
-		Row      int64  `json:"row"`
-		Col      int64  `json:"col"`
-		Up       bool   `json:"up"`
-		Busy     bool   `json:"busy"`
-		Used     int64  `json:"used_bytes"`
-		Capacity int64  `json:"capacity_bytes"`
-	} `json:"nodes"`
-}
-
 func (d *repairStateDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_blob_repair_state"
 }
@@ -104,16 +82,16 @@ func (d *repairStateDataSource) Configure(_ context.Context, req datasource.Conf
 }
 
 func (d *repairStateDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var s blobStatus
-	if err := d.c.blob.status(ctx, &s); err != nil {
+	s, err := d.c.blob.status(ctx)
+	if err != nil {
 		resp.Diagnostics.AddError("reading the blob tier's repair state", err.Error())
 		return
 	}
-	m := repairStateModel{Replicas: s.Replicas, Objects: s.Objects, UnderReplicated: s.UnderReplicated, Lost: s.Lost,
+	m := repairStateModel{Replicas: int64(s.Replicas), Objects: int64(s.Objects), UnderReplicated: int64(s.UnderReplicated), Lost: int64(s.Lost),
 		Repaired: s.Repaired, RepairRatePerHour: s.RepairRatePerHour, ETASeconds: s.ETASeconds,
 		LastScan: s.LastScan.UTC().Format(time.RFC3339), Nodes: []storageNodeInfo{}}
 	for _, n := range s.Nodes {
-		m.Nodes = append(m.Nodes, storageNodeInfo{ID: n.ID, Tenant: n.Tenant, Row: n.Row, Col: n.Col, Up: n.Up, Busy: n.Busy,
+		m.Nodes = append(m.Nodes, storageNodeInfo{ID: n.ID, Tenant: n.Tenant, Row: int64(n.Row), Col: int64(n.Col), Up: n.Up, Busy: n.Busy,
 			UsedBytes: n.Used, CapacityBytes: n.Capacity})
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)

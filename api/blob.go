@@ -1,0 +1,99 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// The blob front's admin API (storage/front serves these types).
+
+// BlobStatus is the blob front's GET /v1/status: the blob tier's state as
+// `harvestctl blob status` shows it.
+type BlobStatus struct {
+	Nodes []BlobNode `json:"nodes"`
+	// Replicas and Diversity are the default of buckets without policy
+	// tags: the policy document's, else the front's configuration
+	// (ReplicasFrom, DiversityFrom: "policy" or "config").
+	Replicas        int    `json:"replicas"`
+	ReplicasFrom    string `json:"replicas_from"`
+	Diversity       string `json:"diversity"`
+	DiversityFrom   string `json:"diversity_from"`
+	Objects         int    `json:"objects"`
+	UnderReplicated int    `json:"under_replicated"`
+	Lost            int    `json:"lost"` // objects with no replica left
+	Repaired        int64  `json:"repaired_replicas"`
+	// RepairRatePerHour is replicas re-created per hour over the last ten
+	// minutes; ETASeconds is how long the under-replicated objects take at
+	// that rate (or at the configured limit when nothing was repaired yet).
+	RepairRatePerHour float64   `json:"repair_rate_per_hour"`
+	LimitPerHour      float64   `json:"limit_per_server_per_hour"`
+	ETASeconds        float64   `json:"eta_seconds"`
+	LastScan          time.Time `json:"last_scan"`
+	// SafeMode says why forgetting replicas, repairs and the garbage
+	// collector are held back ("" when they are not).
+	SafeMode  string      `json:"safe_mode,omitempty"`
+	LastGC    GCReport    `json:"last_gc"`
+	LastScrub ScrubReport `json:"last_scrub"`
+}
+
+// BlobNode is one storage node's standing.
+type BlobNode struct {
+	ID          string `json:"id"`
+	Tenant      string `json:"tenant"`
+	Environment string `json:"environment"`
+	Rack        string `json:"rack"`
+	Row         int    `json:"row"` // grid cell: peak CPU low..high
+	Col         int    `json:"col"` // grid cell: reimages infrequent..frequent
+	Up          bool   `json:"up"`
+	Busy        bool   `json:"busy"`
+	Used        int64  `json:"used_bytes"`
+	// Capacity is the effective one: the tenant's declared storage_mb
+	// (CapacityFrom "tenant"), else the configured capacity_mb ("config").
+	// Used may exceed it after a shrink: the node is full, nothing is deleted.
+	Capacity     int64  `json:"capacity_bytes"`
+	CapacityFrom string `json:"capacity_from"`
+	// Room is what the node may still take: within its capacity (less
+	// what it holds, orphans and writes in flight included) and its free
+	// disk (DiskFree, -1 when it cannot be read) less min_free_mb.
+	Room     int64 `json:"room_bytes"`
+	DiskFree int64 `json:"disk_free_bytes"`
+}
+
+// GCReport is what one pass of the blob front's garbage collector found and
+// did.
+type GCReport struct {
+	Time           time.Time `json:"time"`
+	Held           string    `json:"held,omitempty"` // why nothing was deleted
+	NodesListed    int       `json:"nodes_listed"`
+	Replicas       int       `json:"replicas"`
+	Referenced     int       `json:"referenced"`
+	Deleted        int       `json:"deleted"`
+	DeletedBytes   int64     `json:"deleted_bytes"`
+	YoungOrphans   int       `json:"young_orphans"` // unreferenced, within the grace
+	OrphanBytes    int64     `json:"orphan_bytes"`  // left on the nodes after the pass
+	ExpiredUploads int       `json:"expired_uploads"`
+	ExpiredRecords int       `json:"expired_records"`
+}
+
+// ScrubReport is what one pass of the blob front's scrubber found.
+type ScrubReport struct {
+	Started   time.Time `json:"started"`
+	Finished  time.Time `json:"finished"`
+	Objects   int       `json:"objects"`
+	Replicas  int       `json:"replicas_checked"`
+	Bytes     int64     `json:"bytes_read"`
+	Corrupt   int       `json:"corrupt"`
+	Missing   int       `json:"missing"`
+	Dropped   int       `json:"dropped"`   // taken off their entries for the repairer
+	Skipped   int       `json:"skipped"`   // node down, busy or unreadable now
+	Unchecked int       `json:"unchecked"` // entries with nothing to check against
+	Held      string    `json:"held,omitempty"`
+}
+
+// BlobStatus reads the blob front's GET /v1/status.
+func (c Client) BlobStatus(ctx context.Context) (BlobStatus, error) {
+	var st BlobStatus
+	err := c.Do(ctx, http.MethodGet, "/v1/status", nil, &st)
+	return st, err
+}
