@@ -2,6 +2,10 @@ package contract
 
 import "time"
 
+// ClassesDocument is the name of the placer's class table (api.ClassTable)
+// in the platform's Consul KV prefix.
+const ClassesDocument = "classes"
+
 // BusyDir is the folder, under the platform's Consul KV prefix, where every
 // harvest driver publishes its node's BusyFlag, one document per node.
 const BusyDir = "busy/"

@@ -20,6 +20,7 @@ import (
 	consulapi "github.com/hashicorp/consul/api"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
@@ -252,7 +253,7 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 	}
 	resetPeak()
 	start = time.Now()
-	var table *agent.StoredTable
+	var table *api.ClassTable
 	if err := measure("cold refresh", func() (err error) { table, err = r.Refresh(ctx); return err }); err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -15,10 +14,9 @@ import (
 	"github.com/hashicorp/cli"
 
 	"github.com/harvest-platform/harvest/api"
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/internal/command"
-	"github.com/harvest-platform/harvest/placer/agent"
 	"github.com/harvest-platform/harvest/placer/jobtype"
-	"github.com/harvest-platform/harvest/placer/survival"
 )
 
 func classesCommands() map[string]cli.CommandFactory {
@@ -39,8 +37,8 @@ func classesCommands() map[string]cli.CommandFactory {
 				if err != nil {
 					return err
 				}
-				var t agent.StoredTable
-				ok, err := store.GetDocument(ctx, agent.ClassesDocument, &t)
+				var t api.ClassTable
+				ok, err := store.GetDocument(ctx, contract.ClassesDocument, &t)
 				if err != nil {
 					return err
 				}
@@ -69,15 +67,15 @@ func classesCommands() map[string]cli.CommandFactory {
 	}
 }
 
-func refreshClasses(ctx context.Context, addr string) (*agent.StoredTable, error) {
-	var t agent.StoredTable
-	if err := api.Placer(addr).WithTimeout(5*time.Minute).Do(ctx, http.MethodPost, "/v1/classes/refresh", nil, &t); err != nil {
+func refreshClasses(ctx context.Context, addr string) (*api.ClassTable, error) {
+	t, err := api.Placer(addr).WithTimeout(5 * time.Minute).RefreshClasses(ctx)
+	if err != nil {
 		return nil, err
 	}
 	return &t, nil
 }
 
-func printStored(w io.Writer, t *agent.StoredTable, asJSON, withSurvival bool) error {
+func printStored(w io.Writer, t *api.ClassTable, asJSON, withSurvival bool) error {
 	switch {
 	case asJSON:
 		return command.PrintJSON(w, t)
@@ -103,13 +101,13 @@ func printStored(w io.Writer, t *agent.StoredTable, asJSON, withSurvival bool) e
 
 // printSurvival shows, per class, the share of harvested tasks of each
 // length that run to their end, then one figure per job type.
-func printSurvival(w io.Writer, t *agent.StoredTable) {
+func printSurvival(w io.Writer, t *api.ClassTable) {
 	fmt.Fprintf(w, "Task survival by class, table of %s\n", t.Generated.Format(time.RFC3339))
 	fmt.Fprintln(w, "(share of tasks of each length that end before an eviction, replayed over the class's history on a")
 	fmt.Fprintln(w, "full server of its typical size, youngest killed first: a lower bound when servers are not full)")
 	fmt.Fprintln(w)
 	var lengths []time.Duration // the grid of the first class that has one
-	var types []agent.JobTypeSurvival
+	var types []api.JobTypeSurvival
 	for _, c := range t.Classes {
 		if len(c.Survival) > 0 && lengths == nil {
 			for _, p := range c.Survival {
@@ -158,11 +156,11 @@ var jobTypes = []string{jobtype.Short, jobtype.Medium, jobtype.Long}
 
 // percent prints a probability as a percentage, "-" when unknown (no
 // replayed task of that length was decided).
-func percent(p survival.Probability) string {
-	if !p.Known() {
+func percent(p *float64) string {
+	if p == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f%%", 100*float64(p))
+	return fmt.Sprintf("%.1f%%", 100**p)
 }
 
 // shortDuration drops a duration's zero minutes and seconds: 2m, 1h, 2m53s.

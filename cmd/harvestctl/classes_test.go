@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -12,30 +11,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvest-platform/harvest/placer/agent"
-	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/placer/survival"
 )
 
 // A placer that answers a refresh with a table carrying survival, an
 // unknown point among it (null on the wire) and a class without figures.
 func TestClassesSurvivalTableFromThePlacer(t *testing.T) {
-	var points []survival.Point
+	share := func(v float64) *float64 { return &v }
+	var points []api.SurvivalPoint
 	for i, l := range survival.DefaultLengths() {
-		p := survival.Probability(1 - 0.1*float64(i))
+		p := share(1 - 0.1*float64(i))
 		if i == len(survival.DefaultLengths())-1 {
-			p = survival.Probability(math.NaN())
+			p = nil
 		}
-		points = append(points, survival.Point{Length: l, Probability: p, Tasks: 10})
+		points = append(points, api.SurvivalPoint{Length: l, Probability: p, Tasks: 10})
 	}
-	table := agent.StoredTable{Generated: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), Classes: []agent.StoredClass{
-		{Class: classify.Class{Name: "periodic-1", Pattern: classify.Periodic}, Survival: points,
-			SurvivalByJobType: map[string]agent.JobTypeSurvival{
-				"short":  {Length: 173 * time.Second, Probability: 0.987},
-				"medium": {Length: 433 * time.Second, Probability: 0.95},
-				"long":   {Length: 866 * time.Second, Probability: 0.9},
+	table := api.ClassTable{Generated: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), Classes: []api.Class{
+		{Name: "periodic-1", Pattern: "periodic", Survival: points,
+			SurvivalByJobType: map[string]api.JobTypeSurvival{
+				"short":  {Length: 173 * time.Second, Probability: share(0.987)},
+				"medium": {Length: 433 * time.Second, Probability: share(0.95)},
+				"long":   {Length: 866 * time.Second, Probability: share(0.9)},
 			}},
-		{Class: classify.Class{Name: "constant-1", Pattern: classify.Constant}, SurvivalUnavailable: "no node of the class reports"},
+		{Name: "constant-1", Pattern: "constant", SurvivalUnavailable: "no node of the class reports"},
 	}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/classes/refresh" {

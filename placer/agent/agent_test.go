@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/api"
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/labels"
@@ -119,8 +121,8 @@ func TestRefreshLabelsNodesAndSurvivesACorruptTenant(t *testing.T) {
 	if pairs, _ := kv.List(ctx, "harvest/cpu/search/frontend/"); len(pairs) != 11 {
 		t.Fatalf("%d days of search/frontend kept, want the 11 recent ones", len(pairs))
 	}
-	var stored StoredTable
-	if ok, err := a.store.GetDocument(ctx, ClassesDocument, &stored); !ok || err != nil || stored.NodeCounts["constant-1"] != 1 {
+	var stored api.ClassTable
+	if ok, err := a.store.GetDocument(ctx, contract.ClassesDocument, &stored); !ok || err != nil || stored.NodeCounts["constant-1"] != 1 {
 		t.Fatalf("stored table %+v (%v, %v)", stored, ok, err)
 	}
 	for i, c := range table.Classes {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
@@ -18,43 +19,26 @@ import (
 	"github.com/harvest-platform/harvest/placer/survival"
 )
 
-// StoredClass is one class of the stored table: the classifier's class and
-// how likely a harvested task is to survive on it (placer/survival).
-type StoredClass struct {
-	classify.Class
-	// Survival is, for each length of survival.DefaultLengths, the
-	// server-weighted share of the tasks of about that length that ran to
-	// their end when the class's history window was replayed on a full
-	// server of the class's typical size with youngest-first kills, the
-	// grid's lengths started in equal numbers. A server that is not full
-	// does better: it is a lower bound when harvesting is not in demand.
-	Survival []survival.Point `json:"survival,omitempty"`
-	// SurvivalByJobType is one figure per job type, read off Survival at
-	// the length a job of the type runs at most (short: the short
-	// threshold, medium: the long threshold) or, for long jobs, at twice
-	// the long threshold.
-	SurvivalByJobType map[string]JobTypeSurvival `json:"survival_by_job_type,omitempty"`
-	// SurvivalServer is the server the history was replayed on.
-	SurvivalServer *SurvivalServer `json:"survival_server,omitempty"`
-	// SurvivalUnavailable says why the class has no survival figures.
-	SurvivalUnavailable string `json:"survival_unavailable,omitempty"`
+// wireClass is the classifier's class as the class table keeps it,
+// without its history's node names (the API serves Nomad's).
+func wireClass(c classify.Class) api.Class {
+	return api.Class{Name: c.Name, Pattern: string(c.Pattern), Average: c.Average, Peak: c.Peak, Current: c.Current,
+		Tenants: c.Tenants}
 }
 
-// JobTypeSurvival is the survival of a task of Length.
-type JobTypeSurvival struct {
-	Length      time.Duration        `json:"length"`
-	Probability survival.Probability `json:"probability"`
+// classifierClass is a class table's class as Algorithm 1 ranks it.
+func classifierClass(c api.Class) classify.Class {
+	return classify.Class{Name: c.Name, Pattern: classify.Pattern(c.Pattern), Average: c.Average, Peak: c.Peak,
+		Current: c.Current, Tenants: c.Tenants, Nodes: c.Nodes}
 }
 
-// SurvivalServer is a class's typical server as the harvest driver on its
-// median node (by cores, then reserve) reports it.
-type SurvivalServer struct {
-	Cores float64 `json:"cores"`
-	// Reserve is the driver's effective CPU reserve plus its admission
-	// margin: a task starts only with both free, so a full server's tasks
-	// leave that much to the primary.
-	Reserve float64 `json:"reserve_cores"`
-	Nodes   int     `json:"nodes"` // the class's nodes that report the driver's size
+// wireProbability is p as JSON carries it: nil when unknown.
+func wireProbability(p survival.Probability) *float64 {
+	if !p.Known() {
+		return nil
+	}
+	v := float64(p)
+	return &v
 }
 
 // noDriverSize is why a class whose nodes report no driver size has no
@@ -95,7 +79,7 @@ func medianServer(sizes []survival.Server) survival.Server {
 // Classes are computed in parallel, the largest first; each tenant is
 // replayed once, so the cost is O(slots x tenants) in all.
 func classSurvival(classes []classify.Class, inputs []classify.Input, window time.Duration,
-	nodes []labels.Node, th jobtype.Thresholds) []StoredClass {
+	nodes []labels.Node, th jobtype.Thresholds) []api.Class {
 	classOf := map[string]int{}
 	for i, c := range classes {
 		for _, t := range c.Tenants {
@@ -119,10 +103,10 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 		}
 	}
 
-	out := make([]StoredClass, len(classes))
+	out := make([]api.Class, len(classes))
 	order := make([]int, len(classes))
 	for i := range classes {
-		out[i] = StoredClass{Class: classes[i]}
+		out[i] = wireClass(classes[i])
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(members[b]), len(members[a])) })
@@ -133,7 +117,7 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				out[i].fillSurvival(members[i], window, sizes[i], th)
+				fillSurvival(&out[i], members[i], window, sizes[i], th)
 			}
 		}()
 	}
@@ -146,13 +130,13 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 }
 
 // fillSurvival replays one class's members on its median server.
-func (c *StoredClass) fillSurvival(members []classify.Input, window time.Duration, sizes []survival.Server, th jobtype.Thresholds) {
+func fillSurvival(c *api.Class, members []classify.Input, window time.Duration, sizes []survival.Server, th jobtype.Thresholds) {
 	if len(sizes) == 0 {
 		c.SurvivalUnavailable = noDriverSize
 		return
 	}
 	srv := medianServer(sizes)
-	c.SurvivalServer = &SurvivalServer{Cores: srv.Cores, Reserve: srv.Reserve, Nodes: len(sizes)}
+	c.SurvivalServer = &api.SurvivalServer{Cores: srv.Cores, Reserve: srv.Reserve, Nodes: len(sizes)}
 	// each member's window, what classify.Extract read, loaded one at a time
 	var full []float64 // the whole loaded series, reused (Percent is a tail of it)
 	get := func(i int, _ []float64) survival.Series {
@@ -161,10 +145,14 @@ func (c *StoredClass) fillSurvival(members []classify.Input, window time.Duratio
 		w := s.TrimLeadingGaps().Last(window)
 		return survival.Series{Percent: w.Values, Servers: len(members[i].Nodes)}
 	}
-	c.Survival = survival.CurveOf(len(members), get, srv, history.Slot, survival.DefaultLengths(), nil)
-	c.SurvivalByJobType = map[string]JobTypeSurvival{}
+	curve := survival.CurveOf(len(members), get, srv, history.Slot, survival.DefaultLengths(), nil)
+	c.Survival = make([]api.SurvivalPoint, len(curve))
+	for i, p := range curve {
+		c.Survival[i] = api.SurvivalPoint{Length: p.Length, Probability: wireProbability(p.Probability), Tasks: p.Tasks}
+	}
+	c.SurvivalByJobType = map[string]api.JobTypeSurvival{}
 	for typ, l := range map[string]time.Duration{jobtype.Short: th.Short, jobtype.Medium: th.Long, jobtype.Long: 2 * th.Long} {
-		c.SurvivalByJobType[typ] = JobTypeSurvival{Length: l, Probability: survivalAt(c.Survival, l)}
+		c.SurvivalByJobType[typ] = api.JobTypeSurvival{Length: l, Probability: wireProbability(survivalAt(curve, l))}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
@@ -40,7 +41,15 @@ func hourly(level, rise float64, days int) history.Series {
 	return history.Series{Start: now.Add(-time.Duration(days) * 24 * time.Hour), Values: v}
 }
 
-func point(t *testing.T, c StoredClass, l time.Duration) survival.Point {
+// prob reads a wire probability, NaN when unknown.
+func prob(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func point(t *testing.T, c api.Class, l time.Duration) api.SurvivalPoint {
 	t.Helper()
 	for _, p := range c.Survival {
 		if p.Length == l {
@@ -48,7 +57,7 @@ func point(t *testing.T, c StoredClass, l time.Duration) survival.Point {
 		}
 	}
 	t.Fatalf("%s: no survival at %s in %+v", c.Name, l, c.Survival)
-	return survival.Point{}
+	return api.SurvivalPoint{}
 }
 
 // A class whose primary stays flat kills nothing: every length survives.
@@ -68,22 +77,22 @@ func TestClassSurvivalFlatVersusHourlyRise(t *testing.T) {
 		t.Fatalf("calm class: %+v", calm)
 	}
 	for _, p := range calm.Survival {
-		if p.Tasks == 0 || p.Probability != 1 {
+		if p.Tasks == 0 || prob(p.Probability) != 1 {
 			t.Errorf("calm class at %s: %+v, want every task to end", p.Length, p)
 		}
 	}
 	short, long := point(t, rough, 10*time.Minute), point(t, rough, 4*time.Hour)
-	if !(short.Probability > 0.9) || !(long.Probability < short.Probability-0.2) {
-		t.Errorf("hourly rise: 10m survives %.3f, 4h %.3f; want 10m above 0.9 and 4h well below it", short.Probability, long.Probability)
+	if sp, lp := prob(short.Probability), prob(long.Probability); !(sp > 0.9) || !(lp < sp-0.2) {
+		t.Errorf("hourly rise: 10m survives %.3f, 4h %.3f; want 10m above 0.9 and 4h well below it", sp, lp)
 	}
 	jt := rough.SurvivalByJobType
 	if jt[jobtype.Short].Length != 173*time.Second || jt[jobtype.Medium].Length != 433*time.Second || jt[jobtype.Long].Length != 866*time.Second {
 		t.Errorf("job type lengths %+v, want the thresholds 173s, 433s and twice 433s", jt)
 	}
-	if !(jt[jobtype.Long].Probability < jt[jobtype.Short].Probability) {
-		t.Errorf("hourly rise: long jobs' tasks survive %.3f, short %.3f; want long lower", jt[jobtype.Long].Probability, jt[jobtype.Short].Probability)
+	if lp, sp := prob(jt[jobtype.Long].Probability), prob(jt[jobtype.Short].Probability); !(lp < sp) {
+		t.Errorf("hourly rise: long jobs' tasks survive %.3f, short %.3f; want long lower", lp, sp)
 	}
-	if s := rough.SurvivalServer; s == nil || *s != (SurvivalServer{Cores: 16, Reserve: 5, Nodes: 1}) {
+	if s := rough.SurvivalServer; s == nil || *s != (api.SurvivalServer{Cores: 16, Reserve: 5, Nodes: 1}) {
 		t.Errorf("server %+v, want 16 cores with the 4-core reserve and the 1-core margin", s)
 	}
 }
@@ -107,7 +116,7 @@ func TestClassSurvivalServerIsTheMedianNode(t *testing.T) {
 		{ID: "z1", Name: "z1", Meta: map[string]string{labels.TenantKey: "b/z"}},
 	}
 	out := classSurvival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default())
-	if s := out[0].SurvivalServer; s == nil || *s != (SurvivalServer{Cores: 16, Reserve: 5.28, Nodes: 3}) {
+	if s := out[0].SurvivalServer; s == nil || *s != (api.SurvivalServer{Cores: 16, Reserve: 5.28, Nodes: 3}) {
 		t.Errorf("server %+v, want the 16-core node of the three that report", s)
 	}
 	if out[1].Survival != nil || out[1].SurvivalByJobType != nil || out[1].SurvivalUnavailable != noDriverSize {
@@ -165,21 +174,11 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var got struct {
-		Classes []struct {
-			Name     string
-			Tenants  []string
-			Nodes    []string
-			Survival []struct {
-				Length      time.Duration
-				Probability *float64
-				Tasks       int
-			}
-			ByType      map[string]struct{ Length time.Duration } `json:"survival_by_job_type"`
-			Unavailable string                                    `json:"survival_unavailable"`
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || len(got.Classes) != 3 {
+	// the API's own type decodes every field the placer serves
+	var got api.ClassTable
+	dec := json.NewDecoder(resp.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil || len(got.Classes) != 3 {
 		t.Fatalf("%s: %+v (%v)", resp.Status, got, err)
 	}
 	for _, c := range got.Classes {
@@ -187,7 +186,7 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 			t.Errorf("GET /v1/classes: class %s lists nodes %v, want the one node of its one tenant", c.Name, c.Nodes)
 		}
 		if c.Tenants[0] == "mail/store" {
-			if c.Survival != nil || c.Unavailable == "" {
+			if c.Survival != nil || c.SurvivalUnavailable == "" {
 				t.Errorf("%s: %+v, want no figures and the reason", c.Name, c)
 			}
 			continue
@@ -200,8 +199,8 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 				t.Errorf("%s at %s: %+v, want a probability from replayed tasks", c.Name, p.Length, p)
 			}
 		}
-		if c.ByType["short"].Length != 2*time.Minute || c.ByType["medium"].Length != 10*time.Minute || c.ByType["long"].Length != 20*time.Minute {
-			t.Errorf("%s: by job type %+v, want the configured 2m and 10m thresholds", c.Name, c.ByType)
+		if c.SurvivalByJobType["short"].Length != 2*time.Minute || c.SurvivalByJobType["medium"].Length != 10*time.Minute || c.SurvivalByJobType["long"].Length != 20*time.Minute {
+			t.Errorf("%s: by job type %+v, want the configured 2m and 10m thresholds", c.Name, c.SurvivalByJobType)
 		}
 	}
 }

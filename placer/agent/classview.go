@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvest-platform/harvest/api"
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -76,8 +78,8 @@ func (v *classView) refresh(ctx context.Context) error {
 	if v.fresh() { // another caller refreshed while this one waited
 		return nil
 	}
-	var t StoredTable
-	if _, err := v.store.GetDocument(ctx, ClassesDocument, &t); err != nil {
+	var t api.ClassTable
+	if _, err := v.store.GetDocument(ctx, contract.ClassesDocument, &t); err != nil {
 		return err
 	}
 	now := v.now()
@@ -88,7 +90,7 @@ func (v *classView) refresh(ctx context.Context) error {
 	v.mu.Lock()
 	v.classes = make([]classify.Class, len(t.Classes))
 	for i, c := range t.Classes {
-		v.classes[i] = c.Class
+		v.classes[i] = classifierClass(c)
 	}
 	v.nodes = nodes
 	v.loaded = time.Time{}

@@ -12,6 +12,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
@@ -91,11 +92,11 @@ func newRoomFixture(t *testing.T, classes []classify.Class, nodes ...*nomadapi.N
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := StoredTable{}
+	table := api.ClassTable{}
 	for _, c := range classes {
-		table.Classes = append(table.Classes, StoredClass{Class: c})
+		table.Classes = append(table.Classes, wireClass(c))
 	}
-	if err := f.store.PutDocument(context.Background(), ClassesDocument, table); err != nil {
+	if err := f.store.PutDocument(context.Background(), contract.ClassesDocument, table); err != nil {
 		t.Fatal(err)
 	}
 	f.view = &classView{store: f.store, view: newClusterView(client), ttl: time.Minute, now: func() time.Time { return f.now }}

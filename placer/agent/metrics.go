@@ -8,6 +8,7 @@ import (
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/plugins/manager"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -125,7 +126,7 @@ func (m *Metrics) observeRefresh(d time.Duration, err error) {
 	m.refreshDuration.Observe(d.Seconds())
 }
 
-func (m *Metrics) observeTable(t *StoredTable, updates int) {
+func (m *Metrics) observeTable(t *api.ClassTable, updates int) {
 	if m == nil {
 		return
 	}

@@ -8,39 +8,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/api"
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/jobtype"
 	"github.com/harvest-platform/harvest/placer/labels"
 )
-
-// ClassesDocument is the name of the class table in Harvest's KV prefix.
-const ClassesDocument = "classes"
-
-// StoredTable is the class table as kept in Consul KV. It must stay under
-// Consul's 512 KiB value limit for datacenters of thousands of tenants, so
-// it keeps no node lists and no features: classes name their tenants, and
-// only unclassified tenants are listed apart, with the reason. Survival
-// adds under 1 KB per class.
-type StoredTable struct {
-	Generated    time.Time               `json:"generated"`
-	Classes      []StoredClass           `json:"classes"`
-	Unclassified []classify.TenantResult `json:"unclassified"`
-	// NodeCounts is how many Nomad nodes carry each class label.
-	NodeCounts map[string]int `json:"node_counts"`
-}
-
-// ClassOf returns the class a tenant is in.
-func (t *StoredTable) ClassOf(tenant string) (classify.Class, bool) {
-	for _, c := range t.Classes {
-		for _, m := range c.Tenants {
-			if m == tenant {
-				return c.Class, true
-			}
-		}
-	}
-	return classify.Class{}, false
-}
 
 // NodeAPI is what the refresher needs of Nomad.
 type NodeAPI interface {
@@ -95,7 +69,7 @@ func (r *Refresher) Members(ctx context.Context) (map[string][]string, error) {
 
 // Refresh classifies every tenant with history, stores the class table and
 // brings every node's labels in line with it.
-func (r *Refresher) Refresh(ctx context.Context) (*StoredTable, error) {
+func (r *Refresher) Refresh(ctx context.Context) (*api.ClassTable, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start := time.Now()
@@ -117,7 +91,7 @@ func (r *Refresher) Refresh(ctx context.Context) (*StoredTable, error) {
 	return table, nil
 }
 
-func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
+func (r *Refresher) refresh(ctx context.Context) (*api.ClassTable, error) {
 	now := r.Now().UTC()
 	cfg := r.Config
 	if r.Thresholds != nil {
@@ -151,7 +125,7 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 		r.Log.Info("labelled node", "node", u.NodeName, "set", u.Set, "unset", u.Unset)
 	}
 	members := labels.Members(nodes, updates)
-	stored := &StoredTable{Generated: now, NodeCounts: labels.Counts(nodes, updates)}
+	stored := &api.ClassTable{Generated: now, NodeCounts: labels.Counts(nodes, updates)}
 	th := r.JobTypes
 	if th == (jobtype.Thresholds{}) {
 		th = jobtype.Default()
@@ -160,31 +134,28 @@ func (r *Refresher) refresh(ctx context.Context) (*StoredTable, error) {
 	stored.Classes = classSurvival(table.Classes, inputs, cfg.Window, nodes, th)
 	r.Metrics.observeStage("survival", time.Since(survivalStart))
 	r.Log.Debug("survival replayed", "tenants", len(inputs), "took", time.Since(survivalStart).Round(time.Millisecond))
-	for i := range stored.Classes {
-		stored.Classes[i].Nodes = nil // the history's node names: not kept (the value's size)
-	}
 	for _, t := range table.Tenants {
 		if t.Class == "" {
-			stored.Unclassified = append(stored.Unclassified, classify.TenantResult{Tenant: t.Tenant, Reason: t.Reason})
+			stored.Unclassified = append(stored.Unclassified, api.Unclassified{Tenant: t.Tenant, Reason: t.Reason})
 		}
 	}
-	if err := r.Store.PutDocument(ctx, ClassesDocument, stored); err != nil {
+	if err := r.Store.PutDocument(ctx, contract.ClassesDocument, stored); err != nil {
 		return nil, err
 	}
 	r.Metrics.observeTable(stored, len(updates))
 	r.membersMu.Lock()
 	r.members = members
 	r.membersMu.Unlock()
-	return stored.withNodes(members), nil
+	return withNodes(stored, members), nil
 }
 
 // withNodes is a copy of the table whose classes list the Nomad nodes that
 // carry their labels (by name), as the API serves it: the stored table
 // keeps none, so that it stays far below Consul's value limit however many
 // nodes a class has.
-func (t *StoredTable) withNodes(members map[string][]string) *StoredTable {
+func withNodes(t *api.ClassTable, members map[string][]string) *api.ClassTable {
 	out := *t
-	out.Classes = make([]StoredClass, len(t.Classes))
+	out.Classes = make([]api.Class, len(t.Classes))
 	for i, c := range t.Classes {
 		c.Nodes = members[c.Name]
 		if c.Nodes == nil {

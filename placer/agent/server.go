@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/harvest-platform/harvest/api"
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -33,8 +35,8 @@ func (a *Agent) routes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /v1/classes", func(w http.ResponseWriter, r *http.Request) {
-		var t StoredTable
-		ok, err := a.store.GetDocument(r.Context(), ClassesDocument, &t)
+		var t api.ClassTable
+		ok, err := a.store.GetDocument(r.Context(), contract.ClassesDocument, &t)
 		switch {
 		case err != nil:
 			writeError(w, http.StatusInternalServerError, err)
@@ -48,7 +50,7 @@ func (a *Agent) routes() http.Handler {
 				writeJSON(w, http.StatusOK, t)
 				return
 			}
-			writeJSON(w, http.StatusOK, t.withNodes(members))
+			writeJSON(w, http.StatusOK, withNodes(&t, members))
 		}
 	})
 	mux.HandleFunc("POST /v1/classes/refresh", func(w http.ResponseWriter, r *http.Request) {

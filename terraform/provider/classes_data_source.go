@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -33,23 +32,6 @@ type classModel struct {
 	Peak    float64  `tfsdk:"peak"`
 	Tenants []string `tfsdk:"tenants"`
 	Nodes   []string `tfsdk:"nodes"`
-}
-
-// classTable is the placer's JSON (placer/agent.StoredTable), the fields
-// read here.
-type classTable struct {
-	Generated time.Time `json:"generated"`
-	Classes   []struct {
-		Name    string   `json:"name"`
-		Pattern string   `json:"pattern"`
-		Average float64  `json:"average"`
-		Peak    float64  `json:"peak"`
-		Tenants []string `json:"tenants"`
-		Nodes   []string `json:"nodes"`
-	} `json:"classes"`
-	Unclassified []struct {
-		Tenant string `json:"tenant"`
-	} `json:"unclassified"`
 }
 
 func (d *classesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -83,8 +65,8 @@ func (d *classesDataSource) Configure(_ context.Context, req datasource.Configur
 }
 
 func (d *classesDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var t classTable
-	if err := d.c.placer.Do(ctx, http.MethodGet, "/v1/classes", nil, &t); err != nil {
+	t, err := d.c.placer.Classes(ctx)
+	if err != nil {
 		resp.Diagnostics.AddError("reading the class table", err.Error())
 		return
 	}
