@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/placer/agent"
 )
 
@@ -19,7 +20,7 @@ import (
 // and once it is high (>= 60%) the fourth to another node. `harvestctl
 // packing` lists the untouched nodes as releasable.
 func TestPackingFillsMediumNodesAndAvoidsHighOnes(t *testing.T) {
-	api, proxyAddr := policyPlacer(t, "harvest-packing/", "", `
+	placerURL, proxyAddr := policyPlacer(t, "harvest-packing/", "", `
 packing {
   enabled       = true
   interval      = "1s"
@@ -27,8 +28,8 @@ packing {
 }`)
 	var landed []string
 	for i := 0; i < 4; i++ {
-		var before agent.PackingReport
-		getJSON(t, api, "/v1/packing", &before)
+		var before api.PackingReport
+		getJSON(t, placerURL, "/v1/packing", &before)
 		if !before.Active || len(before.Nodes) != len(cluster.NomadClients) {
 			t.Fatalf("packing report %+v", before)
 		}
@@ -50,9 +51,9 @@ packing {
 		}
 		// the next job must see this one in the tiers
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
-			var after agent.PackingReport
-			getJSON(t, api, "/v1/packing", &after)
-			i := slices.IndexFunc(after.Nodes, func(n agent.PackingNode) bool { return n.Name == node })
+			var after api.PackingReport
+			getJSON(t, placerURL, "/v1/packing", &after)
+			i := slices.IndexFunc(after.Nodes, func(n api.PackingNode) bool { return n.Name == node })
 			if i >= 0 && after.Nodes[i].UsedMB >= 800 {
 				waitNodeMeta(t, node, "harvest_pack_tier", after.Nodes[i].Tier, 15*time.Second)
 				break
@@ -71,7 +72,7 @@ packing {
 		t.Fatalf("job 4 went to the high node %s", landed[0])
 	}
 	time.Sleep(3 * time.Second) // release_after
-	out := harvestCLI(t, "harvestctl", "packing", "-placer-addr", api)
+	out := harvestCLI(t, "harvestctl", "packing", "-placer-addr", placerURL)
 	t.Logf("harvestctl packing:\n%s", out)
 	want := len(cluster.NomadClients) - 2
 	if !strings.Contains(out, " high ") || !strings.Contains(out, "can be scaled in or released") ||
@@ -85,7 +86,7 @@ packing {
 // job declared long runs only off it; two short jobs finish, their mean
 // moves the cutoff down, and the partition grows by one.
 func TestShortPartitionKeepsLongJobsOffAndFollowsTheCutoff(t *testing.T) {
-	api, proxyAddr := policyPlacer(t, "harvest-partition/", "", `
+	placerURL, proxyAddr := policyPlacer(t, "harvest-partition/", "", `
 partition {
   enabled        = true
   initial_cutoff = "90s"
@@ -101,7 +102,7 @@ partition {
 		if time.Now().After(deadline) {
 			t.Fatalf("partition %+v: want 2 nodes", st)
 		}
-		getJSON(t, api, "/v1/partition", &st)
+		getJSON(t, placerURL, "/v1/partition", &st)
 	}
 	partition := st.Nodes
 	for _, n := range partition {
@@ -135,7 +136,7 @@ partition {
 		if time.Now().After(deadline) {
 			t.Fatalf("the cutoff never moved: %+v", st)
 		}
-		getJSON(t, api, "/v1/partition", &st)
+		getJSON(t, placerURL, "/v1/partition", &st)
 	}
 	t.Logf("after two short runs: cutoff %s, size %d, nodes %v", st.Cutoff, st.Size, st.Nodes)
 	if st.Cutoff >= 81*time.Second || st.Size != 3 {
@@ -145,7 +146,7 @@ partition {
 		if time.Now().After(deadline) {
 			t.Fatalf("partition nodes %v: want 3", st.Nodes)
 		}
-		getJSON(t, api, "/v1/partition", &st)
+		getJSON(t, placerURL, "/v1/partition", &st)
 	}
 	for _, n := range st.Nodes {
 		waitNodeMeta(t, n, "harvest_partition", "short", 15*time.Second)

@@ -1,6 +1,9 @@
 package contract
 
-import "time"
+import (
+	"net/url"
+	"time"
+)
 
 // ClassesDocument is the name of the placer's class table (api.ClassTable)
 // in the platform's Consul KV prefix.
@@ -32,4 +35,14 @@ type BusyFlag struct {
 	PrimaryMemory float64   `json:"primary_memory_mib"`
 	Threshold     float64   `json:"threshold_percent"`
 	Updated       time.Time `json:"updated"`
+}
+
+// DecisionsDir is the document folder (under the KV prefix) where the
+// placer keeps the last admission decision (placer/proxy.Decision) of every
+// harvested job it registered: decisions/<namespace>/<job>, both path-escaped.
+const DecisionsDir = "decisions/"
+
+// DecisionDocument is the document name of a job's decision.
+func DecisionDocument(namespace, job string) string {
+	return DecisionsDir + url.PathEscape(namespace) + "/" + url.PathEscape(job)
 }

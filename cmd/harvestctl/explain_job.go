@@ -13,7 +13,6 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/command"
-	"github.com/harvest-platform/harvest/placer/agent"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
@@ -47,7 +46,7 @@ type AllocOutcome struct {
 func explainJob(ctx context.Context, nomad *nomadapi.Client, store *history.Store, namespace, jobID string) (*JobExplanation, error) {
 	e := &JobExplanation{Namespace: namespace, Job: jobID, Meta: map[string]string{}}
 	var d proxy.Decision
-	ok, err := store.GetDocument(ctx, agent.DecisionDocument(namespace, jobID), &d)
+	ok, err := store.GetDocument(ctx, contract.DecisionDocument(namespace, jobID), &d)
 	if err != nil {
 		return nil, fmt.Errorf("reading the job's decision from Consul: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/internal/command"
-	"github.com/harvest-platform/harvest/placer/agent"
 )
 
 // packingCommand lists the placer's packing tiers and the nodes that can
@@ -31,8 +29,8 @@ func packingCommand() cli.CommandFactory {
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
 		},
 		Run: func(ctx context.Context, fs *flag.FlagSet) error {
-			var r agent.PackingReport
-			if err := api.Placer(placerAddr).WithTimeout(30*time.Second).Do(ctx, http.MethodGet, "/v1/packing", nil, &r); err != nil {
+			r, err := api.Placer(placerAddr).WithTimeout(30 * time.Second).Packing(ctx)
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -44,7 +42,7 @@ func packingCommand() cli.CommandFactory {
 	}.Factory()
 }
 
-func printPacking(w io.Writer, r agent.PackingReport, now time.Time) {
+func printPacking(w io.Writer, r api.PackingReport, now time.Time) {
 	state := "on"
 	if !r.Active {
 		state = "off"

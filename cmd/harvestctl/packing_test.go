@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvest-platform/harvest/placer/agent"
+	"github.com/harvest-platform/harvest/api"
 )
 
 func TestPrintPackingListsReleasableNodes(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	empty := now.Add(-15 * time.Minute)
 	var b bytes.Buffer
-	printPacking(&b, agent.PackingReport{Active: true, Reason: "medium first", HighThreshold: 0.6, ReleaseAfter: "10m0s", Updated: now,
-		Nodes: []agent.PackingNode{
+	printPacking(&b, api.PackingReport{Active: true, Reason: "medium first", HighThreshold: 0.6, ReleaseAfter: "10m0s", Updated: now,
+		Nodes: []api.PackingNode{
 			{Name: "client-1", Tier: "medium", UsedMB: 800, HarvestMB: 3584},
 			{Name: "client-2", Tier: "low", HarvestMB: 3584, EmptySince: &empty, Releasable: true},
 		}}, now)

@@ -8,31 +8,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/placer/packing"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
-
-// PackingNode is one node in the packing report.
-type PackingNode struct {
-	Name       string     `json:"name"`
-	ID         string     `json:"id"`
-	Tier       string     `json:"tier"`
-	UsedMB     float64    `json:"used_mb"`    // harvested memory running there
-	HarvestMB  float64    `json:"harvest_mb"` // harvestable memory
-	EmptySince *time.Time `json:"empty_since,omitempty"`
-	Releasable bool       `json:"releasable"`
-}
-
-// PackingReport is GET /v1/packing: the nodes in the order new harvested
-// work tries them, and those empty long enough to scale in or release.
-type PackingReport struct {
-	Active        bool          `json:"active"`
-	Reason        string        `json:"reason"`
-	HighThreshold float64       `json:"high_threshold"`
-	ReleaseAfter  string        `json:"release_after"`
-	Updated       time.Time     `json:"updated"`
-	Nodes         []PackingNode `json:"nodes"`
-}
 
 // packer keeps every harvested node's packing tier and the time it became
 // empty in its meta (container-packing.txt); the proxy's tier affinities
@@ -47,10 +26,10 @@ type packer struct {
 	now          func() time.Time
 
 	mu     sync.Mutex
-	report PackingReport
+	report api.PackingReport
 }
 
-func (p *packer) Report() PackingReport {
+func (p *packer) Report() api.PackingReport {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.report
@@ -101,7 +80,7 @@ func (p *packer) pass(ctx context.Context) error {
 		inByID[n.ID] = pn
 	}
 	order, active := p.cfg.Order(in)
-	report := PackingReport{Active: active, HighThreshold: p.cfg.HighThreshold, ReleaseAfter: p.releaseAfter.String(), Updated: now,
+	report := api.PackingReport{Active: active, HighThreshold: p.cfg.HighThreshold, ReleaseAfter: p.releaseAfter.String(), Updated: now,
 		Reason: "medium nodes first (fuller first), then low, then high (emptier first)"}
 	if !active {
 		report.Reason = "off: fewer ready harvested nodes than min_nodes"
@@ -118,7 +97,7 @@ func (p *packer) pass(ctx context.Context) error {
 		n, pn := byID[id], inByID[id]
 		tier := p.cfg.TierOf(pn)
 		tiers[tier]++
-		entry := PackingNode{Name: n.Name, ID: id, Tier: string(tier), UsedMB: pn.Used, HarvestMB: pn.Capacity, Releasable: releasable[id]}
+		entry := api.PackingNode{Name: n.Name, ID: id, Tier: string(tier), UsedMB: pn.Used, HarvestMB: pn.Capacity, Releasable: releasable[id]}
 		if !pn.EmptySince.IsZero() {
 			t := pn.EmptySince
 			entry.EmptySince = &t
