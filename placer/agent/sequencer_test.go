@@ -127,15 +127,19 @@ func TestSequencerActsOnlyOnAdmittedJobs(t *testing.T) {
 // TestSequencerForgetsRunsNomadNoLongerLists: 10,000 finished runs of jobs
 // since purged or re-run leave nothing behind; the current runs stay known.
 func TestSequencerForgetsRunsNomadNoLongerLists(t *testing.T) {
-	s := &sequencer{done: map[string]bool{}, vouched: map[string]bool{}, refused: map[string]bool{}}
+	s := &sequencer{done: map[string]bool{}, vouched: map[string]bool{}, refused: map[string]bool{}, specs: map[string]*nomadapi.Job{}}
 	for i := 0; i < 10000; i++ {
 		run := fmt.Sprintf("default/etl-%d@%d", i, i+1)
 		s.done[run], s.vouched[run] = true, true
+		id, index := fmt.Sprintf("etl-%d", i), uint64(i+1)
+		s.specs["default/"+id] = &nomadapi.Job{ID: &id, JobModifyIndex: &index}
 	}
 	s.refused["default/direct@4"] = true
 	s.done["default/etl-7@8"] = true // still Nomad's current run of etl-7
 	s.forget([]*nomadapi.JobListStub{{Namespace: "default", ID: "etl-7", JobModifyIndex: 8}, {Namespace: "default", ID: "new", JobModifyIndex: 3}})
-	if len(s.done) != 1 || !s.done["default/etl-7@8"] || len(s.vouched) != 1 || len(s.refused) != 0 {
-		t.Fatalf("after forget: done %d, vouched %d, refused %d; want only etl-7's current run", len(s.done), len(s.vouched), len(s.refused))
+	if len(s.done) != 1 || !s.done["default/etl-7@8"] || len(s.vouched) != 1 || len(s.refused) != 0 ||
+		len(s.specs) != 1 || s.specs["default/etl-7"] == nil {
+		t.Fatalf("after forget: done %d, vouched %d, refused %d, specs %d; want only etl-7's current run",
+			len(s.done), len(s.vouched), len(s.refused), len(s.specs))
 	}
 }
