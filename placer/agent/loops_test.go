@@ -23,13 +23,19 @@ import (
 func fakeCluster(t *testing.T, nodes, jobs int) (*scaleNomad, clusterView) {
 	t.Helper()
 	fake := newScaleNomad(nodes, jobs)
-	srv := httptest.NewServer(fake)
+	return fake, newClusterView(fake.serve(t))
+}
+
+// serve serves the fake until the test ends and returns a client of it.
+func (f *scaleNomad) serve(t *testing.T) *nomadapi.Client {
+	t.Helper()
+	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fake, newClusterView(client)
+	return client
 }
 
 // meta returns one node's meta value as the fake holds it.

@@ -2,13 +2,11 @@ package agent
 
 import (
 	"context"
-	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/classify"
@@ -61,12 +59,7 @@ func TestPlacerNomadCallsGrowWithChangesNotTimeOrSize(t *testing.T) {
 func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	t.Helper()
 	fake := newScaleNomad(nodes, jobs)
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := fake.serve(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // before srv.Close: ends the blocking queries
 	store := history.NewStore(history.NewMemKV(), "harvest/")
