@@ -10,10 +10,10 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/command"
-	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
 // JobExplanation is what `harvestctl explain job` says of a job: the
@@ -21,9 +21,9 @@ import (
 // 1's inputs and every class it weighed), the placement the job carries now
 // (classes, escalation, partition, greylist rules), and its allocations.
 type JobExplanation struct {
-	Namespace string          `json:"namespace"`
-	Job       string          `json:"job"`
-	Decision  *proxy.Decision `json:"decision,omitempty"`
+	Namespace string        `json:"namespace"`
+	Job       string        `json:"job"`
+	Decision  *api.Decision `json:"decision,omitempty"`
 	// Meta is the job's harvest_* meta as Nomad holds it now.
 	Meta map[string]string `json:"meta"`
 	// Rules are the job's and its groups' constraints and affinities on
@@ -45,7 +45,7 @@ type AllocOutcome struct {
 // explainJob gathers the explanation of a job from Consul KV and Nomad.
 func explainJob(ctx context.Context, nomad *nomadapi.Client, store *history.Store, namespace, jobID string) (*JobExplanation, error) {
 	e := &JobExplanation{Namespace: namespace, Job: jobID, Meta: map[string]string{}}
-	var d proxy.Decision
+	var d api.Decision
 	ok, err := store.GetDocument(ctx, contract.DecisionDocument(namespace, jobID), &d)
 	if err != nil {
 		return nil, fmt.Errorf("reading the job's decision from Consul: %w", err)

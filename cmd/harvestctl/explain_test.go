@@ -8,10 +8,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
-	"github.com/harvest-platform/harvest/placer/dag"
-	"github.com/harvest-platform/harvest/placer/jobtype"
-	"github.com/harvest-platform/harvest/placer/proxy"
-	"github.com/harvest-platform/harvest/placer/selectclass"
+	"github.com/harvest-platform/harvest/api"
 )
 
 func evictedAlloc(evictedAt time.Time) *nomadapi.Allocation {
@@ -69,10 +66,10 @@ func TestStatusCountsRunningHarvestTasksAndLastHoursEvictions(t *testing.T) {
 
 func TestExplainJobShowsEveryClassAlgorithmOneWeighed(t *testing.T) {
 	e := &JobExplanation{Namespace: "default", Job: "etl", Meta: map[string]string{"harvest_classes": "c1"},
-		Decision: &proxy.Decision{At: time.Now(), JobType: "medium", Thresholds: jobtype.Default(),
-			Estimate: dag.Estimate{Peak: dag.Resources{CPU: 2000, MemoryMB: 512, Tasks: 4}, Levels: [][]string{{"a"}, {"b", "c"}}},
-			Outcome: selectclass.Outcome{Classes: []string{"c1"}, Fit: "one", Reason: "c1 alone holds the peak",
-				Considered: []selectclass.Considered{{Class: "c0", Pattern: "unpredictable", RoomCPU: 900, Weight: 0.2},
+		Decision: &api.Decision{At: time.Now(), JobType: "medium", Thresholds: api.JobTypeThresholds{Short: 173 * time.Second, Long: 433 * time.Second},
+			Estimate: api.Estimate{Peak: api.JobResources{CPU: 2000, MemoryMB: 512, Tasks: 4}, Levels: [][]string{{"a"}, {"b", "c"}}},
+			Outcome: api.ClassChoice{Classes: []string{"c1"}, Fit: "one", Reason: "c1 alone holds the peak",
+				Considered: []api.ConsideredClass{{Class: "c0", Pattern: "unpredictable", RoomCPU: 900, Weight: 0.2},
 					{Class: "c1", Pattern: "periodic", RoomCPU: 5000, Weight: 1, WeightedRoom: 5000, Fits: true}}}},
 		Rules:  []string{"job: constraint ${meta.harvest_class} set_contains_any \"c1\""},
 		Allocs: []AllocOutcome{{ID: "0123456789ab", Group: "a", Node: "client-2", Status: "complete", Evicted: true}}}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/jobtype"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -130,7 +131,7 @@ func TestHarvestedJobIsRewritten(t *testing.T) {
 // With Affinity the classes become a Nomad affinity; a job no class fits
 // gets no class rule at all.
 func TestAffinityPlacement(t *testing.T) {
-	decision := &Decision{Outcome: selectclass.Outcome{Classes: []string{"constant-1", "periodic-2"}}}
+	decision := &Decision{Outcome: api.ClassChoice{Classes: []string{"constant-1", "periodic-2"}}}
 	job := map[string]any{"Constraints": []any{map[string]any{"LTarget": "${attr.kernel.name}"}}}
 	apply(job, decision, true)
 	a := job["Affinities"].([]any)[0].(map[string]any)

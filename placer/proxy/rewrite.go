@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/dag"
@@ -79,22 +80,10 @@ type Rewriter struct {
 }
 
 // Decision is what the rewrite chose, for logs, metrics and harvestctl
-// explain (the placer keeps the last one of each registered job).
-type Decision struct {
-	At        time.Time           `json:"at"`
-	Namespace string              `json:"namespace"`
-	Job       string              `json:"job"`
-	JobType   string              `json:"job_type"`
-	Estimate  dag.Estimate        `json:"estimate"`
-	Outcome   selectclass.Outcome `json:"outcome"`
-	Deferred  map[string]int      `json:"deferred_stages,omitempty"`
-	// Expected is the job's expected duration (its last run, or its meta),
-	// when Known.
-	Expected time.Duration `json:"expected"`
-	Known    bool          `json:"known"`
-	// Thresholds typed the job (Algorithm 1, line 3).
-	Thresholds jobtype.Thresholds `json:"thresholds"`
-}
+// explain (the placer keeps the last one of each registered job): the
+// wire type, api.Decision, built from the algorithms' results by
+// decisionOf.
+type Decision = api.Decision
 
 // DecisionLog keeps the decisions of registered jobs.
 type DecisionLog interface {
@@ -201,8 +190,9 @@ func (r *Rewriter) decide(ctx context.Context, job map[string]any, ns string) (*
 	r.mu.Lock()
 	outcome := selectclass.Select(typ, selectclass.Request{CPU: float64(est.Peak.CPU), MemoryMB: float64(est.Peak.MemoryMB)}, cands, weights, r.Rng)
 	r.mu.Unlock()
-	d := &Decision{At: time.Now().UTC(), Namespace: ns, Job: id, JobType: typ, Estimate: est, Outcome: outcome, Deferred: map[string]int{},
-		Expected: expected, Known: known, Thresholds: r.Thresholds}
+	d := &Decision{At: time.Now().UTC(), Namespace: ns, Job: id, JobType: typ, Estimate: estimateOf(est), Outcome: choiceOf(outcome),
+		Deferred: map[string]int{}, Expected: expected, Known: known,
+		Thresholds: api.JobTypeThresholds{Short: r.Thresholds.Short, Long: r.Thresholds.Long}}
 	for _, s := range stages {
 		if len(s.After) > 0 {
 			d.Deferred[s.Name] = s.Count
