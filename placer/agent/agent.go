@@ -152,13 +152,12 @@ func (a *Agent) ProxyAddr() string {
 // Addr is the address the HTTP API listens on.
 func (a *Agent) Addr() string { return a.listener.Addr().String() }
 
-// Run serves the API and refreshes the classes at start and every
-// interval, and pulls history through the history_import importer, until
-// ctx ends; then it shuts the server down gracefully and closes the
-// importer's plugin.
+// Run serves the API and runs the loops (runtime.go) until ctx ends; then
+// it shuts the servers down gracefully, waits for the loops and closes the
+// history importer's plugin.
 func (a *Agent) Run(ctx context.Context) error {
 	if a.importer != nil {
-		defer a.importer.start(ctx)()
+		defer a.importer.close() // after the loops have ended (below)
 	}
 	start, cancelStart := context.WithTimeout(ctx, 30*time.Second)
 	if err := a.declared.loadWeights(start); err != nil { // the stored weights before the first job
@@ -174,7 +173,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.log.Info("admission proxy listening: point NOMAD_ADDR here", "addr", a.ProxyAddr())
 	}
 	a.policies.logEnabled(a.log)
-	a.startLoops(ctx)
+	loops, stopLoops := context.WithCancel(ctx)
+	wait := a.startLoops(loops)
+	defer func() { stopLoops(); wait() }() // before the importer's plugin closes
 
 	select {
 	case err := <-errc:

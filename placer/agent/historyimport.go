@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -157,23 +156,23 @@ func (h *historyImporter) pull(ctx context.Context) error {
 	return nil
 }
 
-// start runs the pull loop (the first pull now) until stop, which waits for
-// a pull in flight to end and then closes the plugin manager, killing an
-// external plugin.
-func (h *historyImporter) start(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { every(ctx, h.interval, h.pull, func(error) {}) }) // pull logs and counts
+// loop is the importer's pull, every interval (a pull logs and counts its
+// own failures).
+func (h *historyImporter) loop() loop {
 	tenants := "all the importer knows"
 	if len(h.tenants) > 0 {
 		tenants = strings.Join(h.tenants, ",")
 	}
 	h.log.Info("pulling tenant history", "importer", h.name, "interval", h.interval, "lookback", h.lookback, "tenants", tenants)
-	return func() {
-		cancel()
-		wg.Wait()
-		if h.plugins != nil {
-			h.plugins.Close()
-		}
+	return loop{"history_import", h.interval, func(ctx context.Context) error {
+		_ = h.pull(ctx)
+		return nil
+	}}
+}
+
+// close ends the importer's plugin process, once its loop has ended.
+func (h *historyImporter) close() {
+	if h.plugins != nil {
+		h.plugins.Close()
 	}
 }

@@ -247,7 +247,7 @@ func TestHistoryImportFailureWritesNothingAndIsRetried(t *testing.T) {
 		t.Fatalf("after a failed pull: %d keys, failures %v", len(pairs), gathered(t, metrics, "harvest_placer_history_import_failures_total", ""))
 	}
 
-	stop := h.start(ctx) // first pull now: fails again
+	stop := startImporter(h) // first pull now: fails again
 	deadline := time.Now().Add(10 * time.Second)
 	for imp.calls.Load() < 2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -360,7 +360,7 @@ history_import {
 	}
 
 	started := time.Now()
-	stop := h.start(context.Background())
+	stop := startImporter(h)
 	defer func() {
 		if stop != nil {
 			stop()
@@ -407,4 +407,12 @@ history_import {
 	stop()
 	stop = nil
 	waitFor("the plugin process to be gone", func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH })
+}
+
+// startImporter runs the importer's loop as the placer does; stop ends it
+// and closes the importer's plugin.
+func startImporter(h *historyImporter) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := runLoops(ctx, hclog.NewNullLogger(), []loop{h.loop()})
+	return func() { cancel(); wait(); h.close() }
 }

@@ -10,10 +10,13 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"fmt"
 	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/packing"
 	"github.com/harvest-platform/harvest/placer/proxy"
+	"slices"
 )
 
 // Unit tests of the policy loops' passes against the fake Nomad
@@ -132,5 +135,41 @@ func TestGreylistPassCountsOnlyTheNodesFaults(t *testing.T) {
 	}
 	if got := fake.meta("node-0000", proxy.GreylistKey); got != "" {
 		t.Errorf("after the reset node-0000 is still greylisted (%q)", got)
+	}
+}
+
+// Partition: the first pass takes the first three ready nodes by name; when
+// one of them goes down the next pass gives its label back and takes the
+// next node, leaving the other two where they are.
+func TestPartitionPassKeepsItsSizeOnReadyNodes(t *testing.T) {
+	fake, view := fakeCluster(t, 10, 1)
+	three := 3
+	p := &partitioner{view: view, store: history.NewStore(history.NewMemKV(), ""), cfg: PartitionConfig{Enabled: true, InitialSize: &three},
+		log: hclog.NewNullLogger(), metrics: newPolicyMetrics(prometheus.NewRegistry()), now: time.Now}
+	short := func() (in []string) {
+		for i := range 10 {
+			if id := fmt.Sprintf("node-%04d", i); fake.meta(id, proxy.PartitionKey) == proxy.PartitionShort {
+				in = append(in, id)
+			}
+		}
+		return in
+	}
+	if err := p.pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := short(); !slices.Equal(got, []string{"node-0000", "node-0001", "node-0002"}) {
+		t.Fatalf("partition %v, want the first three nodes", got)
+	}
+	fake.mu.Lock()
+	fake.nodes[1].Status, fake.nodes[1].ModifyIndex = "down", fake.bump("nodes")
+	fake.mu.Unlock()
+	if err := p.pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := short(); !slices.Equal(got, []string{"node-0000", "node-0002", "node-0003"}) {
+		t.Fatalf("partition %v after node-0001 went down, want it replaced by node-0003", got)
+	}
+	if st := p.State(); !slices.Equal(st.Nodes, []string{"node-0000", "node-0002", "node-0003"}) || st.Size != 3 {
+		t.Fatalf("state %+v", st)
 	}
 }

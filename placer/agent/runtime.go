@@ -2,7 +2,10 @@ package agent
 
 import (
 	"context"
+	"sync"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // loop is one of the placer's background passes: its name (in logs), how
@@ -16,8 +19,8 @@ type loop struct {
 }
 
 // loops are every background pass the configuration enables: the class
-// refresh, the declarations' publishing, the stage sequencer behind the
-// proxy, and the policies (policies.go).
+// refresh, the declarations' publishing, the history import, the stage
+// sequencer behind the proxy, and the policies (policies.go).
 func (a *Agent) loops() []loop {
 	out := []loop{{"classes", a.set.interval, func(ctx context.Context) error {
 		_, _ = a.refresher.Refresh(ctx) // errors are logged and counted
@@ -25,6 +28,9 @@ func (a *Agent) loops() []loop {
 		return nil
 	}}}
 	out = append(out, loop{"declarations", declarationsInterval, a.declared.sync})
+	if a.importer != nil {
+		out = append(out, a.importer.loop())
+	}
 	if a.sequencer != nil {
 		out = append(out, loop{"stages", a.sequencer.interval, a.sequencer.tick})
 	}
@@ -32,12 +38,19 @@ func (a *Agent) loops() []loop {
 }
 
 // startLoops starts the shared view's watch of Nomad and then every loop,
-// until ctx ends.
-func (a *Agent) startLoops(ctx context.Context) {
+// until ctx ends; wait returns once every loop has.
+func (a *Agent) startLoops(ctx context.Context) (wait func()) {
 	a.policies.view.watch.start(ctx, a.log.Named("watch"))
-	for _, l := range a.loops() {
-		logger := a.log.Named(l.name)
+	return runLoops(ctx, a.log, a.loops())
+}
+
+// runLoops starts each loop until ctx ends; wait returns once all have.
+func runLoops(ctx context.Context, log hclog.Logger, loops []loop) (wait func()) {
+	var wg sync.WaitGroup
+	for _, l := range loops {
+		logger := log.Named(l.name)
 		logger.Debug("loop started", "interval", l.interval)
-		go every(ctx, l.interval, l.pass, func(err error) { logger.Warn("pass failed", "error", err) })
+		wg.Go(func() { every(ctx, l.interval, l.pass, func(err error) { logger.Warn("pass failed", "error", err) }) })
 	}
+	return wg.Wait
 }
