@@ -20,21 +20,21 @@ import (
 
 // Agent is a running placer.
 type Agent struct {
-	set       settings // the config, decoded once
-	log       hclog.Logger
-	store     *history.Store
-	refresher *Refresher
-	metrics   *Metrics
-	listener  net.Listener
-	proxy     *http.Server // nil when the proxy is off
-	proxyL    net.Listener
-	sequencer *sequencer
-	policies  policies
-	weights   *proxy.LiveWeights // Algorithm 1's, the policy document's over the file's
-	declared  *declared          // tenant declarations and the policy document
-	importer  *historyImporter   // history_import; nil when off
-	auth      *authorizer        // who may call the API
-	now       func() time.Time   // the clock ingest checks sample times against
+	set        settings // the config, decoded once
+	log        hclog.Logger
+	store      *history.Store
+	refresher  *Refresher
+	metrics    *Metrics
+	listener   net.Listener
+	proxy      *http.Server // nil when the proxy is off
+	proxyL     net.Listener
+	sequencer  *sequencer
+	strategies strategies
+	weights    *proxy.LiveWeights // Algorithm 1's, the policy document's over the file's
+	declared   *declared          // tenant declarations and the policy document
+	importer   *historyImporter   // history_import; nil when off
+	auth       *authorizer        // who may call the API
+	now        func() time.Time   // the clock ingest checks sample times against
 }
 
 // New connects the placer to Nomad and Consul as cfg says and binds its
@@ -79,8 +79,8 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: set.retention, JobTypes: set.jobTypes,
 		ReadConcurrency: set.readConcurrency}
 	a.weights = proxy.NewLiveWeights(set.weights)
-	a.setupPolicies(cfg, nomad)
-	a.setupDeclarations(a.policies.view)
+	a.setupStrategies(cfg, nomad)
+	a.setupDeclarations(a.strategies.view)
 	if cfg.Proxy.Address != "" {
 		if err := a.setupProxy(cfg, nomad); err != nil {
 			l.Close()
@@ -115,7 +115,7 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 		return err
 	}
 	rw := &proxy.Rewriter{
-		Classes: a.policies.classes, History: a.store, Policies: a.policies.rules(),
+		Classes: a.strategies.classes, History: a.store, Strategies: a.strategies.rules(),
 		Thresholds: a.set.jobTypes, LiveWeights: a.weights, Namespaces: cfg.Proxy.Namespaces,
 		Affinity: cfg.Proxy.ClassPlacement == "affinity", Decisions: decisionLog{a.store},
 		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
@@ -133,9 +133,9 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	a.proxy = &http.Server{Handler: proxy.New(upstream, transport, rw, a.log.Named("proxy"), proxy.NewMetrics(a.metrics.Registry),
 		proxy.Options{Admissions: adm.as("proxy"), MaxBody: int64(cfg.Proxy.MaxBodyMB) << 20}),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
-	a.sequencer = &sequencer{nomad: nomad, view: a.policies.view, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, done: map[string]bool{},
+	a.sequencer = &sequencer{nomad: nomad, view: a.strategies.view, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, done: map[string]bool{},
 		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
-	if p := a.policies.partition; p != nil {
+	if p := a.strategies.partition; p != nil {
 		a.sequencer.finished = p.observe
 	}
 	return nil
@@ -172,7 +172,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		go func() { errc <- a.proxy.Serve(a.proxyL) }()
 		a.log.Info("admission proxy listening: point NOMAD_ADDR here", "addr", a.ProxyAddr())
 	}
-	a.policies.logEnabled(a.log)
+	a.strategies.logEnabled(a.log)
 	loops, stopLoops := context.WithCancel(ctx)
 	wait := a.startLoops(loops)
 	defer func() { stopLoops(); wait() }() // before the importer's plugin closes

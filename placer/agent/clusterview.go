@@ -14,7 +14,7 @@ import (
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// clusterNode is a harvested Nomad client as the policy loops see it.
+// clusterNode is a harvested Nomad client as the placer's loops see it.
 type clusterNode struct {
 	ID, Name string
 	Meta     map[string]string

@@ -50,7 +50,7 @@ type Config struct {
 	Proxy    ProxyConfig         `hcl:"proxy,block"`
 	// ACL says who may call the API (authconfig.go, auth.go).
 	ACL ACLConfig `hcl:"acl,block"`
-	// Policies of issue 8 (policyconfig.go); each off unless enabled.
+	// Placement strategies of issue 8 (strategyconfig.go); each off unless enabled.
 	Packing    PackingConfig    `hcl:"packing,block"`
 	Partition  PartitionConfig  `hcl:"partition,block"`
 	Greylist   GreylistConfig   `hcl:"greylist,block"`

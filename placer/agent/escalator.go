@@ -35,7 +35,7 @@ type escalator struct {
 	delay   time.Duration
 	extra   int
 	log     hclog.Logger
-	metrics *policyMetrics
+	metrics *strategyMetrics
 	now     func() time.Time
 	// admitted: only runs the placer admitted are escalated (admissions.go)
 	admitted admissions

@@ -32,7 +32,7 @@ type greylister struct {
 	tracker *greylist.Tracker
 	reset   time.Duration
 	log     hclog.Logger
-	metrics *policyMetrics
+	metrics *strategyMetrics
 	now     func() time.Time
 
 	mu     sync.Mutex

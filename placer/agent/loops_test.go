@@ -19,7 +19,7 @@ import (
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// Unit tests of the policy loops' passes against the fake Nomad
+// Unit tests of the placement strategies' passes against the fake Nomad
 // (scalenomad_test.go), read directly (no watch): what each pass writes
 // into node meta for a given cluster.
 
@@ -77,7 +77,7 @@ func TestPackerPassLabelsTiersOnce(t *testing.T) {
 	fake.mu.Unlock()
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	p := &packer{view: view, cfg: packing.Default(), releaseAfter: 10 * time.Minute, log: hclog.NewNullLogger(),
-		metrics: newPolicyMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }}
+		metrics: newStrategyMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }}
 	if err := p.pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestGreylistPassCountsOnlyTheNodesFaults(t *testing.T) {
 	}
 	now := time.Now()
 	g := &greylister{view: view, tracker: greylist.NewTracker(3, time.Hour, now), reset: time.Hour, log: hclog.NewNullLogger(),
-		metrics: newPolicyMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }, seen: map[string]bool{}}
+		metrics: newStrategyMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }, seen: map[string]bool{}}
 	if err := g.pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestPartitionPassKeepsItsSizeOnReadyNodes(t *testing.T) {
 	fake, view := fakeCluster(t, 10, 1)
 	three := 3
 	p := &partitioner{view: view, store: history.NewStore(history.NewMemKV(), ""), cfg: PartitionConfig{Enabled: true, InitialSize: &three},
-		log: hclog.NewNullLogger(), metrics: newPolicyMetrics(prometheus.NewRegistry()), now: time.Now}
+		log: hclog.NewNullLogger(), metrics: newStrategyMetrics(prometheus.NewRegistry()), now: time.Now}
 	short := func() (in []string) {
 		for i := range 10 {
 			if id := fmt.Sprintf("node-%04d", i); fake.meta(id, proxy.PartitionKey) == proxy.PartitionShort {

@@ -100,15 +100,15 @@ func (m *Metrics) register(reg prometheus.Registerer) {
 }
 
 // MetricNames are the series the placer serves at /v1/metrics: its own
-// harvest_placer_*, the policies', the admission proxy's harvest_proxy_*
+// harvest_placer_*, the placement strategies', the admission proxy's harvest_proxy_*
 // and history_import's harvest_plugin_* (with the Go and process
 // collectors' go_* and process_*), named from the collectors NewMetrics,
-// newPolicyMetrics, proxy.NewMetrics and the plugin manager build
+// newStrategyMetrics, proxy.NewMetrics and the plugin manager build
 // (observability's test checks the dashboard and the alerts against them).
 func MetricNames() []string {
 	rec := metricset.NewRecorder()
 	NewMetrics().register(rec)
-	newPolicyMetrics(rec)
+	newStrategyMetrics(rec)
 	proxy.NewMetrics(rec)
 	manager.RegisterMetrics(rec)
 	return rec.Names()

@@ -22,7 +22,7 @@ type packer struct {
 	cfg          packing.Config
 	releaseAfter time.Duration
 	log          hclog.Logger
-	metrics      *policyMetrics
+	metrics      *strategyMetrics
 	now          func() time.Time
 
 	mu     sync.Mutex

@@ -38,7 +38,7 @@ type partitioner struct {
 	store   *history.Store
 	cfg     PartitionConfig
 	log     hclog.Logger
-	metrics *policyMetrics
+	metrics *strategyMetrics
 	now     func() time.Time
 
 	mu    sync.Mutex

@@ -20,7 +20,7 @@ type loop struct {
 
 // loops are every background pass the configuration enables: the class
 // refresh, the declarations' publishing, the history import, the stage
-// sequencer behind the proxy, and the policies (policies.go).
+// sequencer behind the proxy, and the placement strategies (strategies.go).
 func (a *Agent) loops() []loop {
 	out := []loop{{"classes", a.set.interval, func(ctx context.Context) error {
 		_, _ = a.refresher.Refresh(ctx) // errors are logged and counted
@@ -34,13 +34,13 @@ func (a *Agent) loops() []loop {
 	if a.sequencer != nil {
 		out = append(out, loop{"stages", a.sequencer.interval, a.sequencer.tick})
 	}
-	return append(out, a.policies.loops...)
+	return append(out, a.strategies.loops...)
 }
 
 // startLoops starts the shared view's watch of Nomad and then every loop,
 // until ctx ends; wait returns once every loop has.
 func (a *Agent) startLoops(ctx context.Context) (wait func()) {
-	a.policies.view.watch.start(ctx, a.log.Named("watch"))
+	a.strategies.view.watch.start(ctx, a.log.Named("watch"))
 	return runLoops(ctx, a.log, a.loops())
 }
 

@@ -24,7 +24,7 @@ type scaleCounts struct {
 
 // TestPlacerNomadCallsGrowWithChangesNotTimeOrSize runs the placer's loops
 // (class refresh, declarations, stage sequencer, packing, partition,
-// greylist, escalation: every policy on) against a fake Nomad of 100 nodes
+// greylist, escalation: every placement strategy on) against a fake Nomad of 100 nodes
 // with 20 running harvested DAG jobs and one of 1,000 nodes with 200, and
 // counts its requests. With HARVEST_MEASURE=1 each window is a minute, so
 // the counts are calls per minute.
@@ -76,9 +76,9 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	a.refresher = &Refresher{Store: store, Nodes: &NomadNodes{Client: client}, Config: classify.Default(), Log: log,
 		Metrics: a.metrics, Now: time.Now}
 	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
-	a.setupPolicies(cfg, client)
-	a.setupDeclarations(a.policies.view)
-	a.sequencer = &sequencer{nomad: client, view: a.policies.view, store: store, log: log, interval: 2 * time.Second,
+	a.setupStrategies(cfg, client)
+	a.setupDeclarations(a.strategies.view)
+	a.sequencer = &sequencer{nomad: client, view: a.strategies.view, store: store, log: log, interval: 2 * time.Second,
 		done: map[string]bool{}, admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
 	a.startLoops(ctx)
 

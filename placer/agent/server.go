@@ -65,7 +65,7 @@ func (a *Agent) routes() http.Handler {
 	mux.HandleFunc("POST /v1/history/samples", a.ingest)
 	a.declared.tenantRoutes(mux)
 	a.declared.policyRoutes(mux)
-	policy := func(name string, on bool, report func() any) {
+	strategy := func(name string, on bool, report func() any) {
 		mux.HandleFunc("GET /v1/"+name, func(w http.ResponseWriter, r *http.Request) {
 			if !on {
 				writeError(w, http.StatusNotFound, fmt.Errorf("%s is off: enable it in the placer's %s block", name, name))
@@ -74,10 +74,10 @@ func (a *Agent) routes() http.Handler {
 			writeJSON(w, http.StatusOK, report())
 		})
 	}
-	p := a.policies
-	policy("packing", p.packer != nil, func() any { return p.packer.Report() })
-	policy("partition", p.partition != nil, func() any { return p.partition.State() })
-	policy("greylist", p.greylist != nil, func() any { return p.greylist.Report() })
+	p := a.strategies
+	strategy("packing", p.packer != nil, func() any { return p.packer.Report() })
+	strategy("partition", p.partition != nil, func() any { return p.partition.State() })
+	strategy("greylist", p.greylist != nil, func() any { return p.greylist.Report() })
 	mux.Handle("GET /v1/metrics", promhttp.HandlerFor(a.metrics.Registry, promhttp.HandlerOpts{}))
 	return mux
 }

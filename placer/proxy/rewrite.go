@@ -70,8 +70,8 @@ type Rewriter struct {
 	// The simulator found the preference shortens jobs at high load
 	// (harvest-sim sched -h-constraint compares).
 	Affinity bool
-	// Policies are the optional placement policies (issue 8).
-	Policies Policies
+	// Strategies are the optional placement strategies (issue 8).
+	Strategies Strategies
 	// Decisions, when set, keeps each registered job's decision.
 	Decisions DecisionLog
 
@@ -143,7 +143,7 @@ func (r *Rewriter) RewriteRequest(ctx context.Context, body []byte, req Request)
 	}
 	job["Namespace"] = ns
 	apply(job, d, r.Affinity)
-	r.Policies.applyPolicies(job, d)
+	r.Strategies.applyStrategies(job, d)
 	out, err := json.Marshal(tree)
 	return out, d, err
 }

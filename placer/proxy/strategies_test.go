@@ -17,13 +17,13 @@ type fixedCutoff time.Duration
 
 func (c fixedCutoff) Cutoff() time.Duration { return time.Duration(c) }
 
-func rewriteWith(t *testing.T, p Policies, body string) map[string]any {
+func rewriteWith(t *testing.T, p Strategies, body string) map[string]any {
 	t.Helper()
 	rw := &Rewriter{
 		Classes:    fakeClasses{{Class: "constant-1", Pattern: "constant", RoomCPU: 10000, RoomMemoryMB: 32768}},
 		History:    fakeHistory{"default/etl": 20 * time.Minute, "default/quick": 30 * time.Second},
 		Thresholds: jobtype.Default(), Weights: selectclass.DefaultWeights(), Rng: rand.New(rand.NewPCG(1, 1)),
-		Policies: p,
+		Strategies: p,
 	}
 	out, d, err := rw.Rewrite(context.Background(), []byte(body))
 	if err != nil || d == nil {
@@ -52,15 +52,15 @@ func jobBody(id, meta string) string {
 	 "TaskGroups":[{"Name":"g","Count":1,"Tasks":[{"Name":"t","Driver":"harvest"}]}]}}`
 }
 
-func TestPoliciesOffAddNothing(t *testing.T) {
-	job := rewriteWith(t, Policies{}, jobBody("etl", ""))
+func TestStrategiesOffAddNothing(t *testing.T) {
+	job := rewriteWith(t, Strategies{}, jobBody("etl", ""))
 	if len(job["Constraints"].([]any)) != 1 || job["Affinities"] != nil {
 		t.Fatalf("constraints %v affinities %v", job["Constraints"], job["Affinities"])
 	}
 }
 
 func TestPackingAddsTierAffinitiesMediumFirst(t *testing.T) {
-	job := rewriteWith(t, Policies{Packing: true}, jobBody("etl", ""))
+	job := rewriteWith(t, Strategies{Packing: true}, jobBody("etl", ""))
 	aff := rules(job, "Affinities", "${meta.harvest_pack_tier}")
 	if len(aff) != 3 {
 		t.Fatalf("affinities %v", job["Affinities"])
@@ -75,7 +75,7 @@ func TestPackingAddsTierAffinitiesMediumFirst(t *testing.T) {
 }
 
 func TestGreylistConstraintAvoidsGreylistedNodes(t *testing.T) {
-	job := rewriteWith(t, Policies{Greylist: true}, jobBody("etl", ""))
+	job := rewriteWith(t, Strategies{Greylist: true}, jobBody("etl", ""))
 	c := rules(job, "Constraints", "${meta.harvest_greylisted}")
 	if len(c) != 1 || c[0]["Operand"] != "!=" || c[0]["RTarget"] != "true" {
 		t.Fatalf("constraints %v", job["Constraints"])
@@ -83,7 +83,7 @@ func TestGreylistConstraintAvoidsGreylistedNodes(t *testing.T) {
 }
 
 func TestPartitionKeepsLongAndUnknownJobsOff(t *testing.T) {
-	p := Policies{Partition: fixedCutoff(90 * time.Second)}
+	p := Strategies{Partition: fixedCutoff(90 * time.Second)}
 	for _, tc := range []struct {
 		name, id, meta string
 		excluded       bool
@@ -110,7 +110,7 @@ func TestPartitionKeepsLongAndUnknownJobsOff(t *testing.T) {
 }
 
 func TestDeclaredDurationTypesTheJobAndBadOnesAreRefused(t *testing.T) {
-	job := rewriteWith(t, Policies{}, jobBody("new", `,"harvest_expected":"30s"`))
+	job := rewriteWith(t, Strategies{}, jobBody("new", `,"harvest_expected":"30s"`))
 	if job["Meta"].(map[string]any)[JobTypeKey] != "short" {
 		t.Fatalf("meta %v", job["Meta"])
 	}

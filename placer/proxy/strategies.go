@@ -8,9 +8,9 @@ import (
 	"github.com/harvest-platform/harvest/placer/packing"
 )
 
-// Node meta the placer's policies write (issue 8) and the job rules that
+// Node meta the placer's placement strategies write (issue 8) and the job rules that
 // read it. A rule on a key no node carries matches every node (Nomad's
-// "!=" passes on a missing attribute), so a policy that is on but has not
+// "!=" passes on a missing attribute), so a strategy that is on but has not
 // labelled any node yet changes nothing.
 const (
 	PackTierKey    = contract.NodePackTier       // node: high, medium or low (container packing)
@@ -26,9 +26,9 @@ const (
 	EscalateAfter  = contract.JobEscalateAfter   // job (user): its own escalation delay, e.g. "10s"
 )
 
-// Policies are the optional placement policies the rewrite applies besides
+// Strategies are the optional placement strategies the rewrite applies besides
 // Algorithm 1's classes.
-type Policies struct {
+type Strategies struct {
 	// Packing steers harvested work medium-first, then low, then high
 	// through affinities on PackTierKey (packing.AffinityWeight). With an
 	// affinity Nomad also scores up to 100 nodes instead of the two a batch
@@ -44,9 +44,9 @@ type Policies struct {
 // attr is a node meta key as a constraint target.
 func attr(key string) string { return "${meta." + key + "}" }
 
-// applyPolicies adds the policies' rules to the job tree that apply has
+// applyStrategies adds the strategies' rules to the job tree that apply has
 // already rewritten (so its meta exists).
-func (p Policies) applyPolicies(job map[string]any, d *Decision) {
+func (p Strategies) applyStrategies(job map[string]any, d *Decision) {
 	meta := job["Meta"].(map[string]any)
 	expected, known := d.Expected, d.Known
 	if p.Greylist {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestPolicyBlocksDefaultToTheirSources(t *testing.T) {
+func TestStrategyBlocksDefaultToTheirSources(t *testing.T) {
 	cfg, err := LoadConfig(writeConfig(t, `
 packing    { enabled = true }
 partition  {
@@ -39,11 +39,11 @@ escalation {
 	}
 	off, _ := LoadConfig(writeConfig(t, ``))
 	if off.Packing.Enabled || off.Partition.Enabled || off.Greylist.Enabled || off.Escalation.Enabled {
-		t.Fatalf("policies must be off by default: %+v", off)
+		t.Fatalf("strategies must be off by default: %+v", off)
 	}
 }
 
-func TestPolicyBlocksRejectBadValues(t *testing.T) {
+func TestStrategyBlocksRejectBadValues(t *testing.T) {
 	for src, want := range map[string]string{
 		`packing { high_threshold = 1.5 }`:                  "packing.high_threshold 1.5",
 		`packing { interval = "often" }`:                    `packing.interval "often"`,

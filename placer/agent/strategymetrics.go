@@ -7,8 +7,8 @@ import (
 	"github.com/harvest-platform/harvest/placer/packing"
 )
 
-// policyMetrics are the issue 8 policies' Prometheus metrics.
-type policyMetrics struct {
+// strategyMetrics are the placement strategies' Prometheus metrics.
+type strategyMetrics struct {
 	tiers       *prometheus.GaugeVec
 	releasable  prometheus.Gauge
 	failures    *prometheus.CounterVec
@@ -18,8 +18,8 @@ type policyMetrics struct {
 	partition   prometheus.Gauge
 }
 
-func newPolicyMetrics(reg prometheus.Registerer) *policyMetrics {
-	m := &policyMetrics{
+func newStrategyMetrics(reg prometheus.Registerer) *strategyMetrics {
+	m := &strategyMetrics{
 		tiers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "harvest_placer_packing_nodes", Help: "Ready harvested nodes by packing tier.",
 		}, []string{"tier"}),
@@ -46,13 +46,13 @@ func newPolicyMetrics(reg prometheus.Registerer) *policyMetrics {
 	return m
 }
 
-func (m *policyMetrics) packing(tiers map[packing.Tier]int, releasable int) {
+func (m *strategyMetrics) packing(tiers map[packing.Tier]int, releasable int) {
 	for _, t := range []packing.Tier{packing.High, packing.Medium, packing.Low} {
 		m.tiers.WithLabelValues(string(t)).Set(float64(tiers[t]))
 	}
 	m.releasable.Set(float64(releasable))
 }
 
-func (m *policyMetrics) failure(kind greylist.FailureKind) {
+func (m *strategyMetrics) failure(kind greylist.FailureKind) {
 	m.failures.WithLabelValues(string(kind)).Inc()
 }

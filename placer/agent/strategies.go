@@ -10,24 +10,26 @@ import (
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// policies are the placer's optional policy loops (issue 8); a nil field
-// is a policy that is off.
-type policies struct {
+// strategies are the placer's optional placement strategies from the
+// other sources (issue 8: packing, the short-job partition, greylisting,
+// escalation), each a loop; a nil field is a strategy that is off. ("Policy"
+// means one thing in Harvest: the operator's policy document, policydoc.go.)
+type strategies struct {
 	view      clusterView // shared with the declarations' publishing
 	classes   *classView
 	packer    *packer
 	partition *partitioner
 	greylist  *greylister
 	escalator *escalator
-	loops     []loop // the enabled policies' passes
+	loops     []loop // the enabled strategies' passes
 }
 
-// setupPolicies builds the loops the configuration enables, with their
+// setupStrategies builds the loops the configuration enables, with their
 // settings as a.set decoded them.
-func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) {
+func (a *Agent) setupStrategies(cfg Config, nomad *nomadapi.Client) {
 	view := newClusterView(nomad)
-	metrics := newPolicyMetrics(a.metrics.Registry)
-	p := policies{view: view, classes: &classView{store: a.store, view: view, ttl: 10 * time.Second, now: time.Now}}
+	metrics := newStrategyMetrics(a.metrics.Registry)
+	p := strategies{view: view, classes: &classView{store: a.store, view: view, ttl: 10 * time.Second, now: time.Now}}
 	set := a.set
 	if cfg.Packing.Enabled {
 		ps := set.packing
@@ -50,21 +52,21 @@ func (a *Agent) setupPolicies(cfg Config, nomad *nomadapi.Client) {
 			log: a.log.Named("escalation"), metrics: metrics, now: time.Now, admitted: admissions{store: a.store}}
 		p.loops = append(p.loops, loop{"escalation", es.interval, p.escalator.pass})
 	}
-	a.policies = p
+	a.strategies = p
 }
 
-// rules are what the proxy adds to harvested jobs for the policies on.
-func (p policies) rules() proxy.Policies {
-	r := proxy.Policies{Packing: p.packer != nil, Greylist: p.greylist != nil}
+// rules are what the proxy adds to harvested jobs for the strategies on.
+func (p strategies) rules() proxy.Strategies {
+	r := proxy.Strategies{Packing: p.packer != nil, Greylist: p.greylist != nil}
 	if p.partition != nil {
 		r.Partition = p.partition
 	}
 	return r
 }
 
-// logEnabled says which policies are on.
-func (p policies) logEnabled(log hclog.Logger) {
+// logEnabled says which strategies are on.
+func (p strategies) logEnabled(log hclog.Logger) {
 	for _, l := range p.loops {
-		log.Named(l.name).Info("policy on", "interval", l.interval)
+		log.Named(l.name).Info("placement strategy on", "interval", l.interval)
 	}
 }

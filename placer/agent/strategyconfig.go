@@ -8,7 +8,7 @@ import (
 	"github.com/harvest-platform/harvest/placer/partition"
 )
 
-// The policy blocks of the placer's configuration (issue 8). Each is off
+// The placement strategy blocks of the placer's configuration (issue 8). Each is off
 // unless enabled; a setting left out takes its source's default:
 //
 //	packing {
