@@ -68,10 +68,18 @@ type watchedList[T any] struct {
 	index   uint64
 }
 
+// catchUp bounds how long a read waits for the watch to show a write
+// (its index normally arrives within milliseconds): past it the list is
+// read from Nomad directly, so a reader never hangs on an index that a
+// Nomad version reports differently.
+const catchUp = 10 * time.Second
+
 // get returns the list: as last answered while the watch runs (waiting
 // for the first answer, and for one at or past minIndex, the index of a
-// write the caller made), otherwise read from Nomad now.
+// write the caller made, at most catchUp), otherwise read from Nomad now.
 func (l *watchedList[T]) get(ctx context.Context, minIndex uint64) (T, error) {
+	late := time.NewTimer(catchUp)
+	defer late.Stop()
 	for {
 		l.mu.Lock()
 		running, has, v, index, next, err := l.running, l.has, l.val, l.index, l.next, l.err
@@ -89,6 +97,9 @@ func (l *watchedList[T]) get(ctx context.Context, minIndex uint64) (T, error) {
 		}
 		select {
 		case <-next:
+		case <-late.C:
+			v, _, err := l.fetch((&nomadapi.QueryOptions{}).WithContext(ctx))
+			return v, err
 		case <-ctx.Done():
 			var zero T
 			return zero, ctx.Err()
