@@ -75,11 +75,12 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	} else {
 		log.Info("tenant history format", "day_format", f)
 	}
-	a.refresher = &Refresher{Store: a.store, Nodes: &NomadNodes{Client: nomad}, Config: set.classifier,
+	a.refresher = &Refresher{Store: a.store, Config: set.classifier,
 		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: set.retention, JobTypes: set.jobTypes,
 		ReadConcurrency: set.readConcurrency}
 	a.weights = proxy.NewLiveWeights(set.weights)
 	a.setupStrategies(cfg, nomad)
+	a.refresher.Nodes = viewNodes{a.strategies.view} // the loops' watch and node cache
 	a.setupDeclarations(a.strategies.view)
 	if cfg.Proxy.Address != "" {
 		if err := a.setupProxy(cfg, nomad); err != nil {

@@ -207,6 +207,33 @@ func memoryMB(a *nomadapi.AllocationListStub) float64 {
 	return total
 }
 
+// viewNodes is the view as the refresher's NodeAPI: the node list from the
+// watch, each node read only when it changed, and the meta the placer
+// applied but the server does not show yet.
+type viewNodes struct{ v clusterView }
+
+var _ NodeAPI = viewNodes{}
+
+func (n viewNodes) Nodes(ctx context.Context) ([]labels.Node, error) {
+	stubs, err := n.v.watch.nodes.get(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := n.v.nodes.read(ctx, n.v.nomad, stubs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]labels.Node, 0, len(nodes))
+	for _, node := range nodes {
+		out = append(out, labels.Node{ID: node.ID, Name: node.Name, Meta: n.v.applied.overlay(node.ID, node.Meta), Attributes: node.Attributes})
+	}
+	return out, nil
+}
+
+func (n viewNodes) ApplyMeta(ctx context.Context, u labels.Update) error {
+	return n.v.applyMeta(ctx, u.NodeID, u.Set, u.Unset...)
+}
+
 // applyMeta sets and unsets one node's dynamic meta.
 func (v clusterView) applyMeta(ctx context.Context, nodeID string, set map[string]string, unset ...string) error {
 	if err := (&NomadNodes{Client: v.nomad}).ApplyMeta(ctx, labels.Update{NodeID: nodeID, Set: set, Unset: unset}); err != nil {

@@ -73,10 +73,10 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	cfg.Packing.Enabled, cfg.Partition.Enabled, cfg.Greylist.Enabled, cfg.Escalation.Enabled = true, true, true, true
 	log := hclog.NewNullLogger()
 	a := &Agent{log: log, store: store, metrics: NewMetrics(), set: decoded(t, cfg), now: time.Now}
-	a.refresher = &Refresher{Store: store, Nodes: &NomadNodes{Client: client}, Config: classify.Default(), Log: log,
-		Metrics: a.metrics, Now: time.Now}
+	a.refresher = &Refresher{Store: store, Config: classify.Default(), Log: log, Metrics: a.metrics, Now: time.Now}
 	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
 	a.setupStrategies(cfg, client)
+	a.refresher.Nodes = viewNodes{a.strategies.view}
 	a.setupDeclarations(a.strategies.view)
 	a.sequencer = &sequencer{nomad: client, view: a.strategies.view, store: store, log: log, interval: 2 * time.Second,
 		done: map[string]bool{}, admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
