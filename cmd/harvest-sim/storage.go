@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -28,7 +29,7 @@ type storageFlags struct {
 	profiles, replicas, policies   string
 	servers, blocks, runs, history int
 	repair, fill                   float64
-	reimages                       string
+	reimages, inventory            string
 	outputs
 }
 
@@ -37,7 +38,7 @@ func storageCommand() cli.CommandFactory {
 	return command.Simple{
 		Name: "harvest-sim storage", Synopsis: "Simulate a year of reimages: blocks lost per datacenter under stock HDFS placement and Algorithm 2",
 		Usage: "harvest-sim storage [-seed N] [-profiles all|0-9|0,3] [-servers N] [-blocks N] [-replicas 3,4] [-repair-rate 30] [-fill F] " +
-			"[-runs N] [-reimages FILE.csv] [-json] [-json-file F] [-csv F] [-plot F]",
+			"[-runs N] [-reimages FILE.csv [-inventory FILE.csv]] [-json] [-json-file F] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenters and runs")
 			fs.StringVar(&f.profiles, "profiles", "all", "synthetic datacenter profiles: all, a range 0-9 or a list 0,3,5")
@@ -50,6 +51,7 @@ func storageCommand() cli.CommandFactory {
 			fs.IntVar(&f.history, "history-days", 365, "days of reimages before the simulated year that give the grid each tenant's reimage rate")
 			fs.IntVar(&f.runs, "runs", 1, "runs per datacenter, policy and replication (seeds seed, seed+1, ...): the bars show their mean, min and max")
 			fs.StringVar(&f.reimages, "reimages", "", "replay this reimage CSV (tenant,node,timestamp) instead of synthetic datacenters; its first -history-days days are history")
+			fs.StringVar(&f.inventory, "inventory", "", "with -reimages: every server (tenant,node,rack; rack may be empty), so that nodes never reimaged count too (without it the servers are the nodes that had an event)")
 			f.register(fs, "write every run as CSV", "draw lost blocks per datacenter, policy and replication, as the paper's Figure 15 (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runStorage(f) },
@@ -78,10 +80,22 @@ func storageInputs(f storageFlags) (names []string, load func(i int) (storagesim
 			}
 		}
 		dc := storagesim.FromReimages(f.reimages, events, first.Truncate(24*time.Hour), f.history)
+		if f.inventory != "" {
+			inv, err := readInventory(f.inventory)
+			if err != nil {
+				return nil, nil, err
+			}
+			if dc, err = storagesim.FromInventory(f.reimages, inv, events, first.Truncate(24*time.Hour), f.history); err != nil {
+				return nil, nil, fmt.Errorf("%s with %s: %w", f.reimages, f.inventory, err)
+			}
+		}
 		if len(dc.Reimages) == 0 {
 			return nil, nil, fmt.Errorf("%s: no reimage after its first %d days (history); lower -history-days", f.reimages, f.history)
 		}
 		return []string{dc.Name}, func(int) (storagesim.Datacenter, error) { return dc, nil }, nil
+	}
+	if f.inventory != "" {
+		return nil, nil, errors.New("-inventory lists the servers of a -reimages log: give both")
 	}
 	idx, err := parseProfiles(f.profiles)
 	if err != nil {
@@ -330,4 +344,18 @@ func progressBar(label string, done, total int) {
 	if done == total {
 		fmt.Fprintln(os.Stderr)
 	}
+}
+
+// readInventory reads an inventory CSV (history/csvfmt.ParseInventory).
+func readInventory(path string) ([]csvfmt.InventoryNode, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	inv, err := csvfmt.ParseInventory(fh)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return inv, nil
 }

@@ -48,3 +48,46 @@ func FuzzParseAzure(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseReimages: any input either parses into valid tenants, non-empty
+// nodes and set times, or fails with an error; it never panics.
+func FuzzParseReimages(f *testing.F) {
+	f.Add([]byte("tenant,node,timestamp\na/b,n1,2026-11-01T00:00:00Z\n"))
+	f.Add([]byte("tenant,node,timestamp\na/b,,1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		events, err := ParseReimages(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for id, evs := range events {
+			if id.Validate() != nil {
+				t.Fatalf("invalid tenant %q accepted", id)
+			}
+			for _, e := range evs {
+				if e.Node == "" || e.Time.IsZero() {
+					t.Fatalf("event %+v accepted", e)
+				}
+			}
+		}
+	})
+}
+
+// FuzzParseInventory: the same promise for the inventory, and no node
+// listed twice.
+func FuzzParseInventory(f *testing.F) {
+	f.Add([]byte("tenant,node,rack\na/b,n1,r1\na/b,n2,\n"))
+	f.Add([]byte("tenant,node,rack\na/b,n1,r1\nc/d,n1,r2\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		inv, err := ParseInventory(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, n := range inv {
+			if n.Tenant.Validate() != nil || n.Node == "" || seen[n.Node] {
+				t.Fatalf("node %+v accepted", n)
+			}
+			seen[n.Node] = true
+		}
+	})
+}

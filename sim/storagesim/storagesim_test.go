@@ -1,11 +1,14 @@
 package storagesim
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/history/synth"
 )
 
@@ -233,5 +236,46 @@ func TestFromReimagesSplitsHistoryFromReplay(t *testing.T) {
 	}
 	if dc.Tenants[0].ReimageRate != 0 {
 		t.Errorf("ads/be had no reimage in history, rate %v", dc.Tenants[0].ReimageRate)
+	}
+}
+
+// With the inventory, the servers never reimaged count: mail/fe's two
+// reimages in 30 days are spread over its ten servers (0.2 per server per
+// month, not 1), ads/be is there though it had no event, and the racks are
+// the inventory's. An event on a node the inventory does not list, or
+// lists under another tenant, is refused.
+func TestFromInventoryCountsServersThatNeverFailed(t *testing.T) {
+	a, b := history.TenantID{Environment: "mail", Function: "fe"}, history.TenantID{Environment: "ads", Function: "be"}
+	var inv []csvfmt.InventoryNode
+	for i := range 10 {
+		inv = append(inv, csvfmt.InventoryNode{Tenant: a, Node: fmt.Sprintf("m%d", i), Rack: fmt.Sprintf("r%d", i%2)})
+	}
+	inv = append(inv, csvfmt.InventoryNode{Tenant: b, Node: "x1"}, csvfmt.InventoryNode{Tenant: b, Node: "x2"})
+	events := map[history.TenantID][]history.Reimage{a: {{Node: "m1", Time: t0.Add(day)}, {Node: "m2", Time: t0.Add(2 * day)},
+		{Node: "m1", Time: t0.Add(40 * day)}}}
+	dc, err := FromInventory("log", inv, events, t0, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dc.Tenants) != 2 || len(dc.Reimages) != 1 || dc.Tenants[0].ID != "ads/be" || len(dc.Tenants[0].Servers) != 2 {
+		t.Fatalf("%+v: want ads/be with its two servers and one replayed reimage", dc)
+	}
+	if fe := dc.Tenants[1]; len(fe.Servers) != 10 || math.Abs(fe.ReimageRate-0.2) > 1e-9 || fe.Racks[3] != "r1" {
+		t.Errorf("mail/fe %+v: want ten servers at 0.2 reimages per server per month in racks r0/r1", fe)
+	}
+	w, err := buildWorld(dc.Tenants, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.racks) != 3 || w.rackOf[w.index["m1"]] != w.rackOf[w.index["m3"]] || w.rackOf[w.index["m1"]] == w.rackOf[w.index["m2"]] ||
+		w.rackOf[w.index["x1"]] != w.rackOf[w.index["x2"]] {
+		t.Errorf("racks %v: want r0, r1 and one laid-out rack for ads/be", w.racks)
+	}
+	for _, bad := range []map[history.TenantID][]history.Reimage{
+		{a: {{Node: "m99", Time: t0}}}, {b: {{Node: "m1", Time: t0}}},
+	} {
+		if _, err := FromInventory("log", inv, bad, t0, 30); err == nil {
+			t.Errorf("events %v accepted", bad)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/storage/grid"
 	"github.com/harvest-platform/harvest/storage/nodes"
@@ -18,8 +19,9 @@ type Tenant struct {
 	ID          string // environment/function
 	Environment string
 	Servers     []string
-	ReimageRate float64 // reimages per server per month before the simulated span (the grid's column)
-	PeakCPU     float64 // 95th percentile of its utilisation, percent (the grid's row)
+	Racks       []string // each server's rack, from an inventory ("" or none: laid out in racks of the run's size)
+	ReimageRate float64  // reimages per server per month before the simulated span (the grid's column)
+	PeakCPU     float64  // 95th percentile of its utilisation, percent (the grid's row)
 }
 
 // Datacenter is what a durability run replays: the tenants and the
@@ -71,47 +73,85 @@ func synthTenants(dc synth.Datacenter, historyDays int) (tenants []Tenant, repla
 	return tenants, replay
 }
 
-// FromReimages builds a durability input from reimage events (the
-// "reimages" CSV format of history/csvfmt): every node named is a server of
-// its tenant; events in the first historyDays after start only give the
+// FromReimages builds a durability input from reimage events alone (the
+// "reimages" CSV format of history/csvfmt): the servers are the nodes that
+// had an event, so a real log, in which most nodes see none, makes a
+// datacenter of failing nodes only: give FromInventory the inventory
+// instead. Events in the first historyDays after start only give the
 // tenants their reimage rates, the later ones are replayed. With
 // historyDays 0 the rates come from the replayed events themselves (the
 // grid then knows each tenant's rate in hindsight). The file says nothing of
 // utilisation, so every tenant's peak is 0 and the grid's rows split the
 // tenants by ID.
 func FromReimages(name string, events map[history.TenantID][]history.Reimage, start time.Time, historyDays int) Datacenter {
-	ids := make([]history.TenantID, 0, len(events))
-	for id := range events {
+	var inv []csvfmt.InventoryNode
+	seen := map[string]bool{}
+	for id, evs := range events {
+		for _, r := range evs {
+			if !seen[r.Node] {
+				seen[r.Node] = true
+				inv = append(inv, csvfmt.InventoryNode{Tenant: id, Node: r.Node})
+			}
+		}
+	}
+	dc, _ := FromInventory(name, inv, events, start, historyDays) // every event's node is in inv
+	return dc
+}
+
+// FromInventory builds a durability input from a datacenter's inventory
+// (every server with its tenant and, when known, its rack) and its reimage
+// events, as FromReimages does: a server with no event is simply never
+// reimaged, and counts in its tenant's rate. An event on a node the
+// inventory does not list, or lists under another tenant, is an error.
+func FromInventory(name string, inv []csvfmt.InventoryNode, events map[history.TenantID][]history.Reimage, start time.Time,
+	historyDays int) (Datacenter, error) {
+	tenantOf := make(map[string]history.TenantID, len(inv))
+	servers := map[history.TenantID][]csvfmt.InventoryNode{}
+	for _, n := range inv {
+		tenantOf[n.Node] = n.Tenant
+		servers[n.Tenant] = append(servers[n.Tenant], n)
+	}
+	for id, evs := range events {
+		for _, r := range evs {
+			if t, ok := tenantOf[r.Node]; !ok {
+				return Datacenter{}, fmt.Errorf("reimage of node %s (tenant %s) at %s: the inventory does not list the node", r.Node, id, r.Time.Format(time.RFC3339))
+			} else if t != id {
+				return Datacenter{}, fmt.Errorf("reimage of node %s under tenant %s: the inventory lists it under %s", r.Node, id, t)
+			}
+		}
+	}
+	ids := make([]history.TenantID, 0, len(servers))
+	for id := range servers {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
 	span := time.Duration(historyDays) * 24 * time.Hour
 	out := Datacenter{Name: name, Start: start.Add(span)}
 	for _, id := range ids {
-		var servers []string
+		nodesOf := servers[id]
+		sort.Slice(nodesOf, func(i, j int) bool { return nodesOf[i].Node < nodesOf[j].Node })
+		t := Tenant{ID: id.String(), Environment: id.Environment}
+		for _, n := range nodesOf {
+			t.Servers, t.Racks = append(t.Servers, n.Node), append(t.Racks, n.Rack)
+		}
 		var past, replay []history.Reimage
 		for _, r := range events[id] {
-			if !slices.Contains(servers, r.Node) {
-				servers = append(servers, r.Node)
-			}
 			if r.Time.Before(out.Start) {
 				past = append(past, r)
 			} else {
 				replay = append(replay, r)
 			}
 		}
-		sort.Strings(servers)
-		t := Tenant{ID: id.String(), Environment: id.Environment, Servers: servers}
 		if historyDays > 0 {
-			t.ReimageRate = nodes.ReimageRate(past, len(servers), span)
+			t.ReimageRate = nodes.ReimageRate(past, len(t.Servers), span)
 		} else if len(replay) > 0 {
 			last := slices.MaxFunc(replay, func(a, b history.Reimage) int { return a.Time.Compare(b.Time) }).Time
-			t.ReimageRate = nodes.ReimageRate(replay, len(servers), max(last.Sub(out.Start), 30*24*time.Hour))
+			t.ReimageRate = nodes.ReimageRate(replay, len(t.Servers), max(last.Sub(out.Start), 30*24*time.Hour))
 		}
 		out.Tenants = append(out.Tenants, t)
 		out.Reimages = append(out.Reimages, replay...)
 	}
-	return out
+	return out, nil
 }
 
 // world is the datacenter as the placement policies see it: servers by
@@ -134,32 +174,55 @@ type world struct {
 // fills, and the grid's cells split the servers as equal empty disks.
 const unlimited = 1 << 50
 
-// buildWorld lays the tenants' servers into racks of rackSize, a tenant's
-// servers side by side (a tenant's machines usually are neighbours), and
-// clusters the tenants into the grid.
+// buildWorld puts each server in its inventory rack, or else lays the
+// tenants' servers into racks of rackSize, a tenant's servers side by side
+// (a tenant's machines usually are neighbours), and clusters the tenants
+// into the grid.
 func buildWorld(tenants []Tenant, rackSize int) (*world, error) {
 	if rackSize < 1 {
 		return nil, fmt.Errorf("rack size must be at least 1, got %d", rackSize)
 	}
 	w := &world{index: map[string]int32{}, stats: map[string]nodes.TenantStats{}}
+	named := map[string]int32{} // an inventory's racks
+	var rackNames []string
+	auto, filled := int32(-1), 0 // the rack being filled with servers of no known rack
+	rackOf := func(name string) int32 {
+		if name == "" {
+			if auto < 0 || filled == rackSize {
+				auto, filled = int32(len(w.racks)), 0
+				label := fmt.Sprintf("rack-%d", len(w.racks))
+				if _, clash := named[label]; clash {
+					label += " (unlisted)"
+				}
+				w.racks, rackNames = append(w.racks, nil), append(rackNames, label)
+			}
+			filled++
+			return auto
+		}
+		r, ok := named[name]
+		if !ok {
+			r, named[name] = int32(len(w.racks)), int32(len(w.racks))
+			w.racks, rackNames = append(w.racks, nil), append(rackNames, name)
+		}
+		return r
+	}
 	for ti, t := range tenants {
 		w.stats[t.ID] = nodes.TenantStats{ReimageRate: t.ReimageRate, PeakCPU: t.PeakCPU}
-		for _, s := range t.Servers {
+		for si, s := range t.Servers {
 			if _, dup := w.index[s]; dup {
 				return nil, fmt.Errorf("server %s belongs to two tenants", s)
 			}
-			pos := int32(len(w.id))
-			rack := pos / int32(rackSize)
-			if int(rack) == len(w.racks) {
-				w.racks = append(w.racks, nil)
+			name := ""
+			if si < len(t.Racks) {
+				name = t.Racks[si]
 			}
+			pos, rack := int32(len(w.id)), rackOf(name)
 			w.index[s] = pos
 			w.id = append(w.id, s)
 			w.tenantOf = append(w.tenantOf, int32(ti))
 			w.rackOf = append(w.rackOf, rack)
 			w.racks[rack] = append(w.racks[rack], pos)
-			w.regs = append(w.regs, nodes.Node{ID: s, Tenant: t.ID, Environment: t.Environment,
-				Rack: fmt.Sprintf("rack-%d", rack), Capacity: unlimited})
+			w.regs = append(w.regs, nodes.Node{ID: s, Tenant: t.ID, Environment: t.Environment, Rack: rackNames[rack], Capacity: unlimited})
 		}
 	}
 	if len(w.id) == 0 {
