@@ -30,6 +30,7 @@ type storageFlags struct {
 	servers, blocks, runs, history int
 	repair, fill                   float64
 	reimages, inventory            string
+	repairOrder                    string
 	outputs
 }
 
@@ -37,7 +38,7 @@ func storageCommand() cli.CommandFactory {
 	var f storageFlags
 	return command.Simple{
 		Name: "harvest-sim storage", Synopsis: "Simulate a year of reimages: blocks lost per datacenter under stock HDFS placement and Algorithm 2",
-		Usage: "harvest-sim storage [-seed N] [-profiles all|0-9|0,3] [-servers N] [-blocks N] [-replicas 3,4] [-repair-rate 30] [-fill F] " +
+		Usage: "harvest-sim storage [-seed N] [-profiles all|0-9|0,3] [-servers N] [-blocks N] [-replicas 3,4] [-repair-rate 30] [-repair-order survivors|risk] [-fill F] " +
 			"[-runs N] [-reimages FILE.csv [-inventory FILE.csv]] [-json] [-json-file F] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenters and runs")
@@ -47,6 +48,7 @@ func storageCommand() cli.CommandFactory {
 			fs.StringVar(&f.replicas, "replicas", "3,4", "replication levels")
 			fs.StringVar(&f.policies, "policies", "stock,grid", "placement policies: stock, grid")
 			fs.Float64Var(&f.repair, "repair-rate", 30, "replicas re-created per hour per reimaged server")
+			fs.StringVar(&f.repairOrder, "repair-order", storagesim.RepairBySurvivors, "order of a reimaged server's repairs: survivors (fewest surviving replicas first, as HDFS) or risk (then the survivors' tenants' reimage rates, as the blob repairer)")
 			fs.Float64Var(&f.fill, "fill", 0.5, "share of the harvestable space the year's replicas fill (sets each server's capacity; 0: unlimited)")
 			fs.IntVar(&f.history, "history-days", 365, "days of reimages before the simulated year that give the grid each tenant's reimage rate")
 			fs.IntVar(&f.runs, "runs", 1, "runs per datacenter, policy and replication (seeds seed, seed+1, ...): the bars show their mean, min and max")
@@ -209,7 +211,7 @@ func runStorage(f storageFlags) error {
 				for run := 0; run < f.runs; run++ {
 					label := fmt.Sprintf("%d/%d %s %s R=%d", len(results)+1, total, dc.Name, pol, r)
 					res, err := storagesim.Run(dc, storagesim.Config{Seed: f.seed + uint64(run), Policy: pol, Replicas: r, Blocks: f.blocks,
-						RepairPerHour: f.repair, Capacity: capacity}, func(done, total int) { progressBar(label, done, total) })
+						RepairPerHour: f.repair, Capacity: capacity, RepairOrder: f.repairOrder}, func(done, total int) { progressBar(label, done, total) })
 					if err != nil {
 						return fmt.Errorf("%s: %w", dc.Name, err)
 					}

@@ -13,6 +13,7 @@ package storagesim
 import (
 	"container/heap"
 	"fmt"
+	"github.com/harvest-platform/harvest/storage/grid"
 	"math/rand/v2"
 	"sort"
 	"time"
@@ -33,6 +34,11 @@ type Config struct {
 	// repairer's default: 30), fewest-surviving-replicas first.
 	RepairPerHour float64
 	RackSize      int // servers per rack (default 20)
+	// RepairOrder orders a reimaged server's lost replicas: RepairBySurvivors
+	// (default: fewest survivors first, as HDFS's under-replication queues)
+	// or RepairByRisk (then, among equals, the highest grid.RepairRisk of
+	// the survivors' tenants first, as the blob repairer does).
+	RepairOrder string
 	// Capacity is how many replicas a server's harvestable space holds
 	// (0: unlimited). Full servers take no replica; the grid is re-clustered
 	// by free space once a simulated day, as the blob front re-clusters
@@ -62,6 +68,12 @@ type Result struct {
 	Servers   int `json:"servers"`
 	Tenants   int `json:"tenants"`
 }
+
+// Repair orders.
+const (
+	RepairBySurvivors = "survivors"
+	RepairByRisk      = "risk"
+)
 
 // reimage is one replayed reimage: when (from the span's start) and which
 // server.
@@ -108,6 +120,13 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 	}
 	if cfg.Replicas < 1 || cfg.Replicas > 255 || cfg.RepairPerHour <= 0 || cfg.Blocks < 0 || cfg.Capacity < 0 {
 		return Result{}, fmt.Errorf("want 1-255 replicas, a positive repair rate, and no negative blocks or capacity")
+	}
+	switch cfg.RepairOrder {
+	case "":
+		cfg.RepairOrder = RepairBySurvivors
+	case RepairBySurvivors, RepairByRisk:
+	default:
+		return Result{}, fmt.Errorf("repair order %q: want %s or %s", cfg.RepairOrder, RepairBySurvivors, RepairByRisk)
 	}
 	if cfg.Policy != Stock && cfg.Policy != Grid {
 		return Result{}, fmt.Errorf("policy %q: want stock or grid", cfg.Policy)
@@ -299,9 +318,30 @@ func (s *state) wipe(server int32) *repairJob {
 	if len(pending) == 0 {
 		return nil
 	}
-	sort.SliceStable(pending, func(i, j int) bool { return s.live[pending[i]] < s.live[pending[j]] })
+	s.order(pending)
 	s.longestJob = max(s.longestJob, len(pending))
 	return &repairJob{blocks: pending}
+}
+
+// order sorts a reimaged server's pending blocks as cfg.RepairOrder says.
+func (s *state) order(pending []int32) {
+	if s.cfg.RepairOrder != RepairByRisk {
+		sort.SliceStable(pending, func(i, j int) bool { return s.live[pending[i]] < s.live[pending[j]] })
+		return
+	}
+	risk := make(map[int32]float64, len(pending))
+	var ids []string
+	for _, b := range pending {
+		ids = ids[:0]
+		for _, n := range s.blockReplicas(b) {
+			ids = append(ids, s.w.id[n])
+		}
+		risk[b] = s.w.grid.RepairRisk(ids)
+	}
+	sort.SliceStable(pending, func(i, j int) bool {
+		a, b := pending[i], pending[j]
+		return grid.RepairFirst(int(s.live[a]), risk[a], int(s.live[b]), risk[b])
+	})
 }
 
 // repairOne re-creates one replica of block b unless it is lost or whole

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/grid"
 )
 
 // RepairOptions tune the repairer.
@@ -137,7 +138,7 @@ func (r *repairer) scan(ctx context.Context) error {
 		b.log.Warn("repair held back: safe mode", "reason", reason, "under_replicated", len(short))
 		return nil
 	}
-	sort.SliceStable(short, func(i, j int) bool { return len(short[i].Replicas) < len(short[j].Replicas) })
+	b.orderRepairs(short)
 	for _, e := range short {
 		if ctx.Err() != nil {
 			return nil
@@ -148,6 +149,36 @@ func (r *repairer) scan(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// orderRepairs sorts the objects short of replicas: fewest left first,
+// then the highest risk of losing the survivors (grid.RepairFirst: their
+// tenants' reimage rates), so what a next reimage could lose is repaired
+// first.
+func (b *Backend) orderRepairs(short []catalog.Entry) {
+	risk := make([]float64, len(short))
+	b.mu.Lock()
+	for i, e := range short {
+		ids := make([]string, len(e.Replicas))
+		for k, r := range e.Replicas {
+			ids[k] = r.Node
+		}
+		risk[i] = b.grid.RepairRisk(ids)
+	}
+	b.mu.Unlock()
+	order := make([]int, len(short))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		i, j := order[x], order[y]
+		return grid.RepairFirst(len(short[i].Replicas), risk[i], len(short[j].Replicas), risk[j])
+	})
+	sorted := make([]catalog.Entry, len(short))
+	for k, i := range order {
+		sorted[k] = short[i]
+	}
+	copy(short, sorted)
 }
 
 // regrid rebuilds Algorithm 2's grid from the nodes' bytes held and

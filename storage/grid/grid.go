@@ -51,6 +51,9 @@ type Grid struct {
 	cellOf map[string]Cell
 	nodes  map[string]*Node
 	tenant map[string]*Tenant
+	// maxRate is the highest reimage rate of any tenant (RepairRisk's
+	// rate for a node it does not know).
+	maxRate float64
 }
 
 // Build clusters tenants (lines 4-5): columns split the total free space
@@ -82,6 +85,7 @@ func Build(tenants []*Tenant) *Grid {
 	}
 	for _, t := range tenants {
 		g.tenant[t.ID] = t
+		g.maxRate = max(g.maxRate, t.ReimageRate)
 		for _, n := range t.Nodes {
 			g.nodes[n.ID] = n
 		}

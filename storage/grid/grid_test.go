@@ -220,3 +220,25 @@ func TestSmallClusterPlacesDiverselyWhenItCan(t *testing.T) {
 		}
 	}
 }
+
+// An object whose survivors sit on often-reimaged tenants is repaired
+// before one with as many survivors on calm tenants; fewer survivors come
+// first whatever the rates.
+func TestRepairOrderFewestSurvivorsThenRisk(t *testing.T) {
+	calm := &Tenant{ID: "calm", ReimageRate: 0.1, Nodes: []*Node{{ID: "c1", Tenant: "calm"}, {ID: "c2", Tenant: "calm"}}}
+	rough := &Tenant{ID: "rough", ReimageRate: 2, Nodes: []*Node{{ID: "r1", Tenant: "rough"}, {ID: "r2", Tenant: "rough"}}}
+	g := Build([]*Tenant{calm, rough})
+	onCalm, onRough, mixed := g.RepairRisk([]string{"c1", "c2"}), g.RepairRisk([]string{"r1", "r2"}), g.RepairRisk([]string{"c1", "r1"})
+	if !(onRough > mixed && mixed > onCalm) {
+		t.Fatalf("risks: rough %v, mixed %v, calm %v; want rough > mixed > calm", onRough, mixed, onCalm)
+	}
+	if g.RepairRisk([]string{"gone"}) != 2 {
+		t.Errorf("an unknown node counts at %v, want the highest rate 2", g.RepairRisk([]string{"gone"}))
+	}
+	if !RepairFirst(2, onRough, 2, onCalm) || RepairFirst(2, onCalm, 2, onRough) {
+		t.Error("equal survivors: the riskier must come first")
+	}
+	if !RepairFirst(1, g.RepairRisk([]string{"c1"}), 2, onRough) {
+		t.Error("one survivor must come before two, whatever the rates")
+	}
+}
