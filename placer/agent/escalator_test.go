@@ -5,14 +5,20 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/harvest-platform/harvest/api"
+	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/proxy"
+	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
 // Escalation relaxes class rules; a job Algorithm 1 named no class for has
@@ -53,5 +59,96 @@ func TestEscalatorIgnoresJobsWithNoClass(t *testing.T) {
 	defer mu.Unlock()
 	if !seen["/v1/job/classed/evaluations"] || seen["/v1/job/free/evaluations"] {
 		t.Fatalf("requests %v: want the classed job looked at and the one with no class skipped", seen)
+	}
+}
+
+// A classed job blocked past the delay is re-registered with one more class
+// (the next Algorithm 1 ranks), as the step after it with no class rule at
+// all; each step keeps the job's other constraints and says why in its meta.
+func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
+	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	var registered []*nomadapi.Job
+	index := uint64(7)
+	job := func() *nomadapi.Job {
+		id, ns, name, one := "etl", "default", "a", 1
+		idx, submit := index, submitted.UnixNano()
+		return &nomadapi.Job{ID: &id, Name: &id, Namespace: &ns, JobModifyIndex: &idx, SubmitTime: &submit,
+			Meta: map[string]string{proxy.ClassesKey: "c1", proxy.JobTypeKey: "medium"},
+			Constraints: []*nomadapi.Constraint{nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1"),
+				nomadapi.NewConstraint("${attr.kernel.name}", "=", "linux")},
+			TaskGroups: []*nomadapi.TaskGroup{{Name: &name, Count: &one}}}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/jobs":
+			json.NewEncoder(w).Encode([]*nomadapi.JobListStub{{ID: "etl", Namespace: "default", Status: "pending",
+				SubmitTime: submitted.UnixNano(), JobModifyIndex: index, Meta: job().Meta,
+				JobSummary: &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"a": {Queued: 1}}}}})
+		case r.URL.Path == "/v1/job/etl/evaluations", r.URL.Path == "/v1/nodes":
+			w.Write([]byte("[]"))
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/job/etl":
+			json.NewEncoder(w).Encode(job())
+		case r.URL.Path == "/v1/jobs" || r.URL.Path == "/v1/job/etl":
+			var req nomadapi.JobRegisterRequest
+			json.NewDecoder(r.Body).Decode(&req)
+			registered = append(registered, req.Job)
+			index++
+			json.NewEncoder(w).Encode(nomadapi.JobRegisterResponse{JobModifyIndex: index})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	store := history.NewStore(history.NewMemKV(), "")
+	table := api.ClassTable{Classes: []api.Class{{Name: "c1", Pattern: "constant"}, {Name: "c2", Pattern: "periodic"}, {Name: "c3", Pattern: "unpredictable"}}}
+	ctx := context.Background()
+	if err := store.PutDocument(ctx, contract.ClassesDocument, table); err != nil {
+		t.Fatal(err)
+	}
+	adm := admissions{store: store}
+	view := newClusterView(client)
+	now := submitted.Add(45 * time.Second)
+	e := &escalator{view: view, nomad: client, classes: &classView{store: store, view: view, ttl: time.Hour, now: func() time.Time { return now }},
+		weights: proxy.NewLiveWeights(selectclass.DefaultWeights()), delay: 30 * time.Second, extra: 1, log: hclog.NewNullLogger(),
+		metrics: newStrategyMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }, admitted: adm}
+	for _, step := range []struct {
+		at      time.Duration
+		want    string // the class rule's classes, "" for none
+		stepped string
+	}{{45 * time.Second, "c1,", "more-classes"}, {75 * time.Second, "", "any-harvested-node"}} {
+		mu.Lock()
+		if err := adm.Admit(ctx, "default", "etl", index); err != nil {
+			t.Fatal(err)
+		}
+		mu.Unlock()
+		now = submitted.Add(step.at)
+		if err := e.pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if len(registered) == 0 {
+			mu.Unlock()
+			t.Fatalf("after %s: nothing re-registered", step.at)
+		}
+		got := registered[len(registered)-1]
+		mu.Unlock()
+		var class string
+		kept := 0
+		for _, c := range got.Constraints {
+			if c.LTarget == proxy.ClassAttribute {
+				class = c.RTarget
+			} else {
+				kept++
+			}
+		}
+		if got.Meta[proxy.EscalationKey] != step.stepped || kept != 1 || !strings.HasPrefix(class, step.want) ||
+			(step.want != "" && len(strings.Split(class, ",")) != 2) || (step.want == "" && class != "") {
+			t.Fatalf("after %s: step %q, class rule %q, %d other constraints; want %s, %q plus one class, the kernel rule kept",
+				step.at, got.Meta[proxy.EscalationKey], class, kept, step.stepped, step.want)
+		}
 	}
 }
