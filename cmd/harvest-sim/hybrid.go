@@ -43,7 +43,7 @@ func hybridCommand() cli.CommandFactory {
 			fs.StringVar(&f.trace, "trace", "synthetic", "jobs: synthetic (Sparrow-like: 90% short jobs of nodes/20 tasks of 50 s, 10% long of nodes/5 tasks of 10000 s) or swim:FILE (a SWIM .tsv's job shapes)")
 			fs.IntVar(&f.jobs, "jobs", 10000, "synthetic jobs; with swim: the trace's first N jobs (0: all)")
 			fs.StringVar(&f.loads, "load", "0.5,0.7,0.8,0.9,0.95", "offered loads to sweep: task-seconds per node-second (Poisson arrivals)")
-			fs.StringVar(&f.policies, "policies", "none,partition", "none (long and short jobs on any node) and partition (long jobs kept off placer/hybrid's short-job partition)")
+			fs.StringVar(&f.policies, "policies", "none,partition", "none (long and short jobs on any node) and partition (long jobs kept off placer/partition's short-job partition)")
 			fs.IntVar(&f.steal, "steal", 10, "random nodes an idle node asks for short tasks queued behind long ones (the source's task stealing); 0: none")
 			fs.IntVar(&f.probes, "probes", 2, "probes per short task")
 			fs.Float64Var(&f.swimSeconds, "swim-task-seconds", 30, "seconds a SWIM task takes per 64 MiB (SWIM has sizes, not times)")

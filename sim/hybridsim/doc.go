@@ -11,7 +11,7 @@
 // 4.8); an idle node steals the short tasks queued behind a long one on a
 // few random nodes (Section 4.6). With the partition, long jobs may not use
 // the partition's nodes, and the partition's size and the cutoff move as
-// placer/hybrid's State says, observing every finished job's mean task
+// placer/partition's State says, observing every finished job's mean task
 // duration: the very code the placer runs. Without it (the baseline) long
 // and short jobs alike may use any node under the same rules.
 //

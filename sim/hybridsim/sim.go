@@ -16,7 +16,7 @@ type Policy string
 
 const (
 	NoPartition Policy = "none"      // long and short jobs on any node: the baseline
-	Partition   Policy = "partition" // long jobs kept off placer/hybrid's short-job partition
+	Partition   Policy = "partition" // long jobs kept off placer/partition's short-job partition
 )
 
 // Config is one run's settings.
