@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -53,8 +53,7 @@ func (b *Backend) HeadObject(ctx context.Context, in *s3.HeadObjectInput) (*s3.H
 }
 
 // GetObject serves the bytes from a replica whose node is up and not busy,
-// the shortest expected wait first (reads in flight times measured time to
-// first byte), checking every block against the catalogue's block
+// least loaded first, checking every block against the catalogue's block
 // checksums before passing it on: a bad or unreadable replica is skipped
 // (counted, and queued for the scrubber when bad or missing) and the read
 // goes on from the next at the same block. When every replica is busy the
@@ -87,8 +86,8 @@ func (b *Backend) GetObject(ctx context.Context, in *s3.GetObjectInput) (*s3.Get
 	return out, nil
 }
 
-// readable are the replicas a read may use now, the shortest expected wait
-// first (Nodes.readOrder), and the error when there is none.
+// readable are the replicas a read may use now, least loaded first, and
+// the error when there is none.
 func (b *Backend) readable(e catalog.Entry) ([]catalog.Replica, error) {
 	var out []catalog.Replica
 	busy := 0
@@ -103,7 +102,7 @@ func (b *Backend) readable(e catalog.Entry) ([]catalog.Replica, error) {
 		}
 		out = append(out, r)
 	}
-	b.nodes.readOrder(out)
+	sort.SliceStable(out, func(i, j int) bool { return b.nodes.inflight(out[i].Node) < b.nodes.inflight(out[j].Node) })
 	switch {
 	case len(out) > 0:
 		return out, nil
@@ -202,13 +201,11 @@ func (b *Backend) openRange(ctx context.Context, r catalog.Replica, offset, end,
 	if end > offset && (offset > 0 || end < size) {
 		_ = opts.SetRange(offset, end-1)
 	}
-	asked := time.Now()
 	body, _, _, err := b.nodes.client(r.Node).GetObject(ctx, DataBucket, r.Name, opts)
 	if err != nil {
 		finish()
 		return nil, err
 	}
-	b.nodes.observeLatency(r.Node, time.Since(asked)) // the answer's headers: the node's time to first byte
 	st.touch()
 	return &nodeBody{r: progressReader{r: body, s: st}, c: body, finish: finish}, nil
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
-	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
@@ -54,7 +51,6 @@ type Nodes struct {
 	diskRead     map[string]time.Time
 	flags        map[string]bool // things logged once per episode
 	reads        sync.Map        // node ID -> *atomic.Int64: reads in flight
-	latency      sync.Map        // node ID -> *atomic.Uint64: float64 bits of its time to first byte, seconds (EWMA)
 	timeouts     Timeouts
 }
 
@@ -64,63 +60,6 @@ func (n *Nodes) counter(id string) *atomic.Int64 {
 }
 
 func (n *Nodes) inflight(id string) int64 { return n.counter(id).Load() }
-
-// latencyWeight is the weight of a new time to first byte in a node's
-// moving average: about the last ten reads count.
-const latencyWeight = 0.2
-
-// observeLatency adds one read's time to first byte to the node's moving
-// average.
-func (n *Nodes) observeLatency(id string, d time.Duration) {
-	v, _ := n.latency.LoadOrStore(id, new(atomic.Uint64))
-	bits := v.(*atomic.Uint64)
-	for {
-		old := bits.Load()
-		avg := d.Seconds()
-		if old != 0 {
-			avg = (1-latencyWeight)*math.Float64frombits(old) + latencyWeight*d.Seconds()
-		}
-		if bits.CompareAndSwap(old, math.Float64bits(max(avg, 1e-9))) {
-			return
-		}
-	}
-}
-
-// latencyOf is the node's moving average time to first byte in seconds,
-// 0 when no read measured it yet.
-func (n *Nodes) latencyOf(id string) float64 {
-	if v, ok := n.latency.Load(id); ok {
-		return math.Float64frombits(v.(*atomic.Uint64).Load())
-	}
-	return 0
-}
-
-// readOrder sorts replicas by the wait a read can expect on each node: its
-// reads in flight (plus this one) times its measured time to first byte.
-// A node not measured yet counts at the mean of those measured (at 1 when
-// none is: then the fewest reads in flight go first).
-func (n *Nodes) readOrder(replicas []catalog.Replica) {
-	lat := make([]float64, len(replicas))
-	known, sum := 0, 0.0
-	for i, r := range replicas {
-		if lat[i] = n.latencyOf(r.Node); lat[i] > 0 {
-			known++
-			sum += lat[i]
-		}
-	}
-	fill := 1.0
-	if known > 0 {
-		fill = sum / float64(known)
-	}
-	cost := make(map[string]float64, len(replicas))
-	for i, r := range replicas {
-		if lat[i] == 0 {
-			lat[i] = fill
-		}
-		cost[r.Node] = float64(n.inflight(r.Node)+1) * lat[i]
-	}
-	sort.SliceStable(replicas, func(i, j int) bool { return cost[replicas[i].Node] < cost[replicas[j].Node] })
-}
 
 // startRead counts a read in flight on a node until the returned func runs.
 func (n *Nodes) startRead(id string) func() {
