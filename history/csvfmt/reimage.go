@@ -14,38 +14,54 @@ import (
 
 // ParseReimages reads tenant,node,timestamp rows.
 func ParseReimages(r io.Reader) (map[history.TenantID][]history.Reimage, error) {
-	cr, err := newReader(r)
+	out := map[history.TenantID][]history.Reimage{}
+	err := tenantNodeRows(r, "timestamp", func(_ int, id history.TenantID, node, stamp string) error {
+		ts, err := ParseTime(stamp)
+		if err != nil {
+			return err
+		}
+		out[id] = append(out[id], history.Reimage{Node: node, Time: ts})
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := expectHeader(cr, "tenant", "node", "timestamp"); err != nil {
-		return nil, err
+	return out, nil
+}
+
+// tenantNodeRows reads a CSV of tenant,node,<third> under its header and
+// calls row with each row's line, tenant, node (never empty) and third
+// field; an error of row is reported with the line.
+func tenantNodeRows(r io.Reader, third string, row func(line int, id history.TenantID, node, value string) error) error {
+	cr, err := newReader(r)
+	if err != nil {
+		return err
 	}
-	out := map[history.TenantID][]history.Reimage{}
+	if err := expectHeader(cr, "tenant", "node", third); err != nil {
+		return err
+	}
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return nil, &LineError{line, err}
+			return &LineError{line, err}
 		}
 		if len(rec) != 3 {
-			return nil, &LineError{line, fmt.Errorf("%d fields, want 3 (tenant,node,timestamp)", len(rec))}
+			return &LineError{line, fmt.Errorf("%d fields, want 3 (tenant,node,%s)", len(rec), third)}
 		}
 		id, err := history.ParseTenantID(rec[0])
 		if err != nil {
-			return nil, &LineError{line, err}
+			return &LineError{line, err}
 		}
 		node := strings.TrimSpace(rec[1])
 		if node == "" {
-			return nil, &LineError{line, errors.New("empty node")}
+			return &LineError{line, errors.New("empty node")}
 		}
-		ts, err := ParseTime(rec[2])
-		if err != nil {
-			return nil, &LineError{line, err}
+		if err := row(line, id, node, rec[2]); err != nil {
+			return &LineError{line, err}
 		}
-		out[id] = append(out[id], history.Reimage{Node: node, Time: ts})
 	}
 }
 
