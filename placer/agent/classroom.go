@@ -112,8 +112,7 @@ func (v clusterView) placedAllocations(ctx context.Context) ([]*nomadapi.Allocat
 	}
 	var out []*nomadapi.AllocationListStub // (the list is shared: never filtered in place)
 	for _, a := range allocs {
-		if a.NodeID != "" && a.DesiredStatus == nomadapi.AllocDesiredStatusRun &&
-			(a.ClientStatus == nomadapi.AllocClientStatusRunning || a.ClientStatus == nomadapi.AllocClientStatusPending) {
+		if a.NodeID != "" && running(a) {
 			out = append(out, a)
 		}
 	}
@@ -139,11 +138,7 @@ func cpuMHz(a *nomadapi.AllocationListStub) float64 {
 // whose modify index changed are read again: meta is not in the list), one
 // job list, one allocation list and one Consul list.
 func (v clusterView) roomNodes(ctx context.Context, store *history.Store, now time.Time) ([]roomNode, error) {
-	stubs, err := v.watch.nodes.get(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := v.nodes.read(ctx, v.nomad, stubs)
+	nodes, err := v.allNodes(ctx)
 	if err != nil {
 		return nil, err
 	}

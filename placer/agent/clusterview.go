@@ -130,14 +130,20 @@ func (a *appliedMeta) record(nodeID string, set map[string]string, unset []strin
 	}
 }
 
-// harvestedNodes lists the clients that carry a tenant (the nodes the
-// placer labels), with their harvestable memory.
-func (v clusterView) harvestedNodes(ctx context.Context) ([]clusterNode, error) {
+// allNodes is every node of the watched list, each read from Nomad only
+// when it changed.
+func (v clusterView) allNodes(ctx context.Context) ([]*nomadapi.Node, error) {
 	stubs, err := v.watch.nodes.get(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := v.nodes.read(ctx, v.nomad, stubs)
+	return v.nodes.read(ctx, v.nomad, stubs)
+}
+
+// harvestedNodes lists the clients that carry a tenant (the nodes the
+// placer labels), with their harvestable memory.
+func (v clusterView) harvestedNodes(ctx context.Context) ([]clusterNode, error) {
+	nodes, err := v.allNodes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -215,11 +221,7 @@ type viewNodes struct{ v clusterView }
 var _ NodeAPI = viewNodes{}
 
 func (n viewNodes) Nodes(ctx context.Context) ([]labels.Node, error) {
-	stubs, err := n.v.watch.nodes.get(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := n.v.nodes.read(ctx, n.v.nomad, stubs)
+	nodes, err := n.v.allNodes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +238,15 @@ func (n viewNodes) ApplyMeta(ctx context.Context, u labels.Update) error {
 
 // applyMeta sets and unsets one node's dynamic meta.
 func (v clusterView) applyMeta(ctx context.Context, nodeID string, set map[string]string, unset ...string) error {
-	if err := (&NomadNodes{Client: v.nomad}).ApplyMeta(ctx, labels.Update{NodeID: nodeID, Set: set, Unset: unset}); err != nil {
+	meta := map[string]*string{}
+	for k, val := range set {
+		meta[k] = &val
+	}
+	for _, k := range unset {
+		meta[k] = nil
+	}
+	if _, err := v.nomad.Nodes().Meta().Apply(&nomadapi.NodeMetaApplyRequest{NodeID: nodeID, Meta: meta},
+		(&nomadapi.QueryOptions{}).WithContext(ctx)); err != nil {
 		return err
 	}
 	v.applied.record(nodeID, set, unset)
