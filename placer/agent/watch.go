@@ -49,9 +49,21 @@ func (w *clusterWatch) start(ctx context.Context, log hclog.Logger) {
 	if w == nil {
 		return
 	}
+	// running before start returns: a read right after waits for the
+	// watch's first answer instead of going to Nomad itself
+	w.nodes.begin()
+	w.jobs.begin()
+	w.allocs.begin()
 	go w.nodes.watch(ctx, log)
 	go w.jobs.watch(ctx, log)
 	go w.allocs.watch(ctx, log)
+}
+
+// begin marks the list as watched.
+func (l *watchedList[T]) begin() {
+	l.mu.Lock()
+	l.running, l.next = true, make(chan struct{})
+	l.mu.Unlock()
 }
 
 // watchedList is one list Nomad answers blocking queries for.
@@ -107,13 +119,10 @@ func (l *watchedList[T]) get(ctx context.Context, minIndex uint64) (T, error) {
 	}
 }
 
-// watch keeps the list current until ctx ends: a blocking query at the
+// watch keeps the list current until ctx ends (after begin): a blocking query at the
 // last index, answered when the list changes or watchWait passes; errors
 // back off from 1 s to 30 s.
 func (l *watchedList[T]) watch(ctx context.Context, log hclog.Logger) {
-	l.mu.Lock()
-	l.running, l.next = true, make(chan struct{})
-	l.mu.Unlock()
 	defer func() {
 		l.mu.Lock()
 		l.running = false
