@@ -205,6 +205,19 @@ func ownPrefix(t *testing.T, prefix string) {
 // tests'; see ownPrefix), with extra configuration.
 func startPrefixedBlob(t *testing.T, prefix string, extra string) *blobFront {
 	t.Helper()
+	f := &blobFront{addr: fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(2)), admin: fmt.Sprintf("http://127.0.0.1:%d", cluster.SparePort(3)),
+		config: filepath.Join(cluster.RunDir, "blob-"+strings.Trim(prefix, "/")+".hcl")}
+	writePrefixedBlobConfig(t, f, prefix, extra)
+	f.log, f.stop = startDaemonStoppable(t, blobBinary(), "agent", "-config", f.config)
+	t.Cleanup(func() { noDataRace(t, f.log) })
+	waitServing(t, f)
+	return f
+}
+
+// writePrefixedBlobConfig writes f.config: a front listening at f.addr and
+// f.admin over the cluster's MinIO servers, its state under prefix.
+func writePrefixedBlobConfig(t *testing.T, f *blobFront, prefix string, extra string) {
+	t.Helper()
 	var nodes strings.Builder
 	for i, m := range cluster.MinIO {
 		meta := cluster.NomadClients[i].Meta
@@ -212,8 +225,10 @@ func startPrefixedBlob(t *testing.T, prefix string, extra string) *blobFront {
 			fmt.Sprintf("store-%d", i+1), m.HTTPAddr, m.AccessKey, m.SecretKey, meta["harvest_tenant"], meta["harvest_environment"],
 			fmt.Sprintf("rack-%d", i+1))
 	}
-	f := &blobFront{addr: fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(2)), admin: fmt.Sprintf("http://127.0.0.1:%d", cluster.SparePort(3)),
-		config: filepath.Join(cluster.RunDir, "blob-"+strings.Trim(prefix, "/")+".hcl")}
+	repair := "repair {\n  health_interval = \"1s\"\n}" // unless extra has a repair block of its own
+	if strings.Contains(extra, "repair {") {
+		repair = ""
+	}
 	if err := os.WriteFile(f.config, []byte(fmt.Sprintf(`
 log_level    = "DEBUG"
 listen       = %q
@@ -225,15 +240,17 @@ consul {
   address = %q
   prefix  = %q
 }
-repair {
-  health_interval = "1s"
-}
 %s
-%s`, f.addr, strings.TrimPrefix(f.admin, "http://"), cluster.ConsulAddr(), prefix, extra, nodes.String())), 0o644); err != nil {
+%s
+%s`, f.addr, strings.TrimPrefix(f.admin, "http://"), cluster.ConsulAddr(), prefix, repair, extra, nodes.String())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.log, f.stop = startDaemonStoppable(t, blobBinary(), "agent", "-config", f.config)
-	t.Cleanup(func() { noDataRace(t, f.log) })
+}
+
+// waitServing waits until the front at f.addr takes connections and gives
+// it its S3 client.
+func waitServing(t *testing.T, f *blobFront) {
+	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if c, err := net.Dial("tcp", f.addr); err == nil {
 			c.Close()
@@ -248,5 +265,4 @@ repair {
 		t.Fatal(err)
 	}
 	f.s3 = c
-	return f
 }

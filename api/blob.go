@@ -32,9 +32,13 @@ type BlobStatus struct {
 	LastScan          time.Time `json:"last_scan"`
 	// SafeMode says why forgetting replicas, repairs and the garbage
 	// collector are held back ("" when they are not).
-	SafeMode  string      `json:"safe_mode,omitempty"`
-	LastGC    GCReport    `json:"last_gc"`
-	LastScrub ScrubReport `json:"last_scrub"`
+	SafeMode string `json:"safe_mode,omitempty"`
+	// Maintainer says this front holds the tier's maintainer lock: it
+	// forgets lost nodes and runs the repairs, scrubs and garbage
+	// collection; the other fronts serve and stand by.
+	Maintainer bool        `json:"maintainer"`
+	LastGC     GCReport    `json:"last_gc"`
+	LastScrub  ScrubReport `json:"last_scrub"`
 }
 
 // BlobNode is one storage node's standing.

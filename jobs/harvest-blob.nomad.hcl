@@ -18,6 +18,11 @@
 # its Consul token comes from its workload identity (the task's consul
 # block: Nomad logs it in to Consul and sets CONSUL_HTTP_TOKEN). With
 # tls_cert_file and tls_key_file its S3 and admin listeners speak HTTPS.
+#
+# With fronts > 1 every front serves the same buckets (S3 clients find them
+# all under the harvest-blob service); the Consul session lock
+# <prefix>blob/maintainer makes one of them the maintainer (repairs, scrubs,
+# garbage collection, forgetting lost nodes) and the others stand by.
 
 variable "datacenters" {
   type        = list(string)
@@ -53,6 +58,12 @@ variable "admin_port" {
   type        = number
   default     = 9101
   description = "static port of /v1/status, /v1/health and /v1/metrics"
+}
+
+variable "fronts" {
+  type        = number
+  default     = 1
+  description = "fronts serving the same buckets, one per client (static ports); one at a time maintains the tier (the maintainer lock)"
 }
 
 variable "replicas" {
@@ -103,7 +114,7 @@ job "harvest-blob" {
   namespace   = var.namespace
 
   group "front" {
-    count = 1
+    count = var.fronts
 
     network {
       port "s3" {

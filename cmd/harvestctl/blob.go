@@ -96,6 +96,11 @@ func printBlobStatus(w io.Writer, st api.BlobStatus) {
 	if !st.LastScan.IsZero() {
 		fmt.Fprintf(w, "Last scan %s\n", st.LastScan.Format(time.RFC3339))
 	}
+	if st.Maintainer {
+		fmt.Fprintln(w, "This front maintains the tier (repairs, scrubs, garbage collection)")
+	} else {
+		fmt.Fprintln(w, "This front stands by: another maintains the tier")
+	}
 	if st.SafeMode != "" {
 		fmt.Fprintf(w, "SAFE MODE: %s (harvestctl blob safe-mode-confirm)\n", st.SafeMode)
 	}

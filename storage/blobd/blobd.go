@@ -30,7 +30,16 @@ func Run(ctx context.Context, c Config, log hclog.Logger) error {
 	if err != nil {
 		return err
 	}
-	be.RefreshDeclarations(ctx)                 // before any request: capacities and defaults as declared
+	lockClient, err := consulClient(c, maintainerWait+2*c.timeouts.Consul, maintainerWait)
+	if err != nil {
+		return err
+	}
+	// the first try for the maintainer lock ends before the first health
+	// check, so a lone front (or the first of several) gives new nodes
+	// their markers before it serves
+	maintaining := holdMaintainerLock(ctx, lockClient, c, be, log.Named("maintainer"))
+	be.RefreshDeclarations(ctx) // before any request: capacities and defaults as declared
+	<-maintaining
 	be.CheckNodes(ctx, reg, c.health.lostAfter) // the first health check, before any request
 	if err := be.RecountUploads(ctx); err != nil {
 		return fmt.Errorf("reading the open multipart uploads: %w", err)
@@ -75,15 +84,7 @@ func Rebuild(ctx context.Context, c Config, log hclog.Logger) (front.RebuildRepo
 func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nodes.Registry, error) {
 	// every Consul call has the consul timeout; the HTTP client's own
 	// timeout is a backstop should a call escape it
-	cc := c.Consul.APIConfig() // CONSUL_* first, the consul block over them: token, TLS
-	tlsConfig, err := consulapi.SetupTLSConfig(&cc.TLSConfig)
-	if err != nil {
-		return nil, nil, fmt.Errorf("consul tls: %w", err)
-	}
-	transport := cleanhttp.DefaultPooledTransport()
-	transport.TLSClientConfig = tlsConfig
-	cc.HttpClient = &http.Client{Timeout: 2 * c.timeouts.Consul, Transport: transport}
-	client, err := consulapi.NewClient(cc)
+	client, err := consulClient(c, 2*c.timeouts.Consul, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,6 +121,22 @@ func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nod
 		Log: log.Named("front"), Seed: uint64(time.Now().UnixNano()), Repair: c.repair, GC: c.gc, Scrub: c.scrub,
 		SafeMode: c.safeMode, BusyExpiry: c.busyExpiry})
 	return be, reg, nil
+}
+
+// consulClient is a client of the configured Consul (CONSUL_* first, the
+// consul block over them: token, TLS) whose calls give up after timeout;
+// wait, when set, is how long its blocking queries wait by default.
+func consulClient(c Config, timeout, wait time.Duration) (*consulapi.Client, error) {
+	cc := c.Consul.APIConfig()
+	tlsConfig, err := consulapi.SetupTLSConfig(&cc.TLSConfig)
+	if err != nil {
+		return nil, fmt.Errorf("consul tls: %w", err)
+	}
+	transport := cleanhttp.DefaultPooledTransport()
+	transport.TLSClientConfig = tlsConfig
+	cc.HttpClient = &http.Client{Timeout: timeout, Transport: transport}
+	cc.WaitTime = wait
+	return consulapi.NewClient(cc)
 }
 
 // tenantStats reads each tenant's reimage rate (per server per month over

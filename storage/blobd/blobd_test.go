@@ -86,3 +86,25 @@ func TestConfigValidatesTheNewBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigMaintainerLock: the maintainer lock's session TTL and lock
+// delay default to Consul's 15 s, can be set, and a TTL Consul would refuse
+// is refused at load.
+func TestConfigMaintainerLock(t *testing.T) {
+	c, err := LoadConfig(writeConfig(t, ""))
+	if err != nil || c.maintainer.sessionTTL != 15*time.Second || c.maintainer.lockDelay != 15*time.Second {
+		t.Fatalf("defaults: %+v %v", c.maintainer, err)
+	}
+	c, err = LoadConfig(writeConfig(t, "maintainer {\n  session_ttl = \"30s\"\n  lock_delay = \"2s\"\n}\n"))
+	if err != nil || c.maintainer.sessionTTL != 30*time.Second || c.maintainer.lockDelay != 2*time.Second {
+		t.Fatalf("set: %+v %v", c.maintainer, err)
+	}
+	for src, want := range map[string]string{
+		"maintainer {\n  session_ttl = \"5s\"\n}\n":   "Consul takes 10s to 24h",
+		"maintainer {\n  lock_delay = \"never\"\n}\n": "maintainer.lock_delay",
+	} {
+		if _, err := LoadConfig(writeConfig(t, src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error about %s", src, err, want)
+		}
+	}
+}

@@ -26,6 +26,7 @@ import (
 //	gc       { interval = "10m"  grace = "1h"  finished_retention = "24h"  tombstone_retention = "720h"  upload_expiry = "168h" }
 //	scrub    { interval = "24h"  mb_per_second = 16 }
 //	safe_mode { share = 0.3  window = "1h" }
+//	maintainer { session_ttl = "15s"  lock_delay = "15s" }  # the lock that picks the one front that maintains
 //	consul { address = "127.0.0.1:8500"  prefix = "harvest/" }  # token, token_file, ca_file, cert_file, key_file, ...
 //	tls       { cert_file = "..."  key_file = "..." }   # HTTPS for S3 clients
 //	admin_tls { cert_file = "..."  key_file = "..."  client_ca_file = "..." }
@@ -61,6 +62,7 @@ type Config struct {
 	GC                 *GCConfig            `hcl:"gc,block"`
 	Scrub              *ScrubConfig         `hcl:"scrub,block"`
 	SafeMode           *SafeModeConfig      `hcl:"safe_mode,block"`
+	Maintainer         *MaintainerConfig    `hcl:"maintainer,block"`
 	Nodes              []NodeConfig         `hcl:"node,block"`
 
 	repair     front.RepairOptions
@@ -72,6 +74,16 @@ type Config struct {
 	safeMode   front.SafeModeOptions
 	busyExpiry time.Duration
 	minFreeMB  int64
+	maintainer struct{ sessionTTL, lockDelay time.Duration }
+}
+
+// MaintainerConfig tunes the Consul session lock that makes one front at a
+// time the tier's maintainer (maintainer.go): a maintainer that dies holds
+// the lock until its session's TTL runs out, and then nobody takes it for
+// lock_delay.
+type MaintainerConfig struct {
+	SessionTTL string `hcl:"session_ttl,optional"`
+	LockDelay  string `hcl:"lock_delay,optional"`
 }
 
 // RepairConfig tunes health checks and re-replication.
@@ -258,6 +270,16 @@ func LoadConfig(path string) (Config, error) {
 		}
 		if err := parseDurations(path, duration{"safe_mode.window", s.Window, &c.safeMode.Window}); err != nil {
 			return c, err
+		}
+	}
+	c.maintainer.sessionTTL, c.maintainer.lockDelay = 15*time.Second, 15*time.Second
+	if m := c.Maintainer; m != nil {
+		if err := parseDurations(path, duration{"maintainer.session_ttl", m.SessionTTL, &c.maintainer.sessionTTL},
+			duration{"maintainer.lock_delay", m.LockDelay, &c.maintainer.lockDelay}); err != nil {
+			return c, err
+		}
+		if c.maintainer.sessionTTL < 10*time.Second || c.maintainer.sessionTTL > 24*time.Hour {
+			return c, fmt.Errorf("%s: maintainer.session_ttl = %s: Consul takes 10s to 24h", path, c.maintainer.sessionTTL)
 		}
 	}
 	return c, nil

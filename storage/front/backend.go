@@ -62,6 +62,7 @@ type Backend struct {
 	diskClient   *http.Client    // reads the nodes' drive metrics
 	degradedSeen sync.Map        // reasons of degraded placements logged at WARN
 	lostNodes    map[string]bool // nodes whose replicas were dropped; only the health checks touch it
+	follower     atomic.Bool     // another front maintains the tier (maintainer.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)

@@ -73,6 +73,14 @@ var declTenants = []string{"a", "b", "c", "d"}
 // logs.
 func declBackend(t *testing.T, mem kv.KV) (*Backend, map[string]*memNode, *logBuffer) {
 	t.Helper()
+	stores, cfgs := memNodes(t)
+	b, logs := frontOver(t, mem, cfgs)
+	return b, stores, logs
+}
+
+// memNodes starts the nodes of declTenants in memory.
+func memNodes(t *testing.T) (map[string]*memNode, []NodeConfig) {
+	t.Helper()
 	stores := map[string]*memNode{}
 	var cfgs []NodeConfig
 	for _, env := range declTenants {
@@ -83,6 +91,12 @@ func declBackend(t *testing.T, mem kv.KV) (*Backend, map[string]*memNode, *logBu
 		cfgs = append(cfgs, NodeConfig{Node: nodes.Node{ID: "n" + env, Tenant: env + "/fn", Environment: env,
 			Endpoint: strings.TrimPrefix(srv.URL, "http://"), Capacity: 1 << 30}, AccessKey: "k", SecretKey: "s"})
 	}
+	return stores, cfgs
+}
+
+// frontOver is a front over the given nodes (all up) and mem.
+func frontOver(t *testing.T, mem kv.KV, cfgs []NodeConfig) (*Backend, *logBuffer) {
+	t.Helper()
 	ns, err := Connect(cfgs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +108,7 @@ func declBackend(t *testing.T, mem kv.KV) (*Backend, map[string]*memNode, *logBu
 		ns.setUp("n"+env, true)
 	}
 	b.regrid()
-	return b, stores, logs
+	return b, logs
 }
 
 func putDoc(t *testing.T, mem history.KV, name string, v any) {

@@ -89,6 +89,10 @@ func (b *Backend) CollectGarbage(ctx context.Context) {
 			continue
 		case <-wait.C:
 		}
+		next = time.Now().Add(c.opts.Interval)
+		if !b.Maintainer() {
+			continue // the maintainer's pass collects every node
+		}
 		if _, err := b.GCPass(ctx); err != nil && ctx.Err() == nil {
 			b.log.Warn("garbage collection pass failed; retried at the next", "error", err)
 		}

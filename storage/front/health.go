@@ -163,13 +163,11 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 	switch b.verdict(node, p, lostAfter) {
 	case downNow, looksLost:
 		wasUp := b.nodes.Up(node.ID)
-		down := b.nodes.setUp(node.ID, false)
-		b.markInGrid(node.ID)
-		b.metrics.nodeUp.WithLabelValues(node.ID).Set(0)
+		down := b.markDown(node.ID)
 		if wasUp {
 			b.log.Warn("storage node down", "node", node.ID, "error", p.err)
 		}
-		if down >= lostAfter && !lost[node.ID] && ctx.Err() == nil && forget {
+		if down >= lostAfter && !lost[node.ID] && ctx.Err() == nil && forget && b.Maintainer() {
 			b.log.Error("storage node lost: down too long; re-creating its replicas elsewhere", "node", node.ID, "down", down)
 			if b.forgetNode(ctx, node.ID) == nil {
 				lost[node.ID] = true
@@ -182,15 +180,14 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 			b.log.Error("storage node's endpoint serves another node's data (its identity marker names another node); "+
 				"kept down, nothing forgotten: fix its endpoint", "node", node.ID, "marker", p.marker)
 		}
-		b.nodes.setUp(node.ID, false)
-		b.markInGrid(node.ID)
-		b.metrics.nodeUp.WithLabelValues(node.ID).Set(0)
+		b.markDown(node.ID)
 		return
 	case looksReimaged:
-		if !forget {
-			b.nodes.setUp(node.ID, false)
-			b.markInGrid(node.ID)
-			b.metrics.nodeUp.WithLabelValues(node.ID).Set(0)
+		if !b.Maintainer() && b.adoptMarker(ctx, reg, node.ID, p.marker) {
+			break // the maintainer re-marked it: up again
+		}
+		if !forget || !b.Maintainer() {
+			b.markDown(node.ID)
 			return
 		}
 		b.log.Error("storage node reimaged: identity marker gone; re-creating its replicas elsewhere", "node", node.ID)
@@ -200,6 +197,10 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 		b.metrics.lost.Inc()
 		fallthrough
 	case joining:
+		if !b.Maintainer() { // the maintainer gives it its marker
+			b.markDown(node.ID)
+			return
+		}
 		marker, err := b.join(ctx, reg, node)
 		if err != nil {
 			b.log.Warn("storage node could not join", "node", node.ID, "error", err)
@@ -207,7 +208,9 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 		}
 		p.marker = marker
 	case upNow:
-		if node.Marker == "" {
+		if node.Marker == "" && !b.Maintainer() {
+			b.nodes.setMarker(node.ID, p.marker) // the maintainer registers it
+		} else if node.Marker == "" {
 			node.Marker = p.marker
 			if err := reg.Register(ctx, node); err != nil {
 				return
@@ -223,6 +226,15 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 	b.nodes.setUp(node.ID, true)
 	b.markInGrid(node.ID)
 	b.metrics.nodeUp.WithLabelValues(node.ID).Set(1)
+}
+
+// markDown takes a node out of reads and placement and returns how long it
+// has been down.
+func (b *Backend) markDown(id string) time.Duration {
+	down := b.nodes.setUp(id, false)
+	b.markInGrid(id)
+	b.metrics.nodeUp.WithLabelValues(id).Set(0)
+	return down
 }
 
 func readMarker(ctx context.Context, c *minio.Core) (string, bool, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -65,6 +66,9 @@ func (m *memNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		if strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") {
+			data = unchunk(data)
+		}
 		m.objects[r.URL.Path] = data
 		sum := md5.Sum(data)
 		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
@@ -94,4 +98,24 @@ func (m *memNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(m.objects, r.URL.Path)
 		w.WriteHeader(http.StatusNoContent)
 	}
+}
+
+// unchunk decodes an aws-chunked body ("<hex size>;chunk-signature=...\r\n
+// <data>\r\n" until a chunk of size 0), as minio-go sends small objects
+// over plain HTTP.
+func unchunk(body []byte) []byte {
+	var out []byte
+	for len(body) > 0 {
+		head, rest, ok := bytes.Cut(body, []byte("\r\n"))
+		if !ok {
+			break
+		}
+		size, err := strconv.ParseInt(string(bytes.SplitN(head, []byte(";"), 2)[0]), 16, 64)
+		if err != nil || size == 0 || int64(len(rest)) < size {
+			break
+		}
+		out = append(out, rest[:size]...)
+		body = bytes.TrimPrefix(rest[size:], []byte("\r\n"))
+	}
+	return out
 }

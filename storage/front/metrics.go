@@ -41,6 +41,7 @@ type metrics struct {
 	gcHeld              prometheus.Counter
 	orphanBytes         prometheus.Gauge
 	safeMode            prometheus.Gauge
+	maintainer          prometheus.Gauge
 	nodeFree            *prometheus.GaugeVec
 }
 
@@ -88,6 +89,8 @@ func newMetrics() *metrics {
 	m.gcHeld = counter("gc_held_total", "Garbage collector passes that deleted nothing because the catalogue looked lost or safe mode was on.")
 	m.orphanBytes = gauge("orphan_bytes", "Bytes of replicas no entry reaches, on all nodes, at the last GC pass (deleted once older than the grace).")
 	m.safeMode = gauge("safe_mode", "1 while safe mode holds back forgetting replicas, repairs and the garbage collector.")
+	m.maintainer = gauge("maintainer", "1 while this front maintains the tier (forgetting lost nodes, repairs, scrubs, garbage collection); 0 while it stands by.")
+	m.maintainer.Set(1)
 	m.nodeFree = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "harvest_blob_node_disk_free_bytes",
 		Help: "A storage node's free disk at its last reading (MinIO's drive metrics); -1 when it cannot be read."}, []string{"node"})
 	m.register(m.registry)
@@ -97,7 +100,7 @@ func newMetrics() *metrics {
 func (m *metrics) register(reg prometheus.Registerer) {
 	reg.MustRegister(m.ambiguousWrites, m.saturated, m.storageFull, m.corruptReads, m.missingReads, m.scrubbedBytes,
 		m.scrubbedReplicas, m.scrubCorrupt, m.scrubMissing, m.scrubPasses, m.repairVerifyFails, m.gcDeleted, m.gcDeletedBytes,
-		m.gcAbortedUploads, m.gcPasses, m.gcHeld, m.orphanBytes, m.safeMode, m.nodeFree)
+		m.gcAbortedUploads, m.gcPasses, m.gcHeld, m.orphanBytes, m.safeMode, m.maintainer, m.nodeFree)
 	reg.MustRegister(m.writes, m.writeFailures, m.degraded, m.reads, m.busyDenials, m.readFailures,
 		m.underReplicated, m.objects, m.repaired, m.repairBytes, m.repairFailures, m.lost, m.declarationFailures, m.nodeUp,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))

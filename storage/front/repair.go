@@ -109,8 +109,9 @@ func (b *Backend) allEntries(ctx context.Context) ([]catalog.Entry, map[string]p
 }
 
 // scan counts what every node holds (the capacity accounting survives a
-// restart this way), rebuilds the grid, and repairs the objects short of
-// replicas, fewest left first.
+// restart this way, and follows the other fronts' writes), rebuilds the
+// grid, and, on the maintainer, repairs the objects short of replicas,
+// fewest left first.
 func (r *repairer) scan(ctx context.Context) error {
 	b := r.b
 	entries, policies, err := b.allEntries(ctx)
@@ -138,9 +139,12 @@ func (r *repairer) scan(ctx context.Context) error {
 		b.log.Warn("repair held back: safe mode", "reason", reason, "under_replicated", len(short))
 		return nil
 	}
+	if !b.Maintainer() {
+		return nil // the maintainer repairs (maintainer.go); this front only counted
+	}
 	b.orderRepairs(short)
 	for _, e := range short {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !b.Maintainer() {
 			return nil
 		}
 		if err := r.repairOne(ctx, e, policies[e.Bucket]); err != nil && !errors.Is(err, errRateLimited) {

@@ -85,6 +85,9 @@ func (b *Backend) Scrub(ctx context.Context) {
 		case sus := <-s.queue:
 			b.checkSuspect(ctx, sus)
 		case <-t.C:
+			if !b.Maintainer() {
+				continue // the maintainer's pass covers every replica
+			}
 			if _, err := b.ScrubPass(ctx); err != nil && ctx.Err() == nil {
 				b.log.Warn("scrub pass failed", "error", err)
 			}
