@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,11 +216,15 @@ func startPrefixedBlob(t *testing.T, prefix string, extra string) *blobFront {
 }
 
 // writePrefixedBlobConfig writes f.config: a front listening at f.addr and
-// f.admin over the cluster's MinIO servers, its state under prefix.
-func writePrefixedBlobConfig(t *testing.T, f *blobFront, prefix string, extra string) {
+// f.admin over the cluster's MinIO servers (only store-N for N in only, when
+// given), its state under prefix.
+func writePrefixedBlobConfig(t *testing.T, f *blobFront, prefix string, extra string, only ...int) {
 	t.Helper()
 	var nodes strings.Builder
 	for i, m := range cluster.MinIO {
+		if len(only) > 0 && !slices.Contains(only, i+1) {
+			continue
+		}
 		meta := cluster.NomadClients[i].Meta
 		fmt.Fprintf(&nodes, "node %q {\n  endpoint = %q\n  access_key = %q\n  secret_key = %q\n  tenant = %q\n  environment = %q\n  rack = %q\n  capacity_mb = 8192\n}\n",
 			fmt.Sprintf("store-%d", i+1), m.HTTPAddr, m.AccessKey, m.SecretKey, meta["harvest_tenant"], meta["harvest_environment"],
@@ -248,7 +253,8 @@ consul {
 }
 
 // waitServing waits until the front at f.addr takes connections and gives
-// it its S3 client.
+// it its S3 client, unless it has one (a front started again keeps it:
+// clients may be using it).
 func waitServing(t *testing.T, f *blobFront) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -259,6 +265,9 @@ func waitServing(t *testing.T, f *blobFront) {
 		if time.Now().After(deadline) {
 			t.Fatalf("harvest-blob does not serve after 30 s (log %s)", f.log)
 		}
+	}
+	if f.s3 != nil {
+		return
 	}
 	c, err := minio.New(f.addr, &minio.Options{Creds: credentials.NewStaticV4("blob-access", "blob-secret-key-123", ""), MaxRetries: 1})
 	if err != nil {

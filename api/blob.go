@@ -51,7 +51,10 @@ type BlobNode struct {
 	Col         int    `json:"col"` // grid cell: reimages infrequent..frequent
 	Up          bool   `json:"up"`
 	Busy        bool   `json:"busy"`
-	Used        int64  `json:"used_bytes"`
+	// Removed: the configuration no longer lists the node; it stays down
+	// and is lost after lost_after (its replicas re-created elsewhere).
+	Removed bool  `json:"removed,omitempty"`
+	Used    int64 `json:"used_bytes"`
 	// Capacity is the effective one: the tenant's declared storage_mb
 	// (CapacityFrom "tenant"), else the configured capacity_mb ("config").
 	// Used may exceed it after a shrink: the node is full, nothing is deleted.

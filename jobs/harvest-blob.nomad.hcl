@@ -4,8 +4,12 @@
 #
 # Its node list comes from Consul: every harvest-storage instance, healthy or
 # not (a node failing its check is the front's to judge: it keeps the node
-# and reads around it; only a node whose allocation is gone leaves the list,
-# and the front then restarts with the new list). Credentials come from the
+# and reads around it; only a node whose allocation is gone leaves the list).
+# When the list changes, Nomad re-renders the file and sends SIGHUP: the
+# front takes the new node list without a restart (a node that left is kept
+# down and, after lost_after, its replicas are re-created elsewhere; other
+# settings, the keys included, take effect at the next start: nomad alloc
+# restart). Credentials come from the
 # Nomad variable nomad/jobs/harvest-blob, never from this file:
 #
 #   nomad var put nomad/jobs/harvest-blob access_key=... secret_key=... admin_token=... \
@@ -174,8 +178,9 @@ job "harvest-blob" {
       }
 
       template {
-        destination = "secrets/blob.hcl"
-        change_mode = "restart"
+        destination   = "secrets/blob.hcl"
+        change_mode   = "signal"
+        change_signal = "SIGHUP"
         splay       = "5s"
         data        = <<-EOT
         listen       = "{{ env "NOMAD_ADDR_s3" }}"

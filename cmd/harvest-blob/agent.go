@@ -16,8 +16,10 @@ import (
 )
 
 // withConfig is a command that reads -config, logs at its log_level and
-// runs until done or SIGINT/SIGTERM.
-func withConfig(name, synopsis string, run func(context.Context, blobd.Config, hclog.Logger) error) cli.CommandFactory {
+// runs until done or SIGINT/SIGTERM; on SIGHUP it reads -config again and
+// hands a configuration that loads to run (one that does not is logged and
+// changes nothing).
+func withConfig(name, synopsis string, run func(context.Context, blobd.Config, hclog.Logger, <-chan blobd.Config) error) cli.CommandFactory {
 	var configPath string
 	return command.Simple{
 		Name: "harvest-blob " + name, Synopsis: synopsis,
@@ -31,7 +33,30 @@ func withConfig(name, synopsis string, run func(context.Context, blobd.Config, h
 			log := hclog.New(&hclog.LoggerOptions{Name: "blob", Level: hclog.LevelFromString(cfg.LogLevel)})
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, cfg, log)
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			reloads := make(chan blobd.Config)
+			go func() {
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-hup:
+					}
+					next, err := blobd.LoadConfig(configPath)
+					if err != nil {
+						log.Error("SIGHUP: the configuration does not load; nothing changed", "config", configPath, "error", err)
+						continue
+					}
+					select {
+					case reloads <- next:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}()
+			return run(ctx, cfg, log, reloads)
 		},
 	}.Factory()
 }
@@ -42,7 +67,7 @@ func agentCommand() cli.CommandFactory {
 
 func rebuildCommand() cli.CommandFactory {
 	return withConfig("rebuild", "Rebuild the catalogue and bucket records from the storage nodes alone",
-		func(ctx context.Context, cfg blobd.Config, log hclog.Logger) error {
+		func(ctx context.Context, cfg blobd.Config, log hclog.Logger, _ <-chan blobd.Config) error {
 			rep, err := blobd.Rebuild(ctx, cfg, log)
 			if err != nil {
 				return err

@@ -73,6 +73,8 @@ func printBlobStatus(w io.Writer, st api.BlobStatus) {
 	for _, n := range st.Nodes {
 		state := "up"
 		switch {
+		case n.Removed:
+			state = "removed"
 		case !n.Up:
 			state = "down"
 		case n.Busy:

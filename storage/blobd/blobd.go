@@ -25,8 +25,8 @@ import (
 // declared storage, the policy document's default replication) and checks
 // every node's identity marker before serving, then keeps checking,
 // repairing and following busy flags and declarations.
-func Run(ctx context.Context, c Config, log hclog.Logger) error {
-	be, reg, err := open(ctx, c, log)
+func Run(ctx context.Context, c Config, log hclog.Logger, reloads <-chan Config) error {
+	be, reg, store, err := open(ctx, c, log)
 	if err != nil {
 		return err
 	}
@@ -44,6 +44,7 @@ func Run(ctx context.Context, c Config, log hclog.Logger) error {
 	if err := be.RecountUploads(ctx); err != nil {
 		return fmt.Errorf("reading the open multipart uploads: %w", err)
 	}
+	go followReloads(ctx, reloads, c, be, reg, store, log)
 	go be.FollowDeclarations(ctx, front.DeclarationsInterval)
 	go be.Watch(ctx, reg, c.health.interval, c.health.lostAfter)
 	go be.Repair(ctx)
@@ -72,7 +73,7 @@ func Run(ctx context.Context, c Config, log hclog.Logger) error {
 
 // Rebuild recreates the catalogue from the storage nodes alone.
 func Rebuild(ctx context.Context, c Config, log hclog.Logger) (front.RebuildReport, error) {
-	be, _, err := open(ctx, c, log)
+	be, _, _, err := open(ctx, c, log)
 	if err != nil {
 		return front.RebuildReport{}, err
 	}
@@ -81,46 +82,55 @@ func Rebuild(ctx context.Context, c Config, log hclog.Logger) (front.RebuildRepo
 
 // open registers the configured nodes (keeping the identity markers the
 // registry already holds) and builds the backend over them.
-func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nodes.Registry, error) {
+func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nodes.Registry, kv.KV, error) {
 	// every Consul call has the consul timeout; the HTTP client's own
 	// timeout is a backstop should a call escape it
 	client, err := consulClient(c, 2*c.timeouts.Consul, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	store := kv.WithDeadline(kv.NewConsul(client), c.timeouts.Consul)
 	reg := nodes.NewRegistry(store, c.Consul.KVPrefix())
 	known, err := reg.List(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the node registry: %w", err)
+		return nil, nil, nil, fmt.Errorf("reading the node registry: %w", err)
 	}
+	cfgs, err := registerNodes(ctx, reg, known, c.Nodes)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stats := tenantStats(ctx, history.NewStore(store, c.Consul.KVPrefix()), c.Nodes, log)
+	ns, err := front.Connect(cfgs, stats, front.NodesOptions{Timeouts: c.timeouts, PerNode: c.limits.PerNode, MinFreeMB: c.minFreeMB})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	be := front.New(front.Options{KV: store, Prefix: c.Consul.KVPrefix(), Nodes: ns, Replicas: c.Replicas, Strict: c.Strict,
+		Log: log.Named("front"), Seed: uint64(time.Now().UnixNano()), Repair: c.repair, GC: c.gc, Scrub: c.scrub,
+		SafeMode: c.safeMode, BusyExpiry: c.busyExpiry})
+	return be, reg, store, nil
+}
+
+// registerNodes registers the configured nodes: the configuration says
+// where a node is, the registry (known) keeps when it joined and its
+// identity marker.
+func registerNodes(ctx context.Context, reg *nodes.Registry, known []nodes.Node, configured []NodeConfig) ([]front.NodeConfig, error) {
 	registered := map[string]nodes.Node{}
 	for _, n := range known {
 		registered[n.ID] = n
 	}
 	var cfgs []front.NodeConfig
-	for _, n := range c.Nodes {
-		// the configuration says where a node is; the registry keeps when it
-		// joined and its identity marker
+	for _, n := range configured {
 		node := nodes.Node{ID: n.ID, Tenant: n.Tenant, Environment: n.Environment, Rack: n.Rack, Endpoint: n.Endpoint,
 			Capacity: n.CapacityMB << 20, Joined: registered[n.ID].Joined, Marker: registered[n.ID].Marker}
 		if node.Joined.IsZero() {
 			node.Joined = time.Now().UTC()
 		}
 		if err := reg.Register(ctx, node); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		cfgs = append(cfgs, front.NodeConfig{Node: node, AccessKey: n.AccessKey, SecretKey: n.SecretKey})
 	}
-	stats := tenantStats(ctx, history.NewStore(store, c.Consul.KVPrefix()), c.Nodes, log)
-	ns, err := front.Connect(cfgs, stats, front.NodesOptions{Timeouts: c.timeouts, PerNode: c.limits.PerNode, MinFreeMB: c.minFreeMB})
-	if err != nil {
-		return nil, nil, err
-	}
-	be := front.New(front.Options{KV: store, Prefix: c.Consul.KVPrefix(), Nodes: ns, Replicas: c.Replicas, Strict: c.Strict,
-		Log: log.Named("front"), Seed: uint64(time.Now().UnixNano()), Repair: c.repair, GC: c.gc, Scrub: c.scrub,
-		SafeMode: c.safeMode, BusyExpiry: c.busyExpiry})
-	return be, reg, nil
+	return cfgs, nil
 }
 
 // consulClient is a client of the configured Consul (CONSUL_* first, the

@@ -108,3 +108,22 @@ func TestConfigMaintainerLock(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyTheNodeListIsReloaded: a reload that changes only the nodes is
+// taken quietly; one that changes another setting is told apart.
+func TestOnlyTheNodeListIsReloaded(t *testing.T) {
+	a, err := LoadConfig(writeConfig(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := LoadConfig(writeConfig(t, ""))
+	b.Nodes = b.Nodes[:2]
+	b.Nodes[0].Endpoint = "127.0.0.1:9999"
+	if otherSettingsDiffer(a, b) {
+		t.Fatal("a change of the node list counted as another setting's")
+	}
+	c, _ := LoadConfig(writeConfig(t, "repair {\n  lost_after = \"1m\"\n}\n"))
+	if !otherSettingsDiffer(a, c) {
+		t.Fatal("a changed lost_after went unnoticed")
+	}
+}

@@ -98,6 +98,10 @@ type probe struct {
 
 func (b *Backend) probe(ctx context.Context, node nodes.Node) probe {
 	var p probe
+	if b.nodes.isRemoved(node.ID) {
+		p.err = errRemoved
+		return p
+	}
 	p.err = b.nodeCall(ctx, node.ID, func(ctx context.Context) (err error) {
 		p.marker, p.found, err = readMarker(ctx, b.nodes.client(node.ID))
 		return err

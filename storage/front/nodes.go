@@ -50,6 +50,8 @@ type Nodes struct {
 	slots        map[string]chan struct{}
 	diskRead     map[string]time.Time
 	flags        map[string]bool // things logged once per episode
+	removed      map[string]bool // no longer configured (reload.go)
+	perNode      int             // call slots of each node
 	reads        sync.Map        // node ID -> *atomic.Int64: reads in flight
 	timeouts     Timeouts
 }
@@ -92,7 +94,7 @@ func Connect(cfgs []NodeConfig, stats map[string]nodes.TenantStats, opts ...Node
 	}
 	n := &Nodes{clients: map[string]*minio.Core{}, creds: map[string][2]string{}, busy: map[string]bool{}, stats: stats,
 		up: map[string]bool{}, since: map[string]time.Time{}, capacity: map[string]int64{}, capacityFrom: map[string]string{},
-		space: map[string]*space{}, slots: map[string]chan struct{}{}, diskRead: map[string]time.Time{}, flags: map[string]bool{}, minFree: saturatingMB(o.MinFreeMB), timeouts: o.Timeouts}
+		space: map[string]*space{}, slots: map[string]chan struct{}{}, diskRead: map[string]time.Time{}, flags: map[string]bool{}, minFree: saturatingMB(o.MinFreeMB), timeouts: o.Timeouts, perNode: o.PerNode}
 	for _, c := range cfgs {
 		if err := c.Node.Validate(); err != nil {
 			return nil, err

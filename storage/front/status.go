@@ -44,7 +44,7 @@ func (b *Backend) Status() Status {
 	b.nodes.mu.Lock()
 	for _, n := range b.nodes.list {
 		st.Nodes = append(st.Nodes, NodeStatus{ID: n.ID, Tenant: n.Tenant, Environment: n.Environment, Rack: n.Rack,
-			Row: cells[n.Tenant].Row, Col: cells[n.Tenant].Col, Up: b.nodes.up[n.ID], Busy: b.nodes.busy[n.ID], Used: b.nodes.used(n.ID), Room: b.nodes.room(n.ID), DiskFree: b.nodes.spaceOf(n.ID).diskFree,
+			Row: cells[n.Tenant].Row, Col: cells[n.Tenant].Col, Up: b.nodes.up[n.ID], Busy: b.nodes.busy[n.ID], Removed: b.nodes.removed[n.ID], Used: b.nodes.used(n.ID), Room: b.nodes.room(n.ID), DiskFree: b.nodes.spaceOf(n.ID).diskFree,
 			Capacity: b.nodes.capacity[n.ID], CapacityFrom: b.nodes.capacityFrom[n.ID]})
 		if b.nodes.up[n.ID] {
 			up++
