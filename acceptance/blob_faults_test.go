@@ -191,19 +191,7 @@ func TestBlobLosesNothingToKilledNodesReimagesOrFrontRestarts(t *testing.T) {
 			reimaged = n
 		}
 	}
-	m := storeMinIO(t, reimaged)
-	if err := cluster.Stop(m.Name); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(m.DataDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(m.DataDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Restart(m.Name); err != nil {
-		t.Fatal(err)
-	}
+	reimage(t, reimaged)
 	t.Logf("reimaged %s, which held %d of the %d objects' replicas", reimaged, held[reimaged], len(d))
 	waitBlob(t, f, "repair after the reimage", func(st blobState) bool {
 		return st.repaired >= held[reimaged] && st.under == 0 && st.up == len(cluster.MinIO)
@@ -240,6 +228,24 @@ func TestBlobLosesNothingToKilledNodesReimagesOrFrontRestarts(t *testing.T) {
 	t.Logf("harvest-blob rebuild: %s", out)
 	f = startBlob(t)
 	d.check(t, f.s3, "faults", "after rebuilding the catalogue from the nodes")
+}
+
+// reimage stops storage node "store-N", wipes its disk and starts it again.
+func reimage(t *testing.T, node string) {
+	t.Helper()
+	m := storeMinIO(t, node)
+	if err := cluster.Stop(m.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(m.DataDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(m.DataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Restart(m.Name); err != nil {
+		t.Fatal(err)
+	}
 }
 
 type randReader struct{}

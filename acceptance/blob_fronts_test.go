@@ -324,19 +324,7 @@ repair {
 	t.Logf("%s: front %s started again", since(), killed.name)
 	at(30 * time.Second)
 	markerBefore := registeredMarker(t, prefix, "store-2")
-	wiped := storeMinIO(t, "store-2")
-	if err := cluster.Stop(wiped.Name); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(wiped.DataDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(wiped.DataDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Restart(wiped.Name); err != nil {
-		t.Fatal(err)
-	}
+	reimage(t, "store-2")
 	t.Logf("%s: wiped store-2 after %d requests", since(), stats.ops.Load())
 	end.Store(max(end.Load(), time.Now().Add(10*time.Second).UnixNano()))
 	wg.Wait()

@@ -191,3 +191,64 @@ func FuzzLayout(f *testing.F) {
 		}
 	})
 }
+
+// failingWriter takes limit bytes, then fails.
+type failingWriter struct{ limit int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > f.limit {
+		n := f.limit
+		f.limit = 0
+		return n, errors.New("client went away")
+	}
+	f.limit -= len(p)
+	return len(p), nil
+}
+
+// closeCounter counts the sources closed.
+type closeCounter struct {
+	io.Reader
+	closed *int
+}
+
+func (c closeCounter) Close() error { *c.closed++; return nil }
+
+// TestWriteToReadsAheadAndStopsCleanly: WriteTo, which reads the next block
+// while it writes one, passes on exactly the checked bytes across a bad
+// block (primed first, as the front does, or not), stops at a writer's
+// error with the source closed, and reports a source that runs out.
+func TestWriteToReadsAheadAndStopsCleanly(t *testing.T) {
+	data := randomBytes(5*MinBlock+123, 9)
+	l := layoutOf(data)
+	corrupt := bytes.Clone(data)
+	corrupt[3*MinBlock+1] ^= 0xff
+	for _, prime := range []bool{false, true} {
+		o := &opener{replicas: []replica{{data: corrupt, failAt: -1}, {data: data, failAt: 4*MinBlock + 9}, {data: data, failAt: -1}}}
+		r := NewReader(l, 11, int64(len(data))-11, o.open)
+		if prime {
+			if err := r.Prime(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out bytes.Buffer
+		if n, err := r.WriteTo(&out); err != nil || n != int64(len(data))-11 || !bytes.Equal(out.Bytes(), data[11:]) {
+			t.Fatalf("primed %v: %d bytes, %v (tried %v)", prime, n, err, o.tried)
+		}
+		if len(o.tried) != 3 {
+			t.Fatalf("primed %v: sources tried %v, want the corrupt one, the failing one and the good one", prime, o.tried)
+		}
+	}
+	closed := 0
+	open := func(offset, end int64, _ error) (io.ReadCloser, error) {
+		return closeCounter{Reader: bytes.NewReader(data[offset:end]), closed: &closed}, nil
+	}
+	w := &failingWriter{limit: 2*MinBlock + 5}
+	if n, err := NewReader(l, 0, l.Size(), open).WriteTo(w); err == nil || n != 2*MinBlock+5 || closed != 1 {
+		t.Fatalf("a failing writer: %d bytes written, %v, %d sources closed", n, err, closed)
+	}
+	o := &opener{replicas: []replica{{data: data, failAt: 2 * MinBlock}}}
+	var out bytes.Buffer
+	if n, err := NewReader(l, 0, l.Size(), o.open).WriteTo(&out); !errors.Is(err, ErrNoSource) || n != 2*MinBlock {
+		t.Fatalf("a source that fails with none left: %d bytes, %v", n, err)
+	}
+}
