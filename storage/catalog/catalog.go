@@ -29,6 +29,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/integrity"
 	"github.com/harvest-platform/harvest/storage/kv"
@@ -256,6 +258,64 @@ func (s *Store) List(ctx context.Context, bucket, prefix, marker string, max int
 		return out[:max], true, nil
 	}
 	return out, false, nil
+}
+
+// Keys returns the object keys of a bucket that start with prefix and sort
+// after marker, in key order, read without their entries (Consul's ?keys),
+// so that a page of a large bucket reads the entries of that page only
+// (Entries) instead of the whole bucket's.
+func (s *Store) Keys(ctx context.Context, bucket, prefix, marker string) ([]string, error) {
+	ks, err := s.kv.Keys(ctx, s.Key(bucket, prefix))
+	if err != nil {
+		return nil, err
+	}
+	dir := s.bucketDir(bucket)
+	out := make([]string, 0, len(ks))
+	for _, k := range ks {
+		key, err := url.PathUnescape(strings.TrimPrefix(k, dir))
+		if err != nil {
+			return nil, &history.CorruptError{Key: k, Err: err}
+		}
+		if strings.HasPrefix(key, prefix) && key > marker {
+			out = append(out, key)
+		}
+	}
+	sort.Strings(out) // escaped keys do not sort like keys
+	return out, nil
+}
+
+// entryReaders bounds the entries Entries reads at once.
+const entryReaders = 16
+
+// Entries reads the entries of keys, in their order, entryReaders at a
+// time; a key deleted since it was listed is left out.
+func (s *Store) Entries(ctx context.Context, bucket string, keys []string) ([]Entry, error) {
+	got := make([]*Entry, len(keys))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(entryReaders)
+	for i, key := range keys {
+		g.Go(func() error {
+			e, err := s.Get(ctx, bucket, key)
+			if errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			got[i] = &e
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(keys))
+	for _, e := range got {
+		if e != nil {
+			out = append(out, *e)
+		}
+	}
+	return out, nil
 }
 
 // Meta is the entry as user metadata for a replica on a storage node (one

@@ -73,6 +73,47 @@ func TestListIsInKeyOrderWithPrefixMarkerAndLimit(t *testing.T) {
 	}
 }
 
+// TestKeysThenEntriesReadWhatListReads: the keys of a prefix after a
+// marker, then the entries of some of them, give what List gives, reading
+// only the entries asked for; an object deleted in between is left out.
+func TestKeysThenEntriesReadWhatListReads(t *testing.T) {
+	mem := kv.NewMem()
+	s := NewStore(mem, "harvest/")
+	for _, k := range []string{"b/2", "a", "b/1", "b%", "c", "日本", "../x", "a//b"} {
+		if _, err := s.Replace(ctx, entry(k), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, prefix := range []string{"", "b", "b/", "b%", "\xe6", "日", "a/", "."} {
+		for _, marker := range []string{"", "a", "b/1", "zzz"} {
+			want, _, err := s.List(ctx, "data", prefix, marker, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys, err := s.Keys(ctx, "data", prefix, marker)
+			if err != nil || strings.Join(keys, " ") != strings.Join(keysOf(want), " ") {
+				t.Fatalf("prefix %q marker %q: keys %q (%v), want %q", prefix, marker, keys, err, keysOf(want))
+			}
+			got, err := s.Entries(ctx, "data", keys)
+			if err != nil || strings.Join(keysOf(got), " ") != strings.Join(keys, " ") {
+				t.Fatalf("prefix %q marker %q: entries %q (%v)", prefix, marker, keysOf(got), err)
+			}
+		}
+	}
+	keys, _ := s.Keys(ctx, "data", "b", "")
+	if err := mem.Delete(ctx, s.Key("data", "b/1")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Entries(ctx, "data", keys)
+	if err != nil || strings.Join(keysOf(got), " ") != "b% b/2" {
+		t.Fatalf("with b/1 deleted after the listing: %q %v", keysOf(got), err)
+	}
+	mem.Put(s.Key("data", "bad"), []byte("{"))
+	if _, err := s.Entries(ctx, "data", []string{"a", "bad"}); err == nil {
+		t.Fatal("a corrupt entry on the page went unreported")
+	}
+}
+
 func keysOf(es []Entry) []string {
 	var out []string
 	for _, e := range es {

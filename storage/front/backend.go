@@ -209,9 +209,9 @@ func (b *Backend) DeleteBucket(ctx context.Context, bucket string) error {
 	if _, err := b.bucket(ctx, bucket); err != nil {
 		return err
 	}
-	if objs, _, err := b.cat.List(ctx, bucket, "", "", 1); err != nil {
+	if keys, err := b.cat.Keys(ctx, bucket, "", ""); err != nil {
 		return err
-	} else if len(objs) > 0 {
+	} else if len(keys) > 0 {
 		return s3err.GetBucketErr(s3err.ErrBucketNotEmpty, bucket)
 	}
 	if err := b.kv.Delete(ctx, b.bucketKey(bucket)); err != nil {

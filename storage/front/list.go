@@ -24,28 +24,31 @@ type listing struct {
 
 // list pages through a bucket as S3 does: keys after marker that start with
 // prefix; with a delimiter, keys sharing the part up to it roll up into one
-// common prefix; at most max entries (keys and prefixes) a page.
+// common prefix; at most max entries (keys and prefixes) a page. It reads
+// the matching keys without their entries, then only the entries of the
+// page's objects (an object deleted in between is left out of the page).
 func (b *Backend) list(ctx context.Context, bucket, prefix, delimiter, marker string, max int) (listing, error) {
 	if max <= 0 {
 		max = 1000
 	}
-	entries, _, err := b.cat.List(ctx, bucket, prefix, marker, -1)
-	if err == nil && len(entries) == 0 {
+	keys, err := b.cat.Keys(ctx, bucket, prefix, marker)
+	if err == nil && len(keys) == 0 {
 		err = b.missing(ctx, bucket, nil) // an empty page: say so if the bucket is gone
 	}
 	if err != nil {
 		return listing{}, err
 	}
 	var out listing
+	var page []string
 	seen := map[string]bool{}
-	for _, e := range entries {
+	for _, key := range keys {
 		if delimiter != "" {
-			if i := strings.Index(e.Key[len(prefix):], delimiter); i >= 0 {
-				cp := e.Key[:len(prefix)+i+len(delimiter)]
+			if i := strings.Index(key[len(prefix):], delimiter); i >= 0 {
+				cp := key[:len(prefix)+i+len(delimiter)]
 				if seen[cp] || cp <= marker {
 					continue
 				}
-				if len(out.objects)+len(out.prefixes) == max {
+				if len(page)+len(out.prefixes) == max {
 					out.truncated = true
 					break
 				}
@@ -55,12 +58,19 @@ func (b *Backend) list(ctx context.Context, bucket, prefix, delimiter, marker st
 				continue
 			}
 		}
-		if len(out.objects)+len(out.prefixes) == max {
+		if len(page)+len(out.prefixes) == max {
 			out.truncated = true
 			break
 		}
+		page = append(page, key)
+		out.next = key
+	}
+	entries, err := b.cat.Entries(ctx, bucket, page)
+	if err != nil {
+		return listing{}, err
+	}
+	for _, e := range entries {
 		out.objects = append(out.objects, object(e))
-		out.next = e.Key
 	}
 	return out, nil
 }

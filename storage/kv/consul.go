@@ -40,6 +40,11 @@ func (c *Consul) List(ctx context.Context, prefix string) ([]Pair, error) {
 	return out, nil
 }
 
+func (c *Consul) Keys(ctx context.Context, prefix string) ([]string, error) {
+	ks, _, err := c.kv.Keys(prefix, "", (&consulapi.QueryOptions{}).WithContext(ctx))
+	return ks, err
+}
+
 func (c *Consul) Delete(ctx context.Context, key string) error {
 	_, err := c.kv.Delete(key, (&consulapi.WriteOptions{}).WithContext(ctx))
 	return err

@@ -34,6 +34,12 @@ func (d *deadlined) List(ctx context.Context, prefix string) ([]Pair, error) {
 	return d.kv.List(ctx, prefix)
 }
 
+func (d *deadlined) Keys(ctx context.Context, prefix string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	return d.kv.Keys(ctx, prefix)
+}
+
 func (d *deadlined) Delete(ctx context.Context, key string) error {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()

@@ -51,6 +51,8 @@ type Op struct {
 // answer was lost).
 type KV interface {
 	history.KV
+	// Keys lists the keys under prefix, in order, without their values.
+	Keys(ctx context.Context, prefix string) ([]string, error)
 	DeleteCAS(ctx context.Context, key string, index uint64) (bool, error)
 	Txn(ctx context.Context, ops []Op) (bool, error)
 }

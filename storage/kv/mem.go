@@ -47,6 +47,19 @@ func (m *Mem) List(_ context.Context, prefix string) ([]Pair, error) {
 	return out, nil
 }
 
+func (m *Mem) Keys(_ context.Context, prefix string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for k := range m.items {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 func (m *Mem) Delete(ctx context.Context, key string) error {
 	_, err := m.Txn(ctx, []Op{{Verb: Delete, Key: key}})
 	return err

@@ -111,6 +111,13 @@ func (f *Faulty) List(ctx context.Context, prefix string) ([]kv.Pair, error) {
 	return f.KV.List(ctx, prefix)
 }
 
+func (f *Faulty) Keys(ctx context.Context, prefix string) ([]string, error) {
+	if err := f.reads(); err != nil {
+		return nil, err
+	}
+	return f.KV.Keys(ctx, prefix)
+}
+
 func (f *Faulty) CAS(ctx context.Context, key string, value []byte, index uint64) (bool, error) {
 	return f.Txn(ctx, []kv.Op{{Verb: kv.CAS, Key: key, Value: value, Index: index}})
 }

@@ -1,0 +1,92 @@
+package front
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/kv"
+)
+
+// countingKV counts the reads of the catalogue's object entries.
+type countingKV struct {
+	kv.KV
+	objects      string
+	gets, values atomic.Int64 // entries read one by one; entries read by listing
+}
+
+func (c *countingKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
+	if strings.HasPrefix(key, c.objects) {
+		c.gets.Add(1)
+	}
+	return c.KV.Get(ctx, key)
+}
+
+func (c *countingKV) List(ctx context.Context, prefix string) ([]kv.Pair, error) {
+	pairs, err := c.KV.List(ctx, prefix)
+	for _, p := range pairs {
+		if strings.HasPrefix(p.Key, c.objects) {
+			c.values.Add(1)
+		}
+	}
+	return pairs, err
+}
+
+// TestAListPageReadsOnlyItsEntries: a page of 10 of a 300-object bucket
+// reads 10 entries (and the bucket's keys, without values); paging through
+// with continuation tokens and a delimiter gives every key and common
+// prefix once, in order.
+func TestAListPageReadsOnlyItsEntries(t *testing.T) {
+	ctx := context.Background()
+	counting := &countingKV{KV: kv.NewMem(), objects: "harvest/blob/objects/"}
+	_, cfgs := memNodes(t)
+	b, _ := frontOver(t, counting, cfgs)
+	makeBucket(t, b, "data", nil)
+	var want []string
+	for i := 0; i < 300; i++ {
+		key := fmt.Sprintf("d%d/%03d", i%3, i)
+		want = append(want, key)
+		if _, err := b.cat.Replace(ctx, catalog.Entry{Bucket: "data", Key: key, Size: 1, ETag: `"e"`}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := b.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: ptr("data"), MaxKeys: ptr(int32(10))})
+	if err != nil || len(out.Contents) != 10 || !*out.IsTruncated {
+		t.Fatalf("first page: %d objects, truncated %v, %v", len(out.Contents), out.IsTruncated, err)
+	}
+	if gets, values := counting.gets.Load(), counting.values.Load(); gets != 10 || values != 0 {
+		t.Fatalf("a page of 10 read %d entries one by one and %d by listing, want 10 and 0", gets, values)
+	}
+	var got []string
+	token := (*string)(nil)
+	for {
+		out, err := b.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: ptr("data"), MaxKeys: ptr(int32(7)), ContinuationToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range out.Contents {
+			got = append(got, *o.Key)
+		}
+		if !*out.IsTruncated {
+			break
+		}
+		token = out.NextContinuationToken
+	}
+	if len(got) != len(want) || strings.Join(got, ",") != strings.Join(slices.Sorted(slices.Values(want)), ",") {
+		t.Fatalf("paging gave %d keys, want %d in order", len(got), len(want))
+	}
+	out, err = b.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: ptr("data"), Delimiter: ptr("/"), MaxKeys: ptr(int32(2))})
+	if err != nil || len(out.CommonPrefixes) != 2 || *out.CommonPrefixes[0].Prefix != "d0/" || !*out.IsTruncated {
+		t.Fatalf("delimited page: %+v %v", out.CommonPrefixes, err)
+	}
+	out, err = b.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: ptr("data"), Delimiter: ptr("/"), ContinuationToken: out.NextContinuationToken})
+	if err != nil || len(out.CommonPrefixes) != 1 || *out.CommonPrefixes[0].Prefix != "d2/" || *out.IsTruncated {
+		t.Fatalf("second delimited page: %+v %v", out.CommonPrefixes, err)
+	}
+}
