@@ -351,7 +351,7 @@ repair {
 				up++
 			}
 		}
-		if err == nil && up == len(cluster.MinIO) && st.UnderReplicated == 0 && st.Lost == 0 && st.Objects > 0 && st.LastScan.After(time.Now().Add(-5*time.Second)) {
+		if err == nil && up == len(cluster.MinIO) && st.UnderReplicated == 0 && st.Lost == 0 && st.Objects > 0 {
 			break
 		}
 	}

@@ -38,11 +38,11 @@ func TestConfigDefaultsAndRepairBlock(t *testing.T) {
 	if c.Replicas != 3 || c.health.interval != 5*time.Second || c.health.lostAfter != 10*time.Minute || c.repair.PerServerPerHour != 0 {
 		t.Fatalf("defaults: %+v", c)
 	}
-	c, err = LoadConfig(writeConfig(t, "repair {\n  per_server_per_hour = 120\n  interval = \"5s\"\n  lost_after = \"1m\"\n}\n"))
+	c, err = LoadConfig(writeConfig(t, "repair {\n  per_server_per_hour = 120\n  interval = \"5s\"\n  scan_interval = \"30m\"\n  lost_after = \"1m\"\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.repair.PerServerPerHour != 120 || c.repair.Interval != 5*time.Second || c.health.lostAfter != time.Minute {
+	if c.repair.PerServerPerHour != 120 || c.repair.Interval != 5*time.Second || c.repair.ScanInterval != 30*time.Minute || c.health.lostAfter != time.Minute {
 		t.Fatalf("repair block: %+v", c.repair)
 	}
 }

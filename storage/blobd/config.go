@@ -20,7 +20,7 @@ import (
 //	strict     = false  # likewise its diversity
 //	min_free_mb = 1024  # disk every node keeps free, whatever its capacity
 //	busy_expiry = "2m"  # a busy flag older than this is ignored
-//	repair   { per_server_per_hour = 30  interval = "5m"  health_interval = "5s"  lost_after = "10m" }
+//	repair   { per_server_per_hour = 30  interval = "5m"  scan_interval = "1h"  health_interval = "5s"  lost_after = "10m" }
 //	timeouts { node = "10s"  consul = "5s"  request = "30m"  queue = "5s"  idle = "60s" }
 //	limits   { max_connections = 1024  max_requests = 256  per_node = 64 }
 //	gc       { interval = "10m"  grace = "1h"  finished_retention = "24h"  tombstone_retention = "720h"  upload_expiry = "168h" }
@@ -90,6 +90,7 @@ type MaintainerConfig struct {
 type RepairConfig struct {
 	PerServerPerHour float64 `hcl:"per_server_per_hour,optional"`
 	Interval         string  `hcl:"interval,optional"`
+	ScanInterval     string  `hcl:"scan_interval,optional"`
 	HealthInterval   string  `hcl:"health_interval,optional"`
 	LostAfter        string  `hcl:"lost_after,optional"`
 }
@@ -207,6 +208,7 @@ func LoadConfig(path string) (Config, error) {
 		}
 		c.repair.PerServerPerHour = r.PerServerPerHour
 		if err := parseDurations(path, duration{"repair.interval", r.Interval, &c.repair.Interval},
+			duration{"repair.scan_interval", r.ScanInterval, &c.repair.ScanInterval},
 			duration{"repair.health_interval", r.HealthInterval, &c.health.interval},
 			duration{"repair.lost_after", r.LostAfter, &c.health.lostAfter}); err != nil {
 			return c, err

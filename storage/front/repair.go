@@ -23,11 +23,14 @@ type RepairOptions struct {
 	// repairer (the paper's production setting: 30 blocks per hour per
 	// server, so that re-replication never loads a primary tenant).
 	PerServerPerHour float64
-	// Interval between catalogue scans. A scan lists the whole catalogue,
-	// so it also runs at start, when a node is lost and when a bucket's
-	// policy changes; the interval only retries what the rate limit or a
-	// failure left over.
+	// Interval between retries of what the rate limit or a failure left
+	// short: a retry reads those objects' entries only.
 	Interval time.Duration
+	// ScanInterval between scans of the whole catalogue (the safety net,
+	// and the recount of what each node holds); a scan also runs at start,
+	// when a node is lost, a bucket's policy changes, the scrubber drops
+	// replicas or this front becomes the maintainer.
+	ScanInterval time.Duration
 }
 
 func (o RepairOptions) withDefaults() RepairOptions {
@@ -36,6 +39,9 @@ func (o RepairOptions) withDefaults() RepairOptions {
 	}
 	if o.Interval <= 0 {
 		o.Interval = 5 * time.Minute
+	}
+	if o.ScanInterval <= 0 {
+		o.ScanInterval = time.Hour
 	}
 	return o
 }
@@ -51,7 +57,11 @@ type repairer struct {
 	done   []time.Time // when each replica of the last rateWindow was re-created
 	status Status
 	total  int64
+	left   []entryRef // short objects the last pass could not repair, for the next retry
 }
+
+// entryRef names one object.
+type entryRef struct{ bucket, key string }
 
 // rateWindow is how far back the repair rate is measured.
 const rateWindow = 10 * time.Minute
@@ -67,20 +77,34 @@ func (r *repairer) kick() {
 	}
 }
 
-// Repair scans and repairs until ctx ends.
+// Repair scans and repairs until ctx ends: a scan of the whole catalogue at
+// start, on a kick and every ScanInterval; between them, every Interval, a
+// retry of the objects the last pass left short, which reads only theirs.
 func (b *Backend) Repair(ctx context.Context) {
 	r := b.repair
-	t := time.NewTicker(r.opts.Interval)
-	defer t.Stop()
+	retry, full := time.NewTicker(r.opts.Interval), time.NewTicker(r.opts.ScanInterval)
+	defer retry.Stop()
+	defer full.Stop()
+	scan := true
 	for {
-		if err := r.scan(ctx); err != nil && ctx.Err() == nil {
-			b.log.Warn("repair scan failed", "error", err)
+		var err error
+		if scan {
+			err = r.scan(ctx)
+		} else {
+			err = r.retry(ctx)
+		}
+		if err != nil && ctx.Err() == nil {
+			b.log.Warn("repair pass failed", "full_scan", scan, "error", err)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-full.C:
+			scan = true
 		case <-r.kickCh:
+			scan = true
+		case <-retry.C:
+			scan = false
 		}
 	}
 }
@@ -135,23 +159,88 @@ func (r *repairer) scan(ctx context.Context) error {
 	b.nodes.setCommitted(used)
 	b.regrid()
 	r.setScan(len(entries), len(short), lost)
+	r.repairAll(ctx, short, policies)
+	return nil
+}
+
+// repairAll repairs the short objects on the maintainer, fewest replicas
+// left first, and keeps those it could not repair for the next retry.
+func (r *repairer) repairAll(ctx context.Context, short []catalog.Entry, policies map[string]policy) {
+	b := r.b
+	left := short
+	defer func() {
+		refs := make([]entryRef, len(left))
+		for i, e := range left {
+			refs[i] = entryRef{e.Bucket, e.Key}
+		}
+		r.mu.Lock()
+		r.left = refs
+		r.mu.Unlock()
+	}()
 	if reason := b.safe.reason(); reason != "" {
-		b.log.Warn("repair held back: safe mode", "reason", reason, "under_replicated", len(short))
-		return nil
+		if len(short) > 0 {
+			b.log.Warn("repair held back: safe mode", "reason", reason, "under_replicated", len(short))
+		}
+		return
 	}
 	if !b.Maintainer() {
-		return nil // the maintainer repairs (maintainer.go); this front only counted
+		return // the maintainer repairs (maintainer.go); this front only counted
 	}
 	b.orderRepairs(short)
-	for _, e := range short {
+	left = nil
+	for i, e := range short {
 		if ctx.Err() != nil || !b.Maintainer() {
-			return nil
+			left = append(left, short[i:]...)
+			return
 		}
-		if err := r.repairOne(ctx, e, policies[e.Bucket]); err != nil && !errors.Is(err, errRateLimited) {
-			b.metrics.repairFailures.Inc()
-			b.log.Warn("repair failed; retried on the next scan", "bucket", e.Bucket, "key", e.Key, "error", err)
+		if err := r.repairOne(ctx, e, policies[e.Bucket]); err != nil {
+			left = append(left, e)
+			if !errors.Is(err, errRateLimited) {
+				b.metrics.repairFailures.Inc()
+				b.log.Warn("repair failed; retried later", "bucket", e.Bucket, "key", e.Key, "error", err)
+			}
 		}
 	}
+}
+
+// retry reads the entries of the objects the last pass left short (and
+// nothing else) and repairs those still short.
+func (r *repairer) retry(ctx context.Context) error {
+	b := r.b
+	r.mu.Lock()
+	refs := r.left
+	r.mu.Unlock()
+	if len(refs) == 0 || !b.Maintainer() {
+		return nil
+	}
+	policies := map[string]policy{}
+	var short []catalog.Entry
+	for _, ref := range refs {
+		e, err := b.cat.Get(ctx, ref.bucket, ref.key)
+		if errors.Is(err, catalog.ErrNotFound) {
+			continue // deleted since
+		}
+		if err != nil {
+			return err
+		}
+		pol, ok := policies[ref.bucket]
+		if !ok {
+			info, err := b.bucket(ctx, ref.bucket)
+			if err != nil {
+				continue // the bucket is gone: so is the object
+			}
+			pol = b.policyOf(info)
+			policies[ref.bucket] = pol
+		}
+		if len(e.Replicas) > 0 && len(e.Replicas) < pol.replicas {
+			short = append(short, e)
+		}
+	}
+	r.mu.Lock()
+	r.status.UnderReplicated = len(short)
+	r.mu.Unlock()
+	b.metrics.underReplicated.Set(float64(len(short)))
+	r.repairAll(ctx, short, policies)
 	return nil
 }
 

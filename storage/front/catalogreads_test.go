@@ -90,3 +90,51 @@ func TestAListPageReadsOnlyItsEntries(t *testing.T) {
 		t.Fatalf("second delimited page: %+v %v", out.CommonPrefixes, err)
 	}
 }
+
+// TestRepairRetriesReadOnlyWhatItLeftShort: objects the rate limit left
+// short after a scan are repaired by the next retry, which reads their
+// entries one by one and lists nothing.
+func TestRepairRetriesReadOnlyWhatItLeftShort(t *testing.T) {
+	ctx := context.Background()
+	counting := &countingKV{KV: kv.NewMem(), objects: "harvest/blob/objects/"}
+	_, cfgs := memNodes(t)
+	b, _ := frontOver(t, counting, cfgs)
+	b.repair = newRepairer(b, RepairOptions{PerServerPerHour: 1}) // one repair per receiving node, then none for an hour
+	makeBucket(t, b, "data", nil)
+	for i := 0; i < 8; i++ {
+		key := fmt.Sprintf("k%d", i)
+		if err := putBytes(t, b, "data", key, []byte(strings.Repeat(key, 100))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.cat.Update(ctx, "data", key, func(e *catalog.Entry) error { e.Replicas = e.Replicas[1:]; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.repair.scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left := len(b.repair.left)
+	if left < 4 || b.Status().UnderReplicated != left {
+		t.Fatalf("after the scan %d objects left short, %d counted; want at least 4 (4 nodes, one repair each)", left, b.Status().UnderReplicated)
+	}
+	b.repair.opts.PerServerPerHour = 3600 * 1000
+	clear(b.repair.limits)
+	listed, gets := counting.values.Load(), counting.gets.Load()
+	if err := b.repair.retry(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := counting.values.Load() - listed; n != 0 {
+		t.Fatalf("the retry read %d entries by listing the catalogue", n)
+	}
+	if n := counting.gets.Load() - gets; n < int64(left) {
+		t.Fatalf("the retry read %d entries, fewer than the %d it retried", n, left)
+	}
+	for i := 0; i < 8; i++ {
+		if e, _ := b.cat.Get(ctx, "data", fmt.Sprintf("k%d", i)); len(e.Replicas) != 3 {
+			t.Fatalf("k%d has %d replicas after the retry", i, len(e.Replicas))
+		}
+	}
+	if len(b.repair.left) != 0 || b.Status().UnderReplicated != 0 {
+		t.Fatalf("after the retry: %d left, %d under-replicated", len(b.repair.left), b.Status().UnderReplicated)
+	}
+}
