@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/versity/versitygw/s3err"
 	"golang.org/x/time/rate"
 
 	"github.com/harvest-platform/harvest/storage/catalog"
@@ -226,8 +227,12 @@ func (r *repairer) retry(ctx context.Context) error {
 		pol, ok := policies[ref.bucket]
 		if !ok {
 			info, err := b.bucket(ctx, ref.bucket)
-			if err != nil {
+			var gone s3err.BucketError
+			if errors.As(err, &gone) {
 				continue // the bucket is gone: so is the object
+			}
+			if err != nil {
+				return err // the same objects are retried next time
 			}
 			pol = b.policyOf(info)
 			policies[ref.bucket] = pol
