@@ -3,13 +3,18 @@
 package acceptance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,4 +140,71 @@ func TestMeasureCatalogueLimits(t *testing.T) {
 		t.Logf("%d objects: a 1,000-key page: keys then the page's entries %s, every entry of the bucket (before) %s (%.1fx); "+
 			"through the front with minio-go %s; Consul RSS %.0f MiB", n, now, before, float64(before)/float64(now), s3page, rssMiB(t, consulPID))
 	}
+}
+
+// TestMeasureFrontsAggregateGet reads 64 MiB objects with 4 concurrent
+// clients for 8 s through one front, then through two (clients split
+// between them), alternately for 3 rounds each, and reports the aggregate
+// MiB/s of each. Runs when HARVEST_MEASURE=1.
+func TestMeasureFrontsAggregateGet(t *testing.T) {
+	if os.Getenv("HARVEST_MEASURE") != "1" {
+		t.Skip("set HARVEST_MEASURE=1 to measure aggregate reads through one and two fronts")
+	}
+	const prefix = "harvest-aggregate/"
+	ownPrefix(t, prefix)
+	ctx := context.Background()
+	var fronts []*frontProcess
+	for i, ports := range [][2]int{{cluster.SparePort(2), cluster.SparePort(3)}, {cluster.SparePort(0), cluster.SparePort(1)}} {
+		name := string(rune('a' + i))
+		f := &blobFront{addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), admin: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
+			config: filepath.Join(cluster.RunDir, "blob-aggregate-"+name+".hcl")}
+		writePrefixedBlobConfig(t, f, prefix, "")
+		fronts = append(fronts, startFrontProcess(t, f, "aggregate-"+name))
+	}
+	if err := fronts[0].s3.MakeBucket(ctx, "agg", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 64<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for i := 0; i < 4; i++ {
+		if _, err := fronts[0].s3.PutObject(ctx, "agg", fmt.Sprintf("o%d", i), bytes.NewReader(data), int64(len(data)),
+			minio.PutObjectOptions{DisableMultipart: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(n int) float64 {
+		var total atomic.Int64
+		stop := time.Now().Add(8 * time.Second)
+		var wg sync.WaitGroup
+		for c := 0; c < 4; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(stop) {
+					obj, err := fronts[c%n].s3.GetObject(ctx, "agg", fmt.Sprintf("o%d", c), minio.GetObjectOptions{})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					m, err := io.Copy(io.Discard, obj)
+					obj.Close()
+					if err != nil || m != int64(len(data)) {
+						t.Errorf("read %d bytes: %v", m, err)
+						return
+					}
+					total.Add(m)
+				}
+			}()
+		}
+		wg.Wait()
+		return float64(total.Load()) / (1 << 20) / 8
+	}
+	var one, two []float64
+	for round := 0; round < 3; round++ {
+		one = append(one, run(1))
+		two = append(two, run(2))
+	}
+	t.Logf("4 clients reading 64 MiB objects, aggregate MiB/s per 8-s round: one front %.0f, two fronts %.0f", one, two)
 }
