@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -207,4 +208,39 @@ func TestMeasureFrontsAggregateGet(t *testing.T) {
 		two = append(two, run(2))
 	}
 	t.Logf("4 clients reading 64 MiB objects, aggregate MiB/s per 8-s round: one front %.0f, two fronts %.0f", one, two)
+}
+
+// TestMeasureWarpGet runs MinIO's warp benchmark (the binary at
+// HARVEST_WARP; it is not part of the build) for 64 MiB GETs with 4
+// concurrent operations against one MinIO server directly and against the
+// front, alternately, twice each, and logs warp's summaries. Runs when
+// HARVEST_MEASURE=1 and HARVEST_WARP are set.
+func TestMeasureWarpGet(t *testing.T) {
+	warp := os.Getenv("HARVEST_WARP")
+	if os.Getenv("HARVEST_MEASURE") != "1" || warp == "" {
+		t.Skip("set HARVEST_MEASURE=1 and HARVEST_WARP=<path to warp> to run warp")
+	}
+	f := startBlob(t)
+	m := cluster.MinIO[0]
+	targets := []struct{ name, host, access, secret string }{
+		{"direct (one MinIO)", m.HTTPAddr, m.AccessKey, m.SecretKey},
+		{"through the front (R=3)", f.addr, "blob-access", "blob-secret-key-123"},
+	}
+	for round := 0; round < 2; round++ {
+		for _, tg := range targets {
+			out, err := exec.Command(warp, "get", "--no-color", "--host", tg.host, "--access-key", tg.access, "--secret-key", tg.secret,
+				"--bucket", "warp-get", "--obj.size", "64MiB", "--objects", "8", "--concurrent", "4", "--duration", "20s",
+				"--lookup", "path").CombinedOutput()
+			if err != nil {
+				t.Fatalf("warp against %s: %v\n%s", tg.name, err, out)
+			}
+			var summary []string
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.Contains(line, "Average:") || strings.Contains(line, "Report:") || strings.Contains(line, "Throughput") {
+					summary = append(summary, strings.TrimSpace(line))
+				}
+			}
+			t.Logf("warp get, %s, round %d: %s", tg.name, round+1, strings.Join(summary, " | "))
+		}
+	}
 }
