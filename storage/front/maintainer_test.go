@@ -97,3 +97,25 @@ func TestTwoFrontsFollowAReimagedNodeWithOneMaintainer(t *testing.T) {
 		t.Fatalf("read back %d bytes", len(got))
 	}
 }
+
+// TestAStandbyAsksTheMaintainerToScan: a standing-by front kicked (as a
+// scrub of its reads kicks it) asks for a scan through Consul; the
+// maintainer's next retry sees the request once.
+func TestAStandbyAsksTheMaintainerToScan(t *testing.T) {
+	ctx := context.Background()
+	mem := kv.NewMem()
+	_, cfgs := memNodes(t)
+	maint, _ := frontOver(t, mem, cfgs)
+	standby, _ := frontOver(t, mem, cfgs)
+	standby.SetMaintainer(false)
+	if maint.repair.askedToScan(ctx) {
+		t.Fatal("the first read counted as a request")
+	}
+	standby.repair.askToScan(ctx)
+	if !maint.repair.askedToScan(ctx) {
+		t.Fatal("the maintainer missed the standby's request")
+	}
+	if maint.repair.askedToScan(ctx) {
+		t.Fatal("one request counted twice")
+	}
+}

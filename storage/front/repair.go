@@ -16,6 +16,7 @@ import (
 
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // RepairOptions tune the repairer.
@@ -59,6 +60,10 @@ type repairer struct {
 	status Status
 	total  int64
 	left   []entryRef // short objects the last pass could not repair, for the next retry
+	// scanSeen is the index of the scan-wanted key at the maintainer's last
+	// read (scanRead: there was one; 0 is an absent key).
+	scanSeen uint64
+	scanRead bool
 }
 
 // entryRef names one object.
@@ -86,8 +91,11 @@ func (b *Backend) Repair(ctx context.Context) {
 	retry, full := time.NewTicker(r.opts.Interval), time.NewTicker(r.opts.ScanInterval)
 	defer retry.Stop()
 	defer full.Stop()
-	scan := true
+	scan, kicked := true, false
 	for {
+		if !scan && b.Maintainer() && r.askedToScan(ctx) {
+			scan = true // another front found something to repair
+		}
 		var err error
 		if scan {
 			err = r.scan(ctx)
@@ -97,17 +105,48 @@ func (b *Backend) Repair(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			b.log.Warn("repair pass failed", "full_scan", scan, "error", err)
 		}
+		if kicked && !b.Maintainer() {
+			r.askToScan(ctx) // what called for a scan here (a scrub's drop) is the maintainer's to repair
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-full.C:
-			scan = true
+			scan, kicked = true, false
 		case <-r.kickCh:
-			scan = true
+			scan, kicked = true, true
 		case <-retry.C:
-			scan = false
+			scan, kicked = false, false
 		}
 	}
+}
+
+// scanWanted is the KV key (under the prefix) a standing-by front writes
+// when something calls for a scan (a scrub of its reads dropped a replica),
+// and the maintainer reads at each retry: a change of it brings its next
+// full scan forward.
+const scanWanted = "blob/maintainer-scan"
+
+func (r *repairer) askToScan(ctx context.Context) {
+	b := r.b
+	if _, err := b.kv.Txn(ctx, []kv.Op{{Verb: kv.Set, Key: b.prefix + scanWanted, Value: []byte(time.Now().UTC().Format(time.RFC3339))}}); err != nil {
+		b.log.Warn("could not ask the maintainer for a scan; it scans at its interval", "error", err)
+	}
+}
+
+// askedToScan reports whether another front asked for a scan since the
+// maintainer last read the key (its first read only notes the index; the
+// maintainer scans when it starts anyway).
+func (r *repairer) askedToScan(ctx context.Context) bool {
+	_, index, err := r.b.kv.Get(ctx, r.b.prefix+scanWanted)
+	if err != nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	asked := r.scanRead && index != r.scanSeen
+	r.scanSeen, r.scanRead = index, true
+	return asked
 }
 
 // allEntries lists every object of every bucket, and each bucket's policy.
