@@ -228,9 +228,11 @@ func TestMeasureWarpGet(t *testing.T) {
 	}
 	for round := 0; round < 2; round++ {
 		for _, tg := range targets {
-			out, err := exec.Command(warp, "get", "--no-color", "--host", tg.host, "--access-key", tg.access, "--secret-key", tg.secret,
+			cmd := exec.Command(warp, "get", "--no-color", "--host", tg.host, "--access-key", tg.access, "--secret-key", tg.secret,
 				"--bucket", "warp-get", "--obj.size", "64MiB", "--objects", "8", "--concurrent", "4", "--duration", "20s",
-				"--lookup", "path").CombinedOutput()
+				"--lookup", "path")
+			cmd.Dir = t.TempDir() // warp leaves its raw results in its working folder
+			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("warp against %s: %v\n%s", tg.name, err, out)
 			}
