@@ -49,7 +49,6 @@ func (b *Backend) SetNodes(cfgs []NodeConfig, stats map[string]nodes.TenantStats
 func (n *Nodes) set(cfgs []NodeConfig, stats map[string]nodes.TenantStats) (NodeChanges, error) {
 	var ch NodeChanges
 	listed := map[string]bool{}
-	clients := map[string]*minio.Core{}
 	for _, c := range cfgs {
 		if err := c.Node.Validate(); err != nil {
 			return ch, err
@@ -58,6 +57,20 @@ func (n *Nodes) set(cfgs []NodeConfig, stats map[string]nodes.TenantStats) (Node
 			return ch, fmt.Errorf("node %s listed twice", c.ID)
 		}
 		listed[c.ID] = true
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	// a client only for a node that is new or reached differently (no I/O:
+	// minio.NewCore only checks the endpoint)
+	endpoint := map[string]string{}
+	for _, node := range n.list {
+		endpoint[node.ID] = node.Endpoint
+	}
+	clients := map[string]*minio.Core{}
+	for _, c := range cfgs {
+		if e, known := endpoint[c.ID]; known && e == c.Endpoint && n.creds[c.ID] == [2]string{c.AccessKey, c.SecretKey} {
+			continue // the same test as "same" below: its client stays
+		}
 		core, err := minio.NewCore(c.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(c.AccessKey, c.SecretKey, ""),
 			Transport: nodeTransport(n.timeouts.Node), MaxRetries: 1})
 		if err != nil {
@@ -65,8 +78,6 @@ func (n *Nodes) set(cfgs []NodeConfig, stats map[string]nodes.TenantStats) (Node
 		}
 		clients[c.ID] = core
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.removed == nil {
 		n.removed = map[string]bool{}
 	}

@@ -213,11 +213,11 @@ type closeCounter struct {
 
 func (c closeCounter) Close() error { *c.closed++; return nil }
 
-// TestWriteToReadsAheadAndStopsCleanly: WriteTo, which reads the next block
-// while it writes one, passes on exactly the checked bytes across a bad
-// block (primed first, as the front does, or not), stops at a writer's
-// error with the source closed, and reports a source that runs out.
-func TestWriteToReadsAheadAndStopsCleanly(t *testing.T) {
+// TestWriteToPassesCheckedBytesAndStopsCleanly: WriteTo passes on exactly
+// the checked bytes across a bad block (primed first, as the front does, or
+// not), stops at a writer's error (Close then closes the source), and
+// reports a source that runs out.
+func TestWriteToPassesCheckedBytesAndStopsCleanly(t *testing.T) {
 	data := randomBytes(5*MinBlock+123, 9)
 	l := layoutOf(data)
 	corrupt := bytes.Clone(data)
@@ -243,8 +243,12 @@ func TestWriteToReadsAheadAndStopsCleanly(t *testing.T) {
 		return closeCounter{Reader: bytes.NewReader(data[offset:end]), closed: &closed}, nil
 	}
 	w := &failingWriter{limit: 2*MinBlock + 5}
-	if n, err := NewReader(l, 0, l.Size(), open).WriteTo(w); err == nil || n != 2*MinBlock+5 || closed != 1 {
-		t.Fatalf("a failing writer: %d bytes written, %v, %d sources closed", n, err, closed)
+	r := NewReader(l, 0, l.Size(), open)
+	if n, err := r.WriteTo(w); err == nil || n != 2*MinBlock+5 {
+		t.Fatalf("a failing writer: %d bytes written, %v", n, err)
+	}
+	if r.Close(); closed != 1 {
+		t.Fatalf("after a failing writer and Close, %d sources closed", closed)
 	}
 	o := &opener{replicas: []replica{{data: data, failAt: 2 * MinBlock}}}
 	var out bytes.Buffer

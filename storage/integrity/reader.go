@@ -61,12 +61,29 @@ func (r *Reader) Read(p []byte) (int, error) {
 }
 
 // WriteTo writes every checked block straight to w, without copying it
-// through a caller's buffer, and reads and checks the next block while it
-// writes one (two buffers), so that the source and w are busy at the same
-// time instead of in turn.
+// through a caller's buffer.
 func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 	var n int64
-	if len(r.pending) > 0 { // what Prime or a Read left
+	for {
+		if len(r.pending) == 0 {
+			if r.err != nil {
+				if r.err == io.EOF {
+					return n, nil
+				}
+				return n, r.err
+			}
+			if r.next == len(r.blocks) {
+				r.err = io.EOF
+				r.closeSrc()
+				continue
+			}
+			if err := r.load(r.blocks[r.next]); err != nil {
+				r.err = err
+				r.closeSrc()
+				continue
+			}
+			r.next++
+		}
 		m, err := w.Write(r.pending)
 		n += int64(m)
 		r.pending = r.pending[m:]
@@ -74,81 +91,6 @@ func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 			return n, err
 		}
 	}
-	if r.err == nil && r.next < len(r.blocks) {
-		m, err := r.writeAhead(w)
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	if r.err != nil && r.err != io.EOF {
-		return n, r.err
-	}
-	r.err = io.EOF
-	r.closeSrc()
-	return n, nil
-}
-
-// loaded is one block read ahead: its checked bytes in buf, or why not.
-type loaded struct {
-	buf, data []byte
-	err       error
-}
-
-// writeAhead writes the blocks from r.next on to w while a goroutine reads
-// and checks the one after; only that goroutine touches the source until
-// it has ended.
-func (r *Reader) writeAhead(w io.Writer) (int64, error) {
-	free := make(chan []byte, 2)
-	free <- r.buf
-	free <- nil
-	ready := make(chan loaded, 1)
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(ready)
-		for r.next < len(r.blocks) {
-			var buf []byte
-			select {
-			case buf = <-free:
-			case <-stop:
-				return
-			}
-			b := r.blocks[r.next]
-			buf, data, err := r.loadInto(buf, b)
-			r.next++
-			select {
-			case ready <- loaded{buf, data, err}:
-			case <-stop:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var n int64
-	var err error
-	for l := range ready {
-		if l.err != nil {
-			r.err, err = l.err, l.err
-			break
-		}
-		var m int
-		m, err = w.Write(l.data)
-		n += int64(m)
-		if err != nil {
-			break
-		}
-		free <- l.buf
-		r.buf = l.buf
-	}
-	close(stop)
-	<-done
-	if err != nil {
-		r.closeSrc()
-	}
-	return n, err
 }
 
 // Prime reads and checks the first block, so that a read no source can
@@ -166,31 +108,19 @@ func (r *Reader) Prime() error {
 	return nil
 }
 
-// load reads and checks block b into r.pending, moving to another source
-// until one serves it right or none is left.
+// load reads and checks block b, moving to another source until one serves
+// it right or none is left.
 func (r *Reader) load(b Block) error {
-	buf, data, err := r.loadInto(r.buf, b)
-	r.buf = buf
-	if err == nil {
-		r.pending = data
+	if int64(cap(r.buf)) < b.Len {
+		r.buf = make([]byte, b.Len)
 	}
-	return err
-}
-
-// loadInto reads and checks block b into buf (grown to fit, returned),
-// moving to another source until one serves it right or none is left, and
-// returns the part of the block inside the range served.
-func (r *Reader) loadInto(buf []byte, b Block) ([]byte, []byte, error) {
-	if int64(cap(buf)) < b.Len {
-		buf = make([]byte, b.Len)
-	}
-	data := buf[:b.Len]
+	data := r.buf[:b.Len]
 	for {
 		if r.src == nil {
 			last := r.blocks[len(r.blocks)-1]
 			src, err := r.open(b.Offset, last.Offset+last.Len, r.failed)
 			if err != nil {
-				return buf, nil, fmt.Errorf("%w: %w", ErrNoSource, err)
+				return fmt.Errorf("%w: %w", ErrNoSource, err)
 			}
 			r.src = src
 		}
@@ -201,7 +131,8 @@ func (r *Reader) loadInto(buf []byte, b Block) ([]byte, []byte, error) {
 		if err == nil {
 			lo := max(r.start, b.Offset) - b.Offset
 			hi := min(r.end, b.Offset+b.Len) - b.Offset
-			return buf, data[lo:hi], nil
+			r.pending = data[lo:hi]
+			return nil
 		}
 		r.failed = err
 		r.closeSrc()
