@@ -135,8 +135,9 @@ func labelNodes(t *testing.T) (map[string][2]string, string, string) {
 	importHistory(t, "harvest/", series)
 	addr, proxyAddr := startPlacer(t)
 	labels := refreshAndWaitForLabels(t, addr, func(l map[string][2]string) bool {
-		return l[cluster.NomadClients[0].Name][1] == "constant" && l[cluster.NomadClients[2].Name][1] == "periodic" &&
-			l[cluster.NomadClients[3].Name][0] == "unclassified"
+		n := cluster.NomadClients
+		return l[n[0].Name][1] == "constant" && l[n[1].Name] == l[n[0].Name] && l[n[2].Name][1] == "periodic" &&
+			l[n[3].Name][0] == "unclassified"
 	})
 	return labels, addr, proxyAddr
 }
