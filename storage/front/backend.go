@@ -184,14 +184,15 @@ func (b *Backend) HeadBucket(ctx context.Context, in *s3.HeadBucketInput) (*s3.H
 	return &s3.HeadBucketOutput{}, nil
 }
 
-func (b *Backend) GetBucketAcl(ctx context.Context, in *s3.GetBucketAclInput) ([]byte, error) {
-	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
+func (b *Backend) GetBucketAcl(parent context.Context, in *s3.GetBucketAclInput) ([]byte, error) {
+	req := b.request(parent) // not fasthttp's context, which is reused once the request ends
 	defer req.cancel()
-	ctx = req.ctx
+	ctx := req.ctx
 	info, err := b.bucket(ctx, *in.Bucket)
 	if err != nil {
 		return nil, err
 	}
+	rememberBucket(parent, info)
 	return info.ACL, nil
 }
 

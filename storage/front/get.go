@@ -57,11 +57,20 @@ func (b *Backend) HeadObject(ctx context.Context, in *s3.HeadObjectInput) (*s3.H
 // checksums before passing it on: a bad or unreadable replica is skipped
 // (counted, and queued for the scrubber when bad or missing) and the read
 // goes on from the next at the same block. When every replica is busy the
-// read fails with SlowDown; when none is left, XHarvestDataLost.
+// read fails with SlowDown; when none is left, XHarvestDataLost. A bucket
+// tagged harvest-read=redirect is answered with a redirect to a replica
+// instead (redirect.go).
 func (b *Backend) GetObject(ctx context.Context, in *s3.GetObjectInput) (*s3.GetObjectOutput, error) {
 	req := b.request(ctx) // cancelled when the body is closed
 	e, err := b.entry(req.ctx, *in.Bucket, *in.Key)
 	if err != nil {
+		req.cancel()
+		return nil, b.fail("get", err)
+	}
+	if rc, ok, err := b.redirects(ctx, req.ctx, in); err != nil || ok {
+		if err == nil {
+			err = b.redirect(req.ctx, rc, e)
+		}
 		req.cancel()
 		return nil, b.fail("get", err)
 	}

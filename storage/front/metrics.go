@@ -15,6 +15,7 @@ type metrics struct {
 	reads               prometheus.Counter
 	busyDenials         prometheus.Counter
 	readFailures        prometheus.Counter
+	redirects           prometheus.Counter
 	underReplicated     prometheus.Gauge
 	objects             prometheus.Gauge
 	repaired            prometheus.Counter
@@ -71,6 +72,7 @@ func newMetrics() *metrics {
 		nodeUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "harvest_blob_node_up",
 			Help: "1 when the storage node answers with its identity marker."}, []string{"node"}),
 	}
+	m.redirects = counter("read_redirects_total", "GETs answered with a redirect to a presigned URL on a replica (buckets tagged harvest-read=redirect).")
 	m.ambiguousWrites = counter("unconfirmed_catalogue_writes_total", "Catalogue writes whose answer was lost (an error after the request was sent); settled by reading back, else left to the GC.")
 	m.saturated = counter("node_saturated_total", "Requests refused with SlowDown because a storage node had no free call slot in time.")
 	m.storageFull = counter("storage_full_total", "Writes and parts refused with XMinioStorageFull: no nodes with room within their capacity and free disk.")
@@ -101,7 +103,7 @@ func (m *metrics) register(reg prometheus.Registerer) {
 	reg.MustRegister(m.ambiguousWrites, m.saturated, m.storageFull, m.corruptReads, m.missingReads, m.scrubbedBytes,
 		m.scrubbedReplicas, m.scrubCorrupt, m.scrubMissing, m.scrubPasses, m.repairVerifyFails, m.gcDeleted, m.gcDeletedBytes,
 		m.gcAbortedUploads, m.gcPasses, m.gcHeld, m.orphanBytes, m.safeMode, m.maintainer, m.nodeFree)
-	reg.MustRegister(m.writes, m.writeFailures, m.degraded, m.reads, m.busyDenials, m.readFailures,
+	reg.MustRegister(m.writes, m.writeFailures, m.degraded, m.reads, m.busyDenials, m.readFailures, m.redirects,
 		m.underReplicated, m.objects, m.repaired, m.repairBytes, m.repairFailures, m.lost, m.declarationFailures, m.nodeUp,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 }

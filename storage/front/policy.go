@@ -17,12 +17,15 @@ import (
 //	harvest-replicas   = 1..9        replicas of each object
 //	harvest-diversity  = strict      refuse writes that cannot keep every diversity rule
 //	                   | degraded    accept them, report and repair later
+//	harvest-read       = proxy       GETs stream through the front, checked block by block (the default)
+//	                   | redirect    GETs answer 307 with a short-lived presigned URL on a replica (redirect.go)
 //
 // A bucket without a tag takes the default: the policy document's replicas
 // or diversity, else the front's `replicas` or `strict` (declared.go).
 const (
 	tagReplicas  = "harvest-replicas"
 	tagDiversity = "harvest-diversity"
+	tagRead      = "harvest-read"
 )
 
 // policy is what a bucket asks of placement.
@@ -62,6 +65,10 @@ func validateTags(tags map[string]string) error {
 	if v, ok := tags[tagDiversity]; ok && v != "strict" && v != "degraded" {
 		return s3err.InvalidArgumentError{ArgumentName: tagDiversity, ArgumentValue: v,
 			Description: `harvest-diversity must be "strict" or "degraded"`}
+	}
+	if v, ok := tags[tagRead]; ok && v != readProxy && v != readRedirect {
+		return s3err.InvalidArgumentError{ArgumentName: tagRead, ArgumentValue: v,
+			Description: `harvest-read must be "proxy" or "redirect"`}
 	}
 	return nil
 }
