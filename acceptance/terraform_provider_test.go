@@ -27,13 +27,17 @@ type tfSettings struct {
 	capacityMB, tenantStorageMB, bucketReplicas int
 	constantWeight                              float64
 	withClasses                                 bool
+	bucketRead                                  string // the bucket's read mode; unset when empty
 }
 
 const tfPrefix = "harvest-tf/"
 
 func providerConfig(t *testing.T, s tfSettings) string {
 	p := terraformPorts()
-	classes := ""
+	classes, read := "", ""
+	if s.bucketRead != "" {
+		read = fmt.Sprintf("read          = %q", s.bucketRead)
+	}
 	if s.withClasses {
 		classes = `data "harvest_classes" "c" {
   depends_on = [harvest_platform.p]
@@ -94,6 +98,7 @@ resource "harvest_blob_bucket" "b" {
   name          = "tf-datasets"
   replicas      = %[14]d
   diversity     = "degraded"
+  %[17]s
   force_destroy = true
   depends_on    = [harvest_platform.p]
 }
@@ -105,7 +110,7 @@ data "harvest_blob_repair_state" "r" {
 %[15]s
 `, cluster.NomadAddr(), cluster.ConsulAddr(), p.placerHTTP, p.placerProxy, p.blobS3, p.blobAdmin, bin,
 		filepath.Join(stack, "minio"), filepath.Join(cluster.RunDir, "tf-storage"), s.capacityMB, tfPrefix,
-		s.constantWeight, s.tenantStorageMB, s.bucketReplicas, classes, placerToken)
+		s.constantWeight, s.tenantStorageMB, s.bucketReplicas, classes, placerToken, read)
 }
 
 // TestTerraformProviderManagesThePlatform runs the provider in-process under
@@ -131,7 +136,7 @@ func TestTerraformProviderManagesThePlatform(t *testing.T) {
 		"harvest": providerserver.NewProtocol6WithError(provider.New("test")()),
 	}
 	first := tfSettings{capacityMB: 2048, tenantStorageMB: 2048, bucketReplicas: 2, constantWeight: 3}
-	second := tfSettings{capacityMB: 3072, tenantStorageMB: 4096, bucketReplicas: 3, constantWeight: 4, withClasses: true}
+	second := tfSettings{capacityMB: 3072, tenantStorageMB: 4096, bucketReplicas: 3, constantWeight: 4, withClasses: true, bucketRead: "redirect"}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,
 		CheckDestroy: func(*terraform.State) error {
@@ -157,7 +162,8 @@ func TestTerraformProviderManagesThePlatform(t *testing.T) {
 					resource.TestCheckResourceAttr("data.harvest_blob_repair_state.r", "replicas", "2"),
 					platformHealthy(t, "2048"),
 					tenantMeta(t, searchNode, "2048"),
-					bucketReplicasTag(t, "tf-datasets", "2"),
+					bucketTag(t, "tf-datasets", "harvest-replicas", "2"),
+					bucketTag(t, "tf-datasets", "harvest-read", ""),
 				),
 			},
 			{
@@ -168,7 +174,8 @@ func TestTerraformProviderManagesThePlatform(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					platformHealthy(t, "3072"),
 					tenantMeta(t, searchNode, "4096"),
-					bucketReplicasTag(t, "tf-datasets", "3"),
+					bucketTag(t, "tf-datasets", "harvest-replicas", "3"),
+					bucketTag(t, "tf-datasets", "harvest-read", "redirect"),
 					resource.TestCheckResourceAttr("harvest_placer_policy.p", "weights.long.constant", "4"),
 					resource.TestCheckResourceAttrSet("data.harvest_classes.c", "generated"),
 					resource.TestCheckResourceAttr("data.harvest_classes.c", "unclassified.#", "0"),
@@ -239,9 +246,9 @@ func tenantMeta(t *testing.T, node, want string) resource.TestCheckFunc {
 	}
 }
 
-// bucketReplicasTag reads the bucket's tags through the front as any S3
-// client would.
-func bucketReplicasTag(t *testing.T, bucket, want string) resource.TestCheckFunc {
+// bucketTag reads one of the bucket's tags through the front as any S3
+// client would ("" when it is not set).
+func bucketTag(t *testing.T, bucket, tag, want string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		s3, err := minio.New(fmt.Sprintf("127.0.0.1:%d", terraformPorts().blobS3), &minio.Options{Creds: credentials.NewStaticV4("tf-blob", "tf-blob-secret", "")})
 		if err != nil {
@@ -251,8 +258,8 @@ func bucketReplicasTag(t *testing.T, bucket, want string) resource.TestCheckFunc
 		if err != nil {
 			return err
 		}
-		if got := tags.ToMap()["harvest-replicas"]; got != want {
-			return fmt.Errorf("bucket %s: harvest-replicas = %q, want %q", bucket, got, want)
+		if got := tags.ToMap()[tag]; got != want {
+			return fmt.Errorf("bucket %s: %s = %q, want %q", bucket, tag, got, want)
 		}
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/versity/versitygw/s3err"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/grid"
 )
@@ -23,9 +24,9 @@ import (
 // A bucket without a tag takes the default: the policy document's replicas
 // or diversity, else the front's `replicas` or `strict` (declared.go).
 const (
-	tagReplicas  = "harvest-replicas"
-	tagDiversity = "harvest-diversity"
-	tagRead      = "harvest-read"
+	tagReplicas  = contract.BucketTagReplicas
+	tagDiversity = contract.BucketTagDiversity
+	tagRead      = contract.BucketTagRead
 )
 
 // policy is what a bucket asks of placement.
@@ -47,9 +48,9 @@ func (b *Backend) policyOf(info *bucketInfo) policy {
 		p.replicas = n
 	}
 	switch info.Tags[tagDiversity] {
-	case "strict":
+	case contract.BucketDiversityStrict:
 		p.strict = true
-	case "degraded":
+	case contract.BucketDiversityDegraded:
 		p.strict = false
 	}
 	return p
@@ -62,7 +63,7 @@ func validateTags(tags map[string]string) error {
 				Description: "harvest-replicas must be a whole number from 1 to 9"}
 		}
 	}
-	if v, ok := tags[tagDiversity]; ok && v != "strict" && v != "degraded" {
+	if v, ok := tags[tagDiversity]; ok && v != contract.BucketDiversityStrict && v != contract.BucketDiversityDegraded {
 		return s3err.InvalidArgumentError{ArgumentName: tagDiversity, ArgumentValue: v,
 			Description: `harvest-diversity must be "strict" or "degraded"`}
 	}

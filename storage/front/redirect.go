@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/versity/versitygw/s3err"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/storage/catalog"
 )
 
@@ -38,8 +39,8 @@ import (
 // A GET by part number, or one asking for the object's checksums, is
 // proxied: the node's copy knows neither.
 const (
-	readProxy    = "proxy"
-	readRedirect = "redirect"
+	readProxy    = contract.BucketReadProxy
+	readRedirect = contract.BucketReadRedirect
 
 	// redirectExpiry is how long a redirect's presigned URL is valid: the
 	// client must start its read on the node within it (a read started in

@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/minio/minio-go/v7"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 var (
@@ -27,8 +29,9 @@ var (
 // The blob front reads a bucket's policy from these standard bucket tags
 // (storage/front/policy.go); other tags are left as they are.
 const (
-	tagReplicas  = "harvest-replicas"
-	tagDiversity = "harvest-diversity"
+	tagReplicas  = contract.BucketTagReplicas
+	tagDiversity = contract.BucketTagDiversity
+	tagRead      = contract.BucketTagRead
 )
 
 // bucketResource is a bucket of the harvested blob tier, created through the
@@ -42,6 +45,7 @@ type bucketModel struct {
 	Name         types.String `tfsdk:"name"`
 	Replicas     types.Int64  `tfsdk:"replicas"`
 	Diversity    types.String `tfsdk:"diversity"`
+	Read         types.String `tfsdk:"read"`
 	ForceDestroy types.Bool   `tfsdk:"force_destroy"`
 }
 
@@ -51,9 +55,9 @@ func (r *bucketResource) Metadata(_ context.Context, req resource.MetadataReques
 
 func (r *bucketResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		Description: "A bucket of the harvested blob tier. Its replication factor and diversity rule are the " +
-			"bucket tags `harvest-replicas` and `harvest-diversity`, which any S3 client can also read; changing " +
-			"them re-replicates the objects already written.",
+		Description: "A bucket of the harvested blob tier. Its replication factor, diversity rule and read mode are the " +
+			"bucket tags `harvest-replicas`, `harvest-diversity` and `harvest-read`, which any S3 client can also read; changing " +
+			"the first two re-replicates the objects already written.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, Description: "The bucket name.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
@@ -62,8 +66,11 @@ func (r *bucketResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				Description: "The bucket name (S3 rules)."},
 			"replicas": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 9)},
 				Description: "Replicas of each object (default: the front's)."},
-			"diversity": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf("strict", "degraded")},
+			"diversity": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(contract.BucketDiversityStrict, contract.BucketDiversityDegraded)},
 				Description: "`strict` refuses a write that cannot keep every diversity rule; `degraded` relaxes them in order."},
+			"read": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(contract.BucketReadProxy, contract.BucketReadRedirect)},
+				Description: "`proxy` (the default) streams GETs through the front, checked block by block; `redirect` answers them " +
+					"with a 307 to a one-minute presigned URL on a replica's node, for clients that follow redirects (bucket tag `harvest-read`)."},
 			"force_destroy": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				Description: "Delete every object when the bucket is destroyed (otherwise a bucket with objects is not destroyed)."},
 		},
@@ -83,11 +90,15 @@ func (r *bucketResource) setPolicy(ctx context.Context, s3 *minio.Client, m *buc
 	}
 	delete(current, tagReplicas)
 	delete(current, tagDiversity)
+	delete(current, tagRead)
 	if v := int64Ptr(m.Replicas); v != nil {
 		current[tagReplicas] = strconv.FormatInt(*v, 10)
 	}
 	if v := stringPtr(m.Diversity); v != nil {
 		current[tagDiversity] = *v
+	}
+	if v := stringPtr(m.Read); v != nil {
+		current[tagRead] = *v
 	}
 	return putBucketTags(ctx, s3, bucket, current)
 }
@@ -137,7 +148,7 @@ func (r *bucketResource) Read(ctx context.Context, req resource.ReadRequest, res
 		return
 	}
 	m.ID = m.Name
-	m.Replicas, m.Diversity = types.Int64Null(), types.StringNull()
+	m.Replicas, m.Diversity, m.Read = types.Int64Null(), types.StringNull(), types.StringNull()
 	if v, ok := tags[tagReplicas]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -148,6 +159,9 @@ func (r *bucketResource) Read(ctx context.Context, req resource.ReadRequest, res
 	}
 	if v, ok := tags[tagDiversity]; ok {
 		m.Diversity = types.StringValue(v)
+	}
+	if v, ok := tags[tagRead]; ok {
+		m.Read = types.StringValue(v)
 	}
 	if m.ForceDestroy.IsNull() { // after import
 		m.ForceDestroy = types.BoolValue(false)
