@@ -23,7 +23,7 @@ import (
 type accessFlags struct {
 	seed                                     uint64
 	profile, servers, blocks, accesses, days int
-	historyDays                              int
+	historyDays, hourCandidates              int
 	threshold                                float64
 	utilisations, replicas, policies         string
 	scaling                                  string
@@ -35,7 +35,7 @@ func accessCommand() cli.CommandFactory {
 	return command.Simple{
 		Name: "harvest-sim access", Synopsis: "Simulate reads as utilisation rises: the share that finds every replica busy, stock HDFS placement against Algorithm 2",
 		Usage: "harvest-sim access [-seed N] [-profile 0-9] [-servers N] [-blocks N] [-accesses N] [-utilisations 20,30,...] [-replicas 3,4] " +
-			"[-busy-threshold P] [-scaling linear|root] [-json] [-json-file F] [-csv F] [-plot F]",
+			"[-busy-threshold P] [-scaling linear|root] [-hour-candidates N] [-json] [-json-file F] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenter and reads")
 			fs.IntVar(&f.profile, "profile", 9, "synthetic datacenter profile dc-0..dc-9")
@@ -50,6 +50,8 @@ func accessCommand() cli.CommandFactory {
 			fs.Float64Var(&f.threshold, "busy-threshold", storagesim.DefaultBusyThreshold(),
 				"a server is busy at or above this utilisation (percent): the driver's default, the edge of its 33% CPU reserve")
 			fs.StringVar(&f.scaling, "scaling", "linear", "how utilisation is scaled: linear (saturating at 100%) or root")
+			fs.IntVar(&f.hourCandidates, "hour-candidates", 0, "beyond the paper: compare this many tenants of each chosen grid cell by the hours "+
+				"they were busy in the history days and keep the one least often busy with the block's other replicas (0 or 1: Algorithm 2's random pick)")
 			f.register(fs, "write the curves as CSV", "draw failed reads against utilisation, as the paper's Figure 16 (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runAccess(f) },
@@ -88,7 +90,8 @@ func runAccess(f accessFlags) error {
 	p.Days = f.historyDays + f.days
 	dc := synth.Generate(p)
 	points, err := storagesim.Availability(dc, storagesim.AccessConfig{Seed: f.seed, Blocks: f.blocks, Accesses: f.accesses,
-		Utilisations: utils, BusyThreshold: f.threshold, Scaling: storagesim.Scaling(f.scaling), HistoryDays: f.historyDays},
+		Utilisations: utils, BusyThreshold: f.threshold, Scaling: storagesim.Scaling(f.scaling), HistoryDays: f.historyDays,
+		HourCandidates: f.hourCandidates},
 		policies, replicas, func(done, total int) {
 			label := p.Name
 			if done < total {
@@ -111,9 +114,9 @@ func runAccess(f accessFlags) error {
 	}
 	return f.emit(summary, csv, plot, func() {
 		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "UTILISATION %%\tBUSY SERVERS %%\tPOLICY\tR\tFAILED READS\tFAILED %%\n")
+		fmt.Fprintf(tw, "UTILISATION %%\tBUSY SERVERS %%\tPOLICY\tR\tFAILED READS\tFAILED %%\tMOST LOADED SERVER / MEAN\n")
 		for _, pt := range points {
-			fmt.Fprintf(tw, "%.0f\t%.1f\t%s\t%d\t%d\t%.4f\n", pt.Utilisation, pt.BusyPct, pt.Policy, pt.Replicas, pt.Failed, pt.FailedPct)
+			fmt.Fprintf(tw, "%.0f\t%.1f\t%s\t%d\t%d\t%.4f\t%.2f\n", pt.Utilisation, pt.BusyPct, pt.Policy, pt.Replicas, pt.Failed, pt.FailedPct, pt.MostLoaded)
 		}
 		tw.Flush()
 		for _, s := range accessSeries(points) {
@@ -169,11 +172,11 @@ func cleanUpTo(points []storagesim.AccessPoint) map[string]float64 {
 }
 
 func writeAccessCSV(path string, points []storagesim.AccessPoint) error {
-	rows := [][]string{{"datacenter", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent"}}
+	rows := [][]string{{"datacenter", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent", "most_loaded_server_vs_mean"}}
 	for _, pt := range points {
 		rows = append(rows, []string{pt.Datacenter, string(pt.Policy), strconv.Itoa(pt.Replicas), strconv.FormatFloat(pt.Utilisation, 'g', 6, 64),
 			strconv.FormatFloat(pt.BusyPct, 'f', 3, 64), strconv.Itoa(pt.Accesses), strconv.Itoa(pt.Failed),
-			strconv.FormatFloat(pt.FailedPct, 'g', 6, 64)})
+			strconv.FormatFloat(pt.FailedPct, 'g', 6, 64), strconv.FormatFloat(pt.MostLoaded, 'f', 3, 64)})
 	}
 	return writeCSV(path, rows)
 }

@@ -48,6 +48,11 @@ type AccessConfig struct {
 	// load); the reads sample the days after them.
 	HistoryDays int
 	RackSize    int
+	// HourCandidates (beyond the paper: grid.Grid.HourCandidates) is how
+	// many tenants of a chosen cell a pick compares by the hours at which
+	// they were busy in the history days (at the run's load); 0 or 1 is
+	// Algorithm 2's single random pick.
+	HourCandidates int
 }
 
 // AccessPoint is the share of reads that found every replica busy at one
@@ -63,6 +68,9 @@ type AccessPoint struct {
 	Failed    int     `json:"failed"`
 	Accesses  int     `json:"accesses"`
 	FailedPct float64 `json:"failed_percent"`
+	// MostLoaded is the most replicas any server got over the mean per
+	// server: what steering picks (HourCandidates) costs in balance.
+	MostLoaded float64 `json:"most_loaded_server_vs_mean"`
 }
 
 // Availability places cfg.Blocks blocks by each policy and replication and,
@@ -120,6 +128,13 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 		busySlots, serverSlots := 0.0, 0.0
 		for i, t := range dc.Tenants {
 			tenants[i].PeakCPU = schedsim.Scale(cfg.Scaling, k, peaks[i])
+			if cfg.HourCandidates > 1 {
+				scaled := make([]float64, hist)
+				for s, v := range t.Series.Values[:hist] {
+					scaled[s] = schedsim.Scale(cfg.Scaling, k, v)
+				}
+				tenants[i].BusyHours = nodes.BusyHours(scaled, t.Series.Start, cfg.BusyThreshold)
+			}
 			for s, v := range t.Series.Values[hist:] {
 				busyAt[i][s] = schedsim.Scale(cfg.Scaling, k, v) >= cfg.BusyThreshold
 				if busyAt[i][s] {
@@ -132,6 +147,7 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 		if err != nil {
 			return nil, err
 		}
+		w.grid.HourCandidates = cfg.HourCandidates
 		for _, pol := range policies {
 			for _, r := range replicas {
 				if r < 1 || r > len(w.id) {
@@ -140,11 +156,18 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 				rng := runRNG(cfg.Seed, pol, r)
 				p := placer{policy: pol, replicas: r, rng: rng, w: w}
 				placed := make([][]int32, cfg.Blocks)
+				perServer := make([]int, len(w.id))
+				most, total := 0, 0
 				for b := range placed {
 					placed[b], _ = p.initial(int32(rng.IntN(len(w.id))))
+					for _, n := range placed[b] {
+						perServer[n]++
+						most, total = max(most, perServer[n]), total+1
+					}
 				}
 				pt := AccessPoint{Datacenter: dc.Profile.Name, Policy: pol, Replicas: r, Utilisation: target,
-					BusyPct: 100 * busySlots / serverSlots, Accesses: cfg.Accesses}
+					BusyPct: 100 * busySlots / serverSlots, Accesses: cfg.Accesses,
+					MostLoaded: float64(most) / (float64(total) / float64(len(w.id)))}
 				for a := 0; a < cfg.Accesses; a++ {
 					b, slot := rng.IntN(cfg.Blocks), rng.IntN(slots-hist)
 					allBusy := true

@@ -22,6 +22,7 @@ type Tenant struct {
 	Racks       []string // each server's rack, from an inventory ("" or none: laid out in racks of the run's size)
 	ReimageRate float64  // reimages per server per month before the simulated span (the grid's column)
 	PeakCPU     float64  // 95th percentile of its utilisation, percent (the grid's row)
+	BusyHours   []float64 // share of each hour of the day it was busy (nodes.BusyHours); nil when unknown
 }
 
 // Datacenter is what a durability run replays: the tenants and the
@@ -207,7 +208,7 @@ func buildWorld(tenants []Tenant, rackSize int) (*world, error) {
 		return r
 	}
 	for ti, t := range tenants {
-		w.stats[t.ID] = nodes.TenantStats{ReimageRate: t.ReimageRate, PeakCPU: t.PeakCPU}
+		w.stats[t.ID] = nodes.TenantStats{ReimageRate: t.ReimageRate, PeakCPU: t.PeakCPU, BusyHours: t.BusyHours}
 		for si, s := range t.Servers {
 			if _, dup := w.index[s]; dup {
 				return nil, fmt.Errorf("server %s belongs to two tenants", s)

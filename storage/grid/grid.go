@@ -31,7 +31,12 @@ type Tenant struct {
 	Environment string
 	ReimageRate float64 // reimages per server per month
 	PeakCPU     float64 // percent
-	Nodes       []*Node
+	// BusyHours, beyond the paper, is the share of the tenant's history in
+	// each hour of the day (UTC, 24 values) at which its servers were busy;
+	// nil when unknown. With HourCandidates it steers a block's replicas to
+	// tenants busy at different hours (place.go).
+	BusyHours []float64
+	Nodes     []*Node
 }
 
 func (t *Tenant) free() int64 {
@@ -54,6 +59,11 @@ type Grid struct {
 	// maxRate is the highest reimage rate of any tenant (RepairRisk's
 	// rate for a node it does not know).
 	maxRate float64
+	// HourCandidates, beyond the paper, is how many eligible tenants of a
+	// chosen cell a pick compares by how often they are busy at the same
+	// hours as the block's other replicas (their BusyHours); 0 or 1 keeps
+	// Algorithm 2's single random pick.
+	HourCandidates int
 }
 
 // Build clusters tenants (lines 4-5): columns split the total free space

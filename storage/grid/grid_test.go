@@ -242,3 +242,83 @@ func TestRepairOrderFewestSurvivorsThenRisk(t *testing.T) {
 		t.Error("one survivor must come before two, whatever the rates")
 	}
 }
+
+// hours is a BusyHours profile: busy (share 1) in [from, to), never
+// otherwise.
+func hours(from, to int) []float64 {
+	out := make([]float64, hoursPerDay)
+	for h := from; h < to; h++ {
+		out[h] = 1
+	}
+	return out
+}
+
+// TestHourCandidatesSteerReplicasAwayFromTheSameBusyHours: every tenant is
+// busy either in the day (8-20 h) or at night; a repair around a survivor
+// busy in the day, with HourCandidates, puts the new replicas on tenants
+// busy at night far more often than Algorithm 2's random pick does, and
+// then no hour finds every replica busy. Without BusyHours the option
+// changes nothing.
+func TestHourCandidatesSteerReplicasAwayFromTheSameBusyHours(t *testing.T) {
+	tenants := datacenter(7, 180, 2, 90, 40, 1<<30)
+	for i, tn := range tenants {
+		if i%2 == 0 {
+			tn.BusyHours = hours(8, 20)
+		} else {
+			tn.BusyHours = hours(0, 24)
+			for h := 8; h < 20; h++ {
+				tn.BusyHours[h] = 0
+			}
+		}
+	}
+	byID := map[string]*Tenant{}
+	for _, tn := range tenants {
+		byID[tn.ID] = tn
+	}
+	survivor := tenants[0].Nodes[0].ID // busy in the day
+	night := func(candidates int) (share float64, clash int) {
+		g := Build(tenants)
+		g.HourCandidates = candidates
+		rng := rand.New(rand.NewPCG(3, 4))
+		picked := 0
+		for i := 0; i < 2000; i++ {
+			p, err := g.Place(Request{Size: 1, Replicas: 2, Existing: []string{survivor}}, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			allDay := true
+			for _, id := range p.Nodes {
+				n, _ := g.Node(id)
+				if byID[n.Tenant].BusyHours[12] == 0 {
+					picked++
+					allDay = false
+				}
+			}
+			if allDay {
+				clash++
+			}
+		}
+		return float64(picked) / 4000, clash
+	}
+	randomShare, randomClash := night(0)
+	steeredShare, steeredClash := night(3)
+	t.Logf("replicas on night-busy tenants: random %.2f (%d placements busy together at noon), 3 candidates %.2f (%d)",
+		randomShare, randomClash, steeredShare, steeredClash)
+	if steeredShare < randomShare+0.1 || steeredClash >= randomClash/4 {
+		t.Fatalf("night share random %.2f, steered %.2f; all busy at noon random %d, steered %d: want steering to avoid the survivor's hours",
+			randomShare, steeredShare, randomClash, steeredClash)
+	}
+
+	// without BusyHours the candidates cannot be told apart: the first is kept
+	for _, tn := range tenants {
+		tn.BusyHours = nil
+	}
+	a, b := Build(tenants), Build(tenants)
+	b.HourCandidates = 3
+	ra, rb := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(5, 6))
+	pa, _ := a.Place(Request{Size: 1, Replicas: 3}, ra)
+	pb, _ := b.Place(Request{Size: 1, Replicas: 3}, rb)
+	if pa.Nodes[0] != pb.Nodes[0] {
+		t.Fatalf("first replica %s vs %s: nothing taken yet, the candidates must not matter", pa.Nodes[0], pb.Nodes[0])
+	}
+}

@@ -45,6 +45,10 @@ type rules struct {
 	relaxGrid   bool // rows/columns may repeat
 	relaxRack   bool
 	relaxEnv    bool
+	// allBusy is, for each hour of the day, the chance that every replica
+	// taken so far is busy then (the product of their tenants' BusyHours;
+	// a tenant without them counts as always busy); nil before the first.
+	allBusy []float64
 }
 
 // take marks a replica's node, cell, environment and rack as used.
@@ -54,6 +58,34 @@ func (r *rules) take(n *Node, t *Tenant, c Cell) {
 	if n.Rack != "" {
 		r.racks[n.Rack] = true
 	}
+	if r.allBusy == nil {
+		r.allBusy = make([]float64, hoursPerDay)
+		for h := range r.allBusy {
+			r.allBusy[h] = 1
+		}
+	}
+	if len(t.BusyHours) == hoursPerDay {
+		for h, p := range t.BusyHours {
+			r.allBusy[h] *= p
+		}
+	}
+}
+
+const hoursPerDay = 24
+
+// overlap is how many hours a day every replica taken so far and t would
+// all be busy at once, expected: what a read that finds every replica busy
+// depends on.
+func (r *rules) overlap(t *Tenant) float64 {
+	sum := 0.0
+	for h, all := range r.allBusy {
+		p := 1.0
+		if len(t.BusyHours) == hoursPerDay {
+			p = t.BusyHours[h]
+		}
+		sum += all * p
+	}
+	return sum
 }
 
 func (r *rules) cellOK(row, col int) bool {
@@ -143,7 +175,9 @@ func (g *Grid) placeOnce(req Request, rng Rand) (Placement, error) {
 
 // pick chooses a random allowed cell with an eligible tenant, a random
 // eligible tenant of it and a random eligible node of that tenant
-// (lines 9-14).
+// (lines 9-14). Beyond the paper, with HourCandidates > 1 and replicas
+// already taken, it draws that many eligible tenants of the cell and keeps
+// the one least often busy at the same hours as those replicas.
 func (g *Grid) pick(req Request, r *rules, rng Rand) (*Node, *Tenant) {
 	var cells []Cell
 	for row := 0; row < Size; row++ {
@@ -157,23 +191,44 @@ func (g *Grid) pick(req Request, r *rules, rng Rand) (*Node, *Tenant) {
 		ci := rng.IntN(len(cells))
 		c := cells[ci]
 		tenants := g.cells[c.Row][c.Col]
-		start := rng.IntN(len(tenants))
-		for k := range tenants {
-			t := tenants[(start+k)%len(tenants)]
-			if !r.relaxEnv && r.envs[t.Environment] {
-				continue
-			}
-			if len(t.Nodes) == 0 {
-				continue
-			}
-			ns := rng.IntN(len(t.Nodes))
-			for m := range t.Nodes {
-				if n := t.Nodes[(ns+m)%len(t.Nodes)]; g.nodeOK(n, t, req, r) {
-					return n, t
+		n, t := g.draw(tenants, req, r, rng)
+		if n == nil {
+			cells = append(cells[:ci], cells[ci+1:]...) // nothing eligible in this cell
+			continue
+		}
+		if g.HourCandidates > 1 && r.allBusy != nil {
+			best := r.overlap(t)
+			for k := 1; k < g.HourCandidates; k++ {
+				if n2, t2 := g.draw(tenants, req, r, rng); n2 != nil {
+					if o := r.overlap(t2); o < best {
+						n, t, best = n2, t2, o
+					}
 				}
 			}
 		}
-		cells = append(cells[:ci], cells[ci+1:]...) // nothing eligible in this cell
+		return n, t
+	}
+	return nil, nil
+}
+
+// draw is an eligible node of a random eligible tenant of tenants, nil
+// when there is none.
+func (g *Grid) draw(tenants []*Tenant, req Request, r *rules, rng Rand) (*Node, *Tenant) {
+	start := rng.IntN(len(tenants))
+	for k := range tenants {
+		t := tenants[(start+k)%len(tenants)]
+		if !r.relaxEnv && r.envs[t.Environment] {
+			continue
+		}
+		if len(t.Nodes) == 0 {
+			continue
+		}
+		ns := rng.IntN(len(t.Nodes))
+		for m := range t.Nodes {
+			if n := t.Nodes[(ns+m)%len(t.Nodes)]; g.nodeOK(n, t, req, r) {
+				return n, t
+			}
+		}
 	}
 	return nil, nil
 }

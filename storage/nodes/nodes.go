@@ -95,6 +95,9 @@ func (r *Registry) List(ctx context.Context) ([]Node, error) {
 type TenantStats struct {
 	ReimageRate float64 // reimages per server per month
 	PeakCPU     float64 // percent
+	// BusyHours (beyond the paper: grid.Tenant.BusyHours) is the share of
+	// each hour of the day at which the tenant was busy; nil when unknown.
+	BusyHours []float64
 }
 
 // ReimageRate is a tenant's reimages per server per month over its history.
@@ -140,6 +143,33 @@ func PeakCPU(values []float64) float64 {
 	return s[min(len(s)-1, int(0.95*float64(len(s))))]
 }
 
+// BusyHours is, for each hour of the day (UTC), the share of the samples
+// of values (slot i at start + i slots) in that hour at or above threshold
+// percent, gaps (NaN) left out; an hour without samples counts as busy.
+func BusyHours(values []float64, start time.Time, threshold float64) []float64 {
+	var busy, seen [24]int
+	first := start.UTC()
+	offset := first.Sub(first.Truncate(24 * time.Hour))
+	for i, v := range values {
+		if math.IsNaN(v) {
+			continue
+		}
+		h := int((offset+time.Duration(i)*history.Slot)/time.Hour) % 24
+		seen[h]++
+		if v >= threshold {
+			busy[h]++
+		}
+	}
+	out := make([]float64, 24)
+	for h := range out {
+		out[h] = 1
+		if seen[h] > 0 {
+			out[h] = float64(busy[h]) / float64(seen[h])
+		}
+	}
+	return out
+}
+
 // GridTenants groups nodes by tenant for grid.Build: each node's free space
 // is its capacity less what it holds (used, by node ID); busy nodes are
 // marked; tenants without stats are treated as the worst case (frequent
@@ -154,7 +184,7 @@ func GridTenants(nodes []Node, stats map[string]TenantStats, used map[string]int
 			if !ok {
 				st = TenantStats{ReimageRate: 1e9, PeakCPU: 100}
 			}
-			t = &grid.Tenant{ID: n.Tenant, Environment: n.Environment, ReimageRate: st.ReimageRate, PeakCPU: st.PeakCPU}
+			t = &grid.Tenant{ID: n.Tenant, Environment: n.Environment, ReimageRate: st.ReimageRate, PeakCPU: st.PeakCPU, BusyHours: st.BusyHours}
 			byTenant[n.Tenant] = t
 			order = append(order, n.Tenant)
 		}

@@ -79,3 +79,37 @@ func TestRecentReimageRate(t *testing.T) {
 		t.Errorf("lone event: rate %.4f, want %.4f", got, want)
 	}
 }
+
+// TestBusyHoursIsTheShareOfEachHourAtOrAboveTheThreshold: a series that
+// starts at 23:00 and is busy (80%) from 02:00 to 04:00 on one of two
+// days, with a gap at 05:00, is half busy at 02 and 03 and never at
+// the other hours; an hour without samples counts as busy.
+func TestBusyHoursIsTheShareOfEachHourAtOrAboveTheThreshold(t *testing.T) {
+	start := time.Date(2026, 11, 1, 23, 0, 0, 0, time.UTC)
+	per := int(time.Hour / history.Slot)
+	values := make([]float64, 48*per)
+	for i := range values {
+		at := start.Add(time.Duration(i) * history.Slot)
+		switch {
+		case at.Day() == 2 && (at.Hour() == 2 || at.Hour() == 3):
+			values[i] = 80
+		case at.Hour() == 5:
+			values[i] = math.NaN()
+		default:
+			values[i] = 20
+		}
+	}
+	got := BusyHours(values, start, 67)
+	for h, share := range got {
+		want := 0.0
+		switch h {
+		case 2, 3:
+			want = 0.5
+		case 5:
+			want = 1
+		}
+		if share != want {
+			t.Errorf("hour %02d: busy share %v, want %v", h, share, want)
+		}
+	}
+}
