@@ -19,9 +19,9 @@ type Tenant struct {
 	ID          string // environment/function
 	Environment string
 	Servers     []string
-	Racks       []string // each server's rack, from an inventory ("" or none: laid out in racks of the run's size)
-	ReimageRate float64  // reimages per server per month before the simulated span (the grid's column)
-	PeakCPU     float64  // 95th percentile of its utilisation, percent (the grid's row)
+	Racks       []string  // each server's rack, from an inventory ("" or none: laid out in racks of the run's size)
+	ReimageRate float64   // reimages per server per month before the simulated span (the grid's column)
+	PeakCPU     float64   // 95th percentile of its utilisation, percent (the grid's row)
 	BusyHours   []float64 // share of each hour of the day it was busy (nodes.BusyHours); nil when unknown
 }
 
