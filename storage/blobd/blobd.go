@@ -99,8 +99,9 @@ func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nod
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	stats := tenantStats(ctx, history.NewStore(store, c.Consul.KVPrefix()), c.Nodes, log)
-	ns, err := front.Connect(cfgs, stats, front.NodesOptions{Timeouts: c.timeouts, PerNode: c.limits.PerNode, MinFreeMB: c.minFreeMB})
+	stats := tenantStats(ctx, history.NewStore(store, c.Consul.KVPrefix()), c.Nodes, c.placement.BusyPercent, log)
+	ns, err := front.Connect(cfgs, stats, front.NodesOptions{Timeouts: c.timeouts, PerNode: c.limits.PerNode, MinFreeMB: c.minFreeMB,
+		HourCandidates: c.placement.HourCandidates})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -150,8 +151,9 @@ func consulClient(c Config, timeout, wait time.Duration) (*consulapi.Client, err
 }
 
 // tenantStats reads each tenant's reimage rate (per server per month over
-// its history) and peak CPU (95th percentile of its last 30 days).
-func tenantStats(ctx context.Context, store *history.Store, cfgs []NodeConfig, log hclog.Logger) map[string]nodes.TenantStats {
+// its history), peak CPU (95th percentile of its last 30 days) and the
+// share of each hour of the day it was at or above busyPercent.
+func tenantStats(ctx context.Context, store *history.Store, cfgs []NodeConfig, busyPercent float64, log hclog.Logger) map[string]nodes.TenantStats {
 	servers := map[string]int{}
 	for _, n := range cfgs {
 		servers[n.Tenant]++
@@ -170,7 +172,7 @@ func tenantStats(ctx context.Context, store *history.Store, cfgs []NodeConfig, l
 			continue
 		}
 		out[tenant] = nodes.TenantStats{ReimageRate: nodes.RecentReimageRate(reimages, count, now),
-			PeakCPU: nodes.PeakCPU(series.Values)}
+			PeakCPU: nodes.PeakCPU(series.Values), BusyHours: nodes.BusyHours(series.Values, series.Start, busyPercent)}
 	}
 	return out
 }

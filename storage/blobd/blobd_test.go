@@ -109,6 +109,25 @@ func TestConfigMaintainerLock(t *testing.T) {
 	}
 }
 
+// TestConfigPlacement: hour_candidates defaults to 3 and busy_percent to
+// 67; 0 candidates turns the steering off; negative counts or a
+// percentage beyond 100 are refused.
+func TestConfigPlacement(t *testing.T) {
+	c, err := LoadConfig(writeConfig(t, ""))
+	if err != nil || c.placement != (PlacementConfig{HourCandidates: 3, BusyPercent: 67}) {
+		t.Fatalf("defaults: %+v %v", c.placement, err)
+	}
+	c, err = LoadConfig(writeConfig(t, "placement {\n  hour_candidates = 0\n  busy_percent = 80\n}\n"))
+	if err != nil || c.placement != (PlacementConfig{HourCandidates: 0, BusyPercent: 80}) {
+		t.Fatalf("set: %+v %v", c.placement, err)
+	}
+	for _, src := range []string{"placement {\n  hour_candidates = -1\n}\n", "placement {\n  busy_percent = 120\n}\n"} {
+		if _, err := LoadConfig(writeConfig(t, src)); err == nil || !strings.Contains(err.Error(), "placement") {
+			t.Errorf("%q: %v, want an error about placement", src, err)
+		}
+	}
+}
+
 // TestOnlyTheNodeListIsReloaded: a reload that changes only the nodes is
 // taken quietly; one that changes another setting is told apart.
 func TestOnlyTheNodeListIsReloaded(t *testing.T) {

@@ -36,7 +36,7 @@ func followReloads(ctx context.Context, reloads <-chan Config, running Config, b
 			log.Error("reload: registering the nodes; node list unchanged", "error", err)
 			continue
 		}
-		stats := tenantStats(ctx, history.NewStore(store, c.Consul.KVPrefix()), c.Nodes, log)
+		stats := tenantStats(ctx, history.NewStore(store, c.Consul.KVPrefix()), c.Nodes, c.placement.BusyPercent, log)
 		ch, err := be.SetNodes(cfgs, stats)
 		if err != nil {
 			log.Error("reload: node list unchanged", "error", err)

@@ -52,6 +52,7 @@ type Nodes struct {
 	flags        map[string]bool // things logged once per episode
 	removed      map[string]bool // no longer configured (reload.go)
 	perNode      int             // call slots of each node
+	hourCands    int             // the grid's HourCandidates
 	reads        sync.Map        // node ID -> *atomic.Int64: reads in flight
 	timeouts     Timeouts
 }
@@ -78,6 +79,9 @@ type NodesOptions struct {
 	PerNode int
 	// MinFreeMB is the disk a node keeps free whatever its capacity.
 	MinFreeMB int64
+	// HourCandidates is the grid's (grid.Grid.HourCandidates): 0 or 1 is
+	// Algorithm 2's random pick.
+	HourCandidates int
 }
 
 // Connect opens a client to every node. Nodes start down: the health
@@ -94,7 +98,7 @@ func Connect(cfgs []NodeConfig, stats map[string]nodes.TenantStats, opts ...Node
 	}
 	n := &Nodes{clients: map[string]*minio.Core{}, creds: map[string][2]string{}, busy: map[string]bool{}, stats: stats,
 		up: map[string]bool{}, since: map[string]time.Time{}, capacity: map[string]int64{}, capacityFrom: map[string]string{},
-		space: map[string]*space{}, slots: map[string]chan struct{}{}, diskRead: map[string]time.Time{}, flags: map[string]bool{}, minFree: saturatingMB(o.MinFreeMB), timeouts: o.Timeouts, perNode: o.PerNode}
+		space: map[string]*space{}, slots: map[string]chan struct{}{}, diskRead: map[string]time.Time{}, flags: map[string]bool{}, minFree: saturatingMB(o.MinFreeMB), timeouts: o.Timeouts, perNode: o.PerNode, hourCands: o.HourCandidates}
 	for _, c := range cfgs {
 		if err := c.Node.Validate(); err != nil {
 			return nil, err
@@ -169,7 +173,9 @@ func (n *Nodes) Grid() *grid.Grid {
 		node.Capacity = n.room(node.ID)
 		list[i] = node
 	}
-	return grid.Build(nodes.GridTenants(list, n.stats, held, busy))
+	g := grid.Build(nodes.GridTenants(list, n.stats, held, busy))
+	g.HourCandidates = n.hourCands
+	return g
 }
 
 // syncFree sets every node's free space in g to its room now.
