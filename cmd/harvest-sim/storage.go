@@ -29,7 +29,7 @@ type storageFlags struct {
 	profiles, replicas, policies   string
 	servers, blocks, runs, history int
 	repair, fill                   float64
-	reimages, inventory            string
+	reimages, inventory, lifetimes string
 	repairOrder                    string
 	outputs
 }
@@ -39,7 +39,7 @@ func storageCommand() cli.CommandFactory {
 	return command.Simple{
 		Name: "harvest-sim storage", Synopsis: "Simulate a year of reimages: blocks lost per datacenter under stock HDFS placement and Algorithm 2",
 		Usage: "harvest-sim storage [-seed N] [-profiles all|0-9|0,3] [-servers N] [-blocks N] [-replicas 3,4] [-repair-rate 30] [-repair-order survivors|risk] [-fill F] " +
-			"[-runs N] [-reimages FILE.csv [-inventory FILE.csv]] [-json] [-json-file F] [-csv F] [-plot F]",
+			"[-runs N] [-reimages FILE.csv [-inventory FILE.csv] | -lifetimes FILE.csv] [-json] [-json-file F] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenters and runs")
 			fs.StringVar(&f.profiles, "profiles", "all", "synthetic datacenter profiles: all, a range 0-9 or a list 0,3,5")
@@ -54,6 +54,8 @@ func storageCommand() cli.CommandFactory {
 			fs.IntVar(&f.runs, "runs", 1, "runs per datacenter, policy and replication (seeds seed, seed+1, ...): the bars show their mean, min and max")
 			fs.StringVar(&f.reimages, "reimages", "", "replay this reimage CSV (tenant,node,timestamp) instead of synthetic datacenters; its first -history-days days are history")
 			fs.StringVar(&f.inventory, "inventory", "", "with -reimages: every server (tenant,node,rack; rack may be empty), so that nodes never reimaged count too (without it the servers are the nodes that had an event)")
+			fs.StringVar(&f.lifetimes, "lifetimes", "", "replay this disk log instead (tenant,node,rack,disk,first_seen,last_seen,failed: every data disk each server had): "+
+				"a failure wipes its server, a server is in service from its first disk's first sighting to its last disk's last, and one that leaves is drained first; its first -history-days days are history")
 			f.register(fs, "write every run as CSV", "draw lost blocks per datacenter, policy and replication, as the paper's Figure 15 (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runStorage(f) },
@@ -63,6 +65,16 @@ func storageCommand() cli.CommandFactory {
 // storageInputs yields the datacenters to replay, one at a time (a big one
 // is dropped before the next is generated).
 func storageInputs(f storageFlags) (names []string, load func(i int) (storagesim.Datacenter, error), err error) {
+	if f.lifetimes != "" {
+		if f.reimages != "" || f.inventory != "" {
+			return nil, nil, errors.New("-lifetimes is the disk log and the inventory at once: give it without -reimages and -inventory")
+		}
+		dc, err := lifetimesInput(f.lifetimes, f.history)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []string{dc.Name}, func(int) (storagesim.Datacenter, error) { return dc, nil }, nil
+	}
 	if f.reimages != "" {
 		fh, err := os.Open(f.reimages)
 		if err != nil {
@@ -360,4 +372,26 @@ func readInventory(path string) ([]csvfmt.InventoryNode, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return inv, nil
+}
+
+// lifetimesInput reads a disk log (history/csvfmt.ParseLifetimes) into a
+// durability input.
+func lifetimesInput(path string, historyDays int) (storagesim.Datacenter, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return storagesim.Datacenter{}, err
+	}
+	defer fh.Close()
+	disks, err := csvfmt.ParseLifetimes(fh)
+	if err != nil {
+		return storagesim.Datacenter{}, fmt.Errorf("%s: %w", path, err)
+	}
+	dc, err := storagesim.FromLifetimes(path, disks, historyDays)
+	if err != nil {
+		return dc, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(dc.Reimages) == 0 {
+		return dc, fmt.Errorf("%s: no disk failure after its first %d days (history); lower -history-days", path, historyDays)
+	}
+	return dc, nil
 }

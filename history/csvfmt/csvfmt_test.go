@@ -212,3 +212,34 @@ func TestParseLongFillsFromFiveMinuteSamples(t *testing.T) {
 		t.Fatalf("%d of %d slots observed, %d filled: want every slot of 55 minutes", s.Observed(), len(s.Values), rep.Filled)
 	}
 }
+
+// TestParseLifetimesReadsTheDiskLogAndRefusesWhatCannotBe: a disk log of
+// two servers (one disk failed and was replaced) reads back as written;
+// broken rows are refused with their line.
+func TestParseLifetimesReadsTheDiskLogAndRefusesWhatCannotBe(t *testing.T) {
+	const header = "tenant,node,rack,disk,first_seen,last_seen,failed\n"
+	disks, err := ParseLifetimes(strings.NewReader(header +
+		"search/fe,n1,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,2026-03-01T12:00:00Z\n" +
+		"search/fe,n1,r1,d2,2026-03-02T00:00:00Z,2026-12-31T00:00:00Z,\n" +
+		"maps/tiles,n2,,d3,1767225600,1798675200,\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(disks) != 3 || disks[0].Failed != time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) || !disks[1].Failed.IsZero() ||
+		disks[2].Rack != "" || disks[2].FirstSeen != time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) || disks[2].Tenant.String() != "maps/tiles" {
+		t.Fatalf("read %+v", disks)
+	}
+	for row, want := range map[string]string{
+		"search/fe,n1,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\nsearch/fe,n2,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\n": "line 3: disk \"d1\" already listed on line 2",
+		"search/fe,n1,r1,d1,2026-03-01T00:00:00Z,2026-01-01T00:00:00Z,\n":                                                                "before it was first seen",
+		"search/fe,n1,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,2026-05-01T00:00:00Z\n":                                            "outside its life",
+		"search/fe,n1,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\nmaps/tiles,n1,r1,d2,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\n": "listed under tenant search/fe too",
+		"search/fe,n1,r1,,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\n":                                                                  "empty disk",
+		"search/fe,n1,r1,d1,yesterday,2026-03-01T00:00:00Z,\n":                                                                           "first_seen",
+		"":                                                                                                                               "lists no disk",
+	} {
+		if _, err := ParseLifetimes(strings.NewReader(header + row)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", row, err, want)
+		}
+	}
+}

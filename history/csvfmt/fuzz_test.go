@@ -91,3 +91,29 @@ func FuzzParseInventory(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseLifetimes: the same promise for the disk log: every accepted
+// disk has a valid tenant, a node, a unique disk name, a life that does not
+// run backwards and a failure within it; a node keeps one tenant.
+func FuzzParseLifetimes(f *testing.F) {
+	f.Add([]byte("tenant,node,rack,disk,first_seen,last_seen,failed\na/b,n1,r1,d1,2026-01-01T00:00:00Z,2026-06-01T00:00:00Z,\n" +
+		"a/b,n1,r1,d2,2026-06-02T00:00:00Z,2026-12-01T00:00:00Z,2026-12-01T00:00:00Z\n"))
+	f.Add([]byte("tenant,node,rack,disk,first_seen,last_seen,failed\na/b,n1,,d1,100,50,\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		disks, err := ParseLifetimes(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		seen, tenant := map[string]bool{}, map[string]string{}
+		for _, d := range disks {
+			if d.Tenant.Validate() != nil || d.Node == "" || d.Disk == "" || seen[d.Disk] || d.LastSeen.Before(d.FirstSeen) ||
+				(!d.Failed.IsZero() && d.Failed.Before(d.FirstSeen)) {
+				t.Fatalf("disk %+v accepted", d)
+			}
+			if was, ok := tenant[d.Node]; ok && was != d.Tenant.String() {
+				t.Fatalf("node %s accepted under %s and %s", d.Node, was, d.Tenant)
+			}
+			seen[d.Disk], tenant[d.Node] = true, d.Tenant.String()
+		}
+	})
+}

@@ -33,11 +33,22 @@ func ParseReimages(r io.Reader) (map[history.TenantID][]history.Reimage, error) 
 // calls row with each row's line, tenant, node (never empty) and third
 // field; an error of row is reported with the line.
 func tenantNodeRows(r io.Reader, third string, row func(line int, id history.TenantID, node, value string) error) error {
+	return tenantNodeFields(r, []string{third}, func(line int, id history.TenantID, node string, rest []string) error {
+		return row(line, id, node, rest[0])
+	})
+}
+
+// tenantNodeFields reads a CSV of tenant,node,<more...> under its header
+// and calls row with each row's line, tenant, node (never empty) and the
+// other fields (reused by the next row: copy what is kept); an error of
+// row is reported with the line.
+func tenantNodeFields(r io.Reader, more []string, row func(line int, id history.TenantID, node string, rest []string) error) error {
 	cr, err := newReader(r)
 	if err != nil {
 		return err
 	}
-	if err := expectHeader(cr, "tenant", "node", third); err != nil {
+	columns := append([]string{"tenant", "node"}, more...)
+	if err := expectHeader(cr, columns...); err != nil {
 		return err
 	}
 	for line := 2; ; line++ {
@@ -48,8 +59,8 @@ func tenantNodeRows(r io.Reader, third string, row func(line int, id history.Ten
 		if err != nil {
 			return &LineError{line, err}
 		}
-		if len(rec) != 3 {
-			return &LineError{line, fmt.Errorf("%d fields, want 3 (tenant,node,%s)", len(rec), third)}
+		if len(rec) != len(columns) {
+			return &LineError{line, fmt.Errorf("%d fields, want %d (%s)", len(rec), len(columns), strings.Join(columns, ","))}
 		}
 		id, err := history.ParseTenantID(rec[0])
 		if err != nil {
@@ -59,7 +70,7 @@ func tenantNodeRows(r io.Reader, third string, row func(line int, id history.Ten
 		if node == "" {
 			return &LineError{line, errors.New("empty node")}
 		}
-		if err := row(line, id, node, rec[2]); err != nil {
+		if err := row(line, id, node, rec[2:]); err != nil {
 			return &LineError{line, err}
 		}
 	}

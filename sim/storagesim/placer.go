@@ -43,9 +43,10 @@ type placer struct {
 	used     []int32
 }
 
-// full says a server has no room for another replica.
+// full says a server has no room for another replica (or is out of
+// service).
 func (p *placer) full(server int32) bool {
-	return p.capacity > 0 && p.used[server] >= p.capacity
+	return p.capacity > 0 && p.used[server] >= p.capacity || p.w.absent[server]
 }
 
 // initial places a new block written by server writer; degraded says the

@@ -13,10 +13,12 @@ package storagesim
 import (
 	"container/heap"
 	"fmt"
-	"github.com/harvest-platform/harvest/storage/grid"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
+
+	"github.com/harvest-platform/harvest/storage/grid"
 )
 
 // Year is the span the paper simulates for durability.
@@ -65,8 +67,12 @@ type Result struct {
 	Degraded           int     `json:"degraded_placements"`
 	// Unwritten counts blocks that found fewer than R servers with room.
 	Unwritten int `json:"unwritten_blocks"`
-	Servers   int `json:"servers"`
-	Tenants   int `json:"tenants"`
+	// Retirements counts servers taken out of service (Datacenter.Presence),
+	// Drained the replicas moved off them first.
+	Retirements int `json:"retirements,omitempty"`
+	Drained     int `json:"drained_replicas,omitempty"`
+	Servers     int `json:"servers"`
+	Tenants     int `json:"tenants"`
 }
 
 // Repair orders.
@@ -75,12 +81,23 @@ const (
 	RepairByRisk      = "risk"
 )
 
-// reimage is one replayed reimage: when (from the span's start) and which
-// server.
+// reimage is one replayed event: when (from the span's start), which
+// server, and what happens to it.
 type reimage struct {
 	at     time.Duration
 	server int32
+	kind   eventKind
 }
+
+// eventKind orders events at the same instant: a wipe, then a retirement,
+// then a server joining.
+type eventKind uint8
+
+const (
+	wipeEvent eventKind = iota
+	retireEvent
+	joinEvent
+)
 
 // repairJob re-creates the replicas one reimaged server lost, one every
 // step, in order.
@@ -148,17 +165,27 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 		if !ok {
 			return Result{}, fmt.Errorf("reimage of %s, which is no tenant's server", r.Node)
 		}
-		reimages = append(reimages, reimage{at, s})
+		reimages = append(reimages, reimage{at, s, wipeEvent})
 	}
+	wipes := len(reimages)
+	presence, err := w.presenceEvents(dc, cfg.Span)
+	if err != nil {
+		return Result{}, err
+	}
+	reimages = append(reimages, presence...)
 	sort.Slice(reimages, func(i, j int) bool {
-		if reimages[i].at != reimages[j].at {
-			return reimages[i].at < reimages[j].at
+		a, b := reimages[i], reimages[j]
+		if a.at != b.at {
+			return a.at < b.at
 		}
-		return reimages[i].server < reimages[j].server
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		return a.server < b.server
 	})
 	s := newState(w, cfg)
 	res := Result{Datacenter: dc.Name, Policy: cfg.Policy, Replicas: cfg.Replicas, Seed: cfg.Seed, Blocks: cfg.Blocks,
-		Reimages: len(reimages), Servers: len(w.id), Tenants: len(dc.Tenants)}
+		Reimages: wipes, Servers: len(w.id), Tenants: len(dc.Tenants)}
 	total := cfg.Blocks + len(reimages)
 	step := time.Duration(float64(time.Hour) / cfg.RepairPerHour)
 	writeAt := func(b int) time.Duration { // a steady rate: block b in the middle of the b-th slice of the span
@@ -192,11 +219,23 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 				progress(total, total)
 			}
 			res.Lost, res.Repairs, res.DownToOne, res.Degraded, res.Unwritten = s.lost, s.repairs, s.downToOne, s.degraded, s.unwritten
+			res.Drained = s.drained
 			res.LostPct = 100 * float64(s.lost) / float64(max(1, cfg.Blocks))
 			res.LongestRepairHours = float64(s.longestJob) * step.Hours()
 			return res, nil
 		case tReimage <= tRepair && tReimage <= tWrite:
-			if job := s.wipe(reimages[nextReimage].server); job != nil {
+			var job *repairJob
+			switch ev := reimages[nextReimage]; ev.kind {
+			case wipeEvent:
+				job = s.wipe(ev.server)
+			case retireEvent:
+				w.setAbsent(ev.server, true)
+				job = s.drain(ev.server)
+				res.Retirements++
+			case joinEvent:
+				w.setAbsent(ev.server, false)
+			}
+			if job != nil {
 				job.next, job.step, job.seq = tReimage+step, step, seq
 				seq++
 				heap.Push(&s.jobs, job)
@@ -231,7 +270,7 @@ type state struct {
 	used     []int32   // replicas on each server
 	jobs     jobQueue
 
-	lost, repairs, downToOne, degraded, unwritten, longestJob int
+	lost, repairs, downToOne, degraded, unwritten, longestJob, drained int
 }
 
 // runRNG is the random source of one policy and replication: runs of other
@@ -261,7 +300,9 @@ func (s *state) blockReplicas(b int32) []int32 {
 	return s.replicas[int(b)*r : int(b)*r+int(s.live[b])]
 }
 
-// write places a new block, written by a random server.
+// write places a new block, written by a random server (one out of
+// service writes nothing of its own: its block starts elsewhere, as a full
+// writer's does).
 func (s *state) write(b int32) {
 	servers, degraded := s.place.initial(int32(s.rng.IntN(len(s.w.id))))
 	if degraded {
@@ -279,11 +320,42 @@ func (s *state) write(b int32) {
 func (s *state) add(b, server int32) {
 	s.replicas[int(b)*s.cfg.Replicas+int(s.live[b])] = server
 	s.live[b]++
+	s.hold(b, server)
+}
+
+// hold notes that server now holds a replica of b.
+func (s *state) hold(b, server int32) {
 	s.onServer[server] = append(s.onServer[server], b)
 	s.used[server]++
 	if s.cfg.Capacity > 0 {
 		s.w.gridNode[server].Free-- // grid.Commit's bookkeeping
 	}
+}
+
+// drain moves every replica off a server leaving service (HDFS's
+// decommission copies a node's blocks before it goes): each goes where a
+// repair around the block's replicas would put it. A replica that finds no
+// room is dropped as a wipe drops it (lost if it was the last, else queued
+// for repair).
+func (s *state) drain(server int32) *repairJob {
+	held := s.onServer[server]
+	var stuck []int32
+	for _, b := range held {
+		reps := s.blockReplicas(b)
+		i := slices.Index(reps, server)
+		if i < 0 {
+			continue
+		}
+		if n, ok := s.place.repair(reps); ok {
+			reps[i] = n
+			s.hold(b, n)
+			s.drained++
+			continue
+		}
+		stuck = append(stuck, b)
+	}
+	s.onServer[server] = stuck
+	return s.wipe(server)
 }
 
 // wipe reimages a server: every replica on it is gone; a block left with

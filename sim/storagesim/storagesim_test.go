@@ -279,3 +279,89 @@ func TestFromInventoryCountsServersThatNeverFailed(t *testing.T) {
 		}
 	}
 }
+
+// fourServers is threeServers and a fourth one-server tenant, s4.
+func fourServers() Datacenter {
+	dc := threeServers()
+	dc.Tenants = append(dc.Tenants, Tenant{ID: "maps/d", Environment: "maps", Servers: []string{"s4"}, ReimageRate: 0.2, PeakCPU: 30})
+	return dc
+}
+
+// TestAServerTakesReplicasOnlyWhileInService: s4 joins at day 5 of 10 and
+// s1 retires at day 8. Before s4 joins every block must go to s1-s3; s1's
+// replicas move off it when it retires (to s4, the only server holding none
+// of them), so the retirement loses nothing, and nothing is written to s1
+// afterwards.
+func TestAServerTakesReplicasOnlyWhileInService(t *testing.T) {
+	dc := fourServers()
+	dc.Presence = map[string]Presence{"s4": {Joined: t0.Add(5 * day)}, "s1": {Retired: t0.Add(8 * day)}}
+	for _, pol := range []Policy{Stock, Grid} {
+		cfg := tinyConfig
+		cfg.Policy, cfg.Blocks = pol, 100
+		res, err := Run(dc, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// blocks 0-49 are written before day 5 (all on s1-s3); of blocks 50-79, written
+		// before day 8, those with a replica on s1 move too
+		if res.Lost != 0 || res.Retirements != 1 || res.Drained < 50 || res.Drained > 80 || res.Unwritten != 0 {
+			t.Errorf("%s: %+v; want no loss, one retirement, s1's 50-80 replicas drained, every block written", pol, res)
+		}
+
+		w, err := buildWorld(dc.Tenants, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, err := w.presenceEvents(dc, cfg.Span)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s4 := w.index["s4"]
+		if !w.absent[s4] || len(events) != 2 {
+			t.Fatalf("%s: s4 in service at the start (%v) or events %+v", pol, !w.absent[s4], events)
+		}
+		s := newState(w, cfg)
+		for b := int32(0); b < 50; b++ {
+			s.write(b)
+			if slices.Contains(s.blockReplicas(b), s4) {
+				t.Fatalf("%s: block %d placed on s4 before it joined: %v", pol, b, s.blockReplicas(b))
+			}
+		}
+	}
+}
+
+// TestFromLifetimesReplaysFailuresJoinsAndRetirements: a disk log of four
+// servers over two years: s1's disk fails in the second year and a new disk
+// follows; s4 enters service in the second year; s3 is last seen half-way
+// through it. The failure is replayed as a wipe, s4 joins, s3 retires, and a
+// server seen to the end stays.
+func TestFromLifetimesReplaysFailuresJoinsAndRetirements(t *testing.T) {
+	y1, y2 := t0, t0.Add(365*day)
+	end := y2.Add(365 * day)
+	id := func(s string) history.TenantID { v, _ := history.ParseTenantID(s); return v }
+	disks := []csvfmt.DiskLifetime{
+		{Tenant: id("search/a"), Node: "s1", Rack: "r1", Disk: "d1", FirstSeen: y1, LastSeen: y2.Add(100 * day), Failed: y2.Add(100 * day)},
+		{Tenant: id("search/a"), Node: "s1", Rack: "r1", Disk: "d1b", FirstSeen: y2.Add(101 * day), LastSeen: end},
+		{Tenant: id("mail/b"), Node: "s2", Disk: "d2", FirstSeen: y1, LastSeen: end},
+		{Tenant: id("ads/c"), Node: "s3", Rack: "r2", Disk: "d3", FirstSeen: y1, LastSeen: y2.Add(180 * day)},
+		{Tenant: id("maps/d"), Node: "s4", Disk: "d4", FirstSeen: y2.Add(30 * day), LastSeen: end},
+	}
+	dc, err := FromLifetimes("disks", disks, 365)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dc.Start.Equal(y2) || len(dc.Reimages) != 1 || dc.Reimages[0].Node != "s1" || len(dc.Tenants) != 4 {
+		t.Fatalf("start %s, replayed %+v, %d tenants", dc.Start, dc.Reimages, len(dc.Tenants))
+	}
+	want := map[string]Presence{"s4": {Joined: y2.Add(30 * day)}, "s3": {Retired: y2.Add(180 * day)}}
+	if len(dc.Presence) != 2 || dc.Presence["s4"] != want["s4"] || dc.Presence["s3"] != want["s3"] {
+		t.Fatalf("presence %+v, want %+v", dc.Presence, want)
+	}
+	res, err := Run(dc, Config{Seed: 1, Policy: Grid, Replicas: 3, Blocks: 1000, RepairPerHour: 30}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reimages != 1 || res.Retirements != 1 || res.Drained == 0 || res.Lost != 0 {
+		t.Fatalf("%+v: want one wipe, one retirement drained, nothing lost", res)
+	}
+}

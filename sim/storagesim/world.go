@@ -32,6 +32,17 @@ type Datacenter struct {
 	Start    time.Time // the simulated span begins here
 	Tenants  []Tenant
 	Reimages []history.Reimage // any order; every node must be a server of a tenant
+	// Presence says when servers are in service; a server it does not name
+	// is in service throughout.
+	Presence map[string]Presence
+}
+
+// Presence is when a server is in service: from Joined (zero: from the
+// start) to Retired (zero: to the end). A server takes no replica outside
+// it, and a retiring server's replicas are moved off it first (HDFS's
+// decommission), so a retirement loses nothing.
+type Presence struct {
+	Joined, Retired time.Time
 }
 
 // FromSynth turns a generated datacenter into a durability input: the
@@ -155,6 +166,80 @@ func FromInventory(name string, inv []csvfmt.InventoryNode, events map[history.T
 	return out, nil
 }
 
+// FromLifetimes builds a durability input from a disk log
+// (csvfmt.ParseLifetimes), which is the inventory too: every node it names
+// is a server of its tenant (rack: its disks' first non-empty one). A disk
+// failure wipes its server, as a reimage does (the failures of the first
+// historyDays after the log's first day give the tenants their rates, as in
+// FromInventory; the later ones are replayed). A server is in service from
+// its first disk's first sighting to its last disk's last sighting; one
+// last seen more than a day before the log ends is retired then.
+func FromLifetimes(name string, disks []csvfmt.DiskLifetime, historyDays int) (Datacenter, error) {
+	type life struct {
+		tenant      history.TenantID
+		rack        string
+		first, last time.Time
+	}
+	lives := map[string]*life{}
+	events := map[history.TenantID][]history.Reimage{}
+	var start, end time.Time
+	for _, d := range disks {
+		l := lives[d.Node]
+		if l == nil {
+			l = &life{tenant: d.Tenant, first: d.FirstSeen, last: d.LastSeen}
+			lives[d.Node] = l
+		}
+		if l.rack == "" {
+			l.rack = d.Rack
+		}
+		l.first, l.last = minTime(l.first, d.FirstSeen), maxTime(l.last, d.LastSeen)
+		if !d.Failed.IsZero() {
+			events[d.Tenant] = append(events[d.Tenant], history.Reimage{Node: d.Node, Time: d.Failed})
+		}
+		if start.IsZero() || d.FirstSeen.Before(start) {
+			start = d.FirstSeen
+		}
+		end = maxTime(end, d.LastSeen)
+	}
+	start = start.Truncate(24 * time.Hour)
+	var inv []csvfmt.InventoryNode
+	for node, l := range lives {
+		inv = append(inv, csvfmt.InventoryNode{Tenant: l.tenant, Node: node, Rack: l.rack})
+	}
+	dc, err := FromInventory(name, inv, events, start, historyDays)
+	if err != nil {
+		return dc, err
+	}
+	dc.Presence = map[string]Presence{}
+	for node, l := range lives {
+		var p Presence
+		if l.first.After(dc.Start) {
+			p.Joined = l.first
+		}
+		if l.last.Before(end.Add(-24 * time.Hour)) {
+			p.Retired = l.last
+		}
+		if p != (Presence{}) {
+			dc.Presence[node] = p
+		}
+	}
+	return dc, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // world is the datacenter as the placement policies see it: servers by
 // position, racks, and Algorithm 2's grid built by the blob tier's own
 // code (nodes.GridTenants, grid.Build).
@@ -169,6 +254,47 @@ type world struct {
 
 	regs  []nodes.Node // what the grid is rebuilt from
 	stats map[string]nodes.TenantStats
+	// absent marks servers out of service now (Datacenter.Presence): they
+	// take no replica (busy in the grid, full for stock placement).
+	absent []bool
+}
+
+// presenceEvents turns dc.Presence into the span's join and retire events,
+// and takes out of service the servers not in service at its start.
+func (w *world) presenceEvents(dc Datacenter, span time.Duration) ([]reimage, error) {
+	var out []reimage
+	for node, p := range dc.Presence {
+		s, ok := w.index[node]
+		if !ok {
+			return nil, fmt.Errorf("presence of %s, which is no tenant's server", node)
+		}
+		joined, retired := p.Joined.Sub(dc.Start), p.Retired.Sub(dc.Start)
+		if p.Joined.IsZero() {
+			joined = 0
+		}
+		if p.Retired.IsZero() {
+			retired = span
+		}
+		switch {
+		case retired <= 0 || joined >= span || retired <= joined:
+			w.setAbsent(s, true) // never in service within the span
+		default:
+			if joined > 0 {
+				w.setAbsent(s, true)
+				out = append(out, reimage{joined, s, joinEvent})
+			}
+			if retired < span {
+				out = append(out, reimage{retired, s, retireEvent})
+			}
+		}
+	}
+	return out, nil
+}
+
+// setAbsent takes a server out of service or back.
+func (w *world) setAbsent(server int32, absent bool) {
+	w.absent[server] = absent
+	w.gridNode[server].Busy = absent
 }
 
 // unlimited is a server's space when the run sets no capacity: nothing
@@ -229,6 +355,7 @@ func buildWorld(tenants []Tenant, rackSize int) (*world, error) {
 	if len(w.id) == 0 {
 		return nil, fmt.Errorf("the datacenter has no servers")
 	}
+	w.absent = make([]bool, len(w.id))
 	w.regrid(0, nil)
 	return w, nil
 }
@@ -250,5 +377,6 @@ func (w *world) regrid(capacity int32, used []int32) {
 	w.gridNode = make([]*grid.Node, len(w.id))
 	for i, id := range w.id {
 		w.gridNode[i], _ = w.grid.Node(id)
+		w.gridNode[i].Busy = w.absent[i]
 	}
 }
