@@ -230,13 +230,13 @@ func TestParseLifetimesReadsTheDiskLogAndRefusesWhatCannotBe(t *testing.T) {
 		t.Fatalf("read %+v", disks)
 	}
 	for row, want := range map[string]string{
-		"search/fe,n1,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\nsearch/fe,n2,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\n": "line 3: disk \"d1\" already listed on line 2",
-		"search/fe,n1,r1,d1,2026-03-01T00:00:00Z,2026-01-01T00:00:00Z,\n":                                                                "before it was first seen",
-		"search/fe,n1,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,2026-05-01T00:00:00Z\n":                                            "outside its life",
+		"search/fe,n1,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\nsearch/fe,n2,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\n":  "line 3: disk \"d1\" already listed on line 2",
+		"search/fe,n1,r1,d1,2026-03-01T00:00:00Z,2026-01-01T00:00:00Z,\n":                                                                 "before it was first seen",
+		"search/fe,n1,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,2026-05-01T00:00:00Z\n":                                             "outside its life",
 		"search/fe,n1,r1,d1,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\nmaps/tiles,n1,r1,d2,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\n": "listed under tenant search/fe too",
-		"search/fe,n1,r1,,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\n":                                                                  "empty disk",
-		"search/fe,n1,r1,d1,yesterday,2026-03-01T00:00:00Z,\n":                                                                           "first_seen",
-		"":                                                                                                                               "lists no disk",
+		"search/fe,n1,r1,,2026-01-01T00:00:00Z,2026-03-01T00:00:00Z,\n":                                                                   "empty disk",
+		"search/fe,n1,r1,d1,yesterday,2026-03-01T00:00:00Z,\n":                                                                            "first_seen",
+		"": "lists no disk",
 	} {
 		if _, err := ParseLifetimes(strings.NewReader(header + row)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", row, err, want)
