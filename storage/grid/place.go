@@ -47,7 +47,8 @@ type rules struct {
 	relaxEnv    bool
 	// allBusy is, for each hour of the day, the chance that every replica
 	// taken so far is busy then (the product of their tenants' BusyHours;
-	// a tenant without them counts as always busy); nil before the first.
+	// a tenant without them counts as always busy); nil until a replica's
+	// tenant has BusyHours.
 	allBusy []float64
 }
 
@@ -58,16 +59,17 @@ func (r *rules) take(n *Node, t *Tenant, c Cell) {
 	if n.Rack != "" {
 		r.racks[n.Rack] = true
 	}
+	if len(t.BusyHours) != hoursPerDay {
+		return // counts as always busy: a factor of 1
+	}
 	if r.allBusy == nil {
 		r.allBusy = make([]float64, hoursPerDay)
 		for h := range r.allBusy {
 			r.allBusy[h] = 1
 		}
 	}
-	if len(t.BusyHours) == hoursPerDay {
-		for h, p := range t.BusyHours {
-			r.allBusy[h] *= p
-		}
+	for h, p := range t.BusyHours {
+		r.allBusy[h] *= p
 	}
 }
 
