@@ -251,6 +251,12 @@ func runStorage(f storageFlags) error {
 				r.LostPct, r.Reimages, r.Repairs, r.DownToOne, r.LongestRepairHours, r.Unwritten, r.Servers)
 		}
 		tw.Flush()
+		for _, r := range results {
+			if r.Retirements > 0 {
+				fmt.Printf("%s %s R=%d seed %d: %d servers retired, %d replicas moved off them first\n", r.Datacenter, r.Policy, r.Replicas,
+					r.Seed, r.Retirements, r.Drained)
+			}
+		}
 		for _, r := range replicas {
 			if v, ok := ratios[fmt.Sprintf("R=%d", r)]; ok {
 				fmt.Printf("R=%d: stock lost %d blocks, grid %d (stock/grid %s)\n", r, v.Stock, v.Grid, v.ratio())
@@ -320,12 +326,12 @@ func lossBars(names []string, replicas []int, policies []storagesim.Policy, resu
 
 func writeStorageCSV(path string, results []storagesim.Result) error {
 	rows := [][]string{{"datacenter", "policy", "replicas", "seed", "blocks", "lost_blocks", "lost_percent", "reimages", "repairs",
-		"down_to_one_replica", "longest_repair_hours", "degraded_placements", "unwritten_blocks", "servers", "tenants"}}
+		"down_to_one_replica", "longest_repair_hours", "degraded_placements", "unwritten_blocks", "servers", "tenants", "retirements", "drained_replicas"}}
 	for _, r := range results {
 		rows = append(rows, []string{r.Datacenter, string(r.Policy), strconv.Itoa(r.Replicas), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Blocks),
 			strconv.Itoa(r.Lost), strconv.FormatFloat(r.LostPct, 'g', 6, 64), strconv.Itoa(r.Reimages), strconv.Itoa(r.Repairs),
 			strconv.Itoa(r.DownToOne), strconv.FormatFloat(r.LongestRepairHours, 'f', 2, 64), strconv.Itoa(r.Degraded),
-			strconv.Itoa(r.Unwritten), strconv.Itoa(r.Servers), strconv.Itoa(r.Tenants)})
+			strconv.Itoa(r.Unwritten), strconv.Itoa(r.Servers), strconv.Itoa(r.Tenants), strconv.Itoa(r.Retirements), strconv.Itoa(r.Drained)})
 	}
 	return writeCSV(path, rows)
 }

@@ -167,3 +167,55 @@ func TestParseProfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageCommandReplaysADiskLog: -lifetimes reads a disk log (one
+// server retired half-way, one disk failed in the replayed year), reports
+// the retirement and its drained replicas, and refuses -inventory beside it.
+func TestStorageCommandReplaysADiskLog(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "disks.csv")
+	var b strings.Builder
+	b.WriteString("tenant,node,rack,disk,first_seen,last_seen,failed\n")
+	envs := []string{"search", "mail", "ads", "maps", "video", "db"}
+	for i, env := range envs {
+		for s := 0; s < 3; s++ {
+			node := env + "-" + string(rune('a'+s))
+			last, failed := "2027-12-31T00:00:00Z", ""
+			switch {
+			case i == 0 && s == 0:
+				last = "2027-07-01T00:00:00Z" // retired
+			case i == 1 && s == 0:
+				last, failed = "2027-05-01T00:00:00Z", "2027-05-01T00:00:00Z" // failed, replaced below
+				b.WriteString(env + "/fn," + node + ",r1," + node + "-2,2027-05-02T00:00:00Z,2027-12-31T00:00:00Z,\n")
+			}
+			b.WriteString(env + "/fn," + node + ",r1," + node + ",2026-01-01T00:00:00Z," + last + "," + failed + "\n")
+		}
+	}
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := storageFlags{seed: 1, replicas: "3", policies: "grid", blocks: 2000, runs: 1, repair: 30, fill: 0.5, history: 365,
+		lifetimes: log, outputs: outputs{asJSON: true}}
+	var summary struct {
+		Results []struct {
+			Reimages    int `json:"reimages"`
+			Retirements int `json:"retirements"`
+			Drained     int `json:"drained_replicas"`
+			Lost        int `json:"lost_blocks"`
+			Servers     int `json:"servers"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(stdoutOf(t, func() error { return runStorage(f) }), &summary); err != nil {
+		t.Fatal(err)
+	}
+	if len(summary.Results) != 1 {
+		t.Fatalf("%d results, want 1", len(summary.Results))
+	}
+	if r := summary.Results[0]; r.Reimages != 1 || r.Retirements != 1 || r.Drained == 0 || r.Lost != 0 || r.Servers != 18 {
+		t.Fatalf("result %+v: want 1 failure replayed, 1 retirement drained, nothing lost, 18 servers", r)
+	}
+	f.inventory = log
+	if err := runStorage(f); err == nil || !strings.Contains(err.Error(), "-lifetimes") {
+		t.Fatalf("-lifetimes with -inventory: %v", err)
+	}
+}
