@@ -38,25 +38,6 @@ import (
 //	  tenant = "search/frontend"  environment = "search"  rack = "rack-1"
 //	  capacity_mb = 10240  # unless the tenant declares storage_mb
 //	}
-//
-// PlacementConfig tunes placement beyond Algorithm 2 (grid.Grid.HourCandidates):
-// each pick compares hour_candidates tenants of its grid cell by the hours
-// of the day at which their history was at or above busy_percent, and keeps
-// the one least often busy with the block's other replicas. 0 or 1 is
-// Algorithm 2's single random pick.
-type PlacementConfig struct {
-	HourCandidates int     `hcl:"hour_candidates,optional"`
-	BusyPercent    float64 `hcl:"busy_percent,optional"`
-}
-
-// The placement defaults: 3 candidates (harvest-sim access measured fewer
-// failed reads at 50% utilisation on every profile that had any, see
-// docs/blob.md); busy at the edge of the driver's default 33% CPU reserve.
-const (
-	defaultHourCandidates = 3
-	defaultBusyPercent    = 67
-)
-
 type Config struct {
 	LogLevel   string           `hcl:"log_level,optional"`
 	Listen     string           `hcl:"listen"`
@@ -98,6 +79,24 @@ type Config struct {
 	placement  PlacementConfig
 	maintainer struct{ sessionTTL, lockDelay time.Duration }
 }
+
+// PlacementConfig tunes placement beyond Algorithm 2 (grid.Grid.HourCandidates):
+// each pick compares hour_candidates tenants of its grid cell by the hours
+// of the day at which their history was at or above busy_percent, and keeps
+// the one least often busy with the block's other replicas. 0 or 1 is
+// Algorithm 2's single random pick.
+type PlacementConfig struct {
+	HourCandidates int     `hcl:"hour_candidates,optional"`
+	BusyPercent    float64 `hcl:"busy_percent,optional"`
+}
+
+// The placement defaults: 3 candidates (harvest-sim access measured fewer
+// failed reads at 50% utilisation on every profile that had any, see
+// docs/simulator.md); busy at the edge of the driver's default 33% CPU reserve.
+const (
+	defaultHourCandidates = 3
+	defaultBusyPercent    = 67
+)
 
 // MaintainerConfig tunes the Consul session lock that makes one front at a
 // time the tier's maintainer (maintainer.go): a maintainer that dies holds
