@@ -63,6 +63,7 @@ type Backend struct {
 	degradedSeen sync.Map        // reasons of degraded placements logged at WARN
 	lostNodes    map[string]bool // nodes whose replicas were dropped; only the health checks touch it
 	follower     atomic.Bool     // another front maintains the tier (maintainer.go)
+	frontID      string          // this front's ledger among the fronts' (ledger.go), new at every start
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -97,7 +98,7 @@ func New(o Options) *Backend {
 		namePrefix: namePrefixFor(history.KeyPrefix(o.Prefix)), busyExpiry: o.BusyExpiry,
 		diskClient: &http.Client{Transport: nodeTransport(o.Nodes.timeouts.Node)},
 		config:     policy{replicas: o.Replicas, strict: o.Strict}, decl: &declarations{store: history.NewStore(o.KV, o.Prefix)},
-		rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}}
+		rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}, frontID: newFrontID()}
 	b.defaults.Store(ptr(b.config.over(nil)))
 	b.repair = newRepairer(b, o.Repair)
 	b.gc = newCollector(b, o.GC)

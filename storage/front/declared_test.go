@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/hashicorp/go-hclog"
@@ -260,7 +261,7 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 	}
 
 	// a shrink below what a node holds: full, nothing deleted
-	b.nodes.setCommitted(map[string]int64{"na": 500 << 20})
+	b.nodes.setCommitted(map[string]int64{"na": 500 << 20}, time.Now())
 	putDoc(t, mem, tenantDoc("a"), tenantDecl("a", 100))
 	b.RefreshDeclarations(ctx)
 	if n, _ := b.grid.Node("na"); n.Free != 0 {

@@ -71,6 +71,7 @@ func (b *Backend) CheckNodes(ctx context.Context, reg *nodes.Registry, lostAfter
 	for i, node := range list {
 		b.settle(ctx, reg, node, probes[i], lostAfter, forget)
 	}
+	b.shareLedger(ctx)
 }
 
 // Watch runs CheckNodes every interval until ctx ends (the first check is

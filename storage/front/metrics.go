@@ -43,6 +43,7 @@ type metrics struct {
 	orphanBytes         prometheus.Gauge
 	safeMode            prometheus.Gauge
 	maintainer          prometheus.Gauge
+	fronts              prometheus.Gauge
 	nodeFree            *prometheus.GaugeVec
 }
 
@@ -93,6 +94,8 @@ func newMetrics() *metrics {
 	m.safeMode = gauge("safe_mode", "1 while safe mode holds back forgetting replicas, repairs and the garbage collector.")
 	m.maintainer = gauge("maintainer", "1 while this front maintains the tier (forgetting lost nodes, repairs, scrubs, garbage collection); 0 while it stands by.")
 	m.maintainer.Set(1)
+	m.fronts = gauge("fronts", "Fronts serving the tier as their shared ledgers show at the last health check, this one included.")
+	m.fronts.Set(1)
 	m.nodeFree = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "harvest_blob_node_disk_free_bytes",
 		Help: "A storage node's free disk at its last reading (MinIO's drive metrics); -1 when it cannot be read."}, []string{"node"})
 	m.register(m.registry)
@@ -102,7 +105,7 @@ func newMetrics() *metrics {
 func (m *metrics) register(reg prometheus.Registerer) {
 	reg.MustRegister(m.ambiguousWrites, m.saturated, m.storageFull, m.corruptReads, m.missingReads, m.scrubbedBytes,
 		m.scrubbedReplicas, m.scrubCorrupt, m.scrubMissing, m.scrubPasses, m.repairVerifyFails, m.gcDeleted, m.gcDeletedBytes,
-		m.gcAbortedUploads, m.gcPasses, m.gcHeld, m.orphanBytes, m.safeMode, m.maintainer, m.nodeFree)
+		m.gcAbortedUploads, m.gcPasses, m.gcHeld, m.orphanBytes, m.safeMode, m.maintainer, m.fronts, m.nodeFree)
 	reg.MustRegister(m.writes, m.writeFailures, m.degraded, m.reads, m.busyDenials, m.readFailures, m.redirects,
 		m.underReplicated, m.objects, m.repaired, m.repairBytes, m.repairFailures, m.lost, m.declarationFailures, m.nodeUp,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))

@@ -55,6 +55,12 @@ type Nodes struct {
 	hourCands    int             // the grid's HourCandidates
 	reads        sync.Map        // node ID -> *atomic.Int64: reads in flight
 	timeouts     Timeouts
+	// shared with the other fronts (ledger.go): what this front committed,
+	// by node and ledger slot; what the others hold on each node beyond this
+	// front's own count; and when the catalogue scan behind that count began
+	added     map[string]map[int64]int64
+	others    map[string]int64
+	countedAt time.Time
 }
 
 func (n *Nodes) counter(id string) *atomic.Int64 {

@@ -178,6 +178,7 @@ func (b *Backend) allEntries(ctx context.Context) ([]catalog.Entry, map[string]p
 // fewest left first.
 func (r *repairer) scan(ctx context.Context) error {
 	b := r.b
+	began := time.Now()
 	entries, policies, err := b.allEntries(ctx)
 	if err != nil {
 		return err
@@ -196,7 +197,7 @@ func (r *repairer) scan(ctx context.Context) error {
 			short = append(short, e)
 		}
 	}
-	b.nodes.setCommitted(used)
+	b.nodes.setCommitted(used, began)
 	b.regrid()
 	r.setScan(len(entries), len(short), lost)
 	r.repairAll(ctx, short, policies)

@@ -8,6 +8,8 @@ package front
 //	           they arrive (recounted from the upload records at start)
 //	orphans    replicas no entry reaches any more, until the garbage
 //	           collector deletes them (recounted by every GC pass)
+//	others     the other fronts' pending bytes and what they committed
+//	           since this front's last scan began (ledger.go)
 //
 // and a node has room for size bytes when committed + pending + orphans +
 // size stays within its effective capacity (the tenant's declared
@@ -15,7 +17,10 @@ package front
 // the write: the disk's free space is read from the node (MinIO's drive
 // metrics) at every health check, less what was reserved since.
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // space is one node's bytes as the front accounts them.
 type space struct {
@@ -36,7 +41,7 @@ func (n *Nodes) spaceOf(id string) *space {
 // room is the bytes a node may still take (n.mu held).
 func (n *Nodes) room(id string) int64 {
 	s := n.spaceOf(id)
-	r := n.capacity[id] - s.committed - s.pending - s.orphans
+	r := n.capacity[id] - s.committed - s.pending - s.orphans - n.others[id]
 	if s.diskFree >= 0 {
 		r = min(r, s.diskFree-n.minFree-s.sinceDisk)
 	}
@@ -93,6 +98,7 @@ func (n *Nodes) committedOn(ids []string, held, size int64) {
 		s.pending -= held
 		s.committed += size
 	}
+	n.noteAdded(ids, size, time.Now())
 }
 
 // orphaned moves a replica's bytes from committed to orphans: no entry
@@ -113,10 +119,12 @@ func (n *Nodes) collected(id string, size int64) {
 	s.orphans = max(0, s.orphans-size)
 }
 
-// setCommitted sets every node's committed bytes from a catalogue scan.
-func (n *Nodes) setCommitted(bytes map[string]int64) {
+// setCommitted sets every node's committed bytes from a catalogue scan
+// that began at began.
+func (n *Nodes) setCommitted(bytes map[string]int64, began time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.countedAt = began
 	for _, node := range n.list {
 		n.spaceOf(node.ID).committed = bytes[node.ID]
 	}
