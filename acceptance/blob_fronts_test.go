@@ -361,6 +361,19 @@ repair {
 	for _, f := range fronts {
 		logLines(t, f.log, "maintain", "stands by", "standing by", "reimaged", "maintainer lock")
 	}
+	// each front sees the other through their shared ledgers (the killed one's old
+	// ledger goes stale within a minute of its death)
+	for _, f := range fronts {
+		seen := 0.0
+		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+			if seen = f.metric(t, "harvest_blob_fronts"); seen == 2 {
+				break
+			}
+		}
+		if seen != 2 {
+			t.Fatalf("front %s counts %v fronts serving through the ledgers, want 2", f.name, seen)
+		}
+	}
 	if after := registeredMarker(t, prefix, "store-2"); after == markerBefore || after == "" {
 		t.Fatalf("store-2's identity marker %q -> %q: the wipe was not taken for a reimage", markerBefore, after)
 	}

@@ -131,7 +131,8 @@ func (n *Nodes) countOthers(others []ledgerDoc, now time.Time) {
 
 // shareLedger writes this front's ledger and counts the others' (at every
 // health check); the maintainer also deletes ledgers of fronts gone for
-// ledgerKeep. It answers how many fronts' ledgers it read, its own included.
+// ledgerKeep. It answers how many fronts wrote their ledger within
+// ledgerFresh, this one included: the fronts serving now.
 func (b *Backend) shareLedger(ctx context.Context) int {
 	now := time.Now()
 	folder := b.prefix + ledgerFolder
@@ -148,6 +149,7 @@ func (b *Backend) shareLedger(ctx context.Context) int {
 		return 0
 	}
 	var others []ledgerDoc
+	fronts := 1 // this one
 	for _, p := range pairs {
 		if strings.TrimPrefix(p.Key, folder) == b.frontID {
 			continue
@@ -162,10 +164,13 @@ func (b *Backend) shareLedger(ctx context.Context) int {
 			continue
 		}
 		others = append(others, doc)
+		if now.Sub(doc.Written) <= ledgerFresh {
+			fronts++
+		}
 	}
 	b.nodes.countOthers(others, now)
-	b.metrics.fronts.Set(float64(len(others) + 1))
-	return len(others) + 1
+	b.metrics.fronts.Set(float64(fronts))
+	return fronts
 }
 
 // logOnce logs a warning the first time a condition is seen (until it

@@ -94,7 +94,7 @@ func newMetrics() *metrics {
 	m.safeMode = gauge("safe_mode", "1 while safe mode holds back forgetting replicas, repairs and the garbage collector.")
 	m.maintainer = gauge("maintainer", "1 while this front maintains the tier (forgetting lost nodes, repairs, scrubs, garbage collection); 0 while it stands by.")
 	m.maintainer.Set(1)
-	m.fronts = gauge("fronts", "Fronts serving the tier as their shared ledgers show at the last health check, this one included.")
+	m.fronts = gauge("fronts", "Fronts serving the tier (their shared ledgers written within the last minute) at the last health check, this one included.")
 	m.fronts.Set(1)
 	m.nodeFree = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "harvest_blob_node_disk_free_bytes",
 		Help: "A storage node's free disk at its last reading (MinIO's drive metrics); -1 when it cannot be read."}, []string{"node"})
