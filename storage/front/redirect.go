@@ -26,7 +26,7 @@ import (
 // warp) get the 307 as an error, so the policy is for buckets read that way.
 //
 // What a redirected read gives up, and why it is a bucket's choice:
-//   - the front's block checks: the node's own bitrot checks still apply,
+//   - the front's block checks: the node's own checks apply where its deployment has them,
 //     and the scrubber still checks every replica in the background;
 //   - moving to another replica mid-read: a node that fails mid-read fails
 //     the client's read, which the client retries (and is sent elsewhere);
