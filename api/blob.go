@@ -36,9 +36,12 @@ type BlobStatus struct {
 	// Maintainer says this front holds the tier's maintainer lock: it
 	// forgets lost nodes and runs the repairs, scrubs and garbage
 	// collection; the other fronts serve and stand by.
-	Maintainer bool        `json:"maintainer"`
-	LastGC     GCReport    `json:"last_gc"`
-	LastScrub  ScrubReport `json:"last_scrub"`
+	Maintainer bool `json:"maintainer"`
+	// Fronts is how many fronts serve the tier, this one included, as
+	// their shared ledgers showed at the last health check.
+	Fronts    int         `json:"fronts"`
+	LastGC    GCReport    `json:"last_gc"`
+	LastScrub ScrubReport `json:"last_scrub"`
 }
 
 // BlobNode is one storage node's standing.

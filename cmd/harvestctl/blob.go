@@ -98,10 +98,14 @@ func printBlobStatus(w io.Writer, st api.BlobStatus) {
 	if !st.LastScan.IsZero() {
 		fmt.Fprintf(w, "Last scan %s\n", st.LastScan.Format(time.RFC3339))
 	}
+	fronts := ""
+	if st.Fronts > 0 {
+		fronts = fmt.Sprintf("; %d front(s) serving", st.Fronts)
+	}
 	if st.Maintainer {
-		fmt.Fprintln(w, "This front maintains the tier (repairs, scrubs, garbage collection)")
+		fmt.Fprintf(w, "This front maintains the tier (repairs, scrubs, garbage collection)%s\n", fronts)
 	} else {
-		fmt.Fprintln(w, "This front stands by: another maintains the tier")
+		fmt.Fprintf(w, "This front stands by: another maintains the tier%s\n", fronts)
 	}
 	if st.SafeMode != "" {
 		fmt.Fprintf(w, "SAFE MODE: %s (harvestctl blob safe-mode-confirm)\n", st.SafeMode)

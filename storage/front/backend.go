@@ -64,6 +64,7 @@ type Backend struct {
 	lostNodes    map[string]bool // nodes whose replicas were dropped; only the health checks touch it
 	follower     atomic.Bool     // another front maintains the tier (maintainer.go)
 	frontID      string          // this front's ledger among the fronts' (ledger.go), new at every start
+	frontsSeen   atomic.Int64    // fronts serving at the last health check (ledger.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -100,6 +101,7 @@ func New(o Options) *Backend {
 		config:     policy{replicas: o.Replicas, strict: o.Strict}, decl: &declarations{store: history.NewStore(o.KV, o.Prefix)},
 		rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}, frontID: newFrontID()}
 	b.defaults.Store(ptr(b.config.over(nil)))
+	b.frontsSeen.Store(1)
 	b.repair = newRepairer(b, o.Repair)
 	b.gc = newCollector(b, o.GC)
 	b.scrub = newScrubber(b, o.Scrub)

@@ -170,6 +170,7 @@ func (b *Backend) shareLedger(ctx context.Context) int {
 	}
 	b.nodes.countOthers(others, now)
 	b.metrics.fronts.Set(float64(fronts))
+	b.frontsSeen.Store(int64(fronts))
 	return fronts
 }
 

@@ -42,8 +42,8 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 	if n := a.shareLedger(ctx); n != 1 {
 		t.Fatalf("front A saw %d fronts, want itself only", n)
 	}
-	if n := b.shareLedger(ctx); n != 2 {
-		t.Fatalf("front B saw %d fronts, want both", n)
+	if n := b.shareLedger(ctx); n != 2 || b.Status().Fronts != 2 {
+		t.Fatalf("front B saw %d fronts (status %d), want both", n, b.Status().Fronts)
 	}
 	for _, c := range cfgs {
 		want := before[c.ID]

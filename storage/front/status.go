@@ -30,7 +30,7 @@ func (b *Backend) Status() Status {
 	}
 	r.mu.Unlock()
 	st.SafeMode, st.LastGC, st.LastScrub = b.safe.reason(), b.LastGC(), b.LastScrub()
-	st.Maintainer = b.Maintainer()
+	st.Maintainer, st.Fronts = b.Maintainer(), int(b.frontsSeen.Load())
 	def := b.defaultPolicy()
 	st.Replicas, st.ReplicasFrom, st.LimitPerHour = def.replicas, def.replicasFrom, r.opts.PerServerPerHour
 	st.Diversity, st.DiversityFrom = diversity(def.strict), def.diversityFrom
