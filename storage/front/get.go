@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -36,11 +37,15 @@ func (b *Backend) entry(ctx context.Context, bucket, key string) (catalog.Entry,
 	return e, err
 }
 
-// HeadObject answers from the catalogue alone.
+// HeadObject answers from the catalogue alone, If-Match, If-None-Match
+// and If-(Un)Modified-Since included.
 func (b *Backend) HeadObject(ctx context.Context, in *s3.HeadObjectInput) (*s3.HeadObjectOutput, error) {
 	req := b.request(ctx)
 	defer req.cancel()
 	e, err := b.entry(req.ctx, *in.Bucket, *in.Key)
+	if err == nil {
+		err = preconditions(e, in.IfMatch, in.IfNoneMatch, in.IfModifiedSince, in.IfUnmodifiedSince)
+	}
 	if err != nil {
 		return nil, b.fail("head", err)
 	}
@@ -50,6 +55,14 @@ func (b *Backend) HeadObject(ctx context.Context, in *s3.HeadObjectInput) (*s3.H
 		checksumFields(e.Checksum, &out.ChecksumCRC32, &out.ChecksumCRC32C, &out.ChecksumSHA1, &out.ChecksumSHA256, &out.ChecksumCRC64NVME)
 	}
 	return out, nil
+}
+
+// preconditions checks a read's If-Match, If-None-Match and
+// If-(Un)Modified-Since against the catalogue's ETag and time: 412
+// PreconditionFailed or 304 NotModified as S3 answers them.
+func preconditions(e catalog.Entry, ifMatch, ifNoneMatch *string, since, unmodifiedSince *time.Time) error {
+	return backend.EvaluatePreconditions(e.ETag, e.LastModified, backend.PreConditions{IfMatch: ifMatch,
+		IfNoneMatch: ifNoneMatch, IfModSince: since, IfUnmodeSince: unmodifiedSince})
 }
 
 // GetObject serves the bytes from a replica whose node is up and not busy,
@@ -63,6 +76,9 @@ func (b *Backend) HeadObject(ctx context.Context, in *s3.HeadObjectInput) (*s3.H
 func (b *Backend) GetObject(ctx context.Context, in *s3.GetObjectInput) (*s3.GetObjectOutput, error) {
 	req := b.request(ctx) // cancelled when the body is closed
 	e, err := b.entry(req.ctx, *in.Bucket, *in.Key)
+	if err == nil { // before a redirect hands the read to a node's copy, whose ETag may differ
+		err = preconditions(e, in.IfMatch, in.IfNoneMatch, in.IfModifiedSince, in.IfUnmodifiedSince)
+	}
 	if err != nil {
 		req.cancel()
 		return nil, b.fail("get", err)

@@ -139,6 +139,37 @@ func TestRedirectBucketsSendGetsToAReplica(t *testing.T) {
 	}
 	everyReplicaOnItsNode(t, b, stores, "redirected", "k", data)
 
+	// conditions are judged on the catalogue's ETag before anything is read or
+	// redirected: 304 for a matching If-None-Match, 412 for a failed If-Match
+	etag := strings.Trim(e.ETag, `"`)
+	status := func(err error) int {
+		var s3e s3err.S3Error
+		if errors.As(err, &s3e) {
+			return s3e.StatusCode()
+		}
+		return 0
+	}
+	for _, bucket := range []string{"redirected", "proxied"} {
+		_, _, err := serverGet(t, b, &s3.GetObjectInput{Bucket: ptr(bucket), Key: ptr("k"), IfNoneMatch: ptr(etag)}, "")
+		if status(err) != http.StatusNotModified {
+			t.Fatalf("%s: If-None-Match of the current ETag answered %v, want 304", bucket, err)
+		}
+		_, _, err = serverGet(t, b, &s3.GetObjectInput{Bucket: ptr(bucket), Key: ptr("k"), IfMatch: ptr("0123")}, "")
+		if status(err) != http.StatusPreconditionFailed {
+			t.Fatalf("%s: If-Match of another ETag answered %v, want 412", bucket, err)
+		}
+		if _, err := b.HeadObject(ctx, &s3.HeadObjectInput{Bucket: ptr(bucket), Key: ptr("k"), IfMatch: ptr("0123")}); status(err) != http.StatusPreconditionFailed {
+			t.Fatalf("%s: HEAD with If-Match of another ETag answered %v, want 412", bucket, err)
+		}
+	}
+	if n := testutil.ToFloat64(b.metrics.redirects); n != 1 {
+		t.Fatalf("read_redirects_total %v after the conditional GETs, want still 1", n)
+	}
+	rc, _, err = serverGet(t, b, &s3.GetObjectInput{Bucket: ptr("redirected"), Key: ptr("k"), IfMatch: ptr(etag)}, "")
+	if !errors.As(err, &api) || api.HTTPStatusCode != http.StatusTemporaryRedirect || len(rc.Response.Header.Peek("Location")) == 0 {
+		t.Fatalf("If-Match of the current ETag: %v, want the redirect", err)
+	}
+
 	if err := b.PutBucketTagging(ctx, "proxied", map[string]string{tagRead: "sometimes"}); err == nil || !strings.Contains(err.Error(), "harvest-read") {
 		t.Fatalf("tag harvest-read=sometimes: %v, want refused", err)
 	}
