@@ -19,7 +19,8 @@ package front
 // them, so counting them late errs on the safe side too.
 //
 // The maintainer deletes ledgers not written for ledgerKeep (fronts that
-// are gone). A ledger that does not decode is skipped (logged once).
+// are gone). A ledger that does not decode is skipped; failures are logged
+// once per episode (warnEpisode).
 
 import (
 	"context"
@@ -31,7 +32,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/kv"
 )
 
@@ -140,12 +140,10 @@ func (b *Backend) shareLedger(ctx context.Context) int {
 	if err == nil {
 		_, err = b.kv.Txn(ctx, []kv.Op{{Verb: kv.Set, Key: folder + b.frontID, Value: own}})
 	}
-	if err != nil {
-		b.logOnce("ledger-write", "could not write this front's ledger; the other fronts count its writes at their next scan", "error", err)
-	}
+	b.warnEpisode("ledger-write", err, "could not write this front's ledger; the other fronts count its writes at their next scan")
 	pairs, err := b.kv.List(ctx, folder)
+	b.warnEpisode("ledger-read", err, "could not read the other fronts' ledgers; their writes count at the next scan")
 	if err != nil {
-		b.logOnce("ledger-read", "could not read the other fronts' ledgers; their writes count at the next scan", "error", err)
 		return 0
 	}
 	var others []ledgerDoc
@@ -155,8 +153,8 @@ func (b *Backend) shareLedger(ctx context.Context) int {
 			continue
 		}
 		var doc ledgerDoc
-		if err := json.Unmarshal(p.Value, &doc); err != nil {
-			b.logOnce("ledger-corrupt:"+p.Key, "skipping another front's ledger that does not decode", "error", &history.CorruptError{Key: p.Key, Err: err})
+		err := json.Unmarshal(p.Value, &doc)
+		if b.warnEpisode("ledger-corrupt:"+p.Key, err, "skipping another front's ledger that does not decode", "key", p.Key); err != nil {
 			continue
 		}
 		if now.Sub(doc.Written) > ledgerKeep && !b.follower.Load() {
@@ -174,12 +172,18 @@ func (b *Backend) shareLedger(ctx context.Context) int {
 	return fronts
 }
 
-// logOnce logs a warning the first time a condition is seen (until it
-// clears: a successful call clears nothing here; the flag is per process).
-func (b *Backend) logOnce(flag, msg string, args ...any) {
-	if _, seen := b.degradedSeen.LoadOrStore("ledger\x00"+flag, true); !seen {
-		b.log.Warn(msg, args...)
+// warnEpisode logs msg (with err) when err begins an episode of failures
+// of what flag names, and ends the episode when err is nil; it returns err.
+func (b *Backend) warnEpisode(flag string, err error, msg string, args ...any) error {
+	key := "episode\x00" + flag
+	if err == nil {
+		b.degradedSeen.Delete(key)
+		return nil
 	}
+	if _, seen := b.degradedSeen.LoadOrStore(key, true); !seen {
+		b.log.Warn(msg, append(args, "error", err)...)
+	}
+	return err
 }
 
 // newFrontID names this front's ledger: random, so a restarted front starts

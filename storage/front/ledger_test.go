@@ -3,6 +3,8 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,10 +20,7 @@ import (
 // front gone for ledgerKeep, and a ledger that does not decode is skipped.
 func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 	ctx := context.Background()
-	mem := kv.NewMem()
-	_, cfgs := memNodes(t)
-	a, _ := frontOver(t, mem, cfgs)
-	b, _ := frontOver(t, mem, cfgs)
+	mem, cfgs, a, b := twoFronts(t)
 	makeBucket(t, a, "data", nil)
 	before := map[string]int64{}
 	for _, c := range cfgs {
@@ -105,5 +104,21 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 	}
 	if _, index, _ := mem.Get(ctx, a.prefix+ledgerFolder+"gone"); index != 0 {
 		t.Fatal("the ledger of a front gone for ledgerKeep is still there")
+	}
+}
+
+// TestWarnEpisodeLogsOncePerEpisode: a failure is logged when it begins an
+// episode, not again while it lasts, and again after a success ended it.
+func TestWarnEpisodeLogsOncePerEpisode(t *testing.T) {
+	_, cfgs := memNodes(t)
+	b, logs := frontOver(t, kv.NewMem(), cfgs)
+	failed := errors.New("consul down")
+	for _, err := range []error{failed, failed, nil, failed} {
+		if got := b.warnEpisode("x", err, "ledger trouble"); got != err {
+			t.Fatalf("warnEpisode returned %v, want %v", got, err)
+		}
+	}
+	if n := strings.Count(logs.String(), "ledger trouble"); n != 2 {
+		t.Fatalf("logged %d times, want 2 (two episodes):\n%s", n, logs)
 	}
 }

@@ -103,10 +103,7 @@ func TestTwoFrontsFollowAReimagedNodeWithOneMaintainer(t *testing.T) {
 // maintainer's next retry sees the request once.
 func TestAStandbyAsksTheMaintainerToScan(t *testing.T) {
 	ctx := context.Background()
-	mem := kv.NewMem()
-	_, cfgs := memNodes(t)
-	maint, _ := frontOver(t, mem, cfgs)
-	standby, _ := frontOver(t, mem, cfgs)
+	_, _, maint, standby := twoFronts(t)
 	standby.SetMaintainer(false)
 	if maint.repair.askedToScan(ctx) {
 		t.Fatal("the first read counted as a request")
@@ -118,4 +115,15 @@ func TestAStandbyAsksTheMaintainerToScan(t *testing.T) {
 	if maint.repair.askedToScan(ctx) {
 		t.Fatal("one request counted twice")
 	}
+}
+
+// twoFronts are two fronts over one catalogue in memory and the same four
+// nodes (declBackend's); both maintain until a test says otherwise.
+func twoFronts(t *testing.T) (kv.KV, []NodeConfig, *Backend, *Backend) {
+	t.Helper()
+	mem := kv.NewMem()
+	_, cfgs := memNodes(t)
+	a, _ := frontOver(t, mem, cfgs)
+	b, _ := frontOver(t, mem, cfgs)
+	return mem, cfgs, a, b
 }
