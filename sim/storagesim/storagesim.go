@@ -81,9 +81,9 @@ const (
 	RepairByRisk      = "risk"
 )
 
-// reimage is one replayed event: when (from the span's start), which
+// serverEvent is one replayed event: when (from the span's start), which
 // server, and what happens to it.
-type reimage struct {
+type serverEvent struct {
 	at     time.Duration
 	server int32
 	kind   eventKind
@@ -155,7 +155,7 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 	if cfg.Replicas > len(w.id) {
 		return Result{}, fmt.Errorf("%d replicas but only %d servers", cfg.Replicas, len(w.id))
 	}
-	var reimages []reimage
+	var events []serverEvent
 	for _, r := range dc.Reimages {
 		at := r.Time.Sub(dc.Start)
 		if at < 0 || at >= cfg.Span {
@@ -165,16 +165,16 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 		if !ok {
 			return Result{}, fmt.Errorf("reimage of %s, which is no tenant's server", r.Node)
 		}
-		reimages = append(reimages, reimage{at, s, wipeEvent})
+		events = append(events, serverEvent{at, s, wipeEvent})
 	}
-	wipes := len(reimages)
+	wipes := len(events)
 	presence, err := w.presenceEvents(dc, cfg.Span)
 	if err != nil {
 		return Result{}, err
 	}
-	reimages = append(reimages, presence...)
-	sort.Slice(reimages, func(i, j int) bool {
-		a, b := reimages[i], reimages[j]
+	events = append(events, presence...)
+	sort.Slice(events, func(i, j int) bool {
+		a, b := events[i], events[j]
 		if a.at != b.at {
 			return a.at < b.at
 		}
@@ -186,22 +186,22 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 	s := newState(w, cfg)
 	res := Result{Datacenter: dc.Name, Policy: cfg.Policy, Replicas: cfg.Replicas, Seed: cfg.Seed, Blocks: cfg.Blocks,
 		Reimages: wipes, Servers: len(w.id), Tenants: len(dc.Tenants)}
-	total := cfg.Blocks + len(reimages)
+	total := cfg.Blocks + len(events)
 	step := time.Duration(float64(time.Hour) / cfg.RepairPerHour)
 	writeAt := func(b int) time.Duration { // a steady rate: block b in the middle of the b-th slice of the span
 		return time.Duration((float64(b) + 0.5) / float64(cfg.Blocks) * float64(cfg.Span))
 	}
-	nextWrite, nextReimage, seq := 0, 0, 0
+	nextWrite, nextEvent, seq := 0, 0, 0
 	nextRegrid := 24 * time.Hour
 	for done := 0; ; done++ {
 		if progress != nil && done%(1<<14) == 0 {
-			progress(nextWrite+nextReimage, total)
+			progress(nextWrite+nextEvent, total)
 		}
-		// the earliest event; on a tie a reimage comes first, then a repair, then a write
+		// the earliest event; on a tie a server's event comes first, then a repair, then a write
 		const never = time.Duration(1<<63 - 1)
-		tReimage, tRepair, tWrite := never, never, never
-		if nextReimage < len(reimages) {
-			tReimage = reimages[nextReimage].at
+		tEvent, tRepair, tWrite := never, never, never
+		if nextEvent < len(events) {
+			tEvent = events[nextEvent].at
 		}
 		if s.jobs.Len() > 0 && s.jobs[0].next < cfg.Span { // the year's end leaves the rest undone
 			tRepair = s.jobs[0].next
@@ -209,12 +209,12 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 		if nextWrite < cfg.Blocks {
 			tWrite = writeAt(nextWrite)
 		}
-		if now := min(tReimage, tRepair, tWrite); cfg.Capacity > 0 && now != never && now >= nextRegrid {
+		if now := min(tEvent, tRepair, tWrite); cfg.Capacity > 0 && now != never && now >= nextRegrid {
 			w.regrid(int32(cfg.Capacity), s.used)
 			nextRegrid = (now/(24*time.Hour) + 1) * 24 * time.Hour
 		}
 		switch {
-		case tReimage == never && tRepair == never && tWrite == never:
+		case tEvent == never && tRepair == never && tWrite == never:
 			if progress != nil {
 				progress(total, total)
 			}
@@ -223,9 +223,9 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 			res.LostPct = 100 * float64(s.lost) / float64(max(1, cfg.Blocks))
 			res.LongestRepairHours = float64(s.longestJob) * step.Hours()
 			return res, nil
-		case tReimage <= tRepair && tReimage <= tWrite:
+		case tEvent <= tRepair && tEvent <= tWrite:
 			var job *repairJob
-			switch ev := reimages[nextReimage]; ev.kind {
+			switch ev := events[nextEvent]; ev.kind {
 			case wipeEvent:
 				job = s.wipe(ev.server)
 			case retireEvent:
@@ -236,11 +236,11 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 				w.setAbsent(ev.server, false)
 			}
 			if job != nil {
-				job.next, job.step, job.seq = tReimage+step, step, seq
+				job.next, job.step, job.seq = tEvent+step, step, seq
 				seq++
 				heap.Push(&s.jobs, job)
 			}
-			nextReimage++
+			nextEvent++
 		case tRepair <= tWrite:
 			job := s.jobs[0]
 			s.repairOne(job.blocks[job.i])

@@ -261,8 +261,8 @@ type world struct {
 
 // presenceEvents turns dc.Presence into the span's join and retire events,
 // and takes out of service the servers not in service at its start.
-func (w *world) presenceEvents(dc Datacenter, span time.Duration) ([]reimage, error) {
-	var out []reimage
+func (w *world) presenceEvents(dc Datacenter, span time.Duration) ([]serverEvent, error) {
+	var out []serverEvent
 	for node, p := range dc.Presence {
 		s, ok := w.index[node]
 		if !ok {
@@ -281,10 +281,10 @@ func (w *world) presenceEvents(dc Datacenter, span time.Duration) ([]reimage, er
 		default:
 			if joined > 0 {
 				w.setAbsent(s, true)
-				out = append(out, reimage{joined, s, joinEvent})
+				out = append(out, serverEvent{joined, s, joinEvent})
 			}
 			if retired < span {
-				out = append(out, reimage{retired, s, retireEvent})
+				out = append(out, serverEvent{retired, s, retireEvent})
 			}
 		}
 	}
