@@ -146,10 +146,13 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 		samples[conds[c]] = make([][]float64, blocks)
 	}
 	perCycle := map[string][][2]float64{} // condition -> per cycle: p50 and p99 over the same cycle's alone
+	busyCPU := map[string]float64{}       // condition -> CPU-seconds its busy tasks got in its windows
+	busyTime := map[string]float64{}      // condition -> seconds of its windows
 	for cyc := range cycles {
 		line := map[string]float64{}
 		for i := range conds {
 			cond := conds[(i+cyc)%len(conds)]
+			cpu0, began := cpuSeconds(t, pids[cond]...), time.Now()
 			if cond != "alone" {
 				signal(cond, syscall.SIGCONT)
 			}
@@ -157,6 +160,8 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 			if cond != "alone" {
 				signal(cond, syscall.SIGSTOP)
 			}
+			busyCPU[cond] += cpuSeconds(t, pids[cond]...) - cpu0
+			busyTime[cond] += time.Since(began).Seconds()
 			if failed > 0 {
 				t.Logf("cycle %d %s: %d requests failed", cyc+1, cond, failed)
 			}
@@ -207,7 +212,8 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 		for _, r := range perCycle[cond] {
 			p50s, p99s = append(p50s, r[0]), append(p99s, r[1])
 		}
-		t.Logf("  %-9s / alone in the same cycle, median of %d cycles: p50 %.3f  p99 %.3f", cond, cycles, standin.Median(p50s), standin.Median(p99s))
+		t.Logf("  %-9s / alone in the same cycle, median of %d cycles: p50 %.3f  p99 %.3f; its busy tasks got %.2f cores", cond, cycles,
+			standin.Median(p50s), standin.Median(p99s), busyCPU[cond]/busyTime[cond])
 		if cond == "harvest" {
 			harvestP99 = p99s
 		}

@@ -55,6 +55,7 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"reserve_floor_cpu":    defaulted("reserve_floor_cpu", "string", `"`+defaultReserveFloor+`"`),
 	"reserve_floor_memory": defaulted("reserve_floor_memory", "string", `"`+defaultReserveFloor+`"`),
 	"guard_interval":       defaulted("guard_interval", "string", `"`+defaultGuardInterval+`"`),
+	"spike_check":          defaulted("spike_check", "string", `"`+defaultSpikeCheck+`"`),
 	"admit_window":         defaulted("admit_window", "string", `"30s"`),
 	"admit_margin_cpu":     defaulted("admit_margin_cpu", "number", "1"),
 	"admit_margin_memory":  defaulted("admit_margin_memory", "number", "256"),
@@ -123,6 +124,7 @@ type Config struct {
 	ReserveFloorCPU     string  `codec:"reserve_floor_cpu"`
 	ReserveFloorMemory  string  `codec:"reserve_floor_memory"`
 	GuardInterval       string  `codec:"guard_interval"`
+	SpikeCheck          string  `codec:"spike_check"`
 	AdmitWindow         string  `codec:"admit_window"`
 	AdmitMarginCPU      float64 `codec:"admit_margin_cpu"`
 	AdmitMarginMemory   float64 `codec:"admit_margin_memory"`

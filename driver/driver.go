@@ -34,6 +34,7 @@ type Driver struct {
 	tasks   *taskStore
 	metrics *prometheus.Registry // the guard's harvest_driver_* and the plugin manager's harvest_plugin_* series
 	met     *driverMetrics
+	spike   spikeWatch // the spike check's state (spike.go); the guard loop's alone
 
 	mu          sync.Mutex // guards everything below
 	config      Config
@@ -41,6 +42,7 @@ type Driver struct {
 	compute     cpustats.Compute
 	settings    settings
 	source      usage.Source
+	peeker      usage.Peeker // what the spike check peeks at (spike.go); nil for none
 	plugin      *usagePlugin // the external usage source (plugins.go); nil without one
 	sourceErr   error
 	tracker     *guard.Tracker
@@ -101,6 +103,7 @@ func (d *Driver) SetConfig(c *base.Config) error {
 	if err != nil {
 		return fmt.Errorf("harvest driver: usage source: %w", err)
 	}
+	peeker := spikePeeker(source, plug != nil, kind, conf)
 	s, err := parseSettings(cfg, source.Capacity())
 	if err != nil {
 		plug.close()
@@ -123,7 +126,7 @@ func (d *Driver) SetConfig(c *base.Config) error {
 	defer d.mu.Unlock()
 	// the cap the guard plans is the one the cgroup enforces (none: no cgroup)
 	s.policy.WholeCPUs = cg != nil && cg.CapMethod() == harvestcg.CapCpuset
-	d.config, d.source, d.settings, d.plugin, d.cgroup = cfg, source, s, plug, cg
+	d.config, d.source, d.peeker, d.settings, d.plugin, d.cgroup = cfg, source, peeker, s, plug, cg
 	d.tracker = guard.NewTracker(s.hysteresis.AdmitWindow)
 	d.guard = &guard.Guard{Policy: s.policy}
 	d.lastGood, d.failSafe, d.suppressed = time.Now(), false, time.Time{}

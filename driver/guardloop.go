@@ -14,21 +14,47 @@ import (
 
 // guardLoop measures the primary tenant every guard_interval, caps the
 // harvested tasks' CPU, and evicts when the cap stays below their need, or
-// for memory, or when the primary cannot be measured (guard.Guard).
+// for memory, or when the primary cannot be measured (guard.Guard); between
+// ticks the spike check may bring a tick forward (spike.go).
 func (d *Driver) guardLoop() {
 	d.mu.Lock()
-	interval := d.settings.interval
+	interval, every := d.settings.interval, d.settings.spikeCheck
 	d.mu.Unlock()
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
+	var peeks <-chan time.Time
+	if every > 0 {
+		peek := time.NewTicker(every)
+		defer peek.Stop()
+		peeks = peek.C
+	}
+	d.guardOnce(time.Now())
 	for {
-		d.guardOnce(time.Now())
 		select {
 		case <-d.ctx.Done():
 			return
 		case <-ticker.C:
+			d.guardOnce(time.Now())
+			d.spike.ticked()
+		case <-peeks:
+			if cpu, ok := d.spiked(); ok {
+				d.met.earlyTicks.Inc()
+				d.guardTick(time.Now(), cpu)
+				ticker.Reset(interval)
+			}
 		}
 	}
+}
+
+// harvestedNow is what the running harvested tasks used at their last stats.
+func (d *Driver) harvestedNow() guard.Resources {
+	var harvested guard.Resources
+	for _, h := range d.tasks.running() {
+		h.mu.RLock()
+		harvested = harvested.Add(h.used)
+		h.mu.RUnlock()
+	}
+	return harvested
 }
 
 // guardTasks lists the running tasks as the guard sees them; an evicted
@@ -59,13 +85,12 @@ func (d *Driver) liveTasks() []*taskHandle {
 // that fails, or whose values are not numbers a primary can use, keeps the
 // last good one in force until it is older than stale_after; then the guard
 // fails safe until a good sample comes.
-func (d *Driver) guardOnce(now time.Time) guard.Plan {
-	var harvested guard.Resources
-	for _, h := range d.tasks.running() {
-		h.mu.RLock()
-		harvested = harvested.Add(h.used)
-		h.mu.RUnlock()
-	}
+func (d *Driver) guardOnce(now time.Time) guard.Plan { return d.guardTick(now, 0) }
+
+// guardTick is a tick at which the primary tenant's CPU is at least
+// spikeCPU (the spike check's peeks; 0 at a regular tick).
+func (d *Driver) guardTick(now time.Time, spikeCPU float64) guard.Plan {
+	harvested := d.harvestedNow()
 	d.mu.Lock()
 	src, s, reserve, plug := d.source, d.settings, d.reserveLocked().Resources, d.plugin
 	d.mu.Unlock()
@@ -90,7 +115,9 @@ func (d *Driver) guardOnce(now time.Time) guard.Plan {
 		}
 	}
 	d.sourceErr = err
+	measured := primary
 	if err == nil {
+		primary.CPU = max(primary.CPU, spikeCPU)
 		d.primary, d.lastGood = primary, now
 		d.tracker.Observe(now, primary)
 	}
@@ -140,7 +167,7 @@ func (d *Driver) guardOnce(now time.Time) guard.Plan {
 	}
 	d.met.tick(plan, reserve, primary, harvested)
 	if err == nil {
-		d.reporter.observe(now, primary)
+		d.reporter.observe(now, measured)
 	}
 	return plan
 }

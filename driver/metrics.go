@@ -31,6 +31,7 @@ type driverMetrics struct {
 	capCores     prometheus.Gauge
 	age          prometheus.Gauge
 	failSafe     prometheus.Gauge
+	earlyTicks   prometheus.Counter
 }
 
 func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent) *driverMetrics {
@@ -53,6 +54,8 @@ func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent
 		capCores:   g("cpu_cap_cores", "The CPU cap of the harvested tasks: capacity - rounded primary - reserve (0 when failing safe)."),
 		age:        g("usage_age_seconds", "How long ago the primary tenant was last measured well."),
 		failSafe:   g("fail_safe", "1 while the primary tenant is unmeasured for longer than stale_after: nothing admitted, everything evicted."),
+		earlyTicks: prometheus.NewCounter(prometheus.CounterOpts{Name: "harvest_driver_spike_ticks_total",
+			Help: "Guard ticks the spike check brought forward: two peeks in a row saw the primary tenant above the cores the cap was set from."}),
 	}
 	stat := func(f func(harvestcg.Stats) float64) func() float64 {
 		return func() float64 {
@@ -65,7 +68,7 @@ func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent
 		}
 	}
 	reg.MustRegister(m.evictions, m.suppressions, m.refused, m.reserveCPU, m.reserveMem, m.primaryCPU, m.primaryMem,
-		m.harvestCPU, m.harvestMem, m.capCores, m.age, m.failSafe,
+		m.harvestCPU, m.harvestMem, m.capCores, m.age, m.failSafe, m.earlyTicks,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "harvest_driver_harvested_cpu_seconds_total",
 			Help: "CPU the harvested tasks used, from their parent cgroup."}, stat(func(s harvestcg.Stats) float64 { return s.CPUSeconds })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "harvest_driver_throttled_periods_total",

@@ -12,6 +12,7 @@ import (
 // Defaults of the plugin config (about.go's spec says them to Nomad).
 const (
 	defaultGuardInterval = "200ms"
+	defaultSpikeCheck    = "50ms"
 	defaultEvictGrace    = "500ms"
 	defaultStaleAfter    = "3s"
 	defaultHarvestCgroup = "/harvest"
@@ -30,6 +31,7 @@ type settings struct {
 	// declaration below it is refused (declared.go)
 	floor         guard.Resources
 	interval      time.Duration
+	spikeCheck    time.Duration // how often the spike check peeks between ticks; 0: never (spike.go)
 	hysteresis    guard.Hysteresis
 	policy        guard.Policy // suppression, eviction grace, fail-safe
 	harvestCgroup string       // the tasks' parent cgroup; "" for none
@@ -50,6 +52,13 @@ func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
 	}
 	if s.interval, err = time.ParseDuration(or(cfg.GuardInterval, defaultGuardInterval)); err != nil || s.interval <= 0 {
 		return s, fmt.Errorf("guard_interval %q: want a positive duration", cfg.GuardInterval)
+	}
+	if s.spikeCheck, err = time.ParseDuration(or(cfg.SpikeCheck, defaultSpikeCheck)); err != nil || s.spikeCheck < 0 ||
+		(s.spikeCheck > 0 && s.spikeCheck < minSpikeCheck) {
+		return s, fmt.Errorf("spike_check %q: want 0 (off) or a duration of at least %s", cfg.SpikeCheck, minSpikeCheck)
+	}
+	if 2*s.spikeCheck > s.interval { // two peeks confirm a spike: no sooner than the next tick
+		s.spikeCheck = 0
 	}
 	window, err := time.ParseDuration(or(cfg.AdmitWindow, "30s"))
 	if err != nil || window < 0 {

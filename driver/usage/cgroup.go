@@ -24,9 +24,14 @@ type Cgroup struct {
 	mu       sync.Mutex
 	lastNS   uint64
 	lastTime time.Time
+	peekNS   uint64 // PeekCPU's own window
+	peekTime time.Time
 }
 
-var _ Source = (*Cgroup)(nil)
+var (
+	_ Source = (*Cgroup)(nil)
+	_ Peeker = (*Cgroup)(nil)
+)
 
 // NewCgroup watches the cgroup at path (e.g. "/primary.slice") under root.
 func NewCgroup(root, path string, capacity guard.Resources) (*Cgroup, error) {
@@ -39,6 +44,7 @@ func NewCgroup(root, path string, capacity guard.Resources) (*Cgroup, error) {
 		return nil, err
 	}
 	c.lastNS, c.lastTime = ns, c.now()
+	c.peekNS, c.peekTime = c.lastNS, c.lastTime
 	if _, err := c.memoryMiB(); err != nil {
 		return nil, err
 	}
@@ -51,27 +57,39 @@ func (c *Cgroup) Capacity() guard.Resources { return c.capacity }
 // Primary is the cgroup's CPU since the previous call (cores) and its
 // memory; harvested tasks are not in it, so harvested is ignored.
 func (c *Cgroup) Primary(guard.Resources) (guard.Resources, error) {
-	ns, err := c.cpuNanos()
+	cores, err := c.cores(&c.lastNS, &c.lastTime)
 	if err != nil {
 		return guard.Resources{}, err
-	}
-	now := c.now()
-	c.mu.Lock()
-	dNS, dT, back := ns-c.lastNS, now.Sub(c.lastTime), ns < c.lastNS
-	c.lastNS, c.lastTime = ns, now
-	c.mu.Unlock()
-	if back { // the cgroup was made anew: its counter restarted
-		return guard.Resources{}, fmt.Errorf("%s: CPU counter went backwards (cgroup recreated?); measuring from here", c.path)
-	}
-	cores := 0.0
-	if dT > 0 {
-		cores = float64(dNS) / float64(dT.Nanoseconds())
 	}
 	mem, err := c.memoryMiB()
 	if err != nil {
 		return guard.Resources{}, err
 	}
 	return guard.Resources{CPU: cores, MemoryMiB: mem}, nil
+}
+
+// PeekCPU is the cgroup's CPU since the previous PeekCPU (cores).
+func (c *Cgroup) PeekCPU(float64) (float64, error) { return c.cores(&c.peekNS, &c.peekTime) }
+
+// cores is the CPU since the counter and time a window last read, which it
+// moves to now.
+func (c *Cgroup) cores(lastNS *uint64, lastTime *time.Time) (float64, error) {
+	ns, err := c.cpuNanos()
+	if err != nil {
+		return 0, err
+	}
+	now := c.now()
+	c.mu.Lock()
+	dNS, dT, back := ns-*lastNS, now.Sub(*lastTime), ns < *lastNS
+	*lastNS, *lastTime = ns, now
+	c.mu.Unlock()
+	if back { // the cgroup was made anew: its counter restarted
+		return 0, fmt.Errorf("%s: CPU counter went backwards (cgroup recreated?); measuring from here", c.path)
+	}
+	if dT <= 0 {
+		return 0, nil
+	}
+	return float64(dNS) / float64(dT.Nanoseconds()), nil
 }
 
 // Counters are the cgroup's cumulative CPU time and its memory now, as a

@@ -21,9 +21,13 @@ type Proc struct {
 
 	mu                sync.Mutex
 	lastBusy, lastAll uint64
+	peekBusy, peekAll uint64 // PeekCPU's own window
 }
 
-var _ Source = (*Proc)(nil)
+var (
+	_ Source = (*Proc)(nil)
+	_ Peeker = (*Proc)(nil)
+)
 
 // NewProc reads the host's capacity (CPUs and MemTotal) from root.
 func NewProc(root string) (*Proc, error) {
@@ -36,6 +40,7 @@ func NewProc(root string) (*Proc, error) {
 	if p.lastBusy, p.lastAll, err = p.cpuTimes(); err != nil {
 		return nil, err
 	}
+	p.peekBusy, p.peekAll = p.lastBusy, p.lastAll
 	return p, nil
 }
 
@@ -45,20 +50,9 @@ func (p *Proc) Capacity() guard.Resources { return p.capacity }
 // Primary is the host's busy CPU since the previous call (cores) and its
 // used memory (MemTotal - MemAvailable), less the harvested tasks' use.
 func (p *Proc) Primary(harvested guard.Resources) (guard.Resources, error) {
-	busy, all, err := p.cpuTimes()
+	cores, err := p.cores(&p.lastBusy, &p.lastAll)
 	if err != nil {
 		return guard.Resources{}, err
-	}
-	p.mu.Lock()
-	dBusy, dAll, back := busy-p.lastBusy, all-p.lastAll, busy < p.lastBusy || all < p.lastAll
-	p.lastBusy, p.lastAll = busy, all
-	p.mu.Unlock()
-	if back {
-		return guard.Resources{}, fmt.Errorf("%s/stat: CPU counters went backwards; measuring from here", p.root)
-	}
-	cores := 0.0
-	if dAll > 0 {
-		cores = float64(dBusy) / float64(dAll) * p.capacity.CPU
 	}
 	mem, err := p.meminfo()
 	if err != nil {
@@ -66,6 +60,34 @@ func (p *Proc) Primary(harvested guard.Resources) (guard.Resources, error) {
 	}
 	used := (mem["MemTotal"] - mem["MemAvailable"]) / 1024
 	return guard.Resources{CPU: max(0, cores-harvested.CPU), MemoryMiB: max(0, used-harvested.MemoryMiB)}, nil
+}
+
+// PeekCPU is the host's busy CPU since the previous PeekCPU (cores), less
+// the harvested tasks' last stats. /proc/stat counts in jiffies (10 ms), so
+// over a 50 ms window it is good to about a fifth of a core per CPU.
+func (p *Proc) PeekCPU(harvestedCPU float64) (float64, error) {
+	cores, err := p.cores(&p.peekBusy, &p.peekAll)
+	return max(0, cores-harvestedCPU), err
+}
+
+// cores is the host's busy CPU since the counters a window last read, which
+// it moves to now.
+func (p *Proc) cores(lastBusy, lastAll *uint64) (float64, error) {
+	busy, all, err := p.cpuTimes()
+	if err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	dBusy, dAll, back := busy-*lastBusy, all-*lastAll, busy < *lastBusy || all < *lastAll
+	*lastBusy, *lastAll = busy, all
+	p.mu.Unlock()
+	if back {
+		return 0, fmt.Errorf("%s/stat: CPU counters went backwards; measuring from here", p.root)
+	}
+	if dAll == 0 {
+		return 0, nil
+	}
+	return float64(dBusy) / float64(dAll) * p.capacity.CPU, nil
 }
 
 // cpuTimes returns busy and total jiffies from the aggregate cpu line.

@@ -26,6 +26,17 @@ type Source interface {
 	Primary(harvested guard.Resources) (guard.Resources, error)
 }
 
+// Peeker is a source that can also be read between the guard's ticks, at
+// the cost of a file read or two, so that the driver's spike check sees a
+// CPU spike before the next tick (driver/spike.go). PeekCPU is the primary
+// tenant's CPU (cores) since the previous PeekCPU, on counters of its own:
+// it does not move the window Primary measures. harvestedCPU is what the
+// harvested tasks used at their last stats; a source that sees the whole
+// host subtracts it, one that sees the primary alone ignores it.
+type Peeker interface {
+	PeekCPU(harvestedCPU float64) (float64, error)
+}
+
 // Check says whether a measurement is one the guard can use: neither value
 // NaN, infinite or negative.
 func Check(r guard.Resources) error {

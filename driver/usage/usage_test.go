@@ -92,3 +92,51 @@ func TestCgroupV1AndV2(t *testing.T) {
 }
 
 func itoa(v uint64) string { return fmt.Sprint(v) }
+
+// PeekCPU reads its own window: peeking does not shorten the one Primary
+// averages over, and Primary does not move the peek's.
+func TestPeekHasAWindowOfItsOwn(t *testing.T) {
+	root := t.TempDir()
+	cpu := filepath.Join(root, "cpuacct", "primary", "cpuacct.usage")
+	write(t, cpu, "0\n")
+	write(t, filepath.Join(root, "memory", "primary", "memory.usage_in_bytes"), "0\n")
+	c, err := NewCgroup(root, "/primary", guard.Resources{CPU: 4, MemoryMiB: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := c.lastTime
+	c.now = func() time.Time { return clock }
+	clock = clock.Add(150 * time.Millisecond)
+	write(t, cpu, "15000000\n") // 0.1 cores over the first 150 ms
+	if got, _ := c.PeekCPU(0); math.Abs(got-0.1) > 1e-9 {
+		t.Fatalf("first peek %v cores, want 0.1", got)
+	}
+	clock = clock.Add(50 * time.Millisecond)
+	write(t, cpu, "115000000\n") // then 2 cores for 50 ms
+	if got, _ := c.PeekCPU(0); math.Abs(got-2) > 1e-9 {
+		t.Fatalf("second peek %v cores, want 2", got)
+	}
+	if got, _ := c.Primary(guard.Resources{}); math.Abs(got.CPU-0.575) > 1e-9 {
+		t.Fatalf("Primary over the whole 200 ms: %v cores, want 0.575", got.CPU)
+	}
+
+	proc := t.TempDir()
+	write(t, filepath.Join(proc, "meminfo"), "MemTotal: 16777216 kB\nMemAvailable: 8388608 kB\n")
+	write(t, filepath.Join(proc, "stat"), "cpu  0 0 0 0 0 0 0 0 0 0\n")
+	p, err := NewProc(proc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(proc, "stat"), "cpu  50 0 0 50 0 0 0 0 0 0\n") // half busy
+	n := float64(runtime.NumCPU())
+	if got, _ := p.PeekCPU(0.1); math.Abs(got-(0.5*n-0.1)) > 1e-9 {
+		t.Fatalf("proc peek %v cores, want half the host less the harvested 0.1", got)
+	}
+	write(t, filepath.Join(proc, "stat"), "cpu  50 0 0 150 0 0 0 0 0 0\n") // then idle
+	if got, _ := p.PeekCPU(0); got != 0 {
+		t.Fatalf("proc peek over an idle window: %v cores", got)
+	}
+	if got, _ := p.Primary(guard.Resources{}); math.Abs(got.CPU-0.25*n) > 1e-9 {
+		t.Fatalf("proc Primary over both windows: %v cores, want a quarter of the host", got.CPU)
+	}
+}

@@ -1,0 +1,113 @@
+package driver
+
+// The spike check (spike_check, default 50 ms): between the guard's ticks
+// the driver peeks at the primary tenant's CPU over the last spike_check
+// alone, from the built-in source (usage.Peeker: a file read or two, on
+// counters of the peek's own). Its rise above the peeks' mean over the
+// interval before the last tick, added to the measurement the cap came
+// from, is the primary's CPU now. When two peeks in a row put it at more
+// whole cores than that measurement, the guard ticks at once with the
+// lesser of the two.
+//
+// Why: the guard's measurement is the average since its last tick, so a
+// spike that begins just after a tick may still round down at the next
+// one (it covered only part of the interval), and relief waited for the
+// tick after that: up to two guard_intervals. With the check it comes two
+// or three peeks after the spike began. Fast to cut, slow to give back: the
+// cap rises again only at a regular tick, from the average over a whole
+// interval, and the regular tick is pushed a whole interval past an early
+// one so that it never averages a sliver. Two peeks rather than one, so
+// that a burst of a few milliseconds (a garbage collection) cuts nothing.
+// The rise, not the peek itself, counts, so that with a usage plugin (which
+// may count the primary differently: a service's own processes, not the
+// whole host) the built-in only says when and by how much the load jumped,
+// and the plugin's level stays the measurement.
+
+import (
+	"time"
+
+	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/driver/usage"
+)
+
+const (
+	minSpikeCheck = 10 * time.Millisecond // shorter windows see the kernel's accounting steps, not the load
+	spikePeeks    = 2                     // peeks in a row above the cap's measurement that make a spike
+)
+
+// spikePeeker is what the spike check peeks at: the source itself when it
+// is a built-in, else (a usage plugin) a built-in of the fallback's kind
+// of its own; nil when there is none.
+func spikePeeker(source usage.Source, plugin bool, kind string, conf map[string]string) usage.Peeker {
+	if !plugin {
+		p, _ := source.(usage.Peeker)
+		return p
+	}
+	b, err := usage.New(kind, conf)
+	if err != nil {
+		return nil
+	}
+	p, _ := b.(usage.Peeker)
+	return p
+}
+
+// spikeWatch is the spike check's state; only the guard loop touches it.
+type spikeWatch struct {
+	peeker usage.Peeker // the one the state below is of
+	sum    float64      // peeks since the last tick, cores
+	n      int
+	base   float64 // the peeks' level at the last tick: their mean over the interval before it
+	known  bool    // base is
+	run    int     // peeks in a row above the measurement the cap came from
+	least  float64 // the least primary they put it at, cores
+}
+
+// ticked starts the peeks' next interval at a regular tick.
+func (w *spikeWatch) ticked() {
+	if w.n > 0 {
+		w.base, w.known = w.sum/float64(w.n), true
+	}
+	w.sum, w.n = 0, 0
+}
+
+// spiked peeks once and says whether the guard should tick now, and with
+// what CPU for the primary tenant.
+func (d *Driver) spiked() (float64, bool) {
+	d.mu.Lock()
+	peeker, failSafe, primary := d.peeker, d.failSafe, d.primary.CPU
+	d.mu.Unlock()
+	w := &d.spike
+	if peeker != w.peeker { // reconfigured: start again
+		*w = spikeWatch{peeker: peeker}
+	}
+	if peeker == nil || failSafe {
+		return 0, false
+	}
+	peek, err := peeker.PeekCPU(d.harvestedNow().CPU)
+	if err == nil {
+		err = usage.Check(guard.Resources{CPU: peek})
+	}
+	if err != nil {
+		w.run = 0
+		return 0, false
+	}
+	w.sum, w.n = w.sum+peek, w.n+1
+	now := primary + peek - w.base
+	if !w.known || wholeCores(now) <= wholeCores(primary) {
+		w.run = 0
+		return 0, false
+	}
+	if w.run == 0 || now < w.least {
+		w.least = now
+	}
+	if w.run++; w.run < spikePeeks {
+		return 0, false
+	}
+	// the early tick sets the cap from least: the peeks' level that stands
+	// for it is the new base, and the next interval starts now
+	w.base += w.least - primary
+	w.sum, w.n, w.run = 0, 0, 0
+	return w.least, true
+}
+
+func wholeCores(cpu float64) float64 { return guard.RoundUp(guard.Resources{CPU: cpu}).CPU }
