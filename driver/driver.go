@@ -35,6 +35,8 @@ type Driver struct {
 	metrics *prometheus.Registry // the guard's harvest_driver_* and the plugin manager's harvest_plugin_* series
 	met     *driverMetrics
 	spike   spikeWatch // the spike check's state (spike.go); the guard loop's alone
+	// the harvested tasks' CPU over the ticks' and the peeks' windows (harvestmeter.go)
+	tickMeter, peekMeter cpuMeter
 
 	mu          sync.Mutex // guards everything below
 	config      Config

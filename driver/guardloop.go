@@ -90,7 +90,7 @@ func (d *Driver) guardOnce(now time.Time) guard.Plan { return d.guardTick(now, 0
 // guardTick is a tick at which the primary tenant's CPU is at least
 // spikeCPU (the spike check's peeks; 0 at a regular tick).
 func (d *Driver) guardTick(now time.Time, spikeCPU float64) guard.Plan {
-	harvested := d.harvestedNow()
+	harvested := d.harvestedOver(&d.tickMeter, now, d.harvestedNow())
 	d.mu.Lock()
 	src, s, reserve, plug := d.source, d.settings, d.reserveLocked().Resources, d.plugin
 	d.mu.Unlock()
