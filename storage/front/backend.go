@@ -107,6 +107,7 @@ func New(o Options) *Backend {
 	b.scrub = newScrubber(b, o.Scrub)
 	b.safe = newSafeMode(o.SafeMode)
 	b.grid = o.Nodes.Grid()
+	o.Nodes.firstByte.Store(b.metrics.firstByte)
 	return b
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"sync"
 	"time"
 
@@ -127,7 +126,7 @@ func (b *Backend) readable(e catalog.Entry) ([]catalog.Replica, error) {
 		}
 		out = append(out, r)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return b.nodes.inflight(out[i].Node) < b.nodes.inflight(out[j].Node) })
+	b.nodes.byReadCost(out)
 	switch {
 	case len(out) > 0:
 		return out, nil
@@ -226,12 +225,14 @@ func (b *Backend) openRange(ctx context.Context, r catalog.Replica, offset, end,
 	if end > offset && (offset > 0 || end < size) {
 		_ = opts.SetRange(offset, end-1)
 	}
+	began := time.Now()
 	body, _, _, err := b.nodes.client(r.Node).GetObject(ctx, DataBucket, r.Name, opts)
 	if err != nil {
 		finish()
 		return nil, err
 	}
 	st.touch()
+	b.nodes.observeRead(r.Node, time.Since(began)) // the node's answer with its headers: its time to first byte
 	return &nodeBody{r: progressReader{r: body, s: st}, c: body, finish: finish}, nil
 }
 

@@ -45,6 +45,7 @@ type metrics struct {
 	maintainer          prometheus.Gauge
 	fronts              prometheus.Gauge
 	nodeFree            *prometheus.GaugeVec
+	firstByte           *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
@@ -98,6 +99,8 @@ func newMetrics() *metrics {
 	m.fronts.Set(1)
 	m.nodeFree = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "harvest_blob_node_disk_free_bytes",
 		Help: "A storage node's free disk at its last reading (MinIO's drive metrics); -1 when it cannot be read."}, []string{"node"})
+	m.firstByte = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "harvest_blob_node_first_byte_seconds",
+		Help: "A storage node's recent time to first byte for this front's reads: the peak EWMA (decay 10 s) reads are ordered by, with the reads in flight."}, []string{"node"})
 	m.register(m.registry)
 	return m
 }
@@ -105,7 +108,7 @@ func newMetrics() *metrics {
 func (m *metrics) register(reg prometheus.Registerer) {
 	reg.MustRegister(m.ambiguousWrites, m.saturated, m.storageFull, m.corruptReads, m.missingReads, m.scrubbedBytes,
 		m.scrubbedReplicas, m.scrubCorrupt, m.scrubMissing, m.scrubPasses, m.repairVerifyFails, m.gcDeleted, m.gcDeletedBytes,
-		m.gcAbortedUploads, m.gcPasses, m.gcHeld, m.orphanBytes, m.safeMode, m.maintainer, m.fronts, m.nodeFree)
+		m.gcAbortedUploads, m.gcPasses, m.gcHeld, m.orphanBytes, m.safeMode, m.maintainer, m.fronts, m.nodeFree, m.firstByte)
 	reg.MustRegister(m.writes, m.writeFailures, m.degraded, m.reads, m.busyDenials, m.readFailures, m.redirects,
 		m.underReplicated, m.objects, m.repaired, m.repairBytes, m.repairFailures, m.lost, m.declarationFailures, m.nodeUp,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
@@ -49,11 +50,12 @@ type Nodes struct {
 	since        map[string]time.Time // when a node went down
 	slots        map[string]chan struct{}
 	diskRead     map[string]time.Time
-	flags        map[string]bool // things logged once per episode
-	removed      map[string]bool // no longer configured (reload.go)
-	perNode      int             // call slots of each node
-	hourCands    int             // the grid's HourCandidates
-	reads        sync.Map        // node ID -> *atomic.Int64: reads in flight
+	flags        map[string]bool                     // things logged once per episode
+	removed      map[string]bool                     // no longer configured (reload.go)
+	perNode      int                                 // call slots of each node
+	hourCands    int                                 // the grid's HourCandidates
+	reads        sync.Map                            // node ID -> *readStats (readchoice.go)
+	firstByte    atomic.Pointer[prometheus.GaugeVec] // the front's metric of each node's time to first byte
 	timeouts     Timeouts
 	// shared with the other fronts (ledger.go): what this front committed,
 	// by node and ledger slot; what the others hold on each node beyond this
@@ -61,20 +63,6 @@ type Nodes struct {
 	added     map[string]map[int64]int64
 	others    map[string]int64
 	countedAt time.Time
-}
-
-func (n *Nodes) counter(id string) *atomic.Int64 {
-	c, _ := n.reads.LoadOrStore(id, new(atomic.Int64))
-	return c.(*atomic.Int64)
-}
-
-func (n *Nodes) inflight(id string) int64 { return n.counter(id).Load() }
-
-// startRead counts a read in flight on a node until the returned func runs.
-func (n *Nodes) startRead(id string) func() {
-	c := n.counter(id)
-	c.Add(1)
-	return func() { c.Add(-1) }
 }
 
 // NodesOptions tune the node clients.

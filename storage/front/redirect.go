@@ -17,8 +17,8 @@ import (
 
 // A bucket tagged harvest-read=redirect has its GETs answered with
 // 307 Temporary Redirect to a presigned GET of one replica on its storage
-// node, chosen as a proxied read would choose it (up, not busy, fewest reads
-// in flight). The bytes then go from the node's disk to the client without
+// node, chosen as a proxied read would choose it (up, not busy, least
+// peak-EWMA cost: readchoice.go). The bytes then go from the node's disk to the client without
 // passing through the front, which only looks the object up: for clients
 // that follow redirects (curl -L, browsers, Go's net/http, Python requests,
 // dataset loaders reading presigned URLs) a GET costs what a GET from the

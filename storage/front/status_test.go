@@ -118,8 +118,8 @@ func fakeNode(t *testing.T, name string) string {
 }
 
 // TestReadsSkipBusyNodesAndPreferTheLeastLoaded: a read goes to a replica
-// whose node is up and not busy, the one with fewest reads in flight first,
-// and fails with SlowDown when
+// whose node is up and not busy, the one with fewest reads in flight first
+// (their times to first byte alike), and fails with SlowDown when
 // every replica's node is busy.
 func TestReadsSkipBusyNodesAndPreferTheLeastLoaded(t *testing.T) {
 	var cfgs []NodeConfig
