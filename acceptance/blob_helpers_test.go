@@ -205,9 +205,15 @@ func ownPrefix(t *testing.T, prefix string) {
 // MinIO servers, keeping its state under prefix (apart from the other blob
 // tests'; see ownPrefix), with extra configuration.
 func startPrefixedBlob(t *testing.T, prefix string, extra string) *blobFront {
+	return startPrefixedBlobVia(t, prefix, extra, nil)
+}
+
+// startPrefixedBlobVia is startPrefixedBlob with some stores reached at
+// other addresses (by store number: a proxy in front of that MinIO).
+func startPrefixedBlobVia(t *testing.T, prefix string, extra string, endpoints map[int]string) *blobFront {
 	t.Helper()
 	f := &blobFront{addr: fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(2)), admin: fmt.Sprintf("http://127.0.0.1:%d", cluster.SparePort(3)),
-		config: filepath.Join(cluster.RunDir, "blob-"+strings.Trim(prefix, "/")+".hcl")}
+		config: filepath.Join(cluster.RunDir, "blob-"+strings.Trim(prefix, "/")+".hcl"), endpoints: endpoints}
 	writePrefixedBlobConfig(t, f, prefix, extra)
 	f.log, f.stop = startDaemonStoppable(t, blobBinary(), "agent", "-config", f.config)
 	t.Cleanup(func() { noDataRace(t, f.log) })
@@ -226,8 +232,12 @@ func writePrefixedBlobConfig(t *testing.T, f *blobFront, prefix string, extra st
 			continue
 		}
 		meta := cluster.NomadClients[i].Meta
+		endpoint := m.HTTPAddr
+		if e, ok := f.endpoints[i+1]; ok {
+			endpoint = e
+		}
 		fmt.Fprintf(&nodes, "node %q {\n  endpoint = %q\n  access_key = %q\n  secret_key = %q\n  tenant = %q\n  environment = %q\n  rack = %q\n  capacity_mb = 8192\n}\n",
-			fmt.Sprintf("store-%d", i+1), m.HTTPAddr, m.AccessKey, m.SecretKey, meta["harvest_tenant"], meta["harvest_environment"],
+			fmt.Sprintf("store-%d", i+1), endpoint, m.AccessKey, m.SecretKey, meta["harvest_tenant"], meta["harvest_environment"],
 			fmt.Sprintf("rack-%d", i+1))
 	}
 	repair := "repair {\n  health_interval = \"1s\"\n}" // unless extra has a repair block of its own

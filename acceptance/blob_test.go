@@ -38,6 +38,9 @@ type blobFront struct {
 	admin  string
 	config string
 	stop   func()
+	// endpoints replace store-N's MinIO address in a prefixed front's
+	// configuration (writePrefixedBlobConfig), by N
+	endpoints map[int]string
 }
 
 // blobConfig writes harvest-blob's configuration: fast health checks and
