@@ -72,3 +72,32 @@ func BenchmarkPercentile(b *testing.B) {
 		}
 	})
 }
+
+// The counting percentile is the sorting one's, at the history's 0.01-point
+// resolution, for values on that grid, between it, and out of [0, 100].
+func TestCountingPercentileMatchesSorting(t *testing.T) {
+	p := synth.DefaultProfile(5, 3)
+	p.Days = 30
+	for _, tn := range synth.Generate(p).Tenants {
+		x := slices.Clone(tn.Series.Values)
+		for i := range x {
+			if x[i] != x[i] {
+				x[i] = 50
+			}
+		}
+		for _, q := range []float64{0, 0.5, 0.95, 0.999} {
+			if got, want := percentile(x, q), sortedPercentile(x, q); math.Abs(got-want) > 0.005+1e-9 {
+				t.Fatalf("%s q%.3f: counting %.4f, sorting %.4f", tn.ID, q, got, want)
+			}
+		}
+	}
+	if got := percentile([]float64{-3, -0.001, 101, 250}, 0.25); got != 0 {
+		t.Fatalf("below 0 counts as 0: %v", got)
+	}
+	if got := percentile([]float64{-3, 101, 250, 300}, 0.75); got != 100 {
+		t.Fatalf("above 100 counts as 100: %v", got)
+	}
+	if got := percentile([]float64{12.344, 12.346, 12.35}, 0.5); got != 12.35 {
+		t.Fatalf("between the grid's points: %v, want 12.346 rounded to 12.35", got)
+	}
+}

@@ -253,7 +253,15 @@ func meanSD(x []float64) (float64, float64) {
 func percentile(x []float64, p float64) float64 {
 	var counts [10001]uint32
 	for _, v := range x {
-		counts[int(math.Round(math.Max(0, math.Min(100, v))*100))]++
+		// v*100 rounded half up, clamped to [0, 10000]: comparisons, not
+		// math.Round/Min/Max calls (a fifth of a tenant's features before)
+		k := int(v*100 + 0.5)
+		if k < 0 || v != v {
+			k = 0
+		} else if k > 10000 {
+			k = 10000
+		}
+		counts[k]++
 	}
 	rank := uint32(min(len(x)-1, int(p*float64(len(x)))))
 	seen := uint32(0)
