@@ -68,11 +68,22 @@ type benchOptions struct {
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
+// stackBinary is the absolute path of a stack binary in dir (whose links,
+// as make leaves them, are relative): the benchmarks start it in a
+// directory of its own.
+func stackBinary(dir, name string) (string, error) {
+	bin, err := filepath.EvalSymlinks(filepath.Join(dir, name))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(bin)
+}
+
 func benchHistory(ctx context.Context, o benchOptions) error {
 	addr, consulPID := o.consulAddr, 0
 	var client *consulapi.Client
 	if addr == "" {
-		bin, err := filepath.EvalSymlinks(filepath.Join(o.stackBin, "consul"))
+		bin, err := stackBinary(o.stackBin, "consul")
 		if err != nil {
 			return fmt.Errorf("consul binary: %w (build the stack with make, or pass -consul-addr)", err)
 		}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,7 +39,7 @@ func benchWritesCommand() cli.CommandFactory {
 			fs.StringVar(&o.stackBin, "stack-bin", envOr("HARVEST_STACK_BIN", ".cache/stack/bin"), "folder holding the consul binary")
 		},
 		Run: func(ctx context.Context, _ *flag.FlagSet) error {
-			bin, err := filepath.EvalSymlinks(filepath.Join(o.stackBin, "consul"))
+			bin, err := stackBinary(o.stackBin, "consul")
 			if err != nil {
 				return fmt.Errorf("consul binary: %w", err)
 			}
