@@ -46,11 +46,12 @@ func (f *fakeSource) set(r guard.Resources) {
 var topology = numalib.Scan(numalib.PlatformScanners(false))
 
 // newHarness runs the driver behind Nomad's driver harness (gRPC), with a
-// fake usage source of 4 cores and 4 GiB, a 1-core reserve and no margin.
+// fake usage source of 4 cores and 4 GiB, a 1-core reserve and no margin,
+// and no spike check (its peeks would read this host).
 func newHarness(t *testing.T) (*dtestutil.DriverHarness, *Driver, *fakeSource) {
 	t.Helper()
 	d := New(hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn}))
-	cfg := Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", AdmitWindow: "0s", UsageSource: "proc",
+	cfg := Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", SpikeCheck: "0", AdmitWindow: "0s", UsageSource: "proc",
 		EvictGrace: "0s", StaleAfter: "3h", HarvestCgroup: "none"}
 	h := newHarnessWith(t, d, cfg)
 	fake := &fakeSource{capacity: guard.Resources{CPU: 4, MemoryMiB: 4096}}

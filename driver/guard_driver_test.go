@@ -237,7 +237,7 @@ func TestHarvestCgroupOnRealV1(t *testing.T) {
 		t.Skip("needs root on a cgroup v1 host")
 	}
 	d := New(hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn}))
-	h := newHarnessWith(t, d, Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", AdmitWindow: "0s",
+	h := newHarnessWith(t, d, Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", SpikeCheck: "0", AdmitWindow: "0s",
 		UsageSource: "proc", EvictGrace: "1h", StaleAfter: "3h", CPUIdle: true, CapMethod: "quota", HarvestCgroup: "/harvest-driver-unit-" + strconv.Itoa(os.Getpid())})
 	fake := &fakeSource{capacity: guard.Resources{CPU: 4, MemoryMiB: 4096}}
 	d.mu.Lock()
@@ -311,7 +311,7 @@ func newHarnessWith(t *testing.T, d *Driver, cfg Config) *dtestutil.DriverHarnes
 // guard plans it unrounded.
 func TestNoHarvestCgroupPlansTheCapUnrounded(t *testing.T) {
 	d := New(hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn}))
-	newHarnessWith(t, d, Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", UsageSource: "proc",
+	newHarnessWith(t, d, Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", SpikeCheck: "0", UsageSource: "proc",
 		StaleAfter: "3h", HarvestCgroup: "none"})
 	d.mu.Lock()
 	defer d.mu.Unlock()

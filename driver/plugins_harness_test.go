@@ -154,7 +154,7 @@ func newPluginHarness(t *testing.T, e *exporter) (*dtestutil.DriverHarness, *Dri
 	h := dtestutil.NewDriverHarness(t, d)
 	t.Cleanup(h.Kill)
 	t.Cleanup(d.Shutdown)
-	cfg := Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", AdmitWindow: "0s",
+	cfg := Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", SpikeCheck: "0", AdmitWindow: "0s",
 		UsageSource: "proc", PluginConfig: pluginFile(t, e), UsagePlugin: "node", HarvestCgroup: "none", EvictGrace: "0s"}
 	var raw []byte
 	if err := base.MsgPackEncode(&raw, &cfg); err != nil {
