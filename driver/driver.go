@@ -55,6 +55,7 @@ type Driver struct {
 	suppressed  time.Time       // when the last suppression the tasks were told of began
 	cgroup      *harvestcg.Parent
 	loopStarted bool
+	looped      chan struct{} // closed once the guard loop's first tick is done
 	reporter    *reporter
 	declared    declared         // the last good declarations (declared.go)
 	announced   effectiveReserve // the effective reserve last logged
@@ -70,7 +71,8 @@ func New(logger hclog.Logger) *Driver {
 	ctx, cancel := context.WithCancel(context.Background())
 	logger = logger.Named(Name)
 	d := &Driver{logger: logger, eventer: eventer.NewEventer(ctx, logger), ctx: ctx, cancel: cancel,
-		tasks: newTaskStore(), metrics: prometheus.NewRegistry(), config: Config{Enabled: true}, fingerprintWake: make(chan struct{})}
+		tasks: newTaskStore(), metrics: prometheus.NewRegistry(), config: Config{Enabled: true}, fingerprintWake: make(chan struct{}),
+		looped: make(chan struct{})}
 	d.met = newDriverMetrics(d.metrics, d.harvestCgroup)
 	return d
 }

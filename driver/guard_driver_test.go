@@ -304,7 +304,20 @@ func newHarnessWith(t *testing.T, d *Driver, cfg Config) *dtestutil.DriverHarnes
 	if err := h.SetConfig(&base.Config{PluginConfig: raw, AgentConfig: &base.AgentConfig{Driver: &base.ClientDriverConfig{Topology: topology}}}); err != nil {
 		t.Fatal(err)
 	}
+	waitLooped(t, d)
 	return h
+}
+
+// waitLooped waits for the guard loop's first tick, which measures the
+// real host: a test that sets a fake source and ticks by hand must not
+// have it land after its own ticks.
+func waitLooped(t *testing.T, d *Driver) {
+	t.Helper()
+	select {
+	case <-d.looped:
+	case <-time.After(time.Minute):
+		t.Fatal("the guard loop made no first tick in a minute")
+	}
 }
 
 // Without a harvest cgroup nothing enforces the cap in whole CPUs, so the

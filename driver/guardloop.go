@@ -29,6 +29,7 @@ func (d *Driver) guardLoop() {
 		peeks = peek.C
 	}
 	d.guardOnce(time.Now())
+	close(d.looped)
 	for {
 		select {
 		case <-d.ctx.Done():

@@ -163,6 +163,7 @@ func newPluginHarness(t *testing.T, e *exporter) (*dtestutil.DriverHarness, *Dri
 	if err := h.SetConfig(&base.Config{PluginConfig: raw, AgentConfig: &base.AgentConfig{Driver: &base.ClientDriverConfig{Topology: topology}}}); err != nil {
 		t.Fatal(err)
 	}
+	waitLooped(t, d)
 	return h, d
 }
 
