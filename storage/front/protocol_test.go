@@ -173,7 +173,8 @@ func TestCorruptAndMissingReplicasAreSkippedThenScrubbedAndRepaired(t *testing.T
 	if len(before.Layout) != 1 || len(before.Replicas) != 3 {
 		t.Fatalf("entry %+v", before)
 	}
-	// the GET prefers the least loaded replica, in entry order on a tie:
+	// the GET starts at the replica of least cost, in entry order on a tie
+	// (no node has served a read yet, none has a read in flight):
 	// corrupt the first in the second block, delete the second
 	bad, gone := before.Replicas[0], before.Replicas[1]
 	corrupt := bytes.Clone(data)
