@@ -83,7 +83,7 @@ func (d *Driver) spiked() (float64, bool) {
 	if peeker == nil || failSafe {
 		return 0, false
 	}
-	peek, err := peeker.PeekCPU(d.harvestedOver(&d.peekMeter, time.Now(), d.harvestedNow()).CPU)
+	peek, err := peeker.PeekCPU(func() float64 { return d.harvestedOver(&d.peekMeter, time.Now(), d.harvestedNow()).CPU })
 	if err == nil {
 		err = usage.Check(guard.Resources{CPU: peek})
 	}

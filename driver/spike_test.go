@@ -16,7 +16,7 @@ type peekSource struct {
 	peek   float64
 }
 
-func (p *peekSource) PeekCPU(float64) (float64, error) {
+func (p *peekSource) PeekCPU(func() float64) (float64, error) {
 	p.peekMu.Lock()
 	defer p.peekMu.Unlock()
 	return p.peek, nil

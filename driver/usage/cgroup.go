@@ -69,7 +69,7 @@ func (c *Cgroup) Primary(guard.Resources) (guard.Resources, error) {
 }
 
 // PeekCPU is the cgroup's CPU since the previous PeekCPU (cores).
-func (c *Cgroup) PeekCPU(float64) (float64, error) { return c.cores(&c.peekNS, &c.peekTime) }
+func (c *Cgroup) PeekCPU(func() float64) (float64, error) { return c.cores(&c.peekNS, &c.peekTime) }
 
 // cores is the CPU since the counter and time a window last read, which it
 // moves to now.

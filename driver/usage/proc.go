@@ -63,11 +63,14 @@ func (p *Proc) Primary(harvested guard.Resources) (guard.Resources, error) {
 }
 
 // PeekCPU is the host's busy CPU since the previous PeekCPU (cores), less
-// the harvested tasks' last stats. /proc/stat counts in jiffies (10 ms), so
+// the harvested tasks' over the same window. /proc/stat counts in jiffies (10 ms), so
 // over a 50 ms window it is good to about a fifth of a core per CPU.
-func (p *Proc) PeekCPU(harvestedCPU float64) (float64, error) {
+func (p *Proc) PeekCPU(harvestedCPU func() float64) (float64, error) {
 	cores, err := p.cores(&p.peekBusy, &p.peekAll)
-	return max(0, cores-harvestedCPU), err
+	if err != nil {
+		return 0, err
+	}
+	return max(0, cores-harvestedCPU()), nil
 }
 
 // cores is the host's busy CPU since the counters a window last read, which

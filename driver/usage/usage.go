@@ -30,11 +30,12 @@ type Source interface {
 // the cost of a file read or two, so that the driver's spike check sees a
 // CPU spike before the next tick (driver/spike.go). PeekCPU is the primary
 // tenant's CPU (cores) since the previous PeekCPU, on counters of its own:
-// it does not move the window Primary measures. harvestedCPU is what the
-// harvested tasks used at their last stats; a source that sees the whole
-// host subtracts it, one that sees the primary alone ignores it.
+// it does not move the window Primary measures. harvestedCPU gives what the
+// harvested tasks used over the same window; a source that sees the whole
+// host calls it and subtracts it, one that sees the primary alone never
+// calls it (so nothing measures them for nothing, 20 times a second).
 type Peeker interface {
-	PeekCPU(harvestedCPU float64) (float64, error)
+	PeekCPU(harvestedCPU func() float64) (float64, error)
 }
 
 // Check says whether a measurement is one the guard can use: neither value

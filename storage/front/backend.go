@@ -61,6 +61,7 @@ type Backend struct {
 	busyExpiry   time.Duration
 	diskClient   *http.Client    // reads the nodes' drive metrics
 	degradedSeen sync.Map        // reasons of degraded placements logged at WARN
+	episodes     sync.Map        // failures in an episode already logged (warnEpisode)
 	lostNodes    map[string]bool // nodes whose replicas were dropped; only the health checks touch it
 	follower     atomic.Bool     // another front maintains the tier (maintainer.go)
 	frontID      string          // this front's ledger among the fronts' (ledger.go), new at every start

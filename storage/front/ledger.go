@@ -175,12 +175,11 @@ func (b *Backend) shareLedger(ctx context.Context) int {
 // warnEpisode logs msg (with err) when err begins an episode of failures
 // of what flag names, and ends the episode when err is nil; it returns err.
 func (b *Backend) warnEpisode(flag string, err error, msg string, args ...any) error {
-	key := "episode\x00" + flag
 	if err == nil {
-		b.degradedSeen.Delete(key)
+		b.episodes.Delete(flag)
 		return nil
 	}
-	if _, seen := b.degradedSeen.LoadOrStore(key, true); !seen {
+	if _, seen := b.episodes.LoadOrStore(flag, true); !seen {
 		b.log.Warn(msg, append(args, "error", err)...)
 	}
 	return err
