@@ -77,7 +77,7 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 	}
 	a.refresher = &Refresher{Store: a.store, Config: set.classifier,
 		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: set.retention, JobTypes: set.jobTypes,
-		ReadConcurrency: set.readConcurrency}
+		ReadConcurrency: set.readConcurrency, SurvivalSample: set.survivalSample}
 	a.weights = proxy.NewLiveWeights(set.weights)
 	a.setupStrategies(cfg, nomad)
 	a.refresher.Nodes = viewNodes{a.strategies.view} // the loops' watch and node cache

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"cmp"
+	"hash/fnv"
 	"math"
 	"runtime"
 	"slices"
@@ -77,9 +78,11 @@ func medianServer(sizes []survival.Server) survival.Server {
 // its weight) replayed by survival.Curve on the median server of the class's
 // Nomad nodes (a node belongs to the class of the tenant its meta names).
 // Classes are computed in parallel, the largest first; each tenant is
-// replayed once, so the cost is O(slots x tenants) in all.
+// replayed once, so the cost is O(slots x tenants) in all, or, with sample
+// > 0, O(slots x classes x sample): a class of more members replays sample
+// of them (sampleMembers), each still weighted by its nodes.
 func classSurvival(classes []classify.Class, inputs []classify.Input, window time.Duration,
-	nodes []labels.Node, th jobtype.Thresholds) []api.Class {
+	nodes []labels.Node, th jobtype.Thresholds, sample int) []api.Class {
 	classOf := map[string]int{}
 	for i, c := range classes {
 		for _, t := range c.Tenants {
@@ -103,6 +106,9 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 		}
 	}
 
+	for i := range members {
+		members[i] = sampleMembers(members[i], sample)
+	}
 	out := make([]api.Class, len(classes))
 	order := make([]int, len(classes))
 	for i := range classes {
@@ -127,6 +133,34 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 	close(work)
 	wg.Wait()
 	return out
+}
+
+// sampleMembers keeps, of more than n members (n > 0), the n whose tenant
+// names hash lowest (FNV-1a), in their order: a uniform draw that does not
+// depend on the members' weights or order, and the same at every refresh,
+// so a class's figures do not jitter from one day to the next for want of
+// a seed. The survival figure is a ratio of node-weighted sums over the
+// members, which a uniform sample estimates without bias.
+func sampleMembers(members []classify.Input, n int) []classify.Input {
+	if n <= 0 || len(members) <= n {
+		return members
+	}
+	hashes := make([]uint64, len(members))
+	for i, m := range members {
+		h := fnv.New64a()
+		h.Write([]byte(m.Tenant))
+		hashes[i] = h.Sum64()
+	}
+	cut := slices.Clone(hashes)
+	slices.Sort(cut)
+	limit := cut[n-1]
+	kept := make([]classify.Input, 0, n)
+	for i, m := range members {
+		if hashes[i] <= limit && len(kept) < n {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 // fillSurvival replays one class's members on its median server.
@@ -184,3 +218,6 @@ func survivalAt(curve []survival.Point, l time.Duration) survival.Probability {
 	f := math.Log(float64(l)/float64(lo.Length)) / math.Log(float64(hi.Length)/float64(lo.Length))
 	return lo.Probability + survival.Probability(f)*(hi.Probability-lo.Probability)
 }
+
+// defaultSurvivalSample is classify.survival_sample's default.
+const defaultSurvivalSample = 100

@@ -6,6 +6,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -71,7 +73,7 @@ func TestClassSurvivalFlatVersusHourlyRise(t *testing.T) {
 		{Tenant: "b/hourly", Nodes: []string{"b1"}, Series: hourly(30, 12.5, 10)}, // +2 of 16 cores
 	}
 	nodes := []labels.Node{driverNode("a1", "a/calm", "16", "4", "1"), driverNode("b1", "b/hourly", "16", "4", "1")}
-	out := classSurvival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default())
+	out := classSurvival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default(), 0)
 	calm, rough := out[0], out[1]
 	if len(calm.Survival) != len(survival.DefaultLengths()) || calm.SurvivalUnavailable != "" {
 		t.Fatalf("calm class: %+v", calm)
@@ -115,7 +117,7 @@ func TestClassSurvivalServerIsTheMedianNode(t *testing.T) {
 		{ID: "y3", Name: "y3", Meta: map[string]string{labels.TenantKey: "a/y"}}, // no harvest driver
 		{ID: "z1", Name: "z1", Meta: map[string]string{labels.TenantKey: "b/z"}},
 	}
-	out := classSurvival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default())
+	out := classSurvival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default(), 0)
 	if s := out[0].SurvivalServer; s == nil || *s != (api.SurvivalServer{Cores: 16, Reserve: 5.28, Nodes: 3}) {
 		t.Errorf("server %+v, want the 16-core node of the three that report", s)
 	}
@@ -234,9 +236,72 @@ func BenchmarkClassSurvival(b *testing.B) {
 	})
 	b.Run("survival", func(b *testing.B) {
 		for range b.N {
-			classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default())
+			classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), 0)
 		}
 		b.ReportMetric(float64(len(table.Classes)), "classes")
 		b.ReportMetric(float64(largest), "largest-class-tenants")
 	})
+}
+
+// TestSurvivalSampleStaysNearTheFullReplay replays a 2,000-tenant synthetic
+// datacenter's classes in full and with samples of their members: the
+// sampled figures stay near the full ones, a sample at least a class's size
+// changes nothing, and the sample is the same whatever the members' order.
+func TestSurvivalSampleStaysNearTheFullReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays 2,000 tenants")
+	}
+	p := synth.DefaultProfile(7, 2000)
+	p.Days = 30
+	dc := synth.Generate(p)
+	var inputs []classify.Input
+	var nodes []labels.Node
+	for _, tn := range dc.Tenants {
+		inputs = append(inputs, classify.Input{Tenant: tn.ID.String(), Nodes: tn.Nodes, Series: tn.Series})
+		for _, n := range tn.Nodes {
+			nodes = append(nodes, driverNode(n, tn.ID.String(), "16", "5.28", "1"))
+		}
+	}
+	cfg := classify.Default()
+	table := classify.Classify(inputs, cfg)
+	full := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), 0)
+	largest := 0
+	for _, c := range table.Classes {
+		largest = max(largest, len(c.Tenants))
+	}
+	if same := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), largest); !reflect.DeepEqual(same, full) {
+		t.Fatal("a sample as large as the largest class changed the figures")
+	}
+	for _, n := range []int{25, 50, defaultSurvivalSample} {
+		sampled := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), n)
+		worst, sum, count := 0.0, 0.0, 0
+		for i, c := range full {
+			for k, pt := range c.Survival {
+				if pt.Probability == nil || sampled[i].Survival[k].Probability == nil {
+					continue
+				}
+				d := math.Abs(*pt.Probability - *sampled[i].Survival[k].Probability)
+				worst, sum, count = max(worst, d), sum+d, count+1
+			}
+		}
+		t.Logf("sample %d of up to %d members: |sampled - full| mean %.4f, max %.4f over %d class lengths",
+			n, largest, sum/float64(count), worst, count)
+		if n == defaultSurvivalSample && worst > 0.05 {
+			t.Errorf("the default sample (%d) is %.3f from the full replay, want within 0.05", n, worst)
+		}
+	}
+	reversed := slices.Clone(inputs)
+	slices.Reverse(reversed)
+	a, b := sampleMembers(inputs, 50), sampleMembers(reversed, 50)
+	names := func(in []classify.Input) []string {
+		var s []string
+		for _, x := range in {
+			s = append(s, x.Tenant)
+		}
+		slices.Sort(s)
+		return s
+	}
+	if len(a) != 50 || !slices.Equal(names(a), names(b)) {
+		t.Errorf("the sample depends on the members' order")
+	}
 }

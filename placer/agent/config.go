@@ -146,6 +146,9 @@ type ClassifyConfig struct {
 	// ReadConcurrency is how many days of history a refresh reads from
 	// Consul at once (default 4, 1-64): a cold start reads every day once.
 	ReadConcurrency *int `hcl:"read_concurrency,optional"`
+	// SurvivalSample is how many members of each class the survival replay
+	// replays at most (default 100; 0: every member).
+	SurvivalSample *int `hcl:"survival_sample,optional"`
 }
 
 // DefaultConfig is what the placer runs with when nothing is said.
@@ -255,6 +258,9 @@ func merge(dst *Config, src Config) {
 	if src.Classify.ReadConcurrency != nil {
 		c.ReadConcurrency = src.Classify.ReadConcurrency
 	}
+	if src.Classify.SurvivalSample != nil {
+		c.SurvivalSample = src.Classify.SurvivalSample
+	}
 }
 
 // validate checks the config as New will decode it.
@@ -313,6 +319,17 @@ func (c Config) readConcurrency() (int, error) {
 		return n, nil
 	}
 	return 0, fmt.Errorf("classify.read_concurrency %d: want 1-64", *c.Classify.ReadConcurrency)
+}
+
+// survivalSample is classify.survival_sample (default 100, 0: every member).
+func (c Config) survivalSample() (int, error) {
+	if c.Classify.SurvivalSample == nil {
+		return defaultSurvivalSample, nil
+	}
+	if n := *c.Classify.SurvivalSample; n >= 0 && n <= 1_000_000 {
+		return n, nil
+	}
+	return 0, fmt.Errorf("classify.survival_sample %d: want 0 (every member) to 1000000", *c.Classify.SurvivalSample)
 }
 
 func (c Config) thresholds() (jobtype.Thresholds, error) {

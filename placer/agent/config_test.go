@@ -89,6 +89,19 @@ func TestMemoryLimitAndReadConcurrencyAreChecked(t *testing.T) {
 	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "read_concurrency") {
 		t.Fatalf("read_concurrency 0 passed validation: %v", err)
 	}
+	c.Classify.ReadConcurrency = nil
+	if n, err := c.survivalSample(); err != nil || n != defaultSurvivalSample {
+		t.Fatalf("survival_sample unset read as %d, %v", n, err)
+	}
+	negative := -1
+	c.Classify.SurvivalSample = &negative
+	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "survival_sample") {
+		t.Fatalf("survival_sample -1 passed validation: %v", err)
+	}
+	c.Classify.SurvivalSample = &bad
+	if n, err := c.survivalSample(); err != nil || n != 0 {
+		t.Fatalf("survival_sample 0 (every member) read as %d, %v", n, err)
+	}
 }
 
 // memory_limit in the file reaches the config (it was parsed, then dropped

@@ -40,6 +40,9 @@ type Refresher struct {
 	JobTypes jobtype.Thresholds
 	// ReadConcurrency bounds the days of history read at once (default 4).
 	ReadConcurrency int
+	// SurvivalSample is how many members of a class the survival replay
+	// replays at most (0: every member).
+	SurvivalSample int
 
 	mu    sync.Mutex // one refresh at a time
 	cache *history.Cache
@@ -131,7 +134,7 @@ func (r *Refresher) refresh(ctx context.Context) (*api.ClassTable, error) {
 		th = jobtype.Default()
 	}
 	survivalStart := time.Now()
-	stored.Classes = classSurvival(table.Classes, inputs, cfg.Window, nodes, th)
+	stored.Classes = classSurvival(table.Classes, inputs, cfg.Window, nodes, th, r.SurvivalSample)
 	r.Metrics.observeStage("survival", time.Since(survivalStart))
 	r.Log.Debug("survival replayed", "tenants", len(inputs), "took", time.Since(survivalStart).Round(time.Millisecond))
 	for _, t := range table.Tenants {

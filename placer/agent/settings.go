@@ -17,6 +17,7 @@ type settings struct {
 	interval        time.Duration // classify.interval
 	retention       time.Duration // classify.retention
 	readConcurrency int
+	survivalSample  int   // classify.survival_sample
 	memoryLimit     int64 // bytes, 0: none
 	jobTypes        jobtype.Thresholds
 	classifier      classify.Config
@@ -55,6 +56,9 @@ func (c Config) decode() (settings, error) {
 		return s, err
 	}
 	if s.readConcurrency, err = c.readConcurrency(); err != nil {
+		return s, err
+	}
+	if s.survivalSample, err = c.survivalSample(); err != nil {
 		return s, err
 	}
 	if s.memoryLimit, err = c.memoryLimit(); err != nil {

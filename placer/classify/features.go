@@ -73,6 +73,13 @@ func Extract(s history.Series, cfg Config) (Features, error) {
 	f.Peak = percentile(x, cfg.PeakPercentile)
 	recent := max(1, int(cfg.CurrentWindow/history.Slot))
 	f.Current, _ = meanSD(x[len(x)-min(recent, len(x)):])
+	if f.SD < cfg.ConstantSD {
+		// constant whatever its spectrum (the pattern's first rule): only the
+		// daily component, which places it among its class, is needed; one
+		// bin costs a thirtieth of the FFT, and most tenants are constant
+		dailyComponent(wholeDays(x), f.Mean, &f)
+		return f, nil
+	}
 	spectrum(x, f.Mean, cfg, &f, sc)
 	return f, nil
 }
@@ -97,13 +104,7 @@ func grow[T any](b []T, n int) []T {
 
 // spectrum fills Strength, Period and the daily component from the FFT.
 func spectrum(x []float64, mean float64, cfg Config, f *Features, sc *scratch) {
-	// An FFT of a length with a large prime factor costs O(n*p), and a
-	// window of whole days puts the daily cycle on an exact bin: keep the
-	// most recent d whole days, d the largest 5-smooth count that fits
-	// (720 slots a day is 5-smooth itself; 30 days stay 30, 29 become 27).
-	if days := len(x) / history.SlotsPerDay; days >= 1 {
-		x = x[len(x)-smoothLength(days)*history.SlotsPerDay:]
-	}
+	x = wholeDays(x)
 	n := len(x)
 	sc.centred = grow(sc.centred, n)
 	centred := sc.centred
@@ -153,11 +154,66 @@ func spectrum(x []float64, mean float64, cfg Config, f *Features, sc *scratch) {
 	}
 	f.Strength = harmonic / total
 	f.Period = window / time.Duration(best)
-	if k := int(math.Round(float64(window) / float64(24*time.Hour))); k >= 1 && k < len(coeff) {
+	if k := dailyBin(n); k >= 1 && k < len(coeff) {
 		f.DailyAmp = 2 * cmplx.Abs(coeff[k]) / float64(n)
 		f.DailyPhase = cmplx.Phase(coeff[k])
 	}
 }
+
+// wholeDays is the part of x the spectrum looks at. An FFT of a length with
+// a large prime factor costs O(n*p), and a window of whole days puts the
+// daily cycle on an exact bin: keep the most recent d whole days, d the
+// largest 5-smooth count that fits (720 slots a day is 5-smooth itself; 30
+// days stay 30, 29 become 27).
+func wholeDays(x []float64) []float64 {
+	if days := len(x) / history.SlotsPerDay; days >= 1 {
+		return x[len(x)-smoothLength(days)*history.SlotsPerDay:]
+	}
+	return x
+}
+
+// dailyBin is the FFT bin of the 24-hour component in n slots (0: none).
+func dailyBin(n int) int {
+	return int(math.Round(float64(time.Duration(n)*history.Slot) / float64(24*time.Hour)))
+}
+
+// dailyComponent sets DailyAmp and DailyPhase as spectrum does, from the
+// one DFT bin they come from (sum of (x[j]-mean) e^(-2 pi i k j / n)) on a
+// cached table of its twiddle factors, without the rest of the spectrum.
+func dailyComponent(x []float64, mean float64, f *Features) {
+	n := len(x)
+	k := dailyBin(n)
+	if k < 1 || k > n/2 {
+		return
+	}
+	t := twiddles(n, k)
+	var re, im float64
+	for j, v := range x {
+		re += (v - mean) * t[2*j]
+		im += (v - mean) * t[2*j+1]
+	}
+	c := complex(re, im)
+	f.DailyAmp = 2 * cmplx.Abs(c) / float64(n)
+	f.DailyPhase = cmplx.Phase(c)
+}
+
+// twiddles returns cos and -sin of 2 pi k j / n, interleaved, for j < n,
+// computed once per (n, k): every tenant of a refresh has the same length.
+func twiddles(n, k int) []float64 {
+	key := [2]int{n, k}
+	if t, ok := twiddleTables.Load(key); ok {
+		return t.([]float64)
+	}
+	t := make([]float64, 2*n)
+	for j := range n {
+		s, c := math.Sincos(2 * math.Pi * float64((k*j)%n) / float64(n))
+		t[2*j], t[2*j+1] = c, -s
+	}
+	twiddleTables.Store(key, t)
+	return t
+}
+
+var twiddleTables sync.Map // [2]int{n, k} -> []float64
 
 // smoothLength is the largest m <= n whose only prime factors are 2, 3, 5.
 func smoothLength(n int) int {
