@@ -23,6 +23,10 @@
 //   - the amplitude and phase of the 24-hour component, so that periodic
 //     tenants peaking at different hours fall into different classes.
 //
+// A constant tenant (below) gets no FFT: its pattern does not depend on its
+// spectrum, so its Strength and Period stay 0 and its 24-hour component is
+// computed as the one DFT bin it is, a thirtieth of the FFT's cost.
+//
 // Pattern, in this order:
 //   - constant when SD < ConstantSD (default 4 percentage points): the
 //     utilisation barely moves, whatever its shape, so its history predicts
