@@ -277,9 +277,9 @@ func allocPIDs(t *testing.T, allocs []*nomadapi.AllocationListStub) []int {
 // busy tasks under the harvest driver and the same two under raw_exec, a
 // minute each, twice in turn: the CPU-seconds per minute their processes
 // got. Every other process on the machine counts as primary to the
-// harvested tasks (they run at the lowest weight, capped at capacity -
-// reserve = 1.5 cores: one whole CPU), so the machine's load is logged
-// beside each minute.
+// harvested tasks (they run at the lowest weight, SCHED_IDLE; with the
+// primary at no core the driver lends them the reserve: every CPU), so the
+// machine's load is logged beside each minute.
 func TestMeasureHarvestedThroughput(t *testing.T) {
 	if os.Getenv("HARVEST_MEASURE") != "1" {
 		t.Skip("set HARVEST_MEASURE=1 to measure harvested throughput (takes minutes)")
@@ -295,6 +295,11 @@ func TestMeasureHarvestedThroughput(t *testing.T) {
 			load0, _ := os.ReadFile("/proc/loadavg")
 			time.Sleep(minute)
 			used := (cpuSeconds(t, pids...) - before) * time.Minute.Seconds() / time.Since(began).Seconds()
+			if driver == "harvest" {
+				if v := series(t, clientNamed(t, node).DriverMetrics, "harvest_driver_cpu_reserve_lent", nil); v != 1 {
+					t.Errorf("round %d: the primary idle, harvest_driver_cpu_reserve_lent = %v, want 1", round+1, v)
+				}
+			}
 			stop()
 			perMinute[driver] = append(perMinute[driver], used)
 			t.Logf("round %d %-8s %.1f CPU-seconds per minute (%.2f cores) (loadavg before %s)", round+1, driver, used,

@@ -53,13 +53,13 @@ func TestMeasureEvictionLatency(t *testing.T) {
 		nomadCLI(t, "job", "run", "-detach", harvestJob(t, job, 1, mhz, 600, constraint))
 		waitRunning(t, job, 1, 2*time.Minute)
 		time.Sleep(time.Duration(100+37*i%400) * time.Millisecond) // spikes fall anywhere in the loop's period
-		waitCap(t, client, 1, 30*time.Second)                      // the primary idle: capacity 2 - reserve 0.5, one whole CPU
+		waitCap(t, client, lentCap, 30*time.Second)                // the primary idle: the reserve lent, every CPU
 		relief := make(chan [2]time.Time, 1)
 		go func() { // relief: the first cut of the cap, and the cap at its floor (cap 0: the quota's 1 ms)
 			var first time.Time
 			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 				q := capOf(client)
-				if first.IsZero() && q != 1 {
+				if first.IsZero() && q != lentCap {
 					first = time.Now()
 				}
 				if q == 0.01 {

@@ -93,6 +93,11 @@ func cpusAllowed(t *testing.T, pid string) string {
 	return ""
 }
 
+// lentCap is what capOf reads while the primary is idle and the driver
+// lends it the reserve (lend_idle_reserve): the cap is the capacity, which
+// on the local cluster is every CPU of the machine, so the cpuset is whole.
+const lentCap = -1
+
 // waitCap polls the cap in force every 2 ms until it is want cores, and
 // returns when.
 func waitCap(t *testing.T, c localcluster.NomadClient, want float64, timeout time.Duration) time.Time {
@@ -277,7 +282,11 @@ func TestDriverCapsHarvestedCPUAndSuppressesBeforeEviction(t *testing.T) {
 	if status := readTrim("/proc/" + pids[0] + "/status"); !strings.Contains(status, "\nUid:\t65534\t") {
 		t.Fatalf("task process %s does not run as nobody:\n%s", pids[0], status)
 	}
-	waitCap(t, c, 1, 30*time.Second) // 2 cores - 0 - 0.5 reserve = 1.5: one whole CPU
+	// the primary idle (no core): the reserve is lent, every CPU
+	waitCap(t, c, lentCap, 30*time.Second)
+	if v := series(t, c.DriverMetrics, "harvest_driver_cpu_reserve_lent", nil); v != 1 {
+		t.Fatalf("the primary idle, harvest_driver_cpu_reserve_lent = %v, want 1", v)
+	}
 
 	// absorbed: a 0.6-core spike (rounded 1) caps the task at 0.5 cores,
 	// above its 0.25: it keeps running, on one CPU at the lowest weight

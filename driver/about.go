@@ -93,6 +93,9 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"harvest_cgroup": defaulted("harvest_cgroup", "string", `"`+defaultHarvestCgroup+`"`),
 	"cpu_idle":       defaulted("cpu_idle", "bool", "true"),
 	"cap_method":     defaulted("cap_method", "string", `"cpuset"`),
+	// the CPU reserve lent to the harvested tasks while the primary tenant
+	// rounds up to no core (guard.Policy.LendIdleReserve)
+	"lend_idle_reserve": defaulted("lend_idle_reserve", "bool", "true"),
 	// suppression before eviction and the fail-safe (guard.Policy)
 	"evict_grace":    defaulted("evict_grace", "string", `"`+defaultEvictGrace+`"`),
 	"progress_share": defaulted("progress_share", "number", "1"),
@@ -149,6 +152,7 @@ type Config struct {
 	HarvestCgroup       string  `codec:"harvest_cgroup"`
 	CPUIdle             bool    `codec:"cpu_idle"`
 	CapMethod           string  `codec:"cap_method"`
+	LendIdleReserve     bool    `codec:"lend_idle_reserve"`
 	EvictGrace          string  `codec:"evict_grace"`
 	ProgressShare       float64 `codec:"progress_share"`
 	StaleAfter          string  `codec:"stale_after"`

@@ -29,6 +29,7 @@ type driverMetrics struct {
 	harvestCPU   prometheus.Gauge
 	harvestMem   prometheus.Gauge
 	capCores     prometheus.Gauge
+	reserveLent  prometheus.Gauge
 	age          prometheus.Gauge
 	failSafe     prometheus.Gauge
 	earlyTicks   prometheus.Counter
@@ -45,15 +46,16 @@ func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent
 			Help: "Harvested tasks told they are capped below what they need (cpu), and fail-safe entries (stale), by reason."}, []string{"reason"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "harvest_driver_admissions_refused_total",
 			Help: "Task starts refused, by reason (reserve, stale, user, cgroup)."}, []string{"reason"}),
-		reserveCPU: g("reserve_cpu_cores", "The effective CPU reserve kept for the primary tenant."),
-		reserveMem: g("reserve_memory_bytes", "The effective memory reserve kept for the primary tenant."),
-		primaryCPU: g("primary_cpu_cores", "The primary tenant's CPU at the last good measurement (not rounded)."),
-		primaryMem: g("primary_memory_bytes", "The primary tenant's memory at the last good measurement."),
-		harvestCPU: g("harvested_cpu_cores", "What the running harvested tasks use (their executors' stats)."),
-		harvestMem: g("harvested_memory_bytes", "What the running harvested tasks use (RSS, their executors' stats)."),
-		capCores:   g("cpu_cap_cores", "The CPU cap of the harvested tasks: capacity - rounded primary - reserve (0 when failing safe)."),
-		age:        g("usage_age_seconds", "How long ago the primary tenant was last measured well."),
-		failSafe:   g("fail_safe", "1 while the primary tenant is unmeasured for longer than stale_after: nothing admitted, everything evicted."),
+		reserveCPU:  g("reserve_cpu_cores", "The effective CPU reserve kept for the primary tenant."),
+		reserveMem:  g("reserve_memory_bytes", "The effective memory reserve kept for the primary tenant."),
+		primaryCPU:  g("primary_cpu_cores", "The primary tenant's CPU at the last good measurement (not rounded)."),
+		primaryMem:  g("primary_memory_bytes", "The primary tenant's memory at the last good measurement."),
+		harvestCPU:  g("harvested_cpu_cores", "What the running harvested tasks use (their executors' stats)."),
+		harvestMem:  g("harvested_memory_bytes", "What the running harvested tasks use (RSS, their executors' stats)."),
+		capCores:    g("cpu_cap_cores", "The CPU cap of the harvested tasks: capacity - rounded primary - reserve (0 when failing safe; the capacity while the reserve is lent)."),
+		reserveLent: g("cpu_reserve_lent", "1 while the CPU reserve is lent to the harvested tasks: the primary tenant rounds up to no core (lend_idle_reserve)."),
+		age:         g("usage_age_seconds", "How long ago the primary tenant was last measured well."),
+		failSafe:    g("fail_safe", "1 while the primary tenant is unmeasured for longer than stale_after: nothing admitted, everything evicted."),
 		earlyTicks: prometheus.NewCounter(prometheus.CounterOpts{Name: "harvest_driver_spike_ticks_total",
 			Help: "Guard ticks the spike check brought forward: two peeks in a row saw the primary tenant above the cores the cap was set from."}),
 	}
@@ -68,7 +70,7 @@ func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent
 		}
 	}
 	reg.MustRegister(m.evictions, m.suppressions, m.refused, m.reserveCPU, m.reserveMem, m.primaryCPU, m.primaryMem,
-		m.harvestCPU, m.harvestMem, m.capCores, m.age, m.failSafe, m.earlyTicks,
+		m.harvestCPU, m.harvestMem, m.capCores, m.reserveLent, m.age, m.failSafe, m.earlyTicks,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "harvest_driver_harvested_cpu_seconds_total",
 			Help: "CPU the harvested tasks used, from their parent cgroup."}, stat(func(s harvestcg.Stats) float64 { return s.CPUSeconds })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "harvest_driver_throttled_periods_total",
@@ -116,6 +118,7 @@ func (m *driverMetrics) tick(plan guard.Plan, reserve, primary, harvested guard.
 	m.harvestCPU.Set(harvested.CPU)
 	m.harvestMem.Set(harvested.MemoryMiB * mib)
 	m.capCores.Set(plan.Cap)
+	m.reserveLent.Set(map[bool]float64{true: 1}[plan.Lent])
 	m.age.Set(plan.Age.Seconds())
 	m.failSafe.Set(map[bool]float64{true: 1}[plan.Stale])
 }

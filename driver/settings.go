@@ -66,7 +66,7 @@ func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
 	}
 	s.hysteresis = guard.Hysteresis{AdmitWindow: window, AdmitMargin: guard.Resources{CPU: cfg.AdmitMarginCPU, MemoryMiB: cfg.AdmitMarginMemory}}
 
-	p := guard.Policy{ProgressShare: cfg.ProgressShare}
+	p := guard.Policy{ProgressShare: cfg.ProgressShare, LendIdleReserve: cfg.LendIdleReserve}
 	if p.Grace, err = time.ParseDuration(or(cfg.EvictGrace, defaultEvictGrace)); err != nil || p.Grace < 0 {
 		return s, fmt.Errorf("evict_grace %q: want a duration of 0 or more", cfg.EvictGrace)
 	}

@@ -27,6 +27,14 @@ import (
 // shortfall evicts at once, as before. When the primary tenant has not been
 // measured for longer than StaleAfter the guard cannot know what it needs:
 // it fails safe, capping the tasks to nothing and evicting them all.
+//
+// Lending the reserve (beyond the paper; Policy.LendIdleReserve): while the
+// primary tenant rounds up to no core at all, it has nothing the reserve
+// would protect from the harvested tasks, so the cap is the whole capacity.
+// Its first thread to wake takes a CPU from the harvested tasks at once
+// (they are SCHED_IDLE, or at the lowest weight), and the rounded primary
+// is then a core or more: the spike check's next two peeks, or the next
+// tick, take the reserve back.
 
 // Reason is why the guard suppressed or evicted; metrics carry it as a label.
 type Reason string
@@ -53,6 +61,9 @@ type Policy struct {
 	// WholeCPUs: the cap is enforced as whole CPUs from one CPU up (a
 	// cpuset), so a cap of 1 or more is rounded down to a whole number.
 	WholeCPUs bool
+	// LendIdleReserve: while the rounded primary is 0 cores, the CPU reserve
+	// is lent to the harvested tasks (the cap is the whole capacity).
+	LendIdleReserve bool
 }
 
 // Enforced is the cap as it can be enforced: cap, or with WholeCPUs and a
@@ -104,6 +115,7 @@ type Plan struct {
 	Stale      bool       // failing safe: the primary tenant is unmeasured
 	Evict      []Eviction // youngest first
 	Primary    Resources  // the rounded primary the plan used
+	Lent       bool       // the CPU reserve is lent: the primary rounds up to no core
 	Shortfall  Resources  // how short the reserve was (memory) and Need - Cap (CPU)
 	Age        time.Duration
 }
@@ -137,6 +149,9 @@ func (g *Guard) Step(in Input) Plan {
 		return p
 	}
 	p.Cap = g.Policy.Enforced(CPUCap(in.State))
+	if g.Policy.LendIdleReserve && p.Primary.CPU == 0 {
+		p.Cap, p.Lent = g.Policy.Enforced(in.Capacity.CPU), true
+	}
 
 	// memory: evict at once, youngest first, until the reserve is whole
 	if short := in.Shortfall().MemoryMiB; short > 0 {

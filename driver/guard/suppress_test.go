@@ -222,3 +222,36 @@ func TestWholeCPUsCapIsTheCapInForce(t *testing.T) {
 		t.Errorf("a quota cap rounded: %v", got)
 	}
 }
+
+// TestIdleReserveIsLentUntilThePrimaryUsesACore: with LendIdleReserve the
+// cap is the whole capacity while the primary rounds up to no core, and the
+// reserve is back in the cap as soon as it uses any; without it, never
+// lent. Stale measurements lend nothing.
+func TestIdleReserveIsLentUntilThePrimaryUsesACore(t *testing.T) {
+	base := State{Capacity: Resources{4, 4096}, Reserve: Resources{1, 512},
+		Tasks: []Task{task("a", 10, 1, 32)}}
+	for _, c := range []struct {
+		lend, whole bool
+		primary     float64
+		age         time.Duration
+		cap         float64
+		lent        bool
+	}{
+		{true, false, 0, 0, 4, true},
+		{true, false, 1e-12, 0, 4, true},             // a measurement's rounding error is no core
+		{true, false, 0.001, 0, 2, false},            // any use rounds up to a core: the reserve is kept
+		{true, false, 1.5, 0, 1, false},              // 4 - 2 - 1
+		{true, true, 0, 0, 4, true},                  // whole CPUs: all of them
+		{false, false, 0, 0, 3, false},               // not lending: capacity - reserve
+		{true, false, 0, 10 * time.Second, 0, false}, // stale: nothing, however idle the last measurement
+	} {
+		g := &Guard{Policy: Policy{ProgressShare: 1, StaleAfter: 3 * time.Second, LendIdleReserve: c.lend, WholeCPUs: c.whole}}
+		in := Input{State: base, Now: t0, Age: c.age}
+		in.Primary = Resources{CPU: c.primary, MemoryMiB: 100}
+		p := g.Step(in)
+		if p.Cap != c.cap || p.Lent != c.lent || len(p.Evict) != map[bool]int{true: 1, false: 0}[c.age > 0] {
+			t.Errorf("lend %v whole %v primary %g age %s: cap %.2f lent %v evict %d; want %.2f %v",
+				c.lend, c.whole, c.primary, c.age, p.Cap, p.Lent, len(p.Evict), c.cap, c.lent)
+		}
+	}
+}
