@@ -207,28 +207,36 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 	}
 }
 
-// BenchmarkClassSurvival replays a 1,000-tenant synthetic datacenter's 30
-// days (the classifier's default window) as a refresh does, with the
-// classifier's own classes and a 16-core node per tenant server; beside it,
-// the classification the same refresh runs, for scale.
-func BenchmarkClassSurvival(b *testing.B) {
-	p := synth.DefaultProfile(7, 1000)
+// syntheticClasses is a synthetic datacenter of about n tenants' 30 days
+// (the classifier's default window), a 16-core driver node per tenant
+// server, the classifier's own classes and the largest class's size.
+func syntheticClasses(n int) ([]classify.Input, []labels.Node, classify.Table, int) {
+	p := synth.DefaultProfile(7, n)
 	p.Days = 30
 	dc := synth.Generate(p)
 	var inputs []classify.Input
 	var nodes []labels.Node
 	for _, t := range dc.Tenants {
 		inputs = append(inputs, classify.Input{Tenant: t.ID.String(), Nodes: t.Nodes, Series: t.Series})
-		for _, n := range t.Nodes {
-			nodes = append(nodes, driverNode(n, t.ID.String(), "16", "5.28", "1"))
+		for _, node := range t.Nodes {
+			nodes = append(nodes, driverNode(node, t.ID.String(), "16", "5.28", "1"))
 		}
 	}
-	cfg := classify.Default()
-	table := classify.Classify(inputs, cfg)
+	table := classify.Classify(inputs, classify.Default())
 	largest := 0
 	for _, c := range table.Classes {
 		largest = max(largest, len(c.Tenants))
 	}
+	return inputs, nodes, table, largest
+}
+
+// BenchmarkClassSurvival replays a 1,000-tenant synthetic datacenter's 30
+// days (the classifier's default window) as a refresh does, with the
+// classifier's own classes and a 16-core node per tenant server; beside it,
+// the classification the same refresh runs, for scale.
+func BenchmarkClassSurvival(b *testing.B) {
+	inputs, nodes, table, largest := syntheticClasses(1000)
+	cfg := classify.Default()
 	b.Run("classify", func(b *testing.B) {
 		for range b.N {
 			classify.Classify(inputs, cfg)
@@ -251,24 +259,9 @@ func TestSurvivalSampleStaysNearTheFullReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays 2,000 tenants")
 	}
-	p := synth.DefaultProfile(7, 2000)
-	p.Days = 30
-	dc := synth.Generate(p)
-	var inputs []classify.Input
-	var nodes []labels.Node
-	for _, tn := range dc.Tenants {
-		inputs = append(inputs, classify.Input{Tenant: tn.ID.String(), Nodes: tn.Nodes, Series: tn.Series})
-		for _, n := range tn.Nodes {
-			nodes = append(nodes, driverNode(n, tn.ID.String(), "16", "5.28", "1"))
-		}
-	}
+	inputs, nodes, table, largest := syntheticClasses(2000)
 	cfg := classify.Default()
-	table := classify.Classify(inputs, cfg)
 	full := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), 0)
-	largest := 0
-	for _, c := range table.Classes {
-		largest = max(largest, len(c.Tenants))
-	}
 	if same := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), largest); !reflect.DeepEqual(same, full) {
 		t.Fatal("a sample as large as the largest class changed the figures")
 	}
