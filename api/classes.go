@@ -69,11 +69,14 @@ type JobTypeSurvival struct {
 // median node (by cores, then reserve) reports it.
 type SurvivalServer struct {
 	Cores float64 `json:"cores"`
-	// Reserve is the driver's effective CPU reserve plus its admission
-	// margin: a task starts only with both free, so a full server's tasks
-	// leave that much to the primary.
+	// Reserve is the driver's effective CPU reserve: a task is killed when
+	// the primary eats into it.
 	Reserve float64 `json:"reserve_cores"`
-	Nodes   int     `json:"nodes"` // the class's nodes that report the driver's size
+	// Margin is the driver's admission margin: a task starts only with the
+	// reserve and the margin free, so the margin shields the tasks of a
+	// full server from a rise of its size.
+	Margin float64 `json:"admit_margin_cores"`
+	Nodes  int     `json:"nodes"` // the class's nodes that report the driver's size
 }
 
 // Unclassified is a tenant the classifier left out, and why.

@@ -60,7 +60,7 @@ func driverSize(attrs map[string]string) (survival.Server, bool) {
 		return survival.Server{}, false
 	}
 	margin, _ := num(contract.AttrAdmitMarginCores) // a driver too old to publish it: none
-	return survival.Server{Cores: cores, Reserve: reserve + margin}, true
+	return survival.Server{Cores: cores, Reserve: reserve, Margin: margin}, true
 }
 
 // medianServer is the middle server by cores, then reserve (the lower of
@@ -68,7 +68,7 @@ func driverSize(attrs map[string]string) (survival.Server, bool) {
 // of sizes no node has.
 func medianServer(sizes []survival.Server) survival.Server {
 	slices.SortFunc(sizes, func(a, b survival.Server) int {
-		return cmp.Or(cmp.Compare(a.Cores, b.Cores), cmp.Compare(a.Reserve, b.Reserve))
+		return cmp.Or(cmp.Compare(a.Cores, b.Cores), cmp.Compare(a.Reserve, b.Reserve), cmp.Compare(a.Margin, b.Margin))
 	})
 	return sizes[(len(sizes)-1)/2]
 }
@@ -99,15 +99,15 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 			sizes[i] = append(sizes[i], s)
 		}
 	}
-	members := make([][]classify.Input, len(classes))
+	all := make([][]classify.Input, len(classes))
 	for _, in := range inputs {
 		if i, ok := classOf[in.Tenant]; ok {
-			members[i] = append(members[i], in)
+			all[i] = append(all[i], in)
 		}
 	}
-
-	for i := range members {
-		members[i] = sampleMembers(members[i], sample)
+	members := make([][]sampled, len(classes))
+	for i := range all {
+		members[i] = sampleMembers(all[i], sample)
 	}
 	out := make([]api.Class, len(classes))
 	order := make([]int, len(classes))
@@ -135,49 +135,86 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 	return out
 }
 
-// sampleMembers keeps, of more than n members (n > 0), the n whose tenant
-// names hash lowest (FNV-1a), in their order: a uniform draw that does not
-// depend on the members' weights or order, and the same at every refresh,
-// so a class's figures do not jitter from one day to the next for want of
-// a seed. The survival figure is a ratio of node-weighted sums over the
-// members, which a uniform sample estimates without bias.
-func sampleMembers(members []classify.Input, n int) []classify.Input {
+// sampled is a class member the survival replay replays, with its weight
+// in the class's figures.
+type sampled struct {
+	classify.Input
+	weight float64
+}
+
+// sampleMembers keeps, of more than n members (n > 0), n by priority
+// sampling (Duffield, Lund and Thorup, "Priority sampling for estimation
+// of arbitrary subset sums", J. ACM 54(6), 2007): member i, of weight w_i
+// (its nodes), has priority w_i / u_i, u_i in (0, 1] from a hash
+// (nameHash) of its name; the n of highest priority are kept, each weighing max(w_i,
+// tau), tau the (n+1)-th priority. Each of the figure's two sums (tasks
+// ended, tasks killed, node-weighted) is then estimated without bias, and
+// a member holding much of the class's weight is always kept, which a
+// uniform draw would miss. The hash makes the sample the same at every
+// refresh, whatever the members' order, so a class's figures do not jitter
+// from one day to the next for want of a seed. n <= 0 or a smaller class:
+// every member at its own weight.
+func sampleMembers(members []classify.Input, n int) []sampled {
+	out := make([]sampled, len(members))
+	for i, m := range members {
+		out[i] = sampled{m, float64(max(1, len(m.Nodes)))}
+	}
 	if n <= 0 || len(members) <= n {
-		return members
+		return out
 	}
-	hashes := make([]uint64, len(members))
-	for i, m := range members {
-		h := fnv.New64a()
-		h.Write([]byte(m.Tenant))
-		hashes[i] = h.Sum64()
+	priority := make([]float64, len(out))
+	for i, m := range out {
+		u := (float64(nameHash(m.Tenant)>>11) + 1) / (1 << 53) // in (0, 1]
+		priority[i] = m.weight / u
 	}
-	cut := slices.Clone(hashes)
-	slices.Sort(cut)
-	limit := cut[n-1]
-	kept := make([]classify.Input, 0, n)
-	for i, m := range members {
-		if hashes[i] <= limit && len(kept) < n {
-			kept = append(kept, m)
-		}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
 	}
-	return kept
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(priority[b], priority[a]), cmp.Compare(out[a].Tenant, out[b].Tenant))
+	})
+	tau := priority[order[n]]
+	kept := order[:n]
+	slices.Sort(kept) // the members' own order
+	res := make([]sampled, n)
+	for k, i := range kept {
+		res[k] = sampled{out[i].Input, max(out[i].weight, tau)}
+	}
+	return res
+}
+
+// nameHash is FNV-1a of name through MurmurHash3's 64-bit finaliser:
+// FNV alone leaves the high bits of names that differ in their last
+// characters (env/t0001, env/t0002, ...) close together, so a share
+// drawn from them would not be uniform.
+func nameHash(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	x := h.Sum64()
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
 }
 
 // fillSurvival replays one class's members on its median server.
-func fillSurvival(c *api.Class, members []classify.Input, window time.Duration, sizes []survival.Server, th jobtype.Thresholds) {
+func fillSurvival(c *api.Class, members []sampled, window time.Duration, sizes []survival.Server, th jobtype.Thresholds) {
 	if len(sizes) == 0 {
 		c.SurvivalUnavailable = noDriverSize
 		return
 	}
 	srv := medianServer(sizes)
-	c.SurvivalServer = &api.SurvivalServer{Cores: srv.Cores, Reserve: srv.Reserve, Nodes: len(sizes)}
+	c.SurvivalServer = &api.SurvivalServer{Cores: srv.Cores, Reserve: srv.Reserve, Margin: srv.Margin, Nodes: len(sizes)}
 	// each member's window, what classify.Extract read, loaded one at a time
 	var full []float64 // the whole loaded series, reused (Percent is a tail of it)
 	get := func(i int, _ []float64) survival.Series {
 		s := members[i].Window(full)
 		full = s.Values
 		w := s.TrimLeadingGaps().Last(window)
-		return survival.Series{Percent: w.Values, Servers: len(members[i].Nodes)}
+		return survival.Series{Percent: w.Values, Servers: len(members[i].Nodes), Weight: members[i].weight}
 	}
 	curve := survival.CurveOf(len(members), get, srv, history.Slot, survival.DefaultLengths(), nil)
 	c.Survival = make([]api.SurvivalPoint, len(curve))

@@ -27,12 +27,13 @@ func naiveReplay(percent []float64, s Server, slot float64, mix []float64, b Buc
 		last = u
 		now := float64(t) * slot
 		primary := math.Max(0, math.Ceil(u/100*s.Cores-1e-9))
-		room := int(math.Max(0, math.Floor(s.Cores-primary-s.Reserve+1e-9)))
-		for len(running) > room {
+		keep := int(math.Max(0, math.Floor(s.Cores-primary-s.Reserve+1e-9)))
+		admit := int(math.Max(0, math.Floor(s.Cores-primary-s.Reserve-s.Margin+1e-9)))
+		for len(running) > keep {
 			killed[b.Of(running[len(running)-1].length)]++
 			running = running[:len(running)-1]
 		}
-		for len(running) < room {
+		for len(running) < admit {
 			running = append(running, tk{now, draw()})
 		}
 		next := now + slot
@@ -49,7 +50,9 @@ func naiveReplay(percent []float64, s Server, slot float64, mix []float64, b Buc
 			end := running[k].start + running[k].length
 			ended[b.Of(running[k].length)]++
 			running = append(running[:k], running[k+1:]...)
-			running = append(running, tk{end, draw()})
+			if len(running) < admit {
+				running = append(running, tk{end, draw()})
+			}
 		}
 	}
 	return ended, killed
@@ -73,7 +76,7 @@ func TestReplayMatchesTheNaiveReplay(t *testing.T) {
 				x[i] = math.NaN()
 			}
 		}
-		srv := Server{Cores: float64(1 + rng.IntN(32)), Reserve: float64(rng.IntN(3)) * 0.5}
+		srv := Server{Cores: float64(1 + rng.IntN(32)), Reserve: float64(rng.IntN(3)) * 0.5, Margin: float64(rng.IntN(3))}
 		e1, k1 := replay(x, srv, 120, mix, b, uint64(trial))
 		e2, k2 := naiveReplay(x, srv, 120, mix, b, uint64(trial))
 		if !slices.Equal(e1, e2) || !slices.Equal(k1, k2) {

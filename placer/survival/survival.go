@@ -27,7 +27,13 @@ import (
 // Server is the server the history is replayed on.
 type Server struct {
 	Cores   float64
-	Reserve float64 // cores kept free for the primary, the admission margin included
+	Reserve float64 // cores kept free for the primary: tasks are killed when it is short
+	// Margin is the admission margin: a task starts only if the reserve and
+	// the margin stay free, but none is killed until the reserve itself is
+	// short (the driver's guard.Admit and guard.Evictions), so a server
+	// holds up to Margin cores of tasks through a rise that would
+	// otherwise kill them.
+	Margin float64
 }
 
 // Series is one tenant's utilisation: percent of a server per slot, oldest
@@ -36,6 +42,9 @@ type Server struct {
 type Series struct {
 	Percent []float64
 	Servers int
+	// Weight, when above 0, is the series' weight instead of Servers: a
+	// sample's estimator weight (the placer's priority sample of a class).
+	Weight float64
 }
 
 // Point is the survival of one task length.
@@ -97,7 +106,10 @@ func CurveOf(n int, get func(i int, buf []float64) Series, s Server, slot time.D
 		ser := get(i, buf)
 		buf = ser.Percent[:0]
 		e, x := replay(ser.Percent, s, slot.Seconds(), mix, b, uint64(i))
-		w := float64(max(1, ser.Servers))
+		w := ser.Weight
+		if w <= 0 {
+			w = float64(max(1, ser.Servers))
+		}
 		for k := range lengths {
 			ended[k] += w * float64(e[k])
 			killed[k] += w * float64(x[k])
@@ -180,24 +192,22 @@ func replay(percent []float64, s Server, slot float64, mix []float64, b Buckets,
 		if primary < 0 {
 			primary = 0
 		}
-		free := math.Floor(s.Cores - primary - s.Reserve + 1e-9)
-		if free < 0 {
-			free = 0
-		}
-		room := int(free)
-		if len(running) > room {
-			for len(running) > room { // the youngest go first
+		keep := int(max(0, math.Floor(s.Cores-primary-s.Reserve+1e-9)))           // killed beyond this
+		admit := int(max(0, math.Floor(s.Cores-primary-s.Reserve-s.Margin+1e-9))) // started up to this
+		if len(running) > keep {
+			for len(running) > keep { // the youngest go first
 				killed[b.Of(running[len(running)-1].length)]++
 				running = running[:len(running)-1]
 			}
 			rescan()
 		}
-		for len(running) < room {
+		for len(running) < admit {
 			l := draw()
 			running = append(running, task{now + l, l})
 			soonest = math.Min(soonest, now+l)
 		}
-		// until the next slot, tasks end and are replaced at once, by younger ones
+		// until the next slot, tasks end and are replaced at once, by
+		// younger ones, while admission lets them start
 		next := now + slot
 		for soonest <= next {
 			k := -1
@@ -209,8 +219,10 @@ func replay(percent []float64, s Server, slot float64, mix []float64, b Buckets,
 			end := running[k].end
 			ended[b.Of(running[k].length)]++
 			running = append(running[:k], running[k+1:]...)
-			l := draw()
-			running = append(running, task{end + l, l})
+			if len(running) < admit {
+				l := draw()
+				running = append(running, task{end + l, l})
+			}
 			rescan()
 		}
 	}

@@ -92,3 +92,26 @@ func TestShortTasksAroundALongOneShieldIt(t *testing.T) {
 		t.Fatalf("buckets split at the geometric midpoint (about 35 minutes)")
 	}
 }
+
+// The admission margin is hysteresis: with a 1-core margin the server
+// starts only 3 tasks in the 4-core room, and the hourly rise that takes a
+// core leaves room for exactly those 3, so none dies; counted as reserve,
+// as before, the room would be 3 and the rise would kill one every hour.
+func TestTheAdmissionMarginShieldsTasksFromARiseOfItsSize(t *testing.T) {
+	u := flat(10*720, func(i int) float64 {
+		if i%30 == 29 {
+			return 30 + 100.0/12 // one more core
+		}
+		return 30
+	})
+	ser := []Series{{Percent: u, Servers: 1}}
+	lengths := []time.Duration{2 * time.Hour}
+	margin := Curve(ser, Server{Cores: 12, Reserve: 4, Margin: 1}, 2*time.Minute, lengths, []float64{7200})[0]
+	asReserve := Curve(ser, Server{Cores: 12, Reserve: 5}, 2*time.Minute, lengths, []float64{7200})[0]
+	if margin.Probability != 1 || margin.Tasks == 0 {
+		t.Errorf("with a 1-core margin: %+v, want every task to end", margin)
+	}
+	if p := float64(asReserve.Probability); p > 0.7 || p < 0.5 {
+		t.Errorf("with the margin counted as reserve: survival %.3f, want 0.5-0.7: the youngest of the 3 is killed every hour", p)
+	}
+}

@@ -72,8 +72,8 @@ func (c *survivalCounts) observe(s *sim, ct *container, killed bool) {
 }
 
 // results predicts each class's survival from the (scaled) history window
-// of its tenants, on the simulated servers (the admission margin counts as
-// reserve), with the workload's own task lengths as the replay's mix, and
+// of its tenants, on the simulated servers (reserve and admission margin as
+// the driver keeps them), with the workload's own task lengths as the replay's mix, and
 // sets the observed shares beside it.
 func (c *survivalCounts) results(s *sim) []ClassSurvival {
 	if s.cfg.Policy == Stock {
@@ -91,7 +91,7 @@ func (c *survivalCounts) results(s *sim) []ClassSurvival {
 		}
 		members[ci] = append(members[ci], survival.Series{Percent: v, Servers: s.cfg.Tenants[t].Servers})
 	}
-	srv := survival.Server{Cores: float64(s.cfg.Cores), Reserve: s.cfg.Reserve + s.cfg.AdmitMargin}
+	srv := survival.Server{Cores: float64(s.cfg.Cores), Reserve: s.cfg.Reserve, Margin: s.cfg.AdmitMargin}
 	mix := s.taskLengths(4000)
 	var out []ClassSurvival
 	for ci, cl := range s.classes.table.Classes {
