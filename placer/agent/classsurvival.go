@@ -79,8 +79,8 @@ func medianServer(sizes []survival.Server) survival.Server {
 // Nomad nodes (a node belongs to the class of the tenant its meta names).
 // Classes are computed in parallel, the largest first; each tenant is
 // replayed once, so the cost is O(slots x tenants) in all, or, with sample
-// > 0, O(slots x classes x sample): a class of more members replays sample
-// of them (sampleMembers), each still weighted by its nodes.
+// > 0, O(slots x classes x sample): a class of more members replays a
+// priority sample of them (sampleMembers), weighted to stand for the rest.
 func classSurvival(classes []classify.Class, inputs []classify.Input, window time.Duration,
 	nodes []labels.Node, th jobtype.Thresholds, sample int) []api.Class {
 	classOf := map[string]int{}
@@ -145,9 +145,9 @@ type sampled struct {
 // sampleMembers keeps, of more than n members (n > 0), n by priority
 // sampling (Duffield, Lund and Thorup, "Priority sampling for estimation
 // of arbitrary subset sums", J. ACM 54(6), 2007): member i, of weight w_i
-// (its nodes), has priority w_i / u_i, u_i in (0, 1] from a hash
-// (nameHash) of its name; the n of highest priority are kept, each weighing max(w_i,
-// tau), tau the (n+1)-th priority. Each of the figure's two sums (tasks
+// (its nodes), has priority w_i / u_i, u_i in (0, 1] from a hash of its
+// name (nameHash); the n of highest priority are kept, each weighing
+// max(w_i, tau), tau the (n+1)-th priority. Each of the figure's two sums (tasks
 // ended, tasks killed, node-weighted) is then estimated without bias, and
 // a member holding much of the class's weight is always kept, which a
 // uniform draw would miss. The hash makes the sample the same at every

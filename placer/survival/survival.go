@@ -12,9 +12,12 @@
 // when the room shrinks the youngest tasks are killed ("killing enough
 // containers from youngest to oldest"), when it grows new tasks start, and
 // a task that ends is replaced at once by a new one whose length is drawn
-// from a workload's mix. The survival of length L is the share of the
-// tasks of about that length that ended rather than being killed. A server that is not full survives more: the figure is
-// what a task can count on when harvesting is in demand. Pure; no I/O.
+// from a workload's mix. New tasks also leave the driver's admission
+// margin free, so the margin shields the tasks from a rise of its size.
+// The survival of length L is the share of the tasks of about that length
+// that ended rather than being killed. A server that is not full survives
+// more: the figure is what a task can count on when harvesting is in
+// demand. Pure; no I/O.
 package survival
 
 import (
