@@ -313,6 +313,7 @@ func checkSurvival(t *testing.T, addr, class string) {
 		Server   *struct {
 			Cores   float64 `json:"cores"`
 			Reserve float64 `json:"reserve_cores"`
+			Margin  float64 `json:"admit_margin_cores"`
 			Nodes   int     `json:"nodes"`
 		} `json:"survival_server"`
 		Unavailable string `json:"survival_unavailable"`
@@ -327,8 +328,9 @@ func checkSurvival(t *testing.T, addr, class string) {
 	}
 	c := table.Classes[i]
 	t.Logf("%s: survival %+v by job type %+v server %+v %s", class, c.Survival, c.ByType, c.Server, c.Unavailable)
-	if c.Server == nil || c.Server.Cores != 2 || c.Server.Reserve != 0.75 || c.Server.Nodes != 2 {
-		t.Errorf("%s: survival server %+v, want the drivers' 2 cores, 0.5 + 0.25 reserved, from 2 nodes (%s)", class, c.Server, c.Unavailable)
+	if c.Server == nil || c.Server.Cores != 2 || c.Server.Reserve != 0.5 || c.Server.Margin != 0.25 || c.Server.Nodes != 2 {
+		t.Errorf("%s: survival server %+v, want the drivers' 2 cores, 0.5 reserve and 0.25 margin, from 2 nodes (%s)",
+			class, c.Server, c.Unavailable)
 	}
 	known := func(p point) bool {
 		if p.Probability == nil {
