@@ -25,7 +25,9 @@
 //
 // A constant tenant (below) gets no FFT: its pattern does not depend on its
 // spectrum, so its Strength and Period stay 0 and its 24-hour component is
-// computed as the one DFT bin it is, a thirtieth of the FFT's cost.
+// computed as the one DFT bin it is, a thirtieth of the FFT's cost. (Other
+// tenants get a 24-hour component only when their spectrum has a line; a
+// constant tenant always has one, which k-means within its pattern uses.)
 //
 // Pattern, in this order:
 //   - constant when SD < ConstantSD (default 4 percentage points): the
