@@ -66,7 +66,7 @@ type JobTypeSurvival struct {
 }
 
 // SurvivalServer is a class's typical server as the harvest driver on its
-// median node (by cores, then reserve) reports it.
+// median node (by cores, then reserve, then margin) reports it.
 type SurvivalServer struct {
 	Cores float64 `json:"cores"`
 	// Reserve is the driver's effective CPU reserve: a task is killed when

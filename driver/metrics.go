@@ -118,9 +118,9 @@ func (m *driverMetrics) tick(plan guard.Plan, reserve, primary, harvested guard.
 	m.harvestCPU.Set(harvested.CPU)
 	m.harvestMem.Set(harvested.MemoryMiB * mib)
 	m.capCores.Set(plan.Cap)
-	m.reserveLent.Set(map[bool]float64{true: 1}[plan.Lent])
+	m.reserveLent.Set(oneIf(plan.Lent))
 	m.age.Set(plan.Age.Seconds())
-	m.failSafe.Set(map[bool]float64{true: 1}[plan.Stale])
+	m.failSafe.Set(oneIf(plan.Stale))
 }
 
 const mib = 1 << 20
@@ -150,4 +150,12 @@ func (d *Driver) serveMetrics(addr string) error {
 	}()
 	d.logger.Info("serving metrics", "address", l.Addr().String())
 	return nil
+}
+
+// oneIf is a flag as a gauge's value.
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

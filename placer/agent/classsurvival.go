@@ -214,7 +214,7 @@ func fillSurvival(c *api.Class, members []sampled, window time.Duration, sizes [
 		s := members[i].Window(full)
 		full = s.Values
 		w := s.TrimLeadingGaps().Last(window)
-		return survival.Series{Percent: w.Values, Servers: len(members[i].Nodes), Weight: members[i].weight}
+		return survival.Series{Percent: w.Values, Weight: members[i].weight}
 	}
 	curve := survival.CurveOf(len(members), get, srv, history.Slot, survival.DefaultLengths(), nil)
 	c.Survival = make([]api.SurvivalPoint, len(curve))

@@ -40,14 +40,12 @@ type Server struct {
 }
 
 // Series is one tenant's utilisation: percent of a server per slot, oldest
-// first (NaN: no sample, taken as the previous one), and how many servers
-// the tenant has (its weight in a class).
+// first (NaN: no sample, taken as the previous one), and its weight in a
+// class: how many servers the tenant has, or what it stands for in a
+// sample of the class (at least 1 is counted).
 type Series struct {
 	Percent []float64
-	Servers int
-	// Weight, when above 0, is the series' weight instead of Servers: a
-	// sample's estimator weight (the placer's priority sample of a class).
-	Weight float64
+	Weight  float64
 }
 
 // Point is the survival of one task length.
@@ -109,10 +107,7 @@ func CurveOf(n int, get func(i int, buf []float64) Series, s Server, slot time.D
 		ser := get(i, buf)
 		buf = ser.Percent[:0]
 		e, x := replay(ser.Percent, s, slot.Seconds(), mix, b, uint64(i))
-		w := ser.Weight
-		if w <= 0 {
-			w = float64(max(1, ser.Servers))
-		}
+		w := max(1, ser.Weight)
 		for k := range lengths {
 			ended[k] += w * float64(e[k])
 			killed[k] += w * float64(x[k])

@@ -19,7 +19,7 @@ func flat(slots int, at func(t int) float64) []float64 {
 var server = Server{Cores: 12, Reserve: 4}
 
 func TestAConstantPrimaryKillsNothing(t *testing.T) {
-	s := []Series{{Percent: flat(720, func(int) float64 { return 30 }), Servers: 3}}
+	s := []Series{{Percent: flat(720, func(int) float64 { return 30 }), Weight: 3}}
 	for _, p := range Curve(s, server, 2*time.Minute, []time.Duration{10 * time.Minute, 4 * time.Hour}, nil) {
 		if p.Probability != 1 || p.Tasks == 0 {
 			t.Errorf("%s: %+v, want every task to end", p.Length, p)
@@ -39,7 +39,7 @@ func TestARecurringRiseKillsLongTasksFirst(t *testing.T) {
 		return 30
 	})
 	lengths := []time.Duration{10 * time.Minute, 2 * time.Hour}
-	ser := []Series{{Percent: u, Servers: 1}}
+	ser := []Series{{Percent: u, Weight: 1}}
 	short := float64(Curve(ser, server, 2*time.Minute, lengths, []float64{600})[0].Probability)
 	long := float64(Curve(ser, server, 2*time.Minute, lengths, []float64{7200})[1].Probability)
 	if math.Abs(short-23.0/24) > 0.01 {
@@ -51,7 +51,7 @@ func TestARecurringRiseKillsLongTasksFirst(t *testing.T) {
 }
 
 func TestNoRoomDecidesNothing(t *testing.T) {
-	s := []Series{{Percent: flat(100, func(int) float64 { return 95 }), Servers: 1}}
+	s := []Series{{Percent: flat(100, func(int) float64 { return 95 }), Weight: 1}}
 	p := Curve(s, server, 2*time.Minute, []time.Duration{10 * time.Minute}, nil)[0]
 	if p.Probability.Known() || p.Tasks != 0 {
 		t.Fatalf("%+v, want NaN from no task", p)
@@ -59,8 +59,8 @@ func TestNoRoomDecidesNothing(t *testing.T) {
 }
 
 func TestServersWeighTheClass(t *testing.T) {
-	calm := Series{Percent: flat(720, func(int) float64 { return 20 }), Servers: 3}
-	rough := Series{Percent: flat(720, func(i int) float64 { return 20 + 40*float64(i%2) }), Servers: 1}
+	calm := Series{Percent: flat(720, func(int) float64 { return 20 }), Weight: 3}
+	rough := Series{Percent: flat(720, func(i int) float64 { return 20 + 40*float64(i%2) }), Weight: 1}
 	p := Curve([]Series{calm, rough}, server, 2*time.Minute, []time.Duration{10 * time.Minute}, nil)[0]
 	// calm: all survive; rough: every task started in a quiet slot dies in the next
 	if b, _ := json.Marshal(Point{Probability: Probability(math.NaN())}); !strings.Contains(string(b), `"probability":null`) {
@@ -81,7 +81,7 @@ func TestShortTasksAroundALongOneShieldIt(t *testing.T) {
 		}
 		return 30
 	})
-	ser := []Series{{Percent: u, Servers: 1}}
+	ser := []Series{{Percent: u, Weight: 1}}
 	lengths := []time.Duration{10 * time.Minute, 2 * time.Hour}
 	alone := float64(Curve(ser, server, 2*time.Minute, lengths, []float64{7200})[1].Probability)
 	mixed := Curve(ser, server, 2*time.Minute, lengths, []float64{600, 600, 600, 7200})[1]
@@ -104,7 +104,7 @@ func TestTheAdmissionMarginShieldsTasksFromARiseOfItsSize(t *testing.T) {
 		}
 		return 30
 	})
-	ser := []Series{{Percent: u, Servers: 1}}
+	ser := []Series{{Percent: u, Weight: 1}}
 	lengths := []time.Duration{2 * time.Hour}
 	margin := Curve(ser, Server{Cores: 12, Reserve: 4, Margin: 1}, 2*time.Minute, lengths, []float64{7200})[0]
 	asReserve := Curve(ser, Server{Cores: 12, Reserve: 5}, 2*time.Minute, lengths, []float64{7200})[0]

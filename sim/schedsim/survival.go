@@ -73,8 +73,8 @@ func (c *survivalCounts) observe(s *sim, ct *container, killed bool) {
 
 // results predicts each class's survival from the (scaled) history window
 // of its tenants, on the simulated servers (reserve and admission margin as
-// the driver keeps them), with the workload's own task lengths as the replay's mix, and
-// sets the observed shares beside it.
+// the driver keeps them), with the workload's own task lengths as the
+// replay's mix, and sets the observed shares beside it.
 func (c *survivalCounts) results(s *sim) []ClassSurvival {
 	if s.cfg.Policy == Stock {
 		return nil // nothing is killed
@@ -89,7 +89,7 @@ func (c *survivalCounts) results(s *sim) []ClassSurvival {
 		for k := range v {
 			v[k] = s.series(t, k)
 		}
-		members[ci] = append(members[ci], survival.Series{Percent: v, Servers: s.cfg.Tenants[t].Servers})
+		members[ci] = append(members[ci], survival.Series{Percent: v, Weight: float64(s.cfg.Tenants[t].Servers)})
 	}
 	srv := survival.Server{Cores: float64(s.cfg.Cores), Reserve: s.cfg.Reserve, Margin: s.cfg.AdmitMargin}
 	mix := s.taskLengths(4000)
