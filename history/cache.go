@@ -174,17 +174,17 @@ func (c *Cache) readDay(ctx context.Context, l Lister, d Date) (*cachedDay, int,
 	for _, p := range bundles {
 		got := map[string]*DayMeans{}
 		gotFull := map[string]*Day{}
-		err := decodeBundle(p.Value, d, func(name string, payload []byte) error {
+		err := decodeBundle(p.Value, d, func(name string, e bundleEntry) error {
 			if own[name] == nil && legacy[name] == nil {
 				m := new(DayMeans)
-				if err := payloadMeans(payload, m); err != nil {
+				if err := e.means(m); err != nil {
 					return fmt.Errorf("tenant %s: %w", name, err)
 				}
 				got[name] = m
 				return nil
 			}
 			day := &Day{Date: d}
-			if err := decodePayload(payload, day); err != nil {
+			if err := e.day(day); err != nil {
 				return fmt.Errorf("tenant %s: %w", name, err)
 			}
 			gotFull[name] = day

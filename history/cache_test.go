@@ -39,7 +39,7 @@ func sameSeries(t *testing.T, what string, a, b Series) {
 func TestCacheIncrementalEqualsCold(t *testing.T) {
 	kv := NewMemKV()
 	s := NewStore(kv, "")
-	if f, err := s.InitFormat(ctx); err != nil || f != 3 {
+	if f, err := s.InitFormat(ctx); err != nil || f != LatestFormat {
 		t.Fatalf("new installation's format %d, %v", f, err)
 	}
 	first := DateOf(t0)

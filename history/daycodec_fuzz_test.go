@@ -1,7 +1,6 @@
 package history
 
 import (
-	"errors"
 	"testing"
 )
 
@@ -33,18 +32,27 @@ func FuzzDecodeDay(f *testing.F) {
 	})
 }
 
-// FuzzDecodeBundle: any bytes either decode (each tenant's payload a valid
-// day) or give an error; never a panic.
+// FuzzDecodeBundle: any bytes, in format 3 or 4, either decode (each
+// tenant's day valid, every slot within 0-100%) or give an error; never a
+// panic.
 func FuzzDecodeBundle(f *testing.F) {
 	d := &Day{Date: 20000}
 	d.Add(5, 12.5)
-	f.Add(encodeBundle(20000, map[string]*Day{"a/b": d, "c/d": d}))
+	d.Add(5, 99.99)
+	f.Add(encodeBundle(20000, map[string]*Day{"a/b": d, "c/d": d}, 1))
+	f.Add(encodeBundle(20000, map[string]*Day{"a/b": d, "c/d": d}, SealedResolution4))
 	f.Add([]byte("HVB3\x20\x4e\x00\x00"))
+	f.Add([]byte("HVB4\x20\x4e\x00\x00\x0a\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = decodeBundle(b, 20000, func(tenant string, p []byte) error {
+		_ = decodeBundle(b, 20000, func(tenant string, e bundleEntry) error {
 			var day Day
-			if err := decodePayload(p, &day); err != nil {
-				return errors.Join(err)
+			if err := e.day(&day); err != nil {
+				return err
+			}
+			for i := range day.Count {
+				if m := day.Mean(i); m > 100 || m < 0 {
+					t.Fatalf("slot %d decodes to %v", i, m)
+				}
 			}
 			return nil
 		})

@@ -4,30 +4,34 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
 // FormatDocument is the name of the history format marker (JSON
-// {"day_format": 2|3}) under Harvest's prefix. Absent means 2: the layout
+// {"day_format": 2|3|4}) under Harvest's prefix. Absent means 2: the layout
 // and values of the release before format 3, which its readers understand.
-// Every release reads both; writers write what the marker says, so that an
-// operator raises it (harvestctl history format -set 3) only once every
-// driver, placer and blob front reads format 3, and a rolling upgrade never
-// shows an old reader a value it cannot decode.
+// Every release reads all the formats it knows; writers write what the
+// marker says, so that an operator raises it (harvestctl history format
+// -set 4) only once every driver, placer and blob front reads the new
+// format, and a rolling upgrade never shows an old reader a value it cannot
+// decode.
 //
 //	format 2: cpu/<env>/<function>/<YYYY-MM-DD>, "HVD2" values (4,332 bytes)
 //	format 3: days/<YYYY-MM-DD>/t/<env>/<function>, "HVD3" values (delta +
 //	          varint + zstd), and sealed days bundled by the placer at
-//	          days/<YYYY-MM-DD>/b/<i>-of-<n> (many tenants per value)
+//	          days/<YYYY-MM-DD>/b/<i>-of-<n> (many tenants per value, "HVB3")
+//	format 4: as 3, but sealed days' bundles ("HVB4") keep each slot's mean
+//	          to 0.1 point instead of the drivers' sums (bundle.go)
 const FormatDocument = "history-format"
 
 // Formats are the day formats this release reads; the last is the newest.
-var Formats = []int{2, 3}
+var Formats = []int{2, 3, 4}
 
 // LatestFormat is the newest day format.
-const LatestFormat = 3
+const LatestFormat = 4
 
 type formatDoc struct {
 	DayFormat int `json:"day_format"`
@@ -57,8 +61,8 @@ func (s *Store) Format(ctx context.Context) (int, error) {
 	}
 	f := 2
 	if ok {
-		if doc.DayFormat != 2 && doc.DayFormat != 3 {
-			return 0, &CorruptError{Key: s.DocumentKey(FormatDocument), Err: fmt.Errorf("day_format %d is not 2 or 3", doc.DayFormat)}
+		if !slices.Contains(Formats, doc.DayFormat) {
+			return 0, &CorruptError{Key: s.DocumentKey(FormatDocument), Err: fmt.Errorf("day_format %d is not one of %v", doc.DayFormat, Formats)}
 		}
 		f = doc.DayFormat
 	}
@@ -66,11 +70,11 @@ func (s *Store) Format(ctx context.Context) (int, error) {
 	return f, nil
 }
 
-// SetFormat sets the marker. Lowering it to 2 is allowed (a rollback):
-// format-3 days stay readable by this release and are no longer written.
+// SetFormat sets the marker. Lowering it is allowed (a rollback): newer
+// days stay readable by this release and are no longer written.
 func (s *Store) SetFormat(ctx context.Context, f int) error {
-	if f != 2 && f != 3 {
-		return fmt.Errorf("history: day format %d: want 2 or 3", f)
+	if !slices.Contains(Formats, f) {
+		return fmt.Errorf("history: day format %d: want one of %v", f, Formats)
 	}
 	if err := s.PutDocument(ctx, FormatDocument, formatDoc{DayFormat: f}); err != nil {
 		return err

@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -97,18 +98,35 @@ func BenchmarkDecodeDay(b *testing.B) {
 	}
 }
 
-// TestBundlesAreDenserStill: a sealed day of many tenants in one value
-// compresses better than each alone (one set of tables for all); the
-// figure per tenant day is what Consul holds for history older than two days.
-func TestBundlesAreDenserStill(t *testing.T) {
+// bundled imports series into bundles under the given format and returns
+// the bytes Consul would hold.
+func bundled(t *testing.T, format int, series map[history.TenantID]history.Series) int {
+	t.Helper()
 	ctx := context.Background()
-	p := synth.DefaultProfile(4, 200)
-	p.Days = 3
 	kv := history.NewMemKV()
 	s := history.NewStore(kv, "")
-	if err := s.SetFormat(ctx, 3); err != nil {
+	if err := s.SetFormat(ctx, format); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.PutDays(ctx, series); err != nil {
+		t.Fatal(err)
+	}
+	pairs, _ := kv.List(ctx, "harvest/days/")
+	n := 0
+	for _, pr := range pairs {
+		n += len(pr.Value)
+	}
+	return n
+}
+
+// TestBundlesAreDenserStill: a sealed day of many tenants in one value
+// compresses better than each alone (one set of tables for all), and
+// format 4's bundles (slot means to 0.1 point) are smaller again; the
+// figures per tenant day are what Consul holds for history older than two
+// days.
+func TestBundlesAreDenserStill(t *testing.T) {
+	p := synth.DefaultProfile(4, 200)
+	p.Days = 3
 	series := map[history.TenantID]history.Series{}
 	single := 0
 	for _, tn := range synth.Generate(p).Tenants {
@@ -117,17 +135,39 @@ func TestBundlesAreDenserStill(t *testing.T) {
 			single += len(history.EncodeDay(d, 3))
 		}
 	}
-	if err := s.PutDays(ctx, series); err != nil {
-		t.Fatal(err)
-	}
-	pairs, _ := kv.List(ctx, "harvest/days/")
-	bundled := 0
-	for _, pr := range pairs {
-		bundled += len(pr.Value)
-	}
 	n := 3 * len(series)
-	t.Logf("synthetic, %d tenant days: %d B each alone, %d B each in bundles", n, single/n, bundled/n)
-	if bundled >= single {
-		t.Errorf("bundles hold %d bytes, the days alone %d", bundled, single)
+	b3, b4 := bundled(t, 3, series), bundled(t, 4, series)
+	t.Logf("synthetic, %d tenant days: %d B each alone, %d B each in format-3 bundles, %d B in format 4 (%.0f%%)",
+		n, single/n, b3/n, b4/n, 100*float64(b4)/float64(b3))
+	if b3 >= single || b4 >= b3 {
+		t.Errorf("bundles hold %d bytes in format 3 and %d in format 4, the days alone %d", b3, b4, single)
+	}
+
+	az := map[history.TenantID]history.Series{}
+	days := 0
+	for _, name := range []string{"microsoft_avg_100.csv.gz", "periodic_avg_78.csv.gz"} {
+		f, err := os.Open(filepath.Join("..", "..", "shared", "data", "azure-v1", name))
+		if err != nil {
+			t.Skipf("shared data not beside the project: %v", err)
+		}
+		r, err := csvfmt.Decompress(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vms, err := csvfmt.ParseAzure(r, time.Date(2016, 11, 16, 0, 0, 0, 0, time.UTC))
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, vm := range vms {
+			az[history.TenantID{Environment: "azure", Function: fmt.Sprintf("%s-%d", name[:9], k)}] = vm.Series
+			days += len(history.DaysOf(vm.Series))
+		}
+	}
+	b3, b4 = bundled(t, 3, az), bundled(t, 4, az)
+	t.Logf("azure-v1, %d tenant days: %d B each in format-3 bundles, %d B in format 4 (%.0f%%)",
+		days, b3/days, b4/days, 100*float64(b4)/float64(b3))
+	if b4 >= b3 {
+		t.Errorf("format-4 bundles hold %d bytes, format 3 %d", b4, b3)
 	}
 }

@@ -32,7 +32,8 @@ func (s *Store) Seal(ctx context.Context, from, to Date) (SealStats, error) {
 	if !ok {
 		return st, nil
 	}
-	if f, err := s.Format(ctx); err != nil || f < 3 {
+	f, err := s.Format(ctx)
+	if err != nil || f < 3 {
 		return st, err
 	}
 	for d := from; d <= to; d++ {
@@ -43,7 +44,7 @@ func (s *Store) Seal(ctx context.Context, from, to Date) (SealStats, error) {
 		if len(own) == 0 {
 			continue
 		}
-		n, deleted, err := s.sealDay(ctx, l, d, nil)
+		n, deleted, err := s.sealDay(ctx, l, d, nil, sealedResolution(f))
 		if err != nil {
 			return st, err
 		}
@@ -91,17 +92,26 @@ func (s *Store) PutDays(ctx context.Context, days map[TenantID]Series) error {
 		}
 	}
 	for _, d := range slices.Sorted(maps.Keys(byDate)) {
-		if _, _, err := s.sealDay(ctx, l, d, byDate[d]); err != nil {
+		if _, _, err := s.sealDay(ctx, l, d, byDate[d], sealedResolution(f)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sealDay rewrites day d's bundles with its own keys' slots and extra's
-// over them, deletes the own keys it folded, and returns how many tenants
-// the bundles hold and how many keys it deleted.
-func (s *Store) sealDay(ctx context.Context, l Lister, d Date, extra map[string]*Day) (int, int, error) {
+// sealedResolution is the bundle resolution a day format writes, in
+// hundredths of a point (1: sums and counts as sent).
+func sealedResolution(format int) uint16 {
+	if format >= 4 {
+		return SealedResolution4
+	}
+	return 1
+}
+
+// sealDay rewrites day d's bundles at resolution step with its own keys'
+// slots and extra's over them, deletes the own keys it folded, and returns
+// how many tenants the bundles hold and how many keys it deleted.
+func (s *Store) sealDay(ctx context.Context, l Lister, d Date, extra map[string]*Day, step uint16) (int, int, error) {
 	for attempt := 0; attempt < casAttempts; attempt++ {
 		pairs, _, err := l.ListIndex(ctx, s.keys.dayDir(d))
 		if err != nil {
@@ -119,10 +129,10 @@ func (s *Store) sealDay(ctx context.Context, l Lister, d Date, extra map[string]
 				continue
 			}
 			old = append(old, p)
-			if err := decodeBundle(p.Value, d, func(name string, payload []byte) error {
+			if err := decodeBundle(p.Value, d, func(name string, e bundleEntry) error {
 				day := &Day{Date: d}
 				full[name] = day
-				return decodePayload(payload, day)
+				return e.day(day)
 			}); err != nil {
 				return 0, 0, &CorruptError{Key: p.Key, Err: err}
 			}
@@ -138,7 +148,7 @@ func (s *Store) sealDay(ctx context.Context, l Lister, d Date, extra map[string]
 		for t, day := range extra {
 			overlayInto(full, t, day)
 		}
-		done, err := s.writeBundles(ctx, l, d, full, old)
+		done, err := s.writeBundles(ctx, l, d, full, old, step)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -163,7 +173,7 @@ func overlayInto(full map[string]*Day, t string, day *Day) {
 // writeBundles writes full as the day's bundles, each with a check-and-set
 // against what was listed (old), and deletes old bundles of another count.
 // False: another writer changed a bundle first.
-func (s *Store) writeBundles(ctx context.Context, l Lister, d Date, full map[string]*Day, old []Pair) (bool, error) {
+func (s *Store) writeBundles(ctx context.Context, l Lister, d Date, full map[string]*Day, old []Pair, step uint16) (bool, error) {
 	n := bundleCount(len(full))
 	parts := make([]map[string]*Day, n)
 	for i := range parts {
@@ -178,7 +188,7 @@ func (s *Store) writeBundles(ctx context.Context, l Lister, d Date, full map[str
 	}
 	for i, part := range parts {
 		key := s.keys.bundle(d, i, n)
-		ok, err := s.kv.CAS(ctx, key, encodeBundle(d, part), index[key])
+		ok, err := s.kv.CAS(ctx, key, encodeBundle(d, part, step), index[key])
 		if err != nil {
 			return false, fmt.Errorf("history: write %s: %w", key, err)
 		}

@@ -259,12 +259,12 @@ func (s *Store) readDay3(ctx context.Context, t TenantID, d Date) (*Day, error) 
 			if err != nil || index == 0 {
 				return nil, err
 			}
-			err = decodeBundle(v, d, func(name string, p []byte) error {
+			err = decodeBundle(v, d, func(name string, e bundleEntry) error {
 				if name != t.String() {
 					return nil
 				}
 				day = &Day{Date: d}
-				return decodePayload(p, day)
+				return e.day(day)
 			})
 			if err != nil {
 				return nil, &CorruptError{Key: k, Err: err}

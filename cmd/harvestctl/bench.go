@@ -39,12 +39,13 @@ func benchCommands() map[string]cli.CommandFactory {
 		"bench writes":   benchWritesCommand(),
 		"bench history": command.Simple{
 			Name: "harvestctl bench history", Synopsis: "Measure tenant history at datacenter scale against a real Consul",
-			Usage: "harvestctl bench history [-tenants 10000] [-days 35] [-consul-addr ADDR | -stack-bin DIR [-dev]]",
+			Usage: "harvestctl bench history [-tenants 10000] [-days 35] [-format 3|4] [-consul-addr ADDR | -stack-bin DIR [-dev]]",
 			Flags: func(fs *flag.FlagSet) {
 				fs.IntVar(&o.tenants, "tenants", 1000, "primary tenants")
 				fs.IntVar(&o.days, "days", 35, "days of history imported before the new day")
 				fs.IntVar(&o.pool, "pool", 200, "distinct synthetic tenants, reused round-robin under distinct names")
 				fs.Uint64Var(&o.seed, "seed", 1, "synthetic datacenter seed")
+				fs.IntVar(&o.format, "format", history.LatestFormat, "history day format to write (3: sealed days as drivers sent them; 4: slot means to 0.1 point)")
 				fs.StringVar(&o.consulAddr, "consul-addr", "", "use this Consul (empty: start a single server from -stack-bin, removed afterwards)")
 				fs.StringVar(&o.stackBin, "stack-bin", envOr("HARVEST_STACK_BIN", ".cache/stack/bin"), "folder holding the consul binary")
 				fs.BoolVar(&o.dev, "dev", false, "start Consul in -dev mode (Raft log and snapshots in memory) instead of a single server with a data directory")
@@ -61,7 +62,7 @@ func benchCommands() map[string]cli.CommandFactory {
 
 type benchOptions struct {
 	tenants, days, pool, concurrency int
-	survivalSample                   int
+	survivalSample, format           int
 	seed                             uint64
 	consulAddr, stackBin, cpuProfile string
 	memoryLimit, consulMemoryLimit   string
@@ -125,8 +126,13 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 	}
 	client = c
 	store := history.NewStore(history.NewConsulKV(client), "harvest-bench/")
-	if f, err := store.InitFormat(ctx); err != nil || f != 3 {
+	if f, err := store.InitFormat(ctx); err != nil || f != history.LatestFormat {
 		return fmt.Errorf("history format %d (%v): bench a fresh prefix", f, err)
+	}
+	if o.format != history.LatestFormat {
+		if err := store.SetFormat(ctx, o.format); err != nil {
+			return err
+		}
 	}
 
 	// tenants: a pool of synthetic ones, reused under distinct names
@@ -191,8 +197,8 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		return <-errs
 	}
 
-	fmt.Printf("tenants %d x %d days (pool of %d synthetic tenants, profile %s, seed %d), GOMAXPROCS %d\n",
-		o.tenants, o.days, len(pool), p.Name, o.seed, runtime.GOMAXPROCS(0))
+	fmt.Printf("tenants %d x %d days (pool of %d synthetic tenants, profile %s, seed %d), history format %d, GOMAXPROCS %d\n",
+		o.tenants, o.days, len(pool), p.Name, o.seed, o.format, runtime.GOMAXPROCS(0))
 	start := time.Now()
 	if err := parallel(len(tenants), func(i int) error { return store.EnsureTenant(ctx, tenants[i].id, tenants[i].nodes...) }); err != nil {
 		return err
@@ -336,16 +342,16 @@ func (b *benchNodes) ApplyMeta(_ context.Context, u labels.Update) error {
 	return nil
 }
 
-// historyFormatCommand: harvestctl history format [-set 2|3].
+// historyFormatCommand: harvestctl history format [-set 2|3|4].
 func historyFormatCommand() cli.CommandFactory {
 	var consul consulFlags
 	var set int
 	return command.Simple{
 		Name: "harvestctl history format", Synopsis: "Show or set the tenant history format writers use",
-		Usage: "harvestctl history format [-set 3]",
+		Usage: "harvestctl history format [-set 4]",
 		Flags: func(fs *flag.FlagSet) {
 			consul.register(fs)
-			fs.IntVar(&set, "set", 0, "set the format (3 once every driver, placer and blob front reads it; 2 to roll back)")
+			fs.IntVar(&set, "set", 0, "set the format (4 once every driver, placer and blob front reads it; lower to roll back)")
 		},
 		Run: func(ctx context.Context, _ *flag.FlagSet) error {
 			store, err := consul.store()
