@@ -41,6 +41,30 @@ func ratio(t *testing.T, series []history.Series) (v2, v3, days int) {
 	return
 }
 
+// azureVMs reads the Azure V1 traces beside the project (skipping the test
+// when they are not there).
+func azureVMs(t *testing.T) []csvfmt.AzureVM {
+	t.Helper()
+	var out []csvfmt.AzureVM
+	for _, name := range []string{"microsoft_avg_100.csv.gz", "periodic_avg_78.csv.gz"} {
+		f, err := os.Open(filepath.Join("..", "..", "shared", "data", "azure-v1", name))
+		if err != nil {
+			t.Skipf("shared data not beside the project: %v", err)
+		}
+		r, err := csvfmt.Decompress(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vms, err := csvfmt.ParseAzure(r, time.Date(2016, 11, 16, 0, 0, 0, 0, time.UTC))
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vms...)
+	}
+	return out
+}
+
 // TestFormat3IsDenser measures format 3 against format 2 on synthetic
 // datacenters (three profiles) and on the Azure V1 traces, and requires it
 // to be at most a third of the size.
@@ -59,23 +83,8 @@ func TestFormat3IsDenser(t *testing.T) {
 	}
 
 	var az []history.Series
-	for _, name := range []string{"microsoft_avg_100.csv.gz", "periodic_avg_78.csv.gz"} {
-		f, err := os.Open(filepath.Join("..", "..", "shared", "data", "azure-v1", name))
-		if err != nil {
-			t.Skipf("shared data not beside the project: %v", err)
-		}
-		r, err := csvfmt.Decompress(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vms, err := csvfmt.ParseAzure(r, time.Date(2016, 11, 16, 0, 0, 0, 0, time.UTC))
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, vm := range vms {
-			az = append(az, vm.Series)
-		}
+	for _, vm := range azureVMs(t) {
+		az = append(az, vm.Series)
 	}
 	v2, v3, n = ratio(t, az)
 	t.Logf("azure-v1: %d days, format 2 %d B/day, format 3 %d B/day, ratio %.1fx", n, v2/n, v3/n, float64(v2)/float64(v3))
@@ -145,24 +154,9 @@ func TestBundlesAreDenserStill(t *testing.T) {
 
 	az := map[history.TenantID]history.Series{}
 	days := 0
-	for _, name := range []string{"microsoft_avg_100.csv.gz", "periodic_avg_78.csv.gz"} {
-		f, err := os.Open(filepath.Join("..", "..", "shared", "data", "azure-v1", name))
-		if err != nil {
-			t.Skipf("shared data not beside the project: %v", err)
-		}
-		r, err := csvfmt.Decompress(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vms, err := csvfmt.ParseAzure(r, time.Date(2016, 11, 16, 0, 0, 0, 0, time.UTC))
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, vm := range vms {
-			az[history.TenantID{Environment: "azure", Function: fmt.Sprintf("%s-%d", name[:9], k)}] = vm.Series
-			days += len(history.DaysOf(vm.Series))
-		}
+	for k, vm := range azureVMs(t) {
+		az[history.TenantID{Environment: "azure", Function: fmt.Sprintf("vm-%d", k)}] = vm.Series
+		days += len(history.DaysOf(vm.Series))
 	}
 	b3, b4 = bundled(t, 3, az), bundled(t, 4, az)
 	t.Logf("azure-v1, %d tenant days: %d B each in format-3 bundles, %d B in format 4 (%.0f%%)",

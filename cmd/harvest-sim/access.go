@@ -26,16 +26,22 @@ type accessFlags struct {
 	historyDays, hourCandidates              int
 	threshold                                float64
 	utilisations, replicas, policies         string
-	scaling                                  string
+	scaling, writers                         string
+	steerFirst                               bool
+	fill                                     float64
 	outputs
 }
+
+// writersUsage explains -writers of access and storage.
+const writersUsage = "who writes blocks: node (a random storage server, whose own server takes the first replica: Algorithm 2 lines 6-7, the paper's) " +
+	"or client (writers are not storage servers, as the blob front's S3 clients: Algorithm 2 picks every replica)"
 
 func accessCommand() cli.CommandFactory {
 	var f accessFlags
 	return command.Simple{
 		Name: "harvest-sim access", Synopsis: "Simulate reads as utilisation rises: the share that finds every replica busy, stock HDFS placement against Algorithm 2",
 		Usage: "harvest-sim access [-seed N] [-profile 0-9] [-servers N] [-blocks N] [-accesses N] [-utilisations 20,30,...] [-replicas 3,4] " +
-			"[-busy-threshold P] [-scaling linear|root] [-hour-candidates N] [-json] [-json-file F] [-csv F] [-plot F]",
+			"[-busy-threshold P] [-scaling linear|root] [-hour-candidates N [-steer-first]] [-writers node|client] [-fill F] [-json] [-json-file F] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenter and reads")
 			fs.IntVar(&f.profile, "profile", 9, "synthetic datacenter profile dc-0..dc-9")
@@ -52,6 +58,10 @@ func accessCommand() cli.CommandFactory {
 			fs.StringVar(&f.scaling, "scaling", "linear", "how utilisation is scaled: linear (saturating at 100%) or root")
 			fs.IntVar(&f.hourCandidates, "hour-candidates", 0, "beyond the paper: compare this many tenants of each chosen grid cell by the hours "+
 				"they were busy in the history days and keep the one least often busy with the block's other replicas (0 or 1: Algorithm 2's random pick)")
+			fs.StringVar(&f.writers, "writers", string(storagesim.NodeWriters), writersUsage)
+			fs.BoolVar(&f.steerFirst, "steer-first", false, "beyond the paper: with -hour-candidates, compare the candidates for a block's first replica too "+
+				"(the tenant least often busy at all) when no writer's server takes it (the blob front's placement.steer_first)")
+			fs.Float64Var(&f.fill, "fill", 0, "share of the servers' space the blocks fill (bounds how many replicas a server holds; 0: no limit)")
 			f.register(fs, "write the curves as CSV", "draw failed reads against utilisation, as the paper's Figure 16 (PNG or SVG)")
 		},
 		Run: func(_ context.Context, _ *flag.FlagSet) error { return runAccess(f) },
@@ -85,13 +95,17 @@ func runAccess(f accessFlags) error {
 		utils = append(utils, u)
 	}
 	slices.Sort(utils)
+	writers, err := storagesim.ParseWriters(f.writers)
+	if err != nil {
+		return fmt.Errorf("-writers: %w", err)
+	}
 	began := time.Now()
 	p := withServers(synth.Profiles(f.seed, 1)[f.profile], f.servers)
 	p.Days = f.historyDays + f.days
 	dc := synth.Generate(p)
 	points, err := storagesim.Availability(dc, storagesim.AccessConfig{Seed: f.seed, Blocks: f.blocks, Accesses: f.accesses,
 		Utilisations: utils, BusyThreshold: f.threshold, Scaling: storagesim.Scaling(f.scaling), HistoryDays: f.historyDays,
-		HourCandidates: f.hourCandidates},
+		HourCandidates: f.hourCandidates, Writers: writers, SteerFirst: f.steerFirst, Fill: f.fill},
 		policies, replicas, func(done, total int) {
 			label := p.Name
 			if done < total {

@@ -231,6 +231,26 @@ func syntheticClasses(n int) ([]classify.Input, []labels.Node, classify.Table, i
 	return inputs, nodes, table, largest
 }
 
+// survivalGaps compares two sets of figures of the same classes point by
+// point: the largest and summed |difference| and how many points both
+// have; each is also handed to note (may be nil).
+func survivalGaps(a, b []api.Class, note func(c api.Class, pa, pb api.SurvivalPoint, d float64)) (worst, sum float64, count int) {
+	for i, c := range a {
+		for k, pt := range c.Survival {
+			other := b[i].Survival[k]
+			if pt.Probability == nil || other.Probability == nil {
+				continue
+			}
+			d := math.Abs(*pt.Probability - *other.Probability)
+			if note != nil {
+				note(c, pt, other, d)
+			}
+			worst, sum, count = max(worst, d), sum+d, count+1
+		}
+	}
+	return worst, sum, count
+}
+
 // BenchmarkClassSurvival replays a 1,000-tenant synthetic datacenter's 30
 // days (the classifier's default window) as a refresh does, with the
 // classifier's own classes and a 16-core node per tenant server; beside it,
@@ -268,20 +288,11 @@ func TestSurvivalSampleStaysNearTheFullReplay(t *testing.T) {
 	}
 	for _, n := range []int{25, 50, defaultSurvivalSample} {
 		sampled := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), n)
-		worst, sum, count := 0.0, 0.0, 0
-		for i, c := range full {
-			for k, pt := range c.Survival {
-				if pt.Probability == nil || sampled[i].Survival[k].Probability == nil {
-					continue
-				}
-				d := math.Abs(*pt.Probability - *sampled[i].Survival[k].Probability)
-				if d > 0.05 && n == defaultSurvivalSample {
-					t.Logf("  %s %s: full %.3f (%d tasks), sampled %.3f (%d tasks)", c.Name, pt.Length, *pt.Probability, pt.Tasks,
-						*sampled[i].Survival[k].Probability, sampled[i].Survival[k].Tasks)
-				}
-				worst, sum, count = max(worst, d), sum+d, count+1
+		worst, sum, count := survivalGaps(full, sampled, func(c api.Class, a, b api.SurvivalPoint, d float64) {
+			if d > 0.05 && n == defaultSurvivalSample {
+				t.Logf("  %s %s: full %.3f (%d tasks), sampled %.3f (%d tasks)", c.Name, a.Length, *a.Probability, a.Tasks, *b.Probability, b.Tasks)
 			}
-		}
+		})
 		t.Logf("sample %d of up to %d members: |sampled - full| mean %.4f, max %.4f over %d class lengths",
 			n, largest, sum/float64(count), worst, count)
 		// the bounds are what priority sampling gave here (mean 0.003, max

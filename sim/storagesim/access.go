@@ -2,6 +2,8 @@ package storagesim
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/harvest-platform/harvest/driver/guard"
@@ -53,6 +55,17 @@ type AccessConfig struct {
 	// they were busy in the history days (at the run's load); 0 or 1 is
 	// Algorithm 2's single random pick.
 	HourCandidates int
+	// Writers says who writes blocks (default NodeWriters, the paper's).
+	Writers Writers
+	// SteerFirst (beyond the paper: grid.Grid.SteerFirst) lets the hour
+	// candidates choose a block's first replica too when no writer's
+	// server takes it.
+	SteerFirst bool
+	// Fill is the share of the servers' space the blocks fill (0: no
+	// limit): each server holds at most ceil(blocks x R / servers / Fill)
+	// replicas, and the grid draws only among servers with room, as the
+	// blob front's does, re-clustered by free space as it fills.
+	Fill float64
 }
 
 // AccessPoint is the share of reads that found every replica busy at one
@@ -90,6 +103,10 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 	if cfg.Scaling == "" {
 		cfg.Scaling = Linear
 	}
+	var err error
+	if cfg.Writers, err = ParseWriters(string(cfg.Writers)); err != nil {
+		return nil, err
+	}
 	if len(dc.Tenants) == 0 {
 		return nil, fmt.Errorf("the datacenter has no tenants")
 	}
@@ -105,6 +122,9 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 	}
 	if cfg.Blocks < 1 || cfg.Accesses < 1 {
 		return nil, fmt.Errorf("want at least one block and one access")
+	}
+	if cfg.Fill < 0 || cfg.Fill > 1 {
+		return nil, fmt.Errorf("fill %v: want a share of the space, 0-1 (0: no limit)", cfg.Fill)
 	}
 	// What the history gives the grid, whatever the load: each tenant's
 	// reimage rate and its unscaled peak. Scaling is non-decreasing, so the
@@ -147,23 +167,18 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 		if err != nil {
 			return nil, err
 		}
-		w.grid.HourCandidates = cfg.HourCandidates
 		for _, pol := range policies {
 			for _, r := range replicas {
 				if r < 1 || r > len(w.id) {
 					return nil, fmt.Errorf("%d replicas with %d servers", r, len(w.id))
 				}
-				rng := runRNG(cfg.Seed, pol, r)
-				p := placer{policy: pol, replicas: r, rng: rng, w: w}
-				placed := make([][]int32, cfg.Blocks)
-				perServer := make([]int, len(w.id))
+				placed, perServer, rng, err := placeAll(w, cfg, pol, r)
+				if err != nil {
+					return nil, err
+				}
 				most, total := 0, 0
-				for b := range placed {
-					placed[b], _ = p.initial(int32(rng.IntN(len(w.id))))
-					for _, n := range placed[b] {
-						perServer[n]++
-						most, total = max(most, perServer[n]), total+1
-					}
+				for _, n := range perServer {
+					most, total = max(most, int(n)), total+int(n)
 				}
 				pt := AccessPoint{Datacenter: dc.Profile.Name, Policy: pol, Replicas: r, Utilisation: target,
 					BusyPct: 100 * busySlots / serverSlots, Accesses: cfg.Accesses,
@@ -190,6 +205,41 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 		progress(len(cfg.Utilisations), len(cfg.Utilisations))
 	}
 	return out, nil
+}
+
+// placeAll places cfg.Blocks blocks of r replicas by policy pol and
+// returns each block's servers, how many replicas each server holds, and
+// the run's random source for the reads.
+func placeAll(w *world, cfg AccessConfig, pol Policy, r int) ([][]int32, []int32, *rand.Rand, error) {
+	capacity := int32(0)
+	if cfg.Fill > 0 {
+		capacity = int32(math.Ceil(float64(cfg.Blocks*r) / float64(len(w.id)) / cfg.Fill))
+	}
+	used := make([]int32, len(w.id))
+	regrid := func() {
+		w.regrid(capacity, used)
+		w.grid.HourCandidates, w.grid.SteerFirst = cfg.HourCandidates, cfg.SteerFirst
+	}
+	regrid()
+	rng := runRNG(cfg.Seed, pol, r)
+	p := placer{policy: pol, writers: cfg.Writers, replicas: r, rng: rng, w: w, capacity: capacity, used: used}
+	placed := make([][]int32, cfg.Blocks)
+	for b := range placed {
+		if capacity > 0 && b > 0 && b%max(1, cfg.Blocks/30) == 0 {
+			regrid() // the front re-clusters by free space after its scans
+		}
+		placed[b], _ = p.initial(int32(rng.IntN(len(w.id))))
+		if placed[b] == nil {
+			return nil, nil, nil, fmt.Errorf("no room for block %d of %d at fill %v", b, cfg.Blocks, cfg.Fill)
+		}
+		for _, n := range placed[b] {
+			used[n]++
+			if capacity > 0 {
+				w.gridNode[n].Free--
+			}
+		}
+	}
+	return placed, used, rng, nil
 }
 
 // scaleFor finds the factor that brings the server-weighted mean scaled

@@ -29,10 +29,38 @@ func ParsePolicy(s string) (Policy, error) {
 	return "", fmt.Errorf("policy %q: want stock or grid", s)
 }
 
+// Writers says who writes blocks.
+type Writers string
+
+const (
+	// NodeWriters: a random storage server writes each block, and
+	// Algorithm 2 puts the first replica on it (lines 6-7), as HDFS does for
+	// a writer on a DataNode. The paper's setup.
+	NodeWriters Writers = "node"
+	// ClientWriters: writers are not storage servers, as the blob front's
+	// S3 clients are not, so Algorithm 2 picks every replica (and, with
+	// HourCandidates, steers each one after the first). HDFS's stock
+	// placement starts an off-cluster writer's block on a random server,
+	// which is what a random writing server gives it already.
+	ClientWriters Writers = "client"
+)
+
+// ParseWriters reads "node" or "client" ("" is node).
+func ParseWriters(s string) (Writers, error) {
+	switch w := Writers(s); w {
+	case "":
+		return NodeWriters, nil
+	case NodeWriters, ClientWriters:
+		return w, nil
+	}
+	return "", fmt.Errorf("writers %q: want node or client", s)
+}
+
 // placer places the replicas of blocks by one policy. Servers are positions
 // in the world.
 type placer struct {
 	policy   Policy
+	writers  Writers
 	replicas int
 	rng      *rand.Rand
 	w        *world
@@ -54,7 +82,11 @@ func (p *placer) full(server int32) bool {
 // servers have room.
 func (p *placer) initial(writer int32) (servers []int32, degraded bool) {
 	if p.policy == Grid { // Algorithm 2, lines 6-18
-		pl, err := p.w.grid.Place(grid.Request{Size: 1, Replicas: p.replicas, Writer: p.w.id[writer]}, p.rng)
+		req := grid.Request{Size: 1, Replicas: p.replicas, Writer: p.w.id[writer]}
+		if p.writers == ClientWriters {
+			req.Writer = ""
+		}
+		pl, err := p.w.grid.Place(req, p.rng)
 		if err != nil { // no room left anywhere
 			return nil, false
 		}

@@ -46,6 +46,8 @@ type Config struct {
 	// by free space once a simulated day, as the blob front re-clusters
 	// after its catalogue scans.
 	Capacity int
+	// Writers says who writes blocks (default NodeWriters, the paper's).
+	Writers Writers
 }
 
 // Result is what one run measured.
@@ -144,6 +146,10 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 	case RepairBySurvivors, RepairByRisk:
 	default:
 		return Result{}, fmt.Errorf("repair order %q: want %s or %s", cfg.RepairOrder, RepairBySurvivors, RepairByRisk)
+	}
+	var err error
+	if cfg.Writers, err = ParseWriters(string(cfg.Writers)); err != nil {
+		return Result{}, err
 	}
 	if cfg.Policy != Stock && cfg.Policy != Grid {
 		return Result{}, fmt.Errorf("policy %q: want stock or grid", cfg.Policy)
@@ -287,7 +293,7 @@ func newState(w *world, cfg Config) *state {
 	rng := runRNG(cfg.Seed, cfg.Policy, cfg.Replicas)
 	s := &state{cfg: cfg, w: w, rng: rng, replicas: make([]int32, cfg.Blocks*cfg.Replicas), live: make([]uint8, cfg.Blocks),
 		onServer: make([][]int32, len(w.id)), used: make([]int32, len(w.id))}
-	s.place = placer{policy: cfg.Policy, replicas: cfg.Replicas, rng: rng, w: w, capacity: int32(cfg.Capacity), used: s.used}
+	s.place = placer{policy: cfg.Policy, writers: cfg.Writers, replicas: cfg.Replicas, rng: rng, w: w, capacity: int32(cfg.Capacity), used: s.used}
 	if cfg.Capacity > 0 {
 		w.regrid(int32(cfg.Capacity), s.used)
 	}

@@ -154,7 +154,9 @@ func TestStockPlacementFollowsHDFSRacks(t *testing.T) {
 	}
 }
 
-func TestGridPlacementKeepsReplicasOnDistinctCellsAndEnvironments(t *testing.T) {
+// smallGridWorld is a synthetic datacenter of about 200 servers and its world.
+func smallGridWorld(t *testing.T) (Datacenter, *world) {
+	t.Helper()
 	p := synth.DefaultProfile(5, 200)
 	p.Days, p.ReimageDays = 2, 60
 	dc := FromSynth(synth.Generate(p), 30)
@@ -162,6 +164,11 @@ func TestGridPlacementKeepsReplicasOnDistinctCellsAndEnvironments(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dc, w
+}
+
+func TestGridPlacementKeepsReplicasOnDistinctCellsAndEnvironments(t *testing.T) {
+	dc, w := smallGridWorld(t)
 	s := newState(w, Config{Seed: 4, Policy: Grid, Replicas: 3, Blocks: 1})
 	for i := 0; i < 500; i++ {
 		writer := int32(s.rng.IntN(len(w.id)))
@@ -178,6 +185,40 @@ func TestGridPlacementKeepsReplicasOnDistinctCellsAndEnvironments(t *testing.T) 
 		if !degraded && (len(envs) != 3 || len(rows) != 3 || len(cols) != 3) {
 			t.Fatalf("undegraded placement %v spans %d environments, %d rows, %d columns; want 3 of each", got, len(envs), len(rows), len(cols))
 		}
+	}
+}
+
+// TestClientWritersLeaveTheFirstReplicaToTheGrid: with writers that are
+// not storage servers the writer's server is not the first replica (it
+// holds a replica no more often than any server would at random), and the
+// placement keeps the grid's diversity.
+func TestClientWritersLeaveTheFirstReplicaToTheGrid(t *testing.T) {
+	dc, w := smallGridWorld(t)
+	s := newState(w, Config{Seed: 4, Policy: Grid, Replicas: 3, Blocks: 1, Writers: ClientWriters})
+	onWriter := 0
+	for i := 0; i < 500; i++ {
+		writer := int32(s.rng.IntN(len(w.id)))
+		got, degraded := s.place.initial(writer)
+		if len(got) != 3 {
+			t.Fatalf("placement %v, want 3 replicas", got)
+		}
+		if slices.Contains(got, writer) {
+			onWriter++
+		}
+		rows := map[int]bool{}
+		for _, n := range got {
+			c, _ := w.grid.CellOf(dc.Tenants[w.tenantOf[n]].ID)
+			rows[c.Row] = true
+		}
+		if !degraded && len(rows) != 3 {
+			t.Fatalf("undegraded placement %v spans %d rows, want 3", got, len(rows))
+		}
+	}
+	if onWriter > 25 { // 3 of ~500 servers: about 3 of 500 blocks by chance
+		t.Errorf("%d of 500 blocks have a replica on their writer's server", onWriter)
+	}
+	if _, err := ParseWriters("datanode"); err == nil {
+		t.Error("an unknown -writers value was accepted")
 	}
 }
 

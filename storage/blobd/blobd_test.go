@@ -109,16 +109,16 @@ func TestConfigMaintainerLock(t *testing.T) {
 	}
 }
 
-// TestConfigPlacement: hour_candidates defaults to 3 and busy_percent to
-// 67; 0 candidates turns the steering off; negative counts or a
-// percentage beyond 100 are refused.
+// TestConfigPlacement: hour_candidates defaults to 5, busy_percent to 67
+// and steer_first to true; 0 candidates turns the steering off; negative
+// counts or a percentage beyond 100 are refused.
 func TestConfigPlacement(t *testing.T) {
 	c, err := LoadConfig(writeConfig(t, ""))
-	if err != nil || c.placement != (PlacementConfig{HourCandidates: 3, BusyPercent: 67}) {
+	if err != nil || c.placement != (placement{HourCandidates: 5, BusyPercent: 67, SteerFirst: true}) {
 		t.Fatalf("defaults: %+v %v", c.placement, err)
 	}
-	c, err = LoadConfig(writeConfig(t, "placement {\n  hour_candidates = 0\n  busy_percent = 80\n}\n"))
-	if err != nil || c.placement != (PlacementConfig{HourCandidates: 0, BusyPercent: 80}) {
+	c, err = LoadConfig(writeConfig(t, "placement {\n  hour_candidates = 0\n  busy_percent = 80\n  steer_first = false\n}\n"))
+	if err != nil || c.placement != (placement{HourCandidates: 0, BusyPercent: 80}) {
 		t.Fatalf("set: %+v %v", c.placement, err)
 	}
 	for _, src := range []string{"placement {\n  hour_candidates = -1\n}\n", "placement {\n  busy_percent = 120\n}\n"} {

@@ -54,6 +54,7 @@ type Nodes struct {
 	removed      map[string]bool                     // no longer configured (reload.go)
 	perNode      int                                 // call slots of each node
 	hourCands    int                                 // the grid's HourCandidates
+	steerFirst   bool                                // the grid's SteerFirst
 	reads        sync.Map                            // node ID -> *readStats (readchoice.go)
 	firstByte    atomic.Pointer[prometheus.GaugeVec] // the front's metric of each node's time to first byte
 	timeouts     Timeouts
@@ -76,6 +77,9 @@ type NodesOptions struct {
 	// HourCandidates is the grid's (grid.Grid.HourCandidates): 0 or 1 is
 	// Algorithm 2's random pick.
 	HourCandidates int
+	// SteerFirst is the grid's (grid.Grid.SteerFirst): the candidates choose
+	// an object's first replica too.
+	SteerFirst bool
 }
 
 // Connect opens a client to every node. Nodes start down: the health
@@ -92,7 +96,7 @@ func Connect(cfgs []NodeConfig, stats map[string]nodes.TenantStats, opts ...Node
 	}
 	n := &Nodes{clients: map[string]*minio.Core{}, creds: map[string][2]string{}, busy: map[string]bool{}, stats: stats,
 		up: map[string]bool{}, since: map[string]time.Time{}, capacity: map[string]int64{}, capacityFrom: map[string]string{},
-		space: map[string]*space{}, slots: map[string]chan struct{}{}, diskRead: map[string]time.Time{}, flags: map[string]bool{}, minFree: saturatingMB(o.MinFreeMB), timeouts: o.Timeouts, perNode: o.PerNode, hourCands: o.HourCandidates}
+		space: map[string]*space{}, slots: map[string]chan struct{}{}, diskRead: map[string]time.Time{}, flags: map[string]bool{}, minFree: saturatingMB(o.MinFreeMB), timeouts: o.Timeouts, perNode: o.PerNode, hourCands: o.HourCandidates, steerFirst: o.SteerFirst}
 	for _, c := range cfgs {
 		if err := c.Node.Validate(); err != nil {
 			return nil, err
@@ -168,7 +172,7 @@ func (n *Nodes) Grid() *grid.Grid {
 		list[i] = node
 	}
 	g := grid.Build(nodes.GridTenants(list, n.stats, held, busy))
-	g.HourCandidates = n.hourCands
+	g.HourCandidates, g.SteerFirst = n.hourCands, n.steerFirst
 	return g
 }
 

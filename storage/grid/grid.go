@@ -64,6 +64,11 @@ type Grid struct {
 	// hours as the block's other replicas (their BusyHours); 0 or 1 keeps
 	// Algorithm 2's single random pick.
 	HourCandidates int
+	// SteerFirst, beyond the paper, lets HourCandidates choose a block's
+	// first replica too (when no writer's server takes it): the candidate
+	// least often busy at all. Without it the first replica is Algorithm
+	// 2's random pick and only the later ones are compared.
+	SteerFirst bool
 }
 
 // Build clusters tenants (lines 4-5): columns split the total free space

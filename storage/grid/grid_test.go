@@ -322,3 +322,45 @@ func TestHourCandidatesSteerReplicasAwayFromTheSameBusyHours(t *testing.T) {
 		t.Fatalf("first replica %s vs %s: nothing taken yet, the candidates must not matter", pa.Nodes[0], pb.Nodes[0])
 	}
 }
+
+// TestSteerFirstPutsFirstReplicasOnRarelyBusyTenants: half the tenants are
+// busy every other hour, half one hour a day. With no writer's server,
+// Algorithm 2's first pick lands on either about equally; with SteerFirst
+// and three candidates, mostly on the rarely busy ones. Without SteerFirst
+// the candidates do not touch the first replica.
+func TestSteerFirstPutsFirstReplicasOnRarelyBusyTenants(t *testing.T) {
+	tenants := datacenter(11, 180, 2, 90, 40, 1<<30)
+	rare := map[string]bool{}
+	for i, tn := range tenants {
+		tn.BusyHours = make([]float64, 24)
+		if i%2 == 0 {
+			for h := 0; h < 24; h += 2 {
+				tn.BusyHours[h] = 1
+			}
+		} else {
+			tn.BusyHours[3], rare[tn.ID] = 1, true
+		}
+	}
+	share := func(candidates int, steer bool) float64 {
+		g := Build(tenants)
+		g.HourCandidates, g.SteerFirst = candidates, steer
+		rng := rand.New(rand.NewPCG(7, 8))
+		onRare := 0
+		for i := 0; i < 2000; i++ {
+			p, err := g.Place(Request{Size: 1, Replicas: 1}, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, _ := g.Node(p.Nodes[0])
+			if rare[n.Tenant] {
+				onRare++
+			}
+		}
+		return float64(onRare) / 2000
+	}
+	random, unsteered, steered := share(0, false), share(3, false), share(3, true)
+	t.Logf("first replicas on rarely busy tenants: random %.2f, 3 candidates %.2f, 3 candidates steering the first %.2f", random, unsteered, steered)
+	if math.Abs(unsteered-random) > 0.05 || steered < random+0.25 {
+		t.Fatalf("rarely busy share: random %.2f, candidates without SteerFirst %.2f, with %.2f", random, unsteered, steered)
+	}
+}

@@ -77,10 +77,14 @@ const hoursPerDay = 24
 
 // overlap is how many hours a day every replica taken so far and t would
 // all be busy at once, expected: what a read that finds every replica busy
-// depends on.
+// depends on. With no replica taken, it is how many hours a day t is busy.
 func (r *rules) overlap(t *Tenant) float64 {
 	sum := 0.0
-	for h, all := range r.allBusy {
+	for h := 0; h < hoursPerDay; h++ {
+		all := 1.0
+		if r.allBusy != nil {
+			all = r.allBusy[h]
+		}
 		p := 1.0
 		if len(t.BusyHours) == hoursPerDay {
 			p = t.BusyHours[h]
@@ -179,7 +183,8 @@ func (g *Grid) placeOnce(req Request, rng Rand) (Placement, error) {
 // eligible tenant of it and a random eligible node of that tenant
 // (lines 9-14). Beyond the paper, with HourCandidates > 1 and replicas
 // already taken, it draws that many eligible tenants of the cell and keeps
-// the one least often busy at the same hours as those replicas.
+// the one least often busy at the same hours as those replicas; with
+// SteerFirst, before any replica, the one least often busy.
 func (g *Grid) pick(req Request, r *rules, rng Rand) (*Node, *Tenant) {
 	var cells []Cell
 	for row := 0; row < Size; row++ {
@@ -198,7 +203,7 @@ func (g *Grid) pick(req Request, r *rules, rng Rand) (*Node, *Tenant) {
 			cells = append(cells[:ci], cells[ci+1:]...) // nothing eligible in this cell
 			continue
 		}
-		if g.HourCandidates > 1 && r.allBusy != nil {
+		if g.HourCandidates > 1 && (r.allBusy != nil || g.SteerFirst && len(r.nodes) == 0) {
 			best := r.overlap(t)
 			for k := 1; k < g.HourCandidates; k++ {
 				if n2, t2 := g.draw(tenants, req, r, rng); n2 != nil {
