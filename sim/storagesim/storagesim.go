@@ -48,6 +48,9 @@ type Config struct {
 	Capacity int
 	// Writers says who writes blocks (default NodeWriters, the paper's).
 	Writers Writers
+	// RepairLimit says what RepairPerHour limits: RepairLimitReimaged
+	// (default) or RepairLimitReceiver (the blob repairer's).
+	RepairLimit string
 }
 
 // Result is what one run measured.
@@ -64,7 +67,8 @@ type Result struct {
 	// DownToOne counts the times a block was left with a single replica.
 	DownToOne int `json:"down_to_one_replica"`
 	// LongestRepairHours is the longest a reimaged server's lost replicas
-	// took to re-create.
+	// took to re-create (with RepairLimitReceiver, the longest a block
+	// waited in the queue).
 	LongestRepairHours float64 `json:"longest_repair_hours"`
 	Degraded           int     `json:"degraded_placements"`
 	// Unwritten counts blocks that found fewer than R servers with room.
@@ -151,6 +155,9 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 	if cfg.Writers, err = ParseWriters(string(cfg.Writers)); err != nil {
 		return Result{}, err
 	}
+	if cfg.RepairLimit, err = ParseRepairLimit(cfg.RepairLimit); err != nil {
+		return Result{}, err
+	}
 	if cfg.Policy != Stock && cfg.Policy != Grid {
 		return Result{}, fmt.Errorf("policy %q: want stock or grid", cfg.Policy)
 	}
@@ -212,6 +219,9 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 		if s.jobs.Len() > 0 && s.jobs[0].next < cfg.Span { // the year's end leaves the rest undone
 			tRepair = s.jobs[0].next
 		}
+		if q := s.receivers; q != nil && q.waiting > 0 && q.next < cfg.Span {
+			tRepair = q.next
+		}
 		if nextWrite < cfg.Blocks {
 			tWrite = writeAt(nextWrite)
 		}
@@ -228,6 +238,9 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 			res.Drained = s.drained
 			res.LostPct = 100 * float64(s.lost) / float64(max(1, cfg.Blocks))
 			res.LongestRepairHours = float64(s.longestJob) * step.Hours()
+			if s.receivers != nil {
+				res.LongestRepairHours = s.receivers.maxWait.Hours()
+			}
 			return res, nil
 		case tEvent <= tRepair && tEvent <= tWrite:
 			var job *repairJob
@@ -241,12 +254,18 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 			case joinEvent:
 				w.setAbsent(ev.server, false)
 			}
-			if job != nil {
+			if job != nil && s.receivers != nil {
+				for _, b := range job.blocks {
+					s.enqueue(b, tEvent)
+				}
+			} else if job != nil {
 				job.next, job.step, job.seq = tEvent+step, step, seq
 				seq++
 				heap.Push(&s.jobs, job)
 			}
 			nextEvent++
+		case tRepair <= tWrite && s.receivers != nil:
+			s.receiverPass(tRepair)
 		case tRepair <= tWrite:
 			job := s.jobs[0]
 			s.repairOne(job.blocks[job.i])
@@ -275,6 +294,9 @@ type state struct {
 	onServer [][]int32 // blocks with a replica on each server, in arrival order
 	used     []int32   // replicas on each server
 	jobs     jobQueue
+	// receivers is the receiver-limited repair queue (RepairLimitReceiver),
+	// else nil.
+	receivers *receiverQueue
 
 	lost, repairs, downToOne, degraded, unwritten, longestJob, drained int
 }
@@ -293,6 +315,9 @@ func newState(w *world, cfg Config) *state {
 	rng := runRNG(cfg.Seed, cfg.Policy, cfg.Replicas)
 	s := &state{cfg: cfg, w: w, rng: rng, replicas: make([]int32, cfg.Blocks*cfg.Replicas), live: make([]uint8, cfg.Blocks),
 		onServer: make([][]int32, len(w.id)), used: make([]int32, len(w.id))}
+	if cfg.RepairLimit == RepairLimitReceiver {
+		s.receivers = newReceiverQueue(cfg, cfg.Blocks, len(w.id))
+	}
 	s.place = placer{policy: cfg.Policy, writers: cfg.Writers, replicas: cfg.Replicas, rng: rng, w: w, capacity: int32(cfg.Capacity), used: s.used}
 	if cfg.Capacity > 0 {
 		w.regrid(int32(cfg.Capacity), s.used)

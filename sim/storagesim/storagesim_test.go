@@ -406,3 +406,53 @@ func TestFromLifetimesReplaysFailuresJoinsAndRetirements(t *testing.T) {
 		t.Fatalf("%+v: want one wipe, one retirement drained, nothing lost", res)
 	}
 }
+
+// TestReceiverLimitedRepairSpreadsOverEveryServer: with RepairLimitReceiver
+// a wiped server's blocks are re-created by many servers at once, none
+// receiving more than its token a pass, so they are whole again in a few
+// passes, where the reimaged server's own queue takes one block per 2
+// minutes.
+func TestReceiverLimitedRepairSpreadsOverEveryServer(t *testing.T) {
+	_, w := smallGridWorld(t)
+	s := newState(w, Config{Seed: 9, Policy: Grid, Replicas: 3, Blocks: 3000, RepairPerHour: 30, RepairLimit: RepairLimitReceiver})
+	for b := range 3000 {
+		s.write(int32(b))
+	}
+	busiest := int32(0)
+	for n := range s.onServer {
+		if len(s.onServer[n]) > len(s.onServer[busiest]) {
+			busiest = int32(n)
+		}
+	}
+	held := len(s.onServer[busiest])
+	job := s.wipe(busiest)
+	for _, b := range job.blocks {
+		s.enqueue(b, 0)
+	}
+	passes := 0
+	for now := receiverTick; s.receivers.waiting > 0; now += receiverTick {
+		before := slices.Clone(s.used)
+		s.receiverPass(now)
+		for n := range s.used {
+			if s.used[n]-before[n] > 1 {
+				t.Fatalf("pass %d: server %d received %d replicas, more than its token", passes, n, s.used[n]-before[n])
+			}
+		}
+		if passes++; passes > 50 {
+			t.Fatalf("%d blocks still waiting after 50 passes", s.receivers.waiting)
+		}
+	}
+	for _, b := range job.blocks {
+		if s.live[b] != 3 {
+			t.Fatalf("block %d has %d replicas after the queue emptied", b, s.live[b])
+		}
+	}
+	t.Logf("%d blocks of the wiped server whole again in %d passes of %s (%d servers); its own queue would take %.0f h",
+		held, passes, receiverTick, len(w.id), float64(held)/30)
+	if s.repairs != held || passes > held/2 {
+		t.Errorf("%d repairs for %d blocks in %d passes", s.repairs, held, passes)
+	}
+	if _, err := ParseRepairLimit("sender"); err == nil {
+		t.Error("an unknown repair limit was accepted")
+	}
+}
