@@ -108,6 +108,8 @@ section "Placement escalation and greylisting vs strict classes (placement-escal
 
 section "Storage: blocks lost in a year (Figure 15)" storage \
 	"$sim" storage -blocks "$blocks" -csv "$out/storage.csv" -plot "$out/storage.png"
+section "Storage: blocks lost in a year with the blob repairer (beyond the paper: each server receives at most 30 replicas an hour from one queue, risk order)" storage-receiver \
+	"$sim" storage -blocks "$blocks" -repair-limit receiver -repair-order risk -csv "$out/storage-receiver.csv" -plot "$out/storage-receiver.png"
 section "Storage: failed accesses as utilisation rises (Figure 16)" access \
 	"$sim" access -csv "$out/access.csv" -plot "$out/access.png"
 section "Storage: failed accesses with the blob front's placement (beyond the paper: client writers, 5 candidates per pick, the first replica steered too, half the space filled)" access-hours \
