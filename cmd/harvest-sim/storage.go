@@ -210,6 +210,9 @@ func runStorage(f storageFlags) error {
 	if err != nil {
 		return fmt.Errorf("-writers: %w", err)
 	}
+	if _, err := storagesim.ParseRepairLimit(f.repairLimit); err != nil {
+		return fmt.Errorf("-repair-limit: %w", err)
+	}
 	began := time.Now()
 	var results []storagesim.Result
 	total := len(names) * len(replicas) * len(policies) * f.runs
