@@ -32,9 +32,9 @@ var (
 	bundleMagic4 = [4]byte{'H', 'V', 'B', '4'}
 )
 
-// SealedResolution4 is format 4's bundle resolution, in hundredths of a
+// sealedResolution4 is format 4's bundle resolution, in hundredths of a
 // point: slot means kept to 0.1 point (1/62 of a core on a 16-core server).
-const SealedResolution4 = 10
+const sealedResolution4 = 10
 
 const (
 	// bundleTenants is how many tenants a bundle aims at: ~65 KB of

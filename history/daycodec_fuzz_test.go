@@ -40,7 +40,7 @@ func FuzzDecodeBundle(f *testing.F) {
 	d.Add(5, 12.5)
 	d.Add(5, 99.99)
 	f.Add(encodeBundle(20000, map[string]*Day{"a/b": d, "c/d": d}, 1))
-	f.Add(encodeBundle(20000, map[string]*Day{"a/b": d, "c/d": d}, SealedResolution4))
+	f.Add(encodeBundle(20000, map[string]*Day{"a/b": d, "c/d": d}, sealedResolution4))
 	f.Add([]byte("HVB3\x20\x4e\x00\x00"))
 	f.Add([]byte("HVB4\x20\x4e\x00\x00\x0a\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -103,7 +103,7 @@ func (s *Store) PutDays(ctx context.Context, days map[TenantID]Series) error {
 // hundredths of a point (1: sums and counts as sent).
 func sealedResolution(format int) uint16 {
 	if format >= 4 {
-		return SealedResolution4
+		return sealedResolution4
 	}
 	return 1
 }

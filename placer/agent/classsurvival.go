@@ -63,9 +63,9 @@ func driverSize(attrs map[string]string) (survival.Server, bool) {
 	return survival.Server{Cores: cores, Reserve: reserve, Margin: margin}, true
 }
 
-// medianServer is the middle server by cores, then reserve (the lower of
-// the two middles for an even count): a node that exists, not an average
-// of sizes no node has.
+// medianServer is the middle server by cores, then reserve, then margin
+// (the lower of the two middles for an even count): a node that exists,
+// not an average of sizes no node has.
 func medianServer(sizes []survival.Server) survival.Server {
 	slices.SortFunc(sizes, func(a, b survival.Server) int {
 		return cmp.Or(cmp.Compare(a.Cores, b.Cores), cmp.Compare(a.Reserve, b.Reserve), cmp.Compare(a.Margin, b.Margin))

@@ -61,8 +61,8 @@ type receiverQueue struct {
 	maxWait time.Duration
 }
 
-func newReceiverQueue(cfg Config, blocks, servers int) *receiverQueue {
-	q := &receiverQueue{buckets: make([][]queued, cfg.Replicas), dirty: make([]bool, cfg.Replicas), gen: make([]uint32, blocks), tokens: make([]float64, servers),
+func newReceiverQueue(cfg Config, servers int) *receiverQueue {
+	q := &receiverQueue{buckets: make([][]queued, cfg.Replicas), dirty: make([]bool, cfg.Replicas), gen: make([]uint32, cfg.Blocks), tokens: make([]float64, servers),
 		perTick: cfg.RepairPerHour * receiverTick.Hours()}
 	for i := range q.tokens {
 		q.tokens[i] = max(1, q.perTick)
@@ -71,8 +71,11 @@ func newReceiverQueue(cfg Config, blocks, servers int) *receiverQueue {
 }
 
 // enqueue puts block b in the bucket of its survivors (any older entry of
-// it goes stale).
+// it goes stale); a lost or whole block is not queued.
 func (s *state) enqueue(b int32, now time.Duration) {
+	if k := int(s.live[b]); k == 0 || k >= s.cfg.Replicas {
+		return
+	}
 	q := s.receivers
 	q.gen[b]++
 	e := queued{b: b, gen: q.gen[b], since: now}

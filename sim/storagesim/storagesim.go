@@ -259,6 +259,8 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 					s.enqueue(b, tEvent)
 				}
 			} else if job != nil {
+				s.order(job.blocks)
+				s.longestJob = max(s.longestJob, len(job.blocks))
 				job.next, job.step, job.seq = tEvent+step, step, seq
 				seq++
 				heap.Push(&s.jobs, job)
@@ -316,7 +318,7 @@ func newState(w *world, cfg Config) *state {
 	s := &state{cfg: cfg, w: w, rng: rng, replicas: make([]int32, cfg.Blocks*cfg.Replicas), live: make([]uint8, cfg.Blocks),
 		onServer: make([][]int32, len(w.id)), used: make([]int32, len(w.id))}
 	if cfg.RepairLimit == RepairLimitReceiver {
-		s.receivers = newReceiverQueue(cfg, cfg.Blocks, len(w.id))
+		s.receivers = newReceiverQueue(cfg, len(w.id))
 	}
 	s.place = placer{policy: cfg.Policy, writers: cfg.Writers, replicas: cfg.Replicas, rng: rng, w: w, capacity: int32(cfg.Capacity), used: s.used}
 	if cfg.Capacity > 0 {
@@ -390,8 +392,9 @@ func (s *state) drain(server int32) *repairJob {
 }
 
 // wipe reimages a server: every replica on it is gone; a block left with
-// none is lost, the others wait for repair, fewest survivors first (as the
-// blob repairer and HDFS's under-replication queues order them).
+// none is lost, the others wait for repair (in the job it returns, which
+// the reimaged-limited repairer then orders, fewest survivors first, as
+// the blob repairer and HDFS's under-replication queues order them).
 func (s *state) wipe(server int32) *repairJob {
 	held := s.onServer[server]
 	s.onServer[server] = nil
@@ -421,8 +424,6 @@ func (s *state) wipe(server int32) *repairJob {
 	if len(pending) == 0 {
 		return nil
 	}
-	s.order(pending)
-	s.longestJob = max(s.longestJob, len(pending))
 	return &repairJob{blocks: pending}
 }
 
@@ -433,13 +434,8 @@ func (s *state) order(pending []int32) {
 		return
 	}
 	risk := make(map[int32]float64, len(pending))
-	var ids []string
 	for _, b := range pending {
-		ids = ids[:0]
-		for _, n := range s.blockReplicas(b) {
-			ids = append(ids, s.w.id[n])
-		}
-		risk[b] = s.w.grid.RepairRisk(ids)
+		risk[b] = s.risk(b)
 	}
 	sort.SliceStable(pending, func(i, j int) bool {
 		a, b := pending[i], pending[j]
