@@ -70,13 +70,29 @@ func newReceiverQueue(cfg Config, servers int) *receiverQueue {
 	return q
 }
 
+// take queues the blocks a wipe left under-replicated.
+func (q *receiverQueue) take(s *state, blocks []int32, now time.Duration) {
+	for _, b := range blocks {
+		q.enqueue(s, b, now)
+	}
+}
+
+// due is the next pass while blocks wait.
+func (q *receiverQueue) due() time.Duration {
+	if q.waiting == 0 {
+		return never
+	}
+	return q.next
+}
+
+func (q *receiverQueue) longestHours() float64 { return q.maxWait.Hours() }
+
 // enqueue puts block b in the bucket of its survivors (any older entry of
 // it goes stale); a lost or whole block is not queued.
-func (s *state) enqueue(b int32, now time.Duration) {
+func (q *receiverQueue) enqueue(s *state, b int32, now time.Duration) {
 	if k := int(s.live[b]); k == 0 || k >= s.cfg.Replicas {
 		return
 	}
-	q := s.receivers
 	q.gen[b]++
 	e := queued{b: b, gen: q.gen[b], since: now}
 	if s.cfg.RepairOrder == RepairByRisk {
@@ -90,20 +106,11 @@ func (s *state) enqueue(b int32, now time.Duration) {
 	q.waiting++
 }
 
-// risk is grid.RepairRisk of block b's survivors.
-func (s *state) risk(b int32) float64 {
-	var ids []string
-	for _, n := range s.blockReplicas(b) {
-		ids = append(ids, s.w.id[n])
-	}
-	return s.w.grid.RepairRisk(ids)
-}
-
-// receiverPass refills every server's tokens and repairs what they allow,
-// fewest survivors first (then, with RepairByRisk, the riskiest; else the
-// longest waiting): a block whose chosen server has no token left waits.
-func (s *state) receiverPass(now time.Duration) {
-	q := s.receivers
+// run is a pass: it refills every server's tokens and repairs what they
+// allow, fewest survivors first (then, with RepairByRisk, the riskiest;
+// else the longest waiting): a block whose chosen server has no token left
+// waits.
+func (q *receiverQueue) run(s *state, now time.Duration) {
 	for i := range q.tokens {
 		q.tokens[i] = min(max(1, q.perTick), q.tokens[i]+q.perTick)
 	}
@@ -136,7 +143,7 @@ func (s *state) receiverPass(now time.Duration) {
 			q.waiting--
 			q.maxWait = max(q.maxWait, now-e.since)
 			if int(s.live[e.b]) < s.cfg.Replicas {
-				s.enqueue(e.b, e.since)
+				q.enqueue(s, e.b, e.since)
 			}
 		}
 		q.buckets[k] = kept

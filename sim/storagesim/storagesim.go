@@ -11,14 +11,11 @@
 package storagesim
 
 import (
-	"container/heap"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/harvest-platform/harvest/storage/grid"
 )
 
 // Year is the span the paper simulates for durability.
@@ -105,33 +102,6 @@ const (
 	joinEvent
 )
 
-// repairJob re-creates the replicas one reimaged server lost, one every
-// step, in order.
-type repairJob struct {
-	next, step time.Duration
-	blocks     []int32
-	i          int
-	seq        int
-}
-
-type jobQueue []*repairJob
-
-func (q jobQueue) Len() int { return len(q) }
-func (q jobQueue) Less(i, j int) bool {
-	if q[i].next != q[j].next {
-		return q[i].next < q[j].next
-	}
-	return q[i].seq < q[j].seq
-}
-func (q jobQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *jobQueue) Push(x any)   { *q = append(*q, x.(*repairJob)) }
-func (q *jobQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
-}
-
 // Run simulates dc under cfg; progress (may be nil) hears how many of the
 // writes and reimages are done. The same seed gives the same result.
 func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, error) {
@@ -200,27 +170,22 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 	res := Result{Datacenter: dc.Name, Policy: cfg.Policy, Replicas: cfg.Replicas, Seed: cfg.Seed, Blocks: cfg.Blocks,
 		Reimages: wipes, Servers: len(w.id), Tenants: len(dc.Tenants)}
 	total := cfg.Blocks + len(events)
-	step := time.Duration(float64(time.Hour) / cfg.RepairPerHour)
 	writeAt := func(b int) time.Duration { // a steady rate: block b in the middle of the b-th slice of the span
 		return time.Duration((float64(b) + 0.5) / float64(cfg.Blocks) * float64(cfg.Span))
 	}
-	nextWrite, nextEvent, seq := 0, 0, 0
+	nextWrite, nextEvent := 0, 0
 	nextRegrid := 24 * time.Hour
 	for done := 0; ; done++ {
 		if progress != nil && done%(1<<14) == 0 {
 			progress(nextWrite+nextEvent, total)
 		}
 		// the earliest event; on a tie a server's event comes first, then a repair, then a write
-		const never = time.Duration(1<<63 - 1)
 		tEvent, tRepair, tWrite := never, never, never
 		if nextEvent < len(events) {
 			tEvent = events[nextEvent].at
 		}
-		if s.jobs.Len() > 0 && s.jobs[0].next < cfg.Span { // the year's end leaves the rest undone
-			tRepair = s.jobs[0].next
-		}
-		if q := s.receivers; q != nil && q.waiting > 0 && q.next < cfg.Span {
-			tRepair = q.next
+		if t := s.repair.due(); t < cfg.Span { // the year's end leaves the rest undone
+			tRepair = t
 		}
 		if nextWrite < cfg.Blocks {
 			tWrite = writeAt(nextWrite)
@@ -237,46 +202,26 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 			res.Lost, res.Repairs, res.DownToOne, res.Degraded, res.Unwritten = s.lost, s.repairs, s.downToOne, s.degraded, s.unwritten
 			res.Drained = s.drained
 			res.LostPct = 100 * float64(s.lost) / float64(max(1, cfg.Blocks))
-			res.LongestRepairHours = float64(s.longestJob) * step.Hours()
-			if s.receivers != nil {
-				res.LongestRepairHours = s.receivers.maxWait.Hours()
-			}
+			res.LongestRepairHours = s.repair.longestHours()
 			return res, nil
 		case tEvent <= tRepair && tEvent <= tWrite:
-			var job *repairJob
+			var pending []int32
 			switch ev := events[nextEvent]; ev.kind {
 			case wipeEvent:
-				job = s.wipe(ev.server)
+				pending = s.wipe(ev.server)
 			case retireEvent:
 				w.setAbsent(ev.server, true)
-				job = s.drain(ev.server)
+				pending = s.drain(ev.server)
 				res.Retirements++
 			case joinEvent:
 				w.setAbsent(ev.server, false)
 			}
-			if job != nil && s.receivers != nil {
-				for _, b := range job.blocks {
-					s.enqueue(b, tEvent)
-				}
-			} else if job != nil {
-				s.order(job.blocks)
-				s.longestJob = max(s.longestJob, len(job.blocks))
-				job.next, job.step, job.seq = tEvent+step, step, seq
-				seq++
-				heap.Push(&s.jobs, job)
+			if len(pending) > 0 {
+				s.repair.take(s, pending, tEvent)
 			}
 			nextEvent++
-		case tRepair <= tWrite && s.receivers != nil:
-			s.receiverPass(tRepair)
 		case tRepair <= tWrite:
-			job := s.jobs[0]
-			s.repairOne(job.blocks[job.i])
-			if job.i++; job.i < len(job.blocks) {
-				job.next += job.step
-				heap.Fix(&s.jobs, 0)
-			} else {
-				heap.Pop(&s.jobs)
-			}
+			s.repair.run(s, tRepair)
 		default:
 			s.write(int32(nextWrite))
 			nextWrite++
@@ -295,12 +240,9 @@ type state struct {
 	live     []uint8   // live replicas of each block (0: not written yet, or lost)
 	onServer [][]int32 // blocks with a replica on each server, in arrival order
 	used     []int32   // replicas on each server
-	jobs     jobQueue
-	// receivers is the receiver-limited repair queue (RepairLimitReceiver),
-	// else nil.
-	receivers *receiverQueue
+	repair   repairer  // what Config.RepairLimit says the repair rate limits
 
-	lost, repairs, downToOne, degraded, unwritten, longestJob, drained int
+	lost, repairs, downToOne, degraded, unwritten, drained int
 }
 
 // runRNG is the random source of one policy and replication: runs of other
@@ -317,8 +259,9 @@ func newState(w *world, cfg Config) *state {
 	rng := runRNG(cfg.Seed, cfg.Policy, cfg.Replicas)
 	s := &state{cfg: cfg, w: w, rng: rng, replicas: make([]int32, cfg.Blocks*cfg.Replicas), live: make([]uint8, cfg.Blocks),
 		onServer: make([][]int32, len(w.id)), used: make([]int32, len(w.id))}
+	s.repair = newReimagedRepairs(cfg)
 	if cfg.RepairLimit == RepairLimitReceiver {
-		s.receivers = newReceiverQueue(cfg, len(w.id))
+		s.repair = newReceiverQueue(cfg, len(w.id))
 	}
 	s.place = placer{policy: cfg.Policy, writers: cfg.Writers, replicas: cfg.Replicas, rng: rng, w: w, capacity: int32(cfg.Capacity), used: s.used}
 	if cfg.Capacity > 0 {
@@ -370,7 +313,7 @@ func (s *state) hold(b, server int32) {
 // repair around the block's replicas would put it. A replica that finds no
 // room is dropped as a wipe drops it (lost if it was the last, else queued
 // for repair).
-func (s *state) drain(server int32) *repairJob {
+func (s *state) drain(server int32) []int32 {
 	held := s.onServer[server]
 	var stuck []int32
 	for _, b := range held {
@@ -392,10 +335,8 @@ func (s *state) drain(server int32) *repairJob {
 }
 
 // wipe reimages a server: every replica on it is gone; a block left with
-// none is lost, the others wait for repair (in the job it returns, which
-// the reimaged-limited repairer then orders, fewest survivors first, as
-// the blob repairer and HDFS's under-replication queues order them).
-func (s *state) wipe(server int32) *repairJob {
+// none is lost, the others are returned to wait for repair.
+func (s *state) wipe(server int32) []int32 {
 	held := s.onServer[server]
 	s.onServer[server] = nil
 	s.used[server] = 0
@@ -421,36 +362,5 @@ func (s *state) wipe(server int32) *repairJob {
 		}
 		pending = append(pending, b)
 	}
-	if len(pending) == 0 {
-		return nil
-	}
-	return &repairJob{blocks: pending}
-}
-
-// order sorts a reimaged server's pending blocks as cfg.RepairOrder says.
-func (s *state) order(pending []int32) {
-	if s.cfg.RepairOrder != RepairByRisk {
-		sort.SliceStable(pending, func(i, j int) bool { return s.live[pending[i]] < s.live[pending[j]] })
-		return
-	}
-	risk := make(map[int32]float64, len(pending))
-	for _, b := range pending {
-		risk[b] = s.risk(b)
-	}
-	sort.SliceStable(pending, func(i, j int) bool {
-		a, b := pending[i], pending[j]
-		return grid.RepairFirst(int(s.live[a]), risk[a], int(s.live[b]), risk[b])
-	})
-}
-
-// repairOne re-creates one replica of block b unless it is lost or whole
-// again.
-func (s *state) repairOne(b int32) {
-	if s.live[b] == 0 || int(s.live[b]) >= s.cfg.Replicas {
-		return
-	}
-	if n, ok := s.place.repair(s.blockReplicas(b)); ok {
-		s.add(b, n)
-		s.repairs++
-	}
+	return pending
 }

@@ -104,12 +104,10 @@ func TestRepairsGoFewestSurvivorsFirstAtTheConfiguredRate(t *testing.T) {
 			s.add(int32(b), n)
 		}
 	}
-	job := s.wipe(0)
-	if job != nil {
-		s.order(job.blocks)
-	}
-	if job == nil || !slices.Equal(job.blocks, []int32{1, 0, 2}) {
-		t.Fatalf("repair order %v, want block 1 (one survivor) before blocks 0 and 2 (two each, in write order)", job)
+	pending := s.wipe(0)
+	s.order(pending)
+	if !slices.Equal(pending, []int32{1, 0, 2}) {
+		t.Fatalf("repair order %v, want block 1 (one survivor) before blocks 0 and 2 (two each, in write order)", pending)
 	}
 	if s.downToOne != 1 || s.lost != 0 || len(s.onServer[0]) != 0 {
 		t.Errorf("after wiping a: down to one %d, lost %d, a holds %v", s.downToOne, s.lost, s.onServer[0])
@@ -428,20 +426,18 @@ func TestReceiverLimitedRepairSpreadsOverEveryServer(t *testing.T) {
 		servers[n] = int32(n)
 	}
 	slices.SortFunc(servers, func(a, b int32) int { return len(s.onServer[b]) - len(s.onServer[a]) })
+	q := s.repair.(*receiverQueue)
 	var waiting []int32
 	for _, n := range servers[:20] {
-		if job := s.wipe(n); job != nil {
-			waiting = append(waiting, job.blocks...)
-			for _, b := range job.blocks {
-				s.enqueue(b, 0)
-			}
-		}
+		pending := s.wipe(n)
+		waiting = append(waiting, pending...)
+		q.take(s, pending, 0)
 	}
-	held := s.receivers.waiting
+	held := q.waiting
 	start := slices.Clone(s.used)
 	passes := 0
-	for now := receiverTick; s.receivers.waiting > 0; now += receiverTick {
-		s.receiverPass(now)
+	for now := receiverTick; q.waiting > 0; now += receiverTick {
+		q.run(s, now)
 		if passes++; passes <= 9 {
 			for n := range s.used {
 				if got := s.used[n] - start[n]; got > 1 && !slices.Contains(servers[:20], int32(n)) {
@@ -450,7 +446,7 @@ func TestReceiverLimitedRepairSpreadsOverEveryServer(t *testing.T) {
 			}
 		}
 		if passes > 200 {
-			t.Fatalf("%d blocks still waiting after 200 passes", s.receivers.waiting)
+			t.Fatalf("%d blocks still waiting after 200 passes", q.waiting)
 		}
 	}
 	for _, b := range waiting {
