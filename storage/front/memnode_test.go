@@ -18,6 +18,7 @@ import (
 type memNode struct {
 	mu      sync.Mutex
 	objects map[string][]byte // by path: /bucket/name
+	damage  bool              // flip the first byte of what a PUT stores, as a bad link or disk would
 }
 
 // get returns a copy of an object's bytes (nil when absent).
@@ -68,6 +69,9 @@ func (m *memNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") {
 			data = unchunk(data)
+		}
+		if m.damage && len(data) > 0 {
+			data[0] ^= 0xff
 		}
 		m.objects[r.URL.Path] = data
 		sum := md5.Sum(data)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -225,4 +226,36 @@ func TestCorruptAndMissingReplicasAreSkippedThenScrubbedAndRepaired(t *testing.T
 	if rep, _ := b.ScrubPass(ctx); rep.Corrupt != 0 || rep.Missing != 0 || rep.Replicas != 3 {
 		t.Fatalf("a second scrub: %+v", rep)
 	}
+}
+
+// A node that stores other bytes than the front sent (its ETag, the MD5 it
+// computed, is not the body's) fails the write: the client is told, no
+// entry names the object, and no node keeps a replica, the damaged one
+// included.
+func TestPutRefusesAReplicaStoredDamaged(t *testing.T) {
+	b, stores, _ := declBackend(t, kv.NewMem())
+	makeBucket(t, b, "damaged", nil)
+	data := bytes.Repeat([]byte("harvest"), 100_000)
+	before := totalObjects(stores) // the nodes' markers
+	stores["na"].damage, stores["nb"].damage = true, true // of four nodes, R=3 takes one of them at least
+	if err := putBytes(t, b, "damaged", "k", data); err == nil {
+		t.Fatal("a PUT with a replica stored damaged succeeded")
+	}
+	if _, err := b.cat.Get(context.Background(), "damaged", "k"); err == nil {
+		t.Fatal("the catalogue names an object whose write failed")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for totalObjects(stores) > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d replicas left on the nodes after a failed write", totalObjects(stores)-before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, m := range stores {
+		m.damage = false
+	}
+	if err := putBytes(t, b, "damaged", "k", data); err != nil {
+		t.Fatal(err)
+	}
+	everyReplicaOnItsNode(t, b, stores, "damaged", "k", data)
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"strings"
 	"sync"
@@ -170,12 +169,16 @@ type written struct {
 }
 
 // writeReplicas copies body once into a pipe per node, where write sends
-// it on, and returns its MD5 and block checksums. Each node's call holds
-// one of its slots and is cancelled when it takes nothing for the node
-// timeout. When any node or the body fails, what the nodes that succeeded
-// wrote is removed (it was never offered to the catalogue).
+// it on, and returns its MD5 and block checksums. write answers the ETag
+// the node gave what it stored, which must be the body's MD5: the node
+// computed it of the bytes it received, so a replica damaged on its way is
+// a failed write (the front hashes the body once, not once more per node).
+// Each node's call holds one of its slots and is cancelled when it takes
+// nothing for the node timeout. When any node or the body fails, what the
+// nodes that succeeded wrote is removed (it was never offered to the
+// catalogue).
 func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.Reader, size int64,
-	write func(ctx context.Context, node string, r io.Reader) error, undo func(node string)) (written, error) {
+	write func(ctx context.Context, node string, r io.Reader) (etag string, err error), undo func(node string)) (written, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	releases := make([]func(), 0, len(nodeIDs))
@@ -193,6 +196,7 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.R
 	}
 	writers := make([]*io.PipeWriter, len(nodeIDs))
 	errs := make([]error, len(nodeIDs))
+	etags := make([]string, len(nodeIDs))
 	var wg sync.WaitGroup
 	for i, id := range nodeIDs {
 		pr, pw := io.Pipe()
@@ -204,7 +208,7 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.R
 			defer ncancel()
 			st := newStall(b.nodes.timeouts.Node, ncancel)
 			defer st.stop()
-			errs[i] = write(nctx, id, progressReader{r: pr, s: st})
+			etags[i], errs[i] = write(nctx, id, progressReader{r: pr, s: st})
 			if errs[i] != nil && nctx.Err() != nil && ctx.Err() == nil {
 				errs[i] = fmt.Errorf("node %s took nothing for %s: %w", id, b.nodes.timeouts.Node, errs[i])
 			}
@@ -229,12 +233,20 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.R
 		cancel()
 	}
 	wg.Wait()
+	sum := h.Sum(nil)
+	stored := make([]bool, len(nodeIDs)) // the node kept a replica, good or not
+	for i, id := range nodeIDs {
+		stored[i] = errs[i] == nil
+		if got := strings.Trim(etags[i], `"`); copyErr == nil && stored[i] && got != hex.EncodeToString(sum) {
+			errs[i] = fmt.Errorf("node %s stored the body with MD5 %s, the front sent %x", id, got, sum)
+		}
+	}
 	err := errors.Join(errs...)
 	if copyErr == nil && err == nil {
-		return written{md5: h.Sum(nil), segment: blocks.Segment()}, nil
+		return written{md5: sum, segment: blocks.Segment()}, nil
 	}
 	for i, id := range nodeIDs {
-		if errs[i] == nil {
+		if stored[i] {
 			undo(id)
 		}
 	}
@@ -263,23 +275,19 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.R
 // e as metadata); on failure nothing stays behind.
 func (b *Backend) putReplicas(ctx context.Context, nodeIDs []string, name string, body io.Reader, e catalog.Entry) (written, error) {
 	meta := catalog.Meta(e)
-	return b.writeReplicas(ctx, nodeIDs, body, e.Size, func(ctx context.Context, node string, r io.Reader) error {
+	return b.writeReplicas(ctx, nodeIDs, body, e.Size, func(ctx context.Context, node string, r io.Reader) (string, error) {
 		return b.putReplica(ctx, node, name, r, e.Size, meta)
 	}, func(node string) { b.removeFresh(node, name) })
 }
 
-// putReplica writes one replica. The body is sent unsigned (signing it
-// would hash every byte once more per replica, on the front's cores); its
-// integrity is checked instead by the MD5 the node computes, which must be
-// the one the front computed of what the client sent.
-func (b *Backend) putReplica(ctx context.Context, node, name string, r io.Reader, size int64, meta map[string]string) error {
-	h := newMD5Tee(r)
-	info, err := b.nodes.client(node).PutObject(ctx, DataBucket, name, h, size, "", "",
+// putReplica writes one replica and answers the node's ETag. The body is
+// sent unsigned (signing it would hash every byte once more per replica,
+// on the front's cores); writeReplicas checks the ETag, the MD5 the node
+// computed, against the body's.
+func (b *Backend) putReplica(ctx context.Context, node, name string, r io.Reader, size int64, meta map[string]string) (string, error) {
+	info, err := b.nodes.client(node).PutObject(ctx, DataBucket, name, r, size, "", "",
 		minio.PutObjectOptions{UserMetadata: meta, DisableMultipart: true, DisableContentSha256: true})
-	if sent := h.hex(); err == nil && strings.Trim(info.ETag, `"`) != sent {
-		err = fmt.Errorf("node %s stored %s with MD5 %s, the front sent %s", node, name, info.ETag, sent)
-	}
-	return err
+	return info.ETag, err
 }
 
 // removeFresh deletes, in the background and within the node timeout, a
@@ -324,31 +332,3 @@ func nonEmpty(s string) *string {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// md5Tee computes the MD5 of what is read through it. The HTTP client
-// may still be in its last Read of a request body when the node's answer
-// arrives (net/http writes bodies from its own goroutine), so the hash is
-// guarded.
-type md5Tee struct {
-	r  io.Reader
-	mu sync.Mutex
-	h  hash.Hash
-}
-
-func newMD5Tee(r io.Reader) *md5Tee { return &md5Tee{r: r, h: md5.New()} }
-
-func (m *md5Tee) Read(p []byte) (int, error) {
-	n, err := m.r.Read(p)
-	if n > 0 {
-		m.mu.Lock()
-		m.h.Write(p[:n])
-		m.mu.Unlock()
-	}
-	return n, err
-}
-
-func (m *md5Tee) hex() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return hex.EncodeToString(m.h.Sum(nil))
-}
