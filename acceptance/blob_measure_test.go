@@ -188,3 +188,72 @@ func startRelay(t *testing.T, target string) string {
 	}()
 	return ln.Addr().String()
 }
+
+// TestMeasureBlobSmallObjects compares, in one run, the time of small GETs
+// and HEADs through harvest-blob with the same requests made directly to
+// one MinIO, one client, one request at a time (rounds interleaved; the
+// median of each's mean over 100 requests). For small objects a read's
+// time is the front's lookups (the bucket and the object's entry in
+// Consul) before the node's own read. Runs when HARVEST_MEASURE=1.
+func TestMeasureBlobSmallObjects(t *testing.T) {
+	if os.Getenv("HARVEST_MEASURE") != "1" {
+		t.Skip("set HARVEST_MEASURE=1 to measure small reads")
+	}
+	ctx := context.Background()
+	f := startBlob(t)
+	m := cluster.MinIO[0]
+	direct, err := minio.New(m.HTTPAddr, &minio.Options{Creds: credentials.NewStaticV4(m.AccessKey, m.SecretKey, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*minio.Client{f.s3, direct} {
+		if err := c.MakeBucket(ctx, "measure-small", minio.MakeBucketOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	median := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
+	each := func(fn func()) float64 { // mean milliseconds of 100 calls
+		start := time.Now()
+		for range 100 {
+			fn()
+		}
+		return time.Since(start).Seconds() * 1000 / 100
+	}
+	for _, size := range []int{4 << 10, 64 << 10, 1 << 20} {
+		data := make([]byte, size)
+		if _, err := rand.Read(data); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []*minio.Client{f.s3, direct} {
+			if _, err := c.PutObject(ctx, "measure-small", "k", bytes.NewReader(data), int64(size), minio.PutObjectOptions{DisableMultipart: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		get := func(c *minio.Client) func() {
+			return func() {
+				obj, err := c.GetObject(ctx, "measure-small", "k", minio.GetObjectOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n, err := io.Copy(io.Discard, obj); err != nil || n != int64(size) {
+					t.Fatalf("get: %d bytes, %v", n, err)
+				}
+			}
+		}
+		head := func(c *minio.Client) func() {
+			return func() {
+				if _, err := c.StatObject(ctx, "measure-small", "k", minio.StatObjectOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var frontGet, directGet, frontHead, directHead []float64
+		for range 5 {
+			frontGet, directGet = append(frontGet, each(get(f.s3))), append(directGet, each(get(direct)))
+			frontHead, directHead = append(frontHead, each(head(f.s3))), append(directHead, each(head(direct)))
+		}
+		fg, dg, fh, dh := median(frontGet), median(directGet), median(frontHead), median(directHead)
+		t.Logf("%4d KiB GET: front %.2f ms, direct %.2f ms: ratio %.2f; HEAD: front %.2f ms, direct %.2f ms",
+			size>>10, fg, dg, dg/fg, fh, dh)
+	}
+}
