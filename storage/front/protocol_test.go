@@ -236,7 +236,7 @@ func TestPutRefusesAReplicaStoredDamaged(t *testing.T) {
 	b, stores, _ := declBackend(t, kv.NewMem())
 	makeBucket(t, b, "damaged", nil)
 	data := bytes.Repeat([]byte("harvest"), 100_000)
-	before := totalObjects(stores) // the nodes' markers
+	before := totalObjects(stores)                        // the nodes' markers
 	stores["na"].damage, stores["nb"].damage = true, true // of four nodes, R=3 takes one of them at least
 	if err := putBytes(t, b, "damaged", "k", data); err == nil {
 		t.Fatal("a PUT with a replica stored damaged succeeded")
