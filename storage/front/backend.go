@@ -190,7 +190,8 @@ func (b *Backend) HeadBucket(ctx context.Context, in *s3.HeadBucketInput) (*s3.H
 }
 
 func (b *Backend) GetBucketAcl(parent context.Context, in *s3.GetBucketAclInput) ([]byte, error) {
-	req := b.request(parent) // not fasthttp's context, which is reused once the request ends
+	b.readEntryAhead(parent, *in.Bucket) // prefetch.go
+	req := b.request(parent)             // not fasthttp's context, which is reused once the request ends
 	defer req.cancel()
 	ctx := req.ctx
 	info, err := b.bucket(ctx, *in.Bucket)

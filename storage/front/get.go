@@ -31,9 +31,14 @@ func (b *Backend) missing(ctx context.Context, bucket string, notFound error) er
 func (b *Backend) entry(ctx context.Context, bucket, key string) (catalog.Entry, error) {
 	e, err := b.cat.Get(ctx, bucket, key)
 	if errors.Is(err, catalog.ErrNotFound) {
-		return e, b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchKey))
+		return e, b.missingKey(ctx, bucket)
 	}
 	return e, err
+}
+
+// missingKey is the error for a key bucket does not hold.
+func (b *Backend) missingKey(ctx context.Context, bucket string) error {
+	return b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchKey))
 }
 
 // HeadObject answers from the catalogue alone, If-Match, If-None-Match
@@ -41,7 +46,7 @@ func (b *Backend) entry(ctx context.Context, bucket, key string) (catalog.Entry,
 func (b *Backend) HeadObject(ctx context.Context, in *s3.HeadObjectInput) (*s3.HeadObjectOutput, error) {
 	req := b.request(ctx)
 	defer req.cancel()
-	e, err := b.entry(req.ctx, *in.Bucket, *in.Key)
+	e, err := b.entryOf(ctx, req.ctx, *in.Bucket, *in.Key)
 	if err == nil {
 		err = preconditions(e, in.IfMatch, in.IfNoneMatch, in.IfModifiedSince, in.IfUnmodifiedSince)
 	}
@@ -74,7 +79,7 @@ func preconditions(e catalog.Entry, ifMatch, ifNoneMatch *string, since, unmodif
 // instead (redirect.go).
 func (b *Backend) GetObject(ctx context.Context, in *s3.GetObjectInput) (*s3.GetObjectOutput, error) {
 	req := b.request(ctx) // cancelled when the body is closed
-	e, err := b.entry(req.ctx, *in.Bucket, *in.Key)
+	e, err := b.entryOf(ctx, req.ctx, *in.Bucket, *in.Key)
 	if err == nil { // before a redirect hands the read to a node's copy, whose ETag may differ
 		err = preconditions(e, in.IfMatch, in.IfNoneMatch, in.IfModifiedSince, in.IfUnmodifiedSince)
 	}
