@@ -39,16 +39,24 @@ func (c *countingKV) List(ctx context.Context, prefix string) ([]kv.Pair, error)
 	return pairs, err
 }
 
+// countingFront is a front over nodes in memory whose catalogue reads are
+// counted, with a bucket "data".
+func countingFront(t *testing.T) (*Backend, *countingKV) {
+	t.Helper()
+	counting := &countingKV{KV: kv.NewMem(), objects: "harvest/blob/objects/"}
+	_, cfgs := memNodes(t)
+	b, _ := frontOver(t, counting, cfgs)
+	makeBucket(t, b, "data", nil)
+	return b, counting
+}
+
 // TestAListPageReadsOnlyItsEntries: a page of 10 of a 300-object bucket
 // reads 10 entries (and the bucket's keys, without values); paging through
 // with continuation tokens and a delimiter gives every key and common
 // prefix once, in order.
 func TestAListPageReadsOnlyItsEntries(t *testing.T) {
 	ctx := context.Background()
-	counting := &countingKV{KV: kv.NewMem(), objects: "harvest/blob/objects/"}
-	_, cfgs := memNodes(t)
-	b, _ := frontOver(t, counting, cfgs)
-	makeBucket(t, b, "data", nil)
+	b, counting := countingFront(t)
 	var want []string
 	for i := 0; i < 300; i++ {
 		key := fmt.Sprintf("d%d/%03d", i%3, i)
@@ -97,11 +105,8 @@ func TestAListPageReadsOnlyItsEntries(t *testing.T) {
 // entries one by one and lists nothing.
 func TestRepairRetriesReadOnlyWhatItLeftShort(t *testing.T) {
 	ctx := context.Background()
-	counting := &countingKV{KV: kv.NewMem(), objects: "harvest/blob/objects/"}
-	_, cfgs := memNodes(t)
-	b, _ := frontOver(t, counting, cfgs)
+	b, counting := countingFront(t)
 	b.repair = newRepairer(b, RepairOptions{PerServerPerHour: 1}) // one repair per receiving node, then none for an hour
-	makeBucket(t, b, "data", nil)
 	for i := 0; i < 8; i++ {
 		key := fmt.Sprintf("k%d", i)
 		if err := putBytes(t, b, "data", key, []byte(strings.Repeat(key, 100))); err != nil {

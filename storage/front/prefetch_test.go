@@ -12,22 +12,17 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
-
-	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // TestAnObjectsEntryIsReadWhileItsBucketIs: when the gateway asks for a
 // bucket's ACL on a GET or HEAD of an object, the object's entry is
 // already being read; GetObject and HeadObject then use that read and
 // read the entry no more, however often the gateway asks for the ACL. A
-// read for another key, a missing key and a
-// call outside a server read as before.
+// call for another key than the request's reads its own entry, a missing
+// key is NoSuchKey, and a PUT reads nothing ahead.
 func TestAnObjectsEntryIsReadWhileItsBucketIs(t *testing.T) {
 	ctx := context.Background()
-	counting := &countingKV{KV: kv.NewMem(), objects: "harvest/blob/objects/"}
-	_, cfgs := memNodes(t)
-	b, _ := frontOver(t, counting, cfgs)
-	makeBucket(t, b, "data", nil)
+	b, counting := countingFront(t)
 	data := bytes.Repeat([]byte("harvest "), 1000)
 	for _, key := range []string{"k1", "dir/k 2"} {
 		if _, err := b.PutObject(ctx, s3response.PutObjectInput{Bucket: ptr("data"), Key: ptr(key), ContentLength: ptr(int64(len(data))),
