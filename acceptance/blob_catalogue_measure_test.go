@@ -212,8 +212,10 @@ func TestMeasureFrontsAggregateGet(t *testing.T) {
 
 // TestMeasureWarpGet runs MinIO's warp benchmark (the binary at
 // HARVEST_WARP; it is not part of the build) for 64 MiB GETs with 4
-// concurrent operations against one MinIO server directly and against the
-// front, alternately, twice each, and logs warp's summaries. Runs when
+// concurrent operations against one MinIO server directly, against the
+// front and through a bare TCP relay to that MinIO (startRelay: what one
+// more hop costs before any S3 work), alternately, twice each, and logs
+// warp's summaries. Runs when
 // HARVEST_MEASURE=1 and HARVEST_WARP are set.
 func TestMeasureWarpGet(t *testing.T) {
 	warp := os.Getenv("HARVEST_WARP")
@@ -225,6 +227,7 @@ func TestMeasureWarpGet(t *testing.T) {
 	targets := []struct{ name, host, access, secret string }{
 		{"direct (one MinIO)", m.HTTPAddr, m.AccessKey, m.SecretKey},
 		{"through the front (R=3)", f.addr, "blob-access", "blob-secret-key-123"},
+		{"through a bare TCP relay to the same MinIO", startRelay(t, m.HTTPAddr), m.AccessKey, m.SecretKey},
 	}
 	for round := 0; round < 2; round++ {
 		for _, tg := range targets {
