@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"sort"
@@ -126,67 +125,16 @@ func TestMeasureBlobThroughput(t *testing.T) {
 		redirectGet = append(redirectGet, timed(func() { httpGet(f.s3, "measure-redirect", key) }))
 		presignedGet = append(presignedGet, timed(func() { httpGet(direct[0], "measure-direct", key) }))
 	}
-	median := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
 	mib := float64(len(data)) / (1 << 20)
-	fp, dp, fg, dg := median(frontPut), median(directPut3), median(frontGet), median(directGet)
+	fp, dp, fg, dg := medianOf(frontPut), medianOf(directPut3), medianOf(frontGet), medianOf(directGet)
 	t.Logf("64 MiB PUT: front (R=3) %.0f MiB/s, three parallel direct PUTs %.0f MiB/s per object: ratio %.2f (goal >= 0.8)", mib/fp, mib/dp, dp/fp)
 	t.Logf("64 MiB GET: front %.0f MiB/s, direct %.0f MiB/s: ratio %.2f (goal >= 0.9)", mib/fg, mib/dg, dg/fg)
-	lg := median(relayGet)
+	lg := medianOf(relayGet)
 	t.Logf("64 MiB GET through a bare TCP relay to the same MinIO (no S3 work, spliced by the kernel; the most any proxy could keep here): %.0f MiB/s: ratio to direct %.2f; the front's ratio to the relay %.2f",
 		mib/lg, dg/lg, lg/fg)
-	rg, pg := median(redirectGet), median(presignedGet)
+	rg, pg := medianOf(redirectGet), medianOf(presignedGet)
 	t.Logf("64 MiB GET of a presigned URL with net/http: front redirecting (harvest-read=redirect) %.0f MiB/s, direct %.0f MiB/s: ratio %.2f (goal >= 0.9)",
 		mib/rg, mib/pg, pg/rg)
-}
-
-// startRelay listens on 127.0.0.1 and relays every connection to target
-// byte for byte (io.Copy between TCP connections, which Go splices in the
-// kernel); the test's end closes the relay and its connections. It returns
-// the relay's address.
-func startRelay(t *testing.T, target string) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		open  []net.Conn
-		conns sync.WaitGroup
-	)
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range open {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		conns.Wait()
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			mu.Lock()
-			open = append(open, c, up)
-			mu.Unlock()
-			conns.Add(2)
-			relay := func(dst, src net.Conn) {
-				defer conns.Done()
-				_, _ = io.Copy(dst, src)
-				_ = dst.(*net.TCPConn).CloseWrite()
-			}
-			go relay(up, c)
-			go relay(c, up)
-		}
-	}()
-	return ln.Addr().String()
 }
 
 // TestMeasureBlobSmallObjects compares, in one run, the time of small GETs
@@ -211,7 +159,6 @@ func TestMeasureBlobSmallObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	median := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
 	each := func(fn func()) float64 { // mean milliseconds of 100 calls
 		start := time.Now()
 		for range 100 {
@@ -252,8 +199,12 @@ func TestMeasureBlobSmallObjects(t *testing.T) {
 			frontGet, directGet = append(frontGet, each(get(f.s3))), append(directGet, each(get(direct)))
 			frontHead, directHead = append(frontHead, each(head(f.s3))), append(directHead, each(head(direct)))
 		}
-		fg, dg, fh, dh := median(frontGet), median(directGet), median(frontHead), median(directHead)
+		fg, dg, fh, dh := medianOf(frontGet), medianOf(directGet), medianOf(frontHead), medianOf(directHead)
 		t.Logf("%4d KiB GET: front %.2f ms, direct %.2f ms: ratio %.2f; HEAD: front %.2f ms, direct %.2f ms",
 			size>>10, fg, dg, dg/fg, fh, dh)
 	}
 }
+
+// medianOf is the median of v (the upper middle for an even count); it
+// sorts v.
+func medianOf(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }

@@ -20,70 +20,32 @@ import (
 // MinIO's answers for delay, and counts the GETs of replicas (objects of
 // the front's data bucket but its .harvest/ records) that pass through it.
 type slowProxy struct {
-	l     net.Listener
+	addr  string
 	delay time.Duration
 	gets  atomic.Int64
-	wg    sync.WaitGroup
 }
 
 func startSlowProxy(t *testing.T, upstream string, delay time.Duration) *slowProxy {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &slowProxy{l: l, delay: delay}
-	t.Cleanup(func() { l.Close(); p.wg.Wait() })
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
+	p := &slowProxy{delay: delay}
+	chunks := func(dst, src net.Conn, each func([]byte)) {
+		buf := make([]byte, 64<<10)
 		for {
-			c, err := l.Accept()
+			n, err := src.Read(buf)
+			if n > 0 {
+				each(buf[:n])
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
 			if err != nil {
 				return
 			}
-			u, err := net.Dial("tcp", upstream)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.wg.Add(2)
-			go func() { // requests, counted
-				defer p.wg.Done()
-				defer u.Close()
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						p.gets.Add(int64(replicaGets(buf[:n])))
-						if _, werr := u.Write(buf[:n]); werr != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
-			go func() { // answers, each chunk late
-				defer p.wg.Done()
-				defer c.Close()
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := u.Read(buf)
-					if n > 0 {
-						time.Sleep(p.delay)
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
+	}
+	p.addr = relay(t, upstream,
+		func(dst, src net.Conn) { chunks(dst, src, func(b []byte) { p.gets.Add(int64(replicaGets(b))) }) }, // requests, counted
+		func(dst, src net.Conn) { chunks(dst, src, func([]byte) { time.Sleep(p.delay) }) })                 // answers, each chunk late
 	return p
 }
 
@@ -110,7 +72,7 @@ func TestBlobReadsAvoidASlowReplica(t *testing.T) {
 	const prefix = "harvest-acc-readchoice/"
 	ownPrefix(t, prefix)
 	proxy := startSlowProxy(t, cluster.MinIO[0].HTTPAddr, 150*time.Millisecond)
-	f := startPrefixedBlobVia(t, prefix, "", map[int]string{1: proxy.l.Addr().String()})
+	f := startPrefixedBlobVia(t, prefix, "", map[int]string{1: proxy.addr})
 	if err := f.s3.MakeBucket(ctx, "choice", minio.MakeBucketOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -210,7 +210,8 @@ func runStorage(f storageFlags) error {
 	if err != nil {
 		return fmt.Errorf("-writers: %w", err)
 	}
-	if _, err := storagesim.ParseRepairLimit(f.repairLimit); err != nil {
+	repairLimit, err := storagesim.ParseRepairLimit(f.repairLimit)
+	if err != nil {
 		return fmt.Errorf("-repair-limit: %w", err)
 	}
 	began := time.Now()
@@ -234,7 +235,7 @@ func runStorage(f storageFlags) error {
 				for run := 0; run < f.runs; run++ {
 					label := fmt.Sprintf("%d/%d %s %s R=%d", len(results)+1, total, dc.Name, pol, r)
 					res, err := storagesim.Run(dc, storagesim.Config{Seed: f.seed + uint64(run), Policy: pol, Replicas: r, Blocks: f.blocks,
-						RepairPerHour: f.repair, Capacity: capacity, RepairOrder: f.repairOrder, Writers: writers, RepairLimit: f.repairLimit}, func(done, total int) { progressBar(label, done, total) })
+						RepairPerHour: f.repair, Capacity: capacity, RepairOrder: f.repairOrder, Writers: writers, RepairLimit: repairLimit}, func(done, total int) { progressBar(label, done, total) })
 					if err != nil {
 						return fmt.Errorf("%s: %w", dc.Name, err)
 					}

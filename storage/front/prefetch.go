@@ -84,11 +84,11 @@ func (b *Backend) entryOf(parent, ctx context.Context, bucket, key string) (cata
 	case <-ctx.Done():
 		return catalog.Entry{}, ctx.Err()
 	}
-	if r.err != nil && !errors.Is(r.err, catalog.ErrNotFound) {
-		return b.entry(ctx, bucket, key) // the early read failed (its own timeout): read again
-	}
-	if errors.Is(r.err, catalog.ErrNotFound) {
+	switch {
+	case errors.Is(r.err, catalog.ErrNotFound):
 		return r.entry, b.missingKey(ctx, bucket)
+	case r.err != nil: // the early read failed (its own timeout): read again
+		return b.entry(ctx, bucket, key)
 	}
 	return r.entry, nil
 }
