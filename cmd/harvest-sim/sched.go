@@ -32,6 +32,7 @@ type schedFlags struct {
 	servers, days   int
 	historyDays     int
 	profiles        string
+	noise           float64
 	azure, histFile string
 	scalings        string
 	factors         string
@@ -64,6 +65,7 @@ func schedCommand() cli.CommandFactory {
 			fs.IntVar(&f.days, "days", 30, "simulated days after the history window (with -azure: at most what the trace holds)")
 			fs.IntVar(&f.historyDays, "history-days", 0, "days of history the placer classifies before the span (0: the preset's)")
 			fs.StringVar(&f.profiles, "profiles", "0", "synthetic datacenter profiles: a list of 0-9, or all")
+			fs.Float64Var(&f.noise, "noise", 1, "multiply the synthetic profiles' short-term random variation by this (1: as the profiles define it; a sensitivity check, not a setting of the paper)")
 			fs.StringVar(&f.azure, "azure", "", "folder of Azure V1 files (*_avg_*.csv.gz): each VM a tenant of 10 servers, instead of synthetic datacenters")
 			fs.StringVar(&f.histFile, "history", "", "tenant history in the long CSV (tenant,timestamp,cpu_percent; .gz too), its tenants sharing -servers, instead of synthetic datacenters")
 			fs.StringVar(&f.scalings, "scalings", "linear,root", "utilisation scalings to sweep")
@@ -78,7 +80,7 @@ func schedCommand() cli.CommandFactory {
 			fs.StringVar(&f.placement, "placement", "", "override: proportional (YARN RM) or binpack2 (Nomad batch)")
 			fs.BoolVar(&f.reuse, "container-reuse", false, "override: containers held by the job and reused for its tasks (Tez)")
 			fs.DurationVar(&f.idleRelease, "idle-release", 0, "override: how long a reused container waits idle for its job's next task")
-			fs.StringVar(&f.lost, "lost-work", "", "override: what a killed container loses: container (every task it ran) or task (the running one)")
+			fs.StringVar(&f.lost, "lost-work", "", "override: what a killed container loses: container (every task it ran), task (the running one) or none (a bound: the task goes on elsewhere)")
 			fs.BoolVar(&f.constraint, "h-constraint", false, "override: H's classes a constraint (true) or a preference (false)")
 			fs.BoolVar(&f.holdUnf, "hold-unfit", false, "override: hold a job that fits no class until one fits (not in the paper)")
 			fs.Float64Var(&f.rate, "jobs-per-hour", 0, "override: Poisson arrival rate")
@@ -134,7 +136,12 @@ func schedSources(f schedFlags, historyDays int) ([]schedSource, error) {
 	for _, p := range profiles {
 		prof := all[p]
 		prof.Days, prof.ReimageDays = historyDays+f.days, 1
-		out = append(out, schedSource{prof.Name, schedsim.FromDatacenter(synth.Generate(prof), f.servers), f.days})
+		name := prof.Name
+		if f.noise > 0 && f.noise != 1 {
+			prof.Noise *= f.noise
+			name += "-noise" + strconv.FormatFloat(f.noise, 'g', -1, 64)
+		}
+		out = append(out, schedSource{name, schedsim.FromDatacenter(synth.Generate(prof), f.servers), f.days})
 	}
 	return out, nil
 }
@@ -299,6 +306,9 @@ func runSched(f schedFlags) error {
 	}
 	if f.explain {
 		return explainPreset(preset, f)
+	}
+	if f.set["noise"] && (f.noise <= 0 || f.azure != "" || f.histFile != "") {
+		return fmt.Errorf("-noise: %v must be above 0, and applies to the synthetic profiles only", f.noise)
 	}
 	sources, err := schedSources(f, preset.HistoryDays)
 	if err != nil {

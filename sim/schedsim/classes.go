@@ -185,6 +185,7 @@ func (s *sim) admit(j *job) {
 	if s.cfg.Policy == History {
 		classes, fit := s.choose(j)
 		s.res.Fits[fit]++
+		s.classResult(j.spec.class).Fits[jobTypes[j.typ]+"/"+fit]++
 		if classes == nil && s.cfg.HoldUnfit {
 			s.unfit = append(s.unfit, j)
 			return

@@ -68,6 +68,11 @@ const (
 	LostContainer LostWork = "container"
 	// LostTask: only the running task's work.
 	LostTask LostWork = "task"
+	// LostNothing: the running task goes on elsewhere from where it was
+	// killed, as if it checkpointed. Not a model of any system: the bound on
+	// what any placement can gain by avoiding lost work, since under it a
+	// kill costs only the wait for a new container.
+	LostNothing LostWork = "none"
 )
 
 // Tenant is one primary tenant: its servers and its utilisation (percent of
@@ -178,9 +183,9 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("schedsim: unknown placement %q (proportional or binpack2)", c.Placement)
 	}
 	switch c.LostWork {
-	case LostContainer, LostTask:
+	case LostContainer, LostTask, LostNothing:
 	default:
-		return fmt.Errorf("schedsim: unknown lost work %q (container or task)", c.LostWork)
+		return fmt.Errorf("schedsim: unknown lost work %q (container, task or none)", c.LostWork)
 	}
 	if c.Factor <= 0 || c.Reserve < 0 || c.AdmitMargin < 0 || c.JobScale < 0 || c.OfferedLoad < 0 || c.JobsPerHour < 0 {
 		return fmt.Errorf("schedsim: factor, reserve, margin, job scale, load and rate must not be negative (factor above 0)")

@@ -184,9 +184,14 @@ func (s *sim) kill(c *container) {
 	j := c.job
 	var wasted float64
 	if c.busy {
-		wasted += s.now - c.began
+		left := c.task
+		if s.cfg.LostWork == LostNothing {
+			left = max(0, c.task-(s.now-c.began))
+		} else {
+			wasted += s.now - c.began
+		}
 		s.survival.observe(s, c, true)
-		j.pending = append(j.pending, c.task)
+		j.pending = append(j.pending, left)
 		c.busy = false
 		s.busy--
 	} else {

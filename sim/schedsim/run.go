@@ -62,12 +62,16 @@ type ClassResult struct {
 	// TaskSecondsByPattern is where the class's finished tasks ran, by the
 	// pattern of the server's tenant.
 	TaskSecondsByPattern map[string]float64 `json:"task_seconds_by_pattern"`
+	// Fits (H) counts the class's jobs by the type the placer gave them and
+	// Algorithm 1's outcome, as "type/fit": whether the jobs H means to
+	// steer were steered at all.
+	Fits map[string]int `json:"algorithm1_fits,omitempty"`
 }
 
 func (s *sim) classResult(name string) *ClassResult {
 	c := s.res.ByJobClass[name]
 	if c == nil {
-		c = &ClassResult{TaskSecondsByPattern: map[string]float64{}}
+		c = &ClassResult{TaskSecondsByPattern: map[string]float64{}, Fits: map[string]int{}}
 		s.res.ByJobClass[name] = c
 	}
 	return c

@@ -99,12 +99,13 @@ func reuseScenario(lost LostWork) Config {
 // LostContainer the kill loses the two finished tasks' 200 s and the third
 // one's 30 s; all three run again from 360 s, when the primary falls back,
 // and the job ends at 660 s. With LostTask only the 30 s are lost and the
-// job ends at 460 s.
+// job ends at 460 s. With LostNothing (the bound) nothing is lost: the third
+// task's last 70 s run from 360 s and the job ends at 430 s.
 func TestAReusedContainerIsKilledWithTheWorkOfEveryTaskItRan(t *testing.T) {
 	for _, c := range []struct {
 		lost         LostWork
 		wasted, took float64
-	}{{LostContainer, 230, 650}, {LostTask, 30, 450}} {
+	}{{LostContainer, 230, 650}, {LostTask, 30, 450}, {LostNothing, 0, 420}} {
 		r, err := Run(reuseScenario(c.lost))
 		if err != nil {
 			t.Fatal(err)
@@ -127,6 +128,9 @@ func TestAJobThatFitsNoClassRunsUnlabelledAtOnce(t *testing.T) {
 	}
 	if r.Fits["none"] != 1 || r.Jobs != 1 || r.MeanJobSeconds > 600+1e-6 {
 		t.Fatalf("want no class, one job done in its 600 s; got fits %v, %d jobs, %.0f s", r.Fits, r.Jobs, r.MeanJobSeconds)
+	}
+	if f := r.ByJobClass["wide"].Fits; len(f) != 1 || f["long/none"]+f["medium/none"]+f["short/none"] != 1 {
+		t.Fatalf("want the wide job counted under its class as typed and unfit, got %v", f)
 	}
 	cfg.HoldUnfit = true // the former behaviour: held until a class fits, which never happens here
 	r, err = Run(cfg)
