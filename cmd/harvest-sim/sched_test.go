@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,48 @@ func TestReadmeTablesArePresets(t *testing.T) {
 			if !strings.Contains(string(readme), row) {
 				t.Errorf("docs/simulator.md lacks the %s preset's row %q", name, row)
 			}
+		}
+	}
+}
+
+// TestSchedNoiseScalesTheSyntheticProfilesOnly: -noise shrinks the
+// generated tenants' slot-to-slot variation, names the source after it, and
+// is refused for real histories and at 0.
+func TestSchedNoiseScalesTheSyntheticProfilesOnly(t *testing.T) {
+	variation := func(noise float64) (string, float64) {
+		f := schedFlags{profiles: "4", servers: 60, days: 2, noise: noise}
+		src, err := schedSources(f, 2)
+		if err != nil || len(src) != 1 {
+			t.Fatalf("noise %g: %v", noise, err)
+		}
+		var sum float64
+		var n int
+		for _, tn := range src[0].tenants {
+			v := tn.Series.Values
+			for k := 1; k < len(v); k++ {
+				sum += math.Abs(v[k] - v[k-1])
+				n++
+			}
+		}
+		return src[0].name, sum / float64(n)
+	}
+	name1, as := variation(1)
+	name2, calm := variation(0.01)
+	if name1 != "dc-4" || name2 != "dc-4-noise0.01" {
+		t.Errorf("sources %q and %q: want dc-4 and dc-4-noise0.01", name1, name2)
+	}
+	if calm > as/3 {
+		t.Errorf("mean slot-to-slot change %.2f points with -noise 0.01 against %.2f: want it well below", calm, as)
+	}
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "history.csv.gz")
+	writeLongHistory(t, hist, 10)
+	for _, f := range []schedFlags{
+		{preset: "paper", histFile: hist, noise: 0.5, set: map[string]bool{"noise": true}},
+		{preset: "paper", profiles: "4", noise: 0, set: map[string]bool{"noise": true}},
+	} {
+		if err := runSched(f); err == nil || !strings.Contains(err.Error(), "-noise") {
+			t.Errorf("%+v: want -noise refused, got %v", f, err)
 		}
 	}
 }
