@@ -62,6 +62,9 @@ section "Scheduling, production preset (the driver's defaults on Nomad), DC-0 an
 	"$sim" sched -preset production -profiles 0,4 -servers "$servers" -days "$days" -history-days "$history" -seeds "$seeds" \
 	-factors "$factors" -scalings linear -csv "$out/sched-production.csv" -plot "$out/sched-production.png" \
 	-json-file "$out/sched-production.json"
+section "Scheduling, paper preset, PT whose kills lose no work (a bound, not a model: compare PT's times with the first section's; the gap is what lost work costs PT)" sched-bound \
+	"$sim" sched -preset paper -policies pt -lost-work none -profiles all -servers "$servers" -days "$days" -history-days "$history" \
+	-seeds "$seeds" -factors "$factors" -scalings linear -json-file "$out/sched-bound.json"
 for dev in "-lost-work container" "-container-reuse=false" "-hold-unfit" "-h-constraint=false" "-margin 1" "-placement binpack2"; do
 	stem=sched-dev-$(echo "$dev" | tr -cd 'a-z0-9-' | sed 's/^-//')
 	section "Scheduling, paper preset with one deviation: $dev (DC-4)" "$stem" \
