@@ -57,7 +57,7 @@ func printSched(points []schedsim.Point, gains []schedsim.Gain, summaries []sche
 			note = " (saturated: left out of the average)"
 		}
 		fmt.Printf("%s %s x%g, utilisation %.0f%%: %s; PT evicts %s as many containers%s\n", g.Source, g.Scaling, g.Factor,
-			100*g.Utilisation, g, ratio(g.EvictionRatio), note)
+			100*g.Utilisation, g, ratio(float64(g.EvictionRatio)), note)
 	}
 	for _, s := range summaries {
 		fmt.Printf("%s %s: H's mean job time %.1f%% shorter than PT's on average (min %.1f%%, max %.1f%%) over %d stable points, %d saturated left out\n",

@@ -1,6 +1,7 @@
 package schedsim
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -93,8 +94,9 @@ type Gain struct {
 	// Reduction is 100 x (PT - H) / PT of the seeds' mean job times:
 	// positive when H's jobs are faster.
 	Reduction float64 `json:"reduction_percent"`
-	// EvictionRatio is PT's evictions over H's (mean over seeds).
-	EvictionRatio float64 `json:"eviction_ratio"`
+	// EvictionRatio is PT's evictions over H's (mean over seeds); infinite
+	// when H evicted nothing and PT did.
+	EvictionRatio Ratio `json:"eviction_ratio"`
 	// Stable: no seed of either policy saturated.
 	Stable bool `json:"stable"`
 }
@@ -120,15 +122,27 @@ func Gains(points []Point) []Gain {
 		}
 		g := Gain{Source: h.Source, Scaling: h.Scaling, Factor: h.Factor, Utilisation: p.Utilisation,
 			Reduction: 100 * (p.JobSeconds.Mean - h.JobSeconds.Mean) / p.JobSeconds.Mean,
-			Stable:    p.Saturated == 0 && h.Saturated == 0, EvictionRatio: math.Inf(1)}
+			Stable:    p.Saturated == 0 && h.Saturated == 0, EvictionRatio: Ratio(math.Inf(1))}
 		if h.Evicted.Mean > 0 {
-			g.EvictionRatio = p.Evicted.Mean / h.Evicted.Mean
+			g.EvictionRatio = Ratio(p.Evicted.Mean / h.Evicted.Mean)
 		} else if p.Evicted.Mean == 0 {
 			g.EvictionRatio = 1
 		}
 		out = append(out, g)
 	}
 	return out
+}
+
+// Ratio is a ratio that may be infinite, which JSON, having no infinity,
+// carries as null.
+type Ratio float64
+
+// MarshalJSON writes null for an infinite or undefined ratio.
+func (r Ratio) MarshalJSON() ([]byte, error) {
+	if math.IsInf(float64(r), 0) || math.IsNaN(float64(r)) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(r))
 }
 
 // Summary is a source's gains over its sweep under one scaling, the bars of

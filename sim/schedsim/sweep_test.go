@@ -1,6 +1,7 @@
 package schedsim
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -97,5 +98,22 @@ func TestJobScaleCarriesTheLoad(t *testing.T) {
 	}
 	if math.Abs(r.OfferedLoad-0.2) > 1e-9 || r.JobScale <= 0 {
 		t.Fatalf("offered load %.3f at scale %.3f, want 0.2", r.OfferedLoad, r.JobScale)
+	}
+}
+
+// TestAGainWhereHEvictedNothingEncodes: PT evicted where H evicted nothing
+// (H held its jobs), so the ratio is infinite; the JSON summary must still
+// encode, with the ratio as null.
+func TestAGainWhereHEvictedNothingEncodes(t *testing.T) {
+	gains := Gains(Points([]Result{
+		{Source: "dc-4", Scaling: Linear, Factor: 1, Policy: PT, Seed: 1, CensoredMeanJobSeconds: 4842, Evicted: 28918},
+		{Source: "dc-4", Scaling: Linear, Factor: 1, Policy: History, Seed: 1, CensoredMeanJobSeconds: 85743, Saturated: true},
+	}))
+	if len(gains) != 1 || !math.IsInf(float64(gains[0].EvictionRatio), 1) {
+		t.Fatalf("gains %+v: want one with an infinite eviction ratio", gains)
+	}
+	b, err := json.Marshal(gains)
+	if err != nil || !strings.Contains(string(b), `"eviction_ratio":null`) {
+		t.Fatalf("JSON %s, %v: want the ratio as null", b, err)
 	}
 }
