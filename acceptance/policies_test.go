@@ -49,13 +49,21 @@ packing {
 		if first := before.Nodes[0]; tierThen != first.Tier {
 			t.Fatalf("job %d landed on %s (%s); the placer's first choice was %s (%s); scores: %s", i+1, node, tierThen, first.Name, first.Tier, scores(t, alloc.ID))
 		}
-		// the next job must see this one in the tiers
+		// the next job must see this one in the tiers: the report must count
+		// every job on the node so far, not only the first (else the next job
+		// is placed by a report from before this one)
+		var onNode float64
+		for _, n := range landed {
+			if n == node {
+				onNode += 800
+			}
+		}
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
 			var after api.PackingReport
 			getJSON(t, placerURL, "/v1/packing", &after)
-			i := slices.IndexFunc(after.Nodes, func(n api.PackingNode) bool { return n.Name == node })
-			if i >= 0 && after.Nodes[i].UsedMB >= 800 {
-				waitNodeMeta(t, node, "harvest_pack_tier", after.Nodes[i].Tier, 15*time.Second)
+			k := slices.IndexFunc(after.Nodes, func(n api.PackingNode) bool { return n.Name == node })
+			if k >= 0 && after.Nodes[k].UsedMB >= onNode {
+				waitNodeMeta(t, node, "harvest_pack_tier", after.Nodes[k].Tier, 15*time.Second)
 				break
 			}
 			if time.Now().After(deadline) {
