@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +17,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/tags"
+
+	"github.com/harvest-platform/harvest/internal/standin"
 )
 
 // TestMeasureBlobThroughput compares, in one run, 64 MiB PUTs and GETs
@@ -126,13 +127,13 @@ func TestMeasureBlobThroughput(t *testing.T) {
 		presignedGet = append(presignedGet, timed(func() { httpGet(direct[0], "measure-direct", key) }))
 	}
 	mib := float64(len(data)) / (1 << 20)
-	fp, dp, fg, dg := medianOf(frontPut), medianOf(directPut3), medianOf(frontGet), medianOf(directGet)
+	fp, dp, fg, dg := standin.Median(frontPut), standin.Median(directPut3), standin.Median(frontGet), standin.Median(directGet)
 	t.Logf("64 MiB PUT: front (R=3) %.0f MiB/s, three parallel direct PUTs %.0f MiB/s per object: ratio %.2f (goal >= 0.8)", mib/fp, mib/dp, dp/fp)
 	t.Logf("64 MiB GET: front %.0f MiB/s, direct %.0f MiB/s: ratio %.2f (goal >= 0.9)", mib/fg, mib/dg, dg/fg)
-	lg := medianOf(relayGet)
+	lg := standin.Median(relayGet)
 	t.Logf("64 MiB GET through a bare TCP relay to the same MinIO (no S3 work, spliced by the kernel; the most any proxy could keep here): %.0f MiB/s: ratio to direct %.2f; the front's ratio to the relay %.2f",
 		mib/lg, dg/lg, lg/fg)
-	rg, pg := medianOf(redirectGet), medianOf(presignedGet)
+	rg, pg := standin.Median(redirectGet), standin.Median(presignedGet)
 	t.Logf("64 MiB GET of a presigned URL with net/http: front redirecting (harvest-read=redirect) %.0f MiB/s, direct %.0f MiB/s: ratio %.2f (goal >= 0.9)",
 		mib/rg, mib/pg, pg/rg)
 }
@@ -199,12 +200,8 @@ func TestMeasureBlobSmallObjects(t *testing.T) {
 			frontGet, directGet = append(frontGet, each(get(f.s3))), append(directGet, each(get(direct)))
 			frontHead, directHead = append(frontHead, each(head(f.s3))), append(directHead, each(head(direct)))
 		}
-		fg, dg, fh, dh := medianOf(frontGet), medianOf(directGet), medianOf(frontHead), medianOf(directHead)
+		fg, dg, fh, dh := standin.Median(frontGet), standin.Median(directGet), standin.Median(frontHead), standin.Median(directHead)
 		t.Logf("%4d KiB GET: front %.2f ms, direct %.2f ms: ratio %.2f; HEAD: front %.2f ms, direct %.2f ms",
 			size>>10, fg, dg, dg/fg, fh, dh)
 	}
 }
-
-// medianOf is the median of v (the upper middle for an even count); it
-// sorts v.
-func medianOf(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }

@@ -36,9 +36,9 @@ func relay(t *testing.T, upstream string, up, down func(dst, src net.Conn)) stri
 		mu.Unlock()
 		wg.Wait()
 	})
-	copyThen := func(copy func(dst, src net.Conn), dst, src net.Conn) {
+	copyThen := func(pass func(dst, src net.Conn), dst, src net.Conn) {
 		defer wg.Done()
-		copy(dst, src)
+		pass(dst, src)
 		_ = dst.(*net.TCPConn).CloseWrite()
 	}
 	wg.Add(1)
