@@ -166,17 +166,18 @@ func TestReadsSkipBusyNodesAndPreferTheLeastLoaded(t *testing.T) {
 }
 
 // TestTheGridTakesThePlacementOptions: the grid the front places with
-// carries the configured hour candidates and first-replica steering.
+// carries the configured hour candidates, first-replica steering and row
+// order.
 func TestTheGridTakesThePlacementOptions(t *testing.T) {
 	cfgs := []NodeConfig{{Node: nodes.Node{ID: "na", Tenant: "a/fn", Environment: "a", Endpoint: "127.0.0.1:1", Capacity: 1 << 30},
 		AccessKey: "k", SecretKey: "s"}}
-	for _, o := range []NodesOptions{{HourCandidates: 5, SteerFirst: true}, {HourCandidates: 3}} {
+	for _, o := range []NodesOptions{{HourCandidates: 5, SteerFirst: true, CalmRowsFirst: true}, {HourCandidates: 3}} {
 		ns, err := Connect(cfgs, nil, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g := ns.Grid(); g.HourCandidates != o.HourCandidates || g.SteerFirst != o.SteerFirst {
-			t.Errorf("options %+v: grid has %d candidates, steer first %v", o, g.HourCandidates, g.SteerFirst)
+		if g := ns.Grid(); g.HourCandidates != o.HourCandidates || g.SteerFirst != o.SteerFirst || g.CalmRowsFirst != o.CalmRowsFirst {
+			t.Errorf("options %+v: grid has %d candidates, steer first %v, calm rows first %v", o, g.HourCandidates, g.SteerFirst, g.CalmRowsFirst)
 		}
 	}
 }

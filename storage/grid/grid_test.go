@@ -364,3 +364,95 @@ func TestSteerFirstPutsFirstReplicasOnRarelyBusyTenants(t *testing.T) {
 		t.Fatalf("rarely busy share: random %.2f, candidates without SteerFirst %.2f, with %.2f", random, unsteered, steered)
 	}
 }
+
+// cellsKey names a placement's set of cells by the column of each row.
+func cellsKey(cells []Cell) [Size]int {
+	var k [Size]int
+	for _, c := range cells {
+		k[c.Row] = c.Col
+	}
+	return k
+}
+
+// TestCalmRowsFirstKeepsAlgorithm2sCells: with CalmRowsFirst the replicas
+// come in row order, lowest peak first, and each of the six sets of cells
+// Algorithm 2 can give three replicas still comes about as often as
+// without it (1/6 each).
+func TestCalmRowsFirstKeepsAlgorithm2sCells(t *testing.T) {
+	const draws = 6000
+	for _, calm := range []bool{false, true} {
+		g := Build(datacenter(5, 900, 2, 300, 100, 1<<30))
+		g.CalmRowsFirst = calm
+		rng := rand.New(rand.NewPCG(9, 10))
+		seen := map[[Size]int]int{}
+		inOrder := 0
+		for i := 0; i < draws; i++ {
+			p, err := g.Place(Request{Size: 1, Replicas: 3}, rng)
+			if err != nil || p.Degraded {
+				t.Fatalf("%+v %v", p, err)
+			}
+			if p.Cells[0].Row == 0 && p.Cells[1].Row == 1 && p.Cells[2].Row == 2 {
+				inOrder++
+			}
+			seen[cellsKey(p.Cells)]++
+		}
+		if calm && inOrder != draws || !calm && inOrder > draws/3 {
+			t.Errorf("calm rows first %v: %d of %d placements took the rows in order", calm, inOrder, draws)
+		}
+		if len(seen) != 6 {
+			t.Errorf("calm rows first %v: %d sets of cells, want the 6 with distinct rows and columns: %v", calm, len(seen), seen)
+		}
+		for k, n := range seen {
+			if share := float64(n) / draws; math.Abs(share-1.0/6) > 0.02 {
+				t.Errorf("calm rows first %v: cells %v in %.3f of placements, want 1/6", calm, k, share)
+			}
+		}
+	}
+}
+
+// TestCalmRowsFirstChoosesTheHighPeakReplicaAgainstTheOthers: the tenants
+// of the low and medium rows are busy in the day; half of the high row's
+// are busy in the day too, half at night. With the rows taken in order the
+// high-row pick knows both other replicas are busy in the day and nearly
+// always takes a night tenant; in Algorithm 2's random order it is
+// sometimes picked first, when no hour tells its candidates apart.
+func TestCalmRowsFirstChoosesTheHighPeakReplicaAgainstTheOthers(t *testing.T) {
+	tenants := datacenter(13, 900, 2, 300, 100, 1<<30)
+	clashes := func(calm bool) int {
+		g := Build(tenants)
+		for i, tn := range tenants {
+			if c, _ := g.CellOf(tn.ID); c.Row == Size-1 && i%2 == 1 {
+				tn.BusyHours = hours(0, 24)
+				for h := 8; h < 20; h++ {
+					tn.BusyHours[h] = 0
+				}
+			} else {
+				tn.BusyHours = hours(8, 20)
+			}
+		}
+		g.HourCandidates, g.SteerFirst, g.CalmRowsFirst = 8, true, calm
+		rng := rand.New(rand.NewPCG(1, 2))
+		clash := 0
+		for i := 0; i < 2000; i++ {
+			p, err := g.Place(Request{Size: 1, Replicas: 3}, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			allDay := true
+			for _, id := range p.Nodes {
+				n, _ := g.Node(id)
+				tn := g.tenant[n.Tenant]
+				allDay = allDay && tn.BusyHours[12] == 1
+			}
+			if allDay {
+				clash++
+			}
+		}
+		return clash
+	}
+	random, calm := clashes(false), clashes(true)
+	t.Logf("blocks with every replica busy at noon: random row order %d, calm rows first %d of 2000", random, calm)
+	if calm > 20 || random < 100 {
+		t.Fatalf("blocks busy at noon: random row order %d, calm rows first %d", random, calm)
+	}
+}

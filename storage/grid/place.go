@@ -196,6 +196,9 @@ func (g *Grid) pick(req Request, r *rules, rng Rand) (*Node, *Tenant) {
 	}
 	for len(cells) > 0 {
 		ci := rng.IntN(len(cells))
+		if g.CalmRowsFirst && !r.relaxGrid {
+			ci = calmestRowCell(cells, rng)
+		}
 		c := cells[ci]
 		tenants := g.cells[c.Row][c.Col]
 		n, t := g.draw(tenants, req, r, rng)
@@ -216,6 +219,27 @@ func (g *Grid) pick(req Request, r *rules, rng Rand) (*Node, *Tenant) {
 		return n, t
 	}
 	return nil, nil
+}
+
+// calmestRowCell is the index of a random one of cells among those of the
+// lowest row (peak CPU) present: with CalmRowsFirst a block's replicas take
+// their rows from the calmest up, so the pick for the highest row comes
+// last and compares its candidates against every other replica's busy
+// hours. Each row still gets a uniformly random allowed column, so the set
+// of cells a block gets has Algorithm 2's distribution; only the order of
+// the picks changes.
+func calmestRowCell(cells []Cell, rng Rand) int {
+	lowest := Size
+	for _, c := range cells {
+		lowest = min(lowest, c.Row)
+	}
+	var idx []int
+	for i, c := range cells {
+		if c.Row == lowest {
+			idx = append(idx, i)
+		}
+	}
+	return idx[rng.IntN(len(idx))]
 }
 
 // draw is an eligible node of a random eligible tenant of tenants, nil
