@@ -377,7 +377,7 @@ func cellsKey(cells []Cell) [Size]int {
 // TestCalmRowsFirstKeepsAlgorithm2sCells: with CalmRowsFirst the replicas
 // come in row order, lowest peak first, and each of the six sets of cells
 // Algorithm 2 can give three replicas still comes about as often as
-// without it (1/6 each).
+// without it (1/6 each); a fourth replica's row stays random.
 func TestCalmRowsFirstKeepsAlgorithm2sCells(t *testing.T) {
 	const draws = 6000
 	for _, calm := range []bool{false, true} {
@@ -398,6 +398,19 @@ func TestCalmRowsFirstKeepsAlgorithm2sCells(t *testing.T) {
 		}
 		if calm && inOrder != draws || !calm && inOrder > draws/3 {
 			t.Errorf("calm rows first %v: %d of %d placements took the rows in order", calm, inOrder, draws)
+		}
+		rows := [Size]int{}
+		for i := 0; i < draws; i++ { // a fourth replica starts a round alone: its row stays random
+			p, err := g.Place(Request{Size: 1, Replicas: 4}, rng)
+			if err != nil || p.Degraded {
+				t.Fatalf("%+v %v", p, err)
+			}
+			rows[p.Cells[3].Row]++
+		}
+		for row, n := range rows {
+			if share := float64(n) / draws; math.Abs(share-1.0/3) > 0.03 {
+				t.Errorf("calm rows first %v: fourth replicas in row %d: %.3f, want 1/3", calm, row, share)
+			}
 		}
 		if len(seen) != 6 {
 			t.Errorf("calm rows first %v: %d sets of cells, want the 6 with distinct rows and columns: %v", calm, len(seen), seen)

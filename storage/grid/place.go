@@ -43,6 +43,9 @@ type rules struct {
 	envs, racks map[string]bool
 	nodes       map[string]bool
 	relaxGrid   bool // rows/columns may repeat
+	// calmOrder: this pick takes the calmest free row (CalmRowsFirst, and
+	// the round's remaining picks fill every free row).
+	calmOrder bool
 	relaxRack   bool
 	relaxEnv    bool
 	// allBusy is, for each hour of the day, the chance that every replica
@@ -151,6 +154,11 @@ func (g *Grid) placeOnce(req Request, rng Rand) (Placement, error) {
 				continue
 			}
 		}
+		// CalmRowsFirst orders the picks only when the round's remaining
+		// picks fill every free row, so a block's set of rows is what
+		// Algorithm 2 gives: a fourth replica, alone in its round, still
+		// takes a random row.
+		r.calmOrder = g.CalmRowsFirst && req.Replicas-i >= Size-(i+len(req.Existing))%Size
 		n, t := g.pick(req, r, rng)
 		for _, relax := range []struct {
 			flag *bool
@@ -196,7 +204,7 @@ func (g *Grid) pick(req Request, r *rules, rng Rand) (*Node, *Tenant) {
 	}
 	for len(cells) > 0 {
 		ci := rng.IntN(len(cells))
-		if g.CalmRowsFirst && !r.relaxGrid {
+		if r.calmOrder && !r.relaxGrid {
 			ci = calmestRowCell(cells, rng)
 		}
 		c := cells[ci]
