@@ -115,7 +115,7 @@ section "Storage: blocks lost in a year with the blob repairer (beyond the paper
 	"$sim" storage -blocks "$blocks" -repair-limit receiver -repair-order risk -csv "$out/storage-receiver.csv" -plot "$out/storage-receiver.png"
 section "Storage: failed accesses as utilisation rises (Figure 16)" access \
 	"$sim" access -csv "$out/access.csv" -plot "$out/access.png"
-section "Storage: failed accesses with the blob front's placement (beyond the paper: client writers, 5 candidates per pick, the first replica steered too, rows picked calmest first, half the space filled)" access-hours \
-	"$sim" access -writers client -hour-candidates 5 -steer-first -calm-rows-first -fill 0.5 -csv "$out/access-hours.csv" -plot "$out/access-hours.png"
+section "Storage: failed accesses with the blob front's placement (beyond the paper: client writers, 5 candidates per pick, the first replica steered too, a block's candidates chosen jointly, half the space filled)" access-hours \
+	"$sim" access -writers client -hour-candidates 5 -steer-first -pick-jointly -fill 0.5 -csv "$out/access-hours.csv" -plot "$out/access-hours.png"
 
 echo "report: $md" >&2

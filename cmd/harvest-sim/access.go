@@ -28,7 +28,7 @@ type accessFlags struct {
 	utilisations, replicas, policies         string
 	scaling, writers                         string
 	steerFirst                               bool
-	calmRowsFirst                            bool
+	pickJointly                              bool
 	fill                                     float64
 	outputs
 }
@@ -42,7 +42,7 @@ func accessCommand() cli.CommandFactory {
 	return command.Simple{
 		Name: "harvest-sim access", Synopsis: "Simulate reads as utilisation rises: the share that finds every replica busy, stock HDFS placement against Algorithm 2",
 		Usage: "harvest-sim access [-seed N] [-profile 0-9] [-servers N] [-blocks N] [-accesses N] [-utilisations 20,30,...] [-replicas 3,4] " +
-			"[-busy-threshold P] [-scaling linear|root] [-hour-candidates N [-steer-first] [-calm-rows-first]] [-writers node|client] [-fill F] [-json] [-json-file F] [-csv F] [-plot F]",
+			"[-busy-threshold P] [-scaling linear|root] [-hour-candidates N [-steer-first] [-pick-jointly]] [-writers node|client] [-fill F] [-json] [-json-file F] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenter and reads")
 			fs.IntVar(&f.profile, "profile", 9, "synthetic datacenter profile dc-0..dc-9")
@@ -60,8 +60,8 @@ func accessCommand() cli.CommandFactory {
 			fs.IntVar(&f.hourCandidates, "hour-candidates", 0, "beyond the paper: compare this many tenants of each chosen grid cell by the hours "+
 				"they were busy in the history days and keep the one least often busy with the block's other replicas (0 or 1: Algorithm 2's random pick)")
 			fs.StringVar(&f.writers, "writers", string(storagesim.NodeWriters), writersUsage)
-			fs.BoolVar(&f.calmRowsFirst, "calm-rows-first", false, "beyond the paper: pick a block's replicas from the lowest peak-CPU row up, so the one among the highest peaks "+
-				"is chosen last, against every other replica's busy hours (the blob front's placement.calm_rows_first)")
+			fs.BoolVar(&f.pickJointly, "pick-jointly", false, "beyond the paper: with -hour-candidates, draw the candidates of every row a block's replicas still need and keep "+
+				"the combination least often all busy at the same hour, instead of one pick at a time (the blob front's placement.pick_jointly)")
 			fs.BoolVar(&f.steerFirst, "steer-first", false, "beyond the paper: with -hour-candidates, compare the candidates for a block's first replica too "+
 				"(the tenant least often busy at all) when no writer's server takes it (the blob front's placement.steer_first)")
 			fs.Float64Var(&f.fill, "fill", 0, "share of the servers' space the blocks fill (bounds how many replicas a server holds; 0: no limit)")
@@ -108,7 +108,7 @@ func runAccess(f accessFlags) error {
 	dc := synth.Generate(p)
 	points, err := storagesim.Availability(dc, storagesim.AccessConfig{Seed: f.seed, Blocks: f.blocks, Accesses: f.accesses,
 		Utilisations: utils, BusyThreshold: f.threshold, Scaling: storagesim.Scaling(f.scaling), HistoryDays: f.historyDays,
-		HourCandidates: f.hourCandidates, Writers: writers, SteerFirst: f.steerFirst, CalmRowsFirst: f.calmRowsFirst, Fill: f.fill},
+		HourCandidates: f.hourCandidates, Writers: writers, SteerFirst: f.steerFirst, PickJointly: f.pickJointly, Fill: f.fill},
 		policies, replicas, func(done, total int) {
 			label := p.Name
 			if done < total {

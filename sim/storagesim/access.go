@@ -61,9 +61,9 @@ type AccessConfig struct {
 	// candidates choose a block's first replica too when no writer's
 	// server takes it.
 	SteerFirst bool
-	// CalmRowsFirst (beyond the paper: grid.Grid.CalmRowsFirst) picks a
-	// block's replicas from the lowest peak-CPU row up.
-	CalmRowsFirst bool
+	// PickJointly (beyond the paper: grid.Grid.PickJointly) chooses the
+	// hour candidates of a block's rows together.
+	PickJointly bool
 	// Fill is the share of the servers' space the blocks fill (0: no
 	// limit): each server holds at most ceil(blocks x R / servers / Fill)
 	// replicas, and the grid draws only among servers with room, as the
@@ -221,7 +221,7 @@ func placeAll(w *world, cfg AccessConfig, pol Policy, r int) ([][]int32, []int32
 	used := make([]int32, len(w.id))
 	regrid := func() {
 		w.regrid(capacity, used)
-		w.grid.HourCandidates, w.grid.SteerFirst, w.grid.CalmRowsFirst = cfg.HourCandidates, cfg.SteerFirst, cfg.CalmRowsFirst
+		w.grid.HourCandidates, w.grid.SteerFirst, w.grid.PickJointly = cfg.HourCandidates, cfg.SteerFirst, cfg.PickJointly
 	}
 	regrid()
 	rng := runRNG(cfg.Seed, pol, r)

@@ -101,7 +101,7 @@ func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nod
 	}
 	stats := tenantStats(ctx, history.NewStore(store, c.Consul.KVPrefix()), c.Nodes, c.placement.BusyPercent, log)
 	ns, err := front.Connect(cfgs, stats, front.NodesOptions{Timeouts: c.timeouts, PerNode: c.limits.PerNode, MinFreeMB: c.minFreeMB,
-		HourCandidates: c.placement.HourCandidates, SteerFirst: c.placement.SteerFirst, CalmRowsFirst: c.placement.CalmRowsFirst})
+		HourCandidates: c.placement.HourCandidates, SteerFirst: c.placement.SteerFirst, PickJointly: c.placement.PickJointly})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -110,14 +110,14 @@ func TestConfigMaintainerLock(t *testing.T) {
 }
 
 // TestConfigPlacement: hour_candidates defaults to 5, busy_percent to 67
-// and steer_first and calm_rows_first to true; 0 candidates turns the steering off; negative
+// and steer_first and pick_jointly to true; 0 candidates turns the steering off; negative
 // counts or a percentage beyond 100 are refused.
 func TestConfigPlacement(t *testing.T) {
 	c, err := LoadConfig(writeConfig(t, ""))
-	if err != nil || c.placement != (placement{HourCandidates: 5, BusyPercent: 67, SteerFirst: true, CalmRowsFirst: true}) {
+	if err != nil || c.placement != (placement{HourCandidates: 5, BusyPercent: 67, SteerFirst: true, PickJointly: true}) {
 		t.Fatalf("defaults: %+v %v", c.placement, err)
 	}
-	c, err = LoadConfig(writeConfig(t, "placement {\n  hour_candidates = 0\n  busy_percent = 80\n  steer_first = false\n  calm_rows_first = false\n}\n"))
+	c, err = LoadConfig(writeConfig(t, "placement {\n  hour_candidates = 0\n  busy_percent = 80\n  steer_first = false\n  pick_jointly = false\n}\n"))
 	if err != nil || c.placement != (placement{HourCandidates: 0, BusyPercent: 80}) {
 		t.Fatalf("set: %+v %v", c.placement, err)
 	}

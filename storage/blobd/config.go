@@ -20,7 +20,7 @@ import (
 //	strict     = false  # likewise its diversity
 //	min_free_mb = 1024  # disk every node keeps free, whatever its capacity
 //	busy_expiry = "2m"  # a busy flag older than this is ignored
-//	placement { hour_candidates = 5  busy_percent = 67  steer_first = true  calm_rows_first = true }  # beyond Algorithm 2: replicas on tenants busy at other hours
+//	placement { hour_candidates = 5  busy_percent = 67  steer_first = true  pick_jointly = true }  # beyond Algorithm 2: replicas on tenants busy at other hours
 //	repair   { per_server_per_hour = 30  interval = "5m"  scan_interval = "1h"  health_interval = "5s"  lost_after = "10m" }
 //	timeouts { node = "10s"  consul = "5s"  request = "30m"  queue = "5s"  idle = "60s" }
 //	limits   { max_connections = 1024  max_requests = 256  per_node = 64 }
@@ -86,14 +86,14 @@ type Config struct {
 // the one least often busy with the block's other replicas. 0 or 1 is
 // Algorithm 2's single random pick. steer_first (grid.Grid.SteerFirst)
 // lets the candidates choose an object's first replica too: the tenant
-// least often busy at all. calm_rows_first (grid.Grid.CalmRowsFirst) picks
-// an object's replicas from the lowest peak-CPU row up, so the replica among
-// the highest peaks is chosen against all the others' busy hours.
+// least often busy at all. pick_jointly (grid.Grid.PickJointly) draws the
+// candidates of every row an object's replicas still need and keeps the
+// combination least often all busy at the same hour.
 type PlacementConfig struct {
 	HourCandidates int     `hcl:"hour_candidates,optional"`
 	BusyPercent    float64 `hcl:"busy_percent,optional"`
 	SteerFirst     *bool   `hcl:"steer_first,optional"`
-	CalmRowsFirst  *bool   `hcl:"calm_rows_first,optional"`
+	PickJointly    *bool   `hcl:"pick_jointly,optional"`
 }
 
 // placement is PlacementConfig with its defaults applied.
@@ -101,21 +101,21 @@ type placement struct {
 	HourCandidates int
 	BusyPercent    float64
 	SteerFirst     bool
-	CalmRowsFirst  bool
+	PickJointly    bool
 }
 
 // The placement defaults: 5 candidates that choose the first replica too
 // (harvest-sim access -writers client -fill 0.5 measured 5-31x fewer failed
 // reads at 50% utilisation with the first replica steered, and 2-20x fewer
-// again with 5 candidates instead of 3, and 1.7x fewer summed over the ten
-// profiles and four seeds with the rows picked calmest first, see
+// again with 5 candidates instead of 3, and 3.9x fewer summed over the ten
+// profiles and four seeds with each block's candidates chosen jointly, see
 // docs/simulator.md); busy at the edge of the driver's default 33% CPU
 // reserve.
 const (
 	defaultHourCandidates = 5
 	defaultBusyPercent    = 67
 	defaultSteerFirst     = true
-	defaultCalmRowsFirst  = true
+	defaultPickJointly    = true
 )
 
 // MaintainerConfig tunes the Consul session lock that makes one front at a
@@ -244,7 +244,7 @@ func LoadConfig(path string) (Config, error) {
 		return c, err
 	}
 	c.placement = placement{HourCandidates: defaultHourCandidates, BusyPercent: defaultBusyPercent, SteerFirst: defaultSteerFirst,
-		CalmRowsFirst: defaultCalmRowsFirst}
+		PickJointly: defaultPickJointly}
 	if p := c.Placement; p != nil {
 		if p.HourCandidates < 0 || p.BusyPercent < 0 || p.BusyPercent > 100 {
 			return c, fmt.Errorf("%s: placement: hour_candidates = %d, busy_percent = %v: want 0 or more candidates and a percentage",
@@ -257,8 +257,8 @@ func LoadConfig(path string) (Config, error) {
 		if p.SteerFirst != nil {
 			c.placement.SteerFirst = *p.SteerFirst
 		}
-		if p.CalmRowsFirst != nil {
-			c.placement.CalmRowsFirst = *p.CalmRowsFirst
+		if p.PickJointly != nil {
+			c.placement.PickJointly = *p.PickJointly
 		}
 	}
 	if r := c.Repair; r != nil {

@@ -55,7 +55,7 @@ type Nodes struct {
 	perNode      int                                 // call slots of each node
 	hourCands    int                                 // the grid's HourCandidates
 	steerFirst   bool                                // the grid's SteerFirst
-	calmFirst    bool                                // the grid's CalmRowsFirst
+	pickJointly  bool                                // the grid's PickJointly
 	reads        sync.Map                            // node ID -> *readStats (readchoice.go)
 	firstByte    atomic.Pointer[prometheus.GaugeVec] // the front's metric of each node's time to first byte
 	timeouts     Timeouts
@@ -81,9 +81,9 @@ type NodesOptions struct {
 	// SteerFirst is the grid's (grid.Grid.SteerFirst): the candidates choose
 	// an object's first replica too.
 	SteerFirst bool
-	// CalmRowsFirst is the grid's (grid.Grid.CalmRowsFirst): an object's
-	// replicas are picked from the lowest peak-CPU row up.
-	CalmRowsFirst bool
+	// PickJointly is the grid's (grid.Grid.PickJointly): the candidates
+	// of an object's rows are chosen together.
+	PickJointly bool
 }
 
 // Connect opens a client to every node. Nodes start down: the health
@@ -100,7 +100,7 @@ func Connect(cfgs []NodeConfig, stats map[string]nodes.TenantStats, opts ...Node
 	}
 	n := &Nodes{clients: map[string]*minio.Core{}, creds: map[string][2]string{}, busy: map[string]bool{}, stats: stats,
 		up: map[string]bool{}, since: map[string]time.Time{}, capacity: map[string]int64{}, capacityFrom: map[string]string{},
-		space: map[string]*space{}, slots: map[string]chan struct{}{}, diskRead: map[string]time.Time{}, flags: map[string]bool{}, minFree: saturatingMB(o.MinFreeMB), timeouts: o.Timeouts, perNode: o.PerNode, hourCands: o.HourCandidates, steerFirst: o.SteerFirst, calmFirst: o.CalmRowsFirst}
+		space: map[string]*space{}, slots: map[string]chan struct{}{}, diskRead: map[string]time.Time{}, flags: map[string]bool{}, minFree: saturatingMB(o.MinFreeMB), timeouts: o.Timeouts, perNode: o.PerNode, hourCands: o.HourCandidates, steerFirst: o.SteerFirst, pickJointly: o.PickJointly}
 	for _, c := range cfgs {
 		if err := c.Node.Validate(); err != nil {
 			return nil, err
@@ -176,7 +176,7 @@ func (n *Nodes) Grid() *grid.Grid {
 		list[i] = node
 	}
 	g := grid.Build(nodes.GridTenants(list, n.stats, held, busy))
-	g.HourCandidates, g.SteerFirst, g.CalmRowsFirst = n.hourCands, n.steerFirst, n.calmFirst
+	g.HourCandidates, g.SteerFirst, g.PickJointly = n.hourCands, n.steerFirst, n.pickJointly
 	return g
 }
 

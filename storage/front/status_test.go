@@ -171,13 +171,13 @@ func TestReadsSkipBusyNodesAndPreferTheLeastLoaded(t *testing.T) {
 func TestTheGridTakesThePlacementOptions(t *testing.T) {
 	cfgs := []NodeConfig{{Node: nodes.Node{ID: "na", Tenant: "a/fn", Environment: "a", Endpoint: "127.0.0.1:1", Capacity: 1 << 30},
 		AccessKey: "k", SecretKey: "s"}}
-	for _, o := range []NodesOptions{{HourCandidates: 5, SteerFirst: true, CalmRowsFirst: true}, {HourCandidates: 3}} {
+	for _, o := range []NodesOptions{{HourCandidates: 5, SteerFirst: true, PickJointly: true}, {HourCandidates: 3}} {
 		ns, err := Connect(cfgs, nil, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g := ns.Grid(); g.HourCandidates != o.HourCandidates || g.SteerFirst != o.SteerFirst || g.CalmRowsFirst != o.CalmRowsFirst {
-			t.Errorf("options %+v: grid has %d candidates, steer first %v, calm rows first %v", o, g.HourCandidates, g.SteerFirst, g.CalmRowsFirst)
+		if g := ns.Grid(); g.HourCandidates != o.HourCandidates || g.SteerFirst != o.SteerFirst || g.PickJointly != o.PickJointly {
+			t.Errorf("options %+v: grid has %d candidates, steer first %v, calm rows first %v", o, g.HourCandidates, g.SteerFirst, g.PickJointly)
 		}
 	}
 }

@@ -69,12 +69,12 @@ type Grid struct {
 	// least often busy at all. Without it the first replica is Algorithm
 	// 2's random pick and only the later ones are compared.
 	SteerFirst bool
-	// CalmRowsFirst, beyond the paper, picks a block's replicas in the
-	// order of their rows, lowest peak CPU first (place.go calmestRowCell),
-	// where Algorithm 2 takes a random allowed cell each time: with
-	// HourCandidates the replica among the highest peaks is then chosen
-	// knowing when all the others are busy.
-	CalmRowsFirst bool
+	// PickJointly, beyond the paper, chooses the replicas that complete a
+	// round of the grid together (joint.go): with HourCandidates > 1 it
+	// draws that many tenants in a cell of each row still free and keeps
+	// the combination least often all busy at the same hour, where
+	// Algorithm 2 picks one replica at a time.
+	PickJointly bool
 }
 
 // Build clusters tenants (lines 4-5): columns split the total free space

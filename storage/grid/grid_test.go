@@ -61,7 +61,10 @@ func TestReplicasTakeDistinctRowsColumnsEnvironmentsRacks(t *testing.T) {
 	tenants := datacenter(2, 90, 4, 12, 20, 1<<30)
 	g := Build(tenants)
 	rng := rand.New(rand.NewPCG(3, 4))
-	for i := 0; i < 2000; i++ {
+	for i := 0; i < 4000; i++ {
+		if i == 2000 { // the same rules when the candidates are chosen jointly
+			g.HourCandidates, g.PickJointly = 5, true
+		}
 		writer := ""
 		if i%2 == 0 {
 			writer = tenants[i%len(tenants)].Nodes[0].ID
@@ -150,14 +153,34 @@ func TestDiversityThatCannotBeMetIsRefusedOrReported(t *testing.T) {
 
 // BenchmarkPlace10000Servers places one object's 3 replicas among 10,000
 // servers (1,000 tenants of 10).
+// BenchmarkPlace10000Servers: one placement of three replicas among 1,000
+// tenants of 10 servers, by Algorithm 2's random picks, with 5 hour
+// candidates per pick, and with the 5 candidates of each row chosen jointly
+// (125 combinations).
 func BenchmarkPlace10000Servers(b *testing.B) {
-	g := Build(datacenter(14, 1000, 10, 100, 400, 1<<40))
-	rng := rand.New(rand.NewPCG(15, 16))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := g.Place(Request{Size: 64 << 20, Replicas: 3}, rng); err != nil {
-			b.Fatal(err)
-		}
+	for _, mode := range []struct {
+		name           string
+		candidates     int
+		steer, jointly bool
+	}{{"algorithm2", 0, false, false}, {"candidates5", 5, true, false}, {"jointly5", 5, true, true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			tenants := datacenter(14, 1000, 10, 100, 400, 1<<40)
+			for i, tn := range tenants {
+				tn.BusyHours = make([]float64, hoursPerDay)
+				for h := 0; h < 6; h++ { // six hours a day, starting at a tenant's own hour
+					tn.BusyHours[(i+h)%hoursPerDay] = 1
+				}
+			}
+			g := Build(tenants)
+			g.HourCandidates, g.SteerFirst, g.PickJointly = mode.candidates, mode.steer, mode.jointly
+			rng := rand.New(rand.NewPCG(15, 16))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := g.Place(Request{Size: 64 << 20, Replicas: 3}, rng); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -374,15 +397,19 @@ func cellsKey(cells []Cell) [Size]int {
 	return k
 }
 
-// TestCalmRowsFirstKeepsAlgorithm2sCells: with CalmRowsFirst the replicas
-// come in row order, lowest peak first, and each of the six sets of cells
-// Algorithm 2 can give three replicas still comes about as often as
-// without it (1/6 each); a fourth replica's row stays random.
-func TestCalmRowsFirstKeepsAlgorithm2sCells(t *testing.T) {
+// TestPickJointlyKeepsAlgorithm2sCells: with five hour candidates chosen
+// jointly (no tenant has BusyHours, so every combination is as good), each
+// of the six sets of cells Algorithm 2 can give three replicas comes about
+// as often as with one pick at a time (1/6 each); the joint pick takes the
+// rows in order, which one pick at a time does in about 1/6 of placements.
+// A fourth replica, alone in its round, still takes a random row, and a
+// repair around a survivor completes its round with the other rows and
+// columns.
+func TestPickJointlyKeepsAlgorithm2sCells(t *testing.T) {
 	const draws = 6000
-	for _, calm := range []bool{false, true} {
+	for _, jointly := range []bool{false, true} {
 		g := Build(datacenter(5, 900, 2, 300, 100, 1<<30))
-		g.CalmRowsFirst = calm
+		g.HourCandidates, g.PickJointly = 5, jointly
 		rng := rand.New(rand.NewPCG(9, 10))
 		seen := map[[Size]int]int{}
 		inOrder := 0
@@ -396,11 +423,19 @@ func TestCalmRowsFirstKeepsAlgorithm2sCells(t *testing.T) {
 			}
 			seen[cellsKey(p.Cells)]++
 		}
-		if calm && inOrder != draws || !calm && inOrder > draws/3 {
-			t.Errorf("calm rows first %v: %d of %d placements took the rows in order", calm, inOrder, draws)
+		if jointly && inOrder != draws || !jointly && inOrder > draws/3 {
+			t.Errorf("jointly %v: %d of %d placements took the rows in order", jointly, inOrder, draws)
+		}
+		if len(seen) != 6 {
+			t.Errorf("jointly %v: %d sets of cells, want the 6 with distinct rows and columns: %v", jointly, len(seen), seen)
+		}
+		for k, n := range seen {
+			if share := float64(n) / draws; math.Abs(share-1.0/6) > 0.02 {
+				t.Errorf("jointly %v: cells %v in %.3f of placements, want 1/6", jointly, k, share)
+			}
 		}
 		rows := [Size]int{}
-		for i := 0; i < draws; i++ { // a fourth replica starts a round alone: its row stays random
+		for i := 0; i < draws; i++ {
 			p, err := g.Place(Request{Size: 1, Replicas: 4}, rng)
 			if err != nil || p.Degraded {
 				t.Fatalf("%+v %v", p, err)
@@ -409,29 +444,35 @@ func TestCalmRowsFirstKeepsAlgorithm2sCells(t *testing.T) {
 		}
 		for row, n := range rows {
 			if share := float64(n) / draws; math.Abs(share-1.0/3) > 0.03 {
-				t.Errorf("calm rows first %v: fourth replicas in row %d: %.3f, want 1/3", calm, row, share)
+				t.Errorf("jointly %v: fourth replicas in row %d: %.3f, want 1/3", jointly, row, share)
 			}
 		}
-		if len(seen) != 6 {
-			t.Errorf("calm rows first %v: %d sets of cells, want the 6 with distinct rows and columns: %v", calm, len(seen), seen)
-		}
-		for k, n := range seen {
-			if share := float64(n) / draws; math.Abs(share-1.0/6) > 0.02 {
-				t.Errorf("calm rows first %v: cells %v in %.3f of placements, want 1/6", calm, k, share)
+		survivor, _ := g.Node(g.cells[1][2][0].Nodes[0].ID)
+		for i := 0; i < 200; i++ {
+			p, err := g.Place(Request{Size: 1, Replicas: 2, Existing: []string{survivor.ID}}, rng)
+			if err != nil || p.Degraded {
+				t.Fatalf("repair: %+v %v", p, err)
+			}
+			rowsTaken, colsTaken := map[int]bool{1: true}, map[int]bool{2: true}
+			for _, c := range p.Cells {
+				if rowsTaken[c.Row] || colsTaken[c.Col] {
+					t.Fatalf("jointly %v: repair around a survivor in row 1, column 2 took %v", jointly, p.Cells)
+				}
+				rowsTaken[c.Row], colsTaken[c.Col] = true, true
 			}
 		}
 	}
 }
 
-// TestCalmRowsFirstChoosesTheHighPeakReplicaAgainstTheOthers: the tenants
+// TestPickJointlyChoosesTheHighPeakReplicaAgainstTheOthers: the tenants
 // of the low and medium rows are busy in the day; half of the high row's
-// are busy in the day too, half at night. With the rows taken in order the
-// high-row pick knows both other replicas are busy in the day and nearly
-// always takes a night tenant; in Algorithm 2's random order it is
-// sometimes picked first, when no hour tells its candidates apart.
-func TestCalmRowsFirstChoosesTheHighPeakReplicaAgainstTheOthers(t *testing.T) {
+// are busy in the day too, half at night. Chosen jointly, nearly every
+// block gets a high-row tenant busy at night. One pick at a time (the
+// first steered too), the high-row pick is as often the first, when no
+// hour tells its candidates apart, as a later one.
+func TestPickJointlyChoosesTheHighPeakReplicaAgainstTheOthers(t *testing.T) {
 	tenants := datacenter(13, 900, 2, 300, 100, 1<<30)
-	clashes := func(calm bool) int {
+	clashes := func(jointly bool) int {
 		g := Build(tenants)
 		for i, tn := range tenants {
 			if c, _ := g.CellOf(tn.ID); c.Row == Size-1 && i%2 == 1 {
@@ -443,7 +484,7 @@ func TestCalmRowsFirstChoosesTheHighPeakReplicaAgainstTheOthers(t *testing.T) {
 				tn.BusyHours = hours(8, 20)
 			}
 		}
-		g.HourCandidates, g.SteerFirst, g.CalmRowsFirst = 8, true, calm
+		g.HourCandidates, g.SteerFirst, g.PickJointly = 8, true, jointly
 		rng := rand.New(rand.NewPCG(1, 2))
 		clash := 0
 		for i := 0; i < 2000; i++ {
@@ -454,8 +495,7 @@ func TestCalmRowsFirstChoosesTheHighPeakReplicaAgainstTheOthers(t *testing.T) {
 			allDay := true
 			for _, id := range p.Nodes {
 				n, _ := g.Node(id)
-				tn := g.tenant[n.Tenant]
-				allDay = allDay && tn.BusyHours[12] == 1
+				allDay = allDay && g.tenant[n.Tenant].BusyHours[12] == 1
 			}
 			if allDay {
 				clash++
@@ -463,9 +503,9 @@ func TestCalmRowsFirstChoosesTheHighPeakReplicaAgainstTheOthers(t *testing.T) {
 		}
 		return clash
 	}
-	random, calm := clashes(false), clashes(true)
-	t.Logf("blocks with every replica busy at noon: random row order %d, calm rows first %d of 2000", random, calm)
-	if calm > 20 || random < 100 {
-		t.Fatalf("blocks busy at noon: random row order %d, calm rows first %d", random, calm)
+	oneByOne, jointly := clashes(false), clashes(true)
+	t.Logf("blocks with every replica busy at noon: one pick at a time %d, jointly %d of 2000", oneByOne, jointly)
+	if jointly > 20 || oneByOne < 100 {
+		t.Fatalf("blocks busy at noon: one pick at a time %d, jointly %d", oneByOne, jointly)
 	}
 }

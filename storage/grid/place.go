@@ -43,9 +43,6 @@ type rules struct {
 	envs, racks map[string]bool
 	nodes       map[string]bool
 	relaxGrid   bool // rows/columns may repeat
-	// calmOrder: this pick takes the calmest free row (CalmRowsFirst, and
-	// the round's remaining picks fill every free row).
-	calmOrder bool
 	relaxRack   bool
 	relaxEnv    bool
 	// allBusy is, for each hour of the day, the chance that every replica
@@ -154,11 +151,13 @@ func (g *Grid) placeOnce(req Request, rng Rand) (Placement, error) {
 				continue
 			}
 		}
-		// CalmRowsFirst orders the picks only when the round's remaining
-		// picks fill every free row, so a block's set of rows is what
-		// Algorithm 2 gives: a fourth replica, alone in its round, still
-		// takes a random row.
-		r.calmOrder = g.CalmRowsFirst && req.Replicas-i >= Size-(i+len(req.Existing))%Size
+		if picked := g.pickJointly(req, r, req.Replicas-i, rng); picked != nil {
+			for _, c := range picked {
+				take(c.node, c.tenant)
+			}
+			i += len(picked) - 1
+			continue
+		}
 		n, t := g.pick(req, r, rng)
 		for _, relax := range []struct {
 			flag *bool
@@ -204,9 +203,6 @@ func (g *Grid) pick(req Request, r *rules, rng Rand) (*Node, *Tenant) {
 	}
 	for len(cells) > 0 {
 		ci := rng.IntN(len(cells))
-		if r.calmOrder && !r.relaxGrid {
-			ci = calmestRowCell(cells, rng)
-		}
 		c := cells[ci]
 		tenants := g.cells[c.Row][c.Col]
 		n, t := g.draw(tenants, req, r, rng)
@@ -227,27 +223,6 @@ func (g *Grid) pick(req Request, r *rules, rng Rand) (*Node, *Tenant) {
 		return n, t
 	}
 	return nil, nil
-}
-
-// calmestRowCell is the index of a random one of cells among those of the
-// lowest row (peak CPU) present: with CalmRowsFirst a block's replicas take
-// their rows from the calmest up, so the pick for the highest row comes
-// last and compares its candidates against every other replica's busy
-// hours. Each row still gets a uniformly random allowed column, so the set
-// of cells a block gets has Algorithm 2's distribution; only the order of
-// the picks changes.
-func calmestRowCell(cells []Cell, rng Rand) int {
-	lowest := Size
-	for _, c := range cells {
-		lowest = min(lowest, c.Row)
-	}
-	var idx []int
-	for i, c := range cells {
-		if c.Row == lowest {
-			idx = append(idx, i)
-		}
-	}
-	return idx[rng.IntN(len(idx))]
 }
 
 // draw is an eligible node of a random eligible tenant of tenants, nil

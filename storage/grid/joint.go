@@ -1,0 +1,123 @@
+package grid
+
+// candidate is a node a pick may take, with its tenant.
+type candidate struct {
+	node   *Node
+	tenant *Tenant
+}
+
+// pickJointly, with PickJointly and HourCandidates > 1, chooses together
+// the replicas that complete the current round of the grid (every row and
+// column not yet taken) when the request still needs that many; nil when
+// it does not apply or finds no combination, and the picks go one at a
+// time as Algorithm 2's do.
+//
+// Algorithm 2 (lines 9-14) takes a random allowed cell and a random tenant
+// of it for each replica in turn. Here a random pairing of the free columns
+// with the free rows gives the cells: over many blocks each set of cells
+// comes as often as the one-at-a-time draw gives it when every cell has
+// tenants. Then HourCandidates eligible tenants are drawn in each cell, and
+// of every combination with distinct environments, racks and nodes the one
+// kept is the one whose tenants, with the replicas already taken, are least
+// often all busy at the same hour of the day (their BusyHours); among
+// equals, the first drawn, which keeps ties as random as Algorithm 2's
+// draw (preferring, among equals, the pairs least often busy together
+// measured worse: it piles blocks on the calmest tenants). Chosen one at a
+// time, the replica that the row rule sends
+// among the highest peaks is as often picked first, knowing nothing of the
+// others, as last.
+func (g *Grid) pickJointly(req Request, r *rules, needed int, rng Rand) []candidate {
+	if !g.PickJointly || g.HourCandidates < 2 || r.relaxGrid {
+		return nil
+	}
+	var rows, cols []int
+	for i := 0; i < Size; i++ {
+		if !r.rows[i] {
+			rows = append(rows, i)
+		}
+		if !r.cols[i] {
+			cols = append(cols, i)
+		}
+	}
+	if len(rows) < 2 || len(rows) != len(cols) || needed < len(rows) {
+		return nil
+	}
+	for i := len(cols) - 1; i > 0; i-- { // a random pairing of columns with rows
+		j := rng.IntN(i + 1)
+		cols[i], cols[j] = cols[j], cols[i]
+	}
+	drawn := make([][]candidate, len(rows))
+	for i, row := range rows {
+		tenants := g.cells[row][cols[i]]
+		if len(tenants) == 0 {
+			return nil
+		}
+		for k := 0; k < g.HourCandidates; k++ {
+			if n, t := g.draw(tenants, req, r, rng); n != nil {
+				drawn[i] = append(drawn[i], candidate{n, t})
+			}
+		}
+		if len(drawn[i]) == 0 {
+			return nil
+		}
+	}
+	var best []candidate
+	bestAll := 0.0
+	choice := make([]candidate, len(rows))
+	var walk func(i int)
+	walk = func(i int) {
+		if i == len(rows) {
+			if all := r.allBusyWith(choice); best == nil || all < bestAll {
+				best, bestAll = append([]candidate(nil), choice...), all
+			}
+			return
+		}
+		for _, c := range drawn[i] {
+			if r.compatible(c, choice[:i]) {
+				choice[i] = c
+				walk(i + 1)
+			}
+		}
+	}
+	walk(0)
+	return best
+}
+
+// compatible says c keeps the diversity rules in force with the
+// candidates chosen before it (those already taken are checked by draw).
+func (r *rules) compatible(c candidate, chosen []candidate) bool {
+	for _, o := range chosen {
+		if c.node.ID == o.node.ID ||
+			!r.relaxEnv && c.tenant.Environment == o.tenant.Environment ||
+			!r.relaxRack && c.node.Rack != "" && c.node.Rack == o.node.Rack {
+			return false
+		}
+	}
+	return true
+}
+
+// allBusyWith is how many hours a day the replicas taken so far and
+// chosen are all busy at once, expected.
+func (r *rules) allBusyWith(chosen []candidate) float64 {
+	sum := 0.0
+	for h := 0; h < hoursPerDay; h++ {
+		p := 1.0
+		if r.allBusy != nil {
+			p = r.allBusy[h]
+		}
+		for _, c := range chosen {
+			p *= busyAt(c.tenant, h)
+		}
+		sum += p
+	}
+	return sum
+}
+
+// busyAt is the share of hour h of the day at which t was busy; a tenant
+// without BusyHours counts as always busy.
+func busyAt(t *Tenant, h int) float64 {
+	if len(t.BusyHours) != hoursPerDay {
+		return 1
+	}
+	return t.BusyHours[h]
+}
