@@ -23,14 +23,25 @@ import (
 type accessFlags struct {
 	seed                                     uint64
 	profile, servers, blocks, accesses, days int
-	historyDays, hourCandidates              int
+	historyDays                              int
 	threshold                                float64
 	utilisations, replicas, policies         string
 	scaling, writers                         string
-	steerFirst                               bool
-	pickJointly                              bool
+	steering                                 storagesim.Steering
 	fill                                     float64
 	outputs
+}
+
+// registerSteering adds the blob front's placement beyond Algorithm 2
+// (-hour-candidates, -steer-first, -pick-jointly) to access or storage;
+// busyWhen says which history the busy hours come from.
+func registerSteering(fs *flag.FlagSet, s *storagesim.Steering, busyWhen string) {
+	fs.IntVar(&s.HourCandidates, "hour-candidates", 0, "beyond the paper: compare this many tenants of each chosen grid cell by the hours "+
+		busyWhen+" and keep the one least often busy with the block's other replicas (0 or 1: Algorithm 2's random pick; the blob front's placement.hour_candidates)")
+	fs.BoolVar(&s.SteerFirst, "steer-first", false, "beyond the paper: with -hour-candidates, compare the candidates for a block's first replica too "+
+		"(the tenant least often busy at all) when no writer's server takes it (the blob front's placement.steer_first)")
+	fs.BoolVar(&s.PickJointly, "pick-jointly", false, "beyond the paper: with -hour-candidates, draw the candidates of every row a block's replicas still need and keep "+
+		"the combination least often all busy at the same hour, instead of one pick at a time (the blob front's placement.pick_jointly)")
 }
 
 // writersUsage explains -writers of access and storage.
@@ -57,13 +68,8 @@ func accessCommand() cli.CommandFactory {
 			fs.Float64Var(&f.threshold, "busy-threshold", storagesim.DefaultBusyThreshold(),
 				"a server is busy at or above this utilisation (percent): the driver's default, the edge of its 33% CPU reserve")
 			fs.StringVar(&f.scaling, "scaling", "linear", "how utilisation is scaled: linear (saturating at 100%) or root")
-			fs.IntVar(&f.hourCandidates, "hour-candidates", 0, "beyond the paper: compare this many tenants of each chosen grid cell by the hours "+
-				"they were busy in the history days and keep the one least often busy with the block's other replicas (0 or 1: Algorithm 2's random pick)")
+			registerSteering(fs, &f.steering, "they were busy in the history days")
 			fs.StringVar(&f.writers, "writers", string(storagesim.NodeWriters), writersUsage)
-			fs.BoolVar(&f.pickJointly, "pick-jointly", false, "beyond the paper: with -hour-candidates, draw the candidates of every row a block's replicas still need and keep "+
-				"the combination least often all busy at the same hour, instead of one pick at a time (the blob front's placement.pick_jointly)")
-			fs.BoolVar(&f.steerFirst, "steer-first", false, "beyond the paper: with -hour-candidates, compare the candidates for a block's first replica too "+
-				"(the tenant least often busy at all) when no writer's server takes it (the blob front's placement.steer_first)")
 			fs.Float64Var(&f.fill, "fill", 0, "share of the servers' space the blocks fill (bounds how many replicas a server holds; 0: no limit)")
 			f.register(fs, "write the curves as CSV", "draw failed reads against utilisation, as the paper's Figure 16 (PNG or SVG)")
 		},
@@ -108,7 +114,7 @@ func runAccess(f accessFlags) error {
 	dc := synth.Generate(p)
 	points, err := storagesim.Availability(dc, storagesim.AccessConfig{Seed: f.seed, Blocks: f.blocks, Accesses: f.accesses,
 		Utilisations: utils, BusyThreshold: f.threshold, Scaling: storagesim.Scaling(f.scaling), HistoryDays: f.historyDays,
-		HourCandidates: f.hourCandidates, Writers: writers, SteerFirst: f.steerFirst, PickJointly: f.pickJointly, Fill: f.fill},
+		Steering: f.steering, Writers: writers, Fill: f.fill},
 		policies, replicas, func(done, total int) {
 			label := p.Name
 			if done < total {

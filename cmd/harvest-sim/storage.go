@@ -32,6 +32,7 @@ type storageFlags struct {
 	reimages, inventory, lifetimes string
 	repairOrder, writers           string
 	repairLimit                    string
+	steering                       storagesim.Steering
 	outputs
 }
 
@@ -40,6 +41,7 @@ func storageCommand() cli.CommandFactory {
 	return command.Simple{
 		Name: "harvest-sim storage", Synopsis: "Simulate a year of reimages: blocks lost per datacenter under stock HDFS placement and Algorithm 2",
 		Usage: "harvest-sim storage [-seed N] [-profiles all|0-9|0,3] [-servers N] [-blocks N] [-replicas 3,4] [-repair-rate 30] [-repair-order survivors|risk] [-repair-limit reimaged|receiver] [-writers node|client] [-fill F] " +
+			"[-hour-candidates N [-steer-first] [-pick-jointly]] " +
 			"[-runs N] [-reimages FILE.csv [-inventory FILE.csv] | -lifetimes FILE.csv] [-json] [-json-file F] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenters and runs")
@@ -58,6 +60,7 @@ func storageCommand() cli.CommandFactory {
 			fs.StringVar(&f.lifetimes, "lifetimes", "", "replay this disk log instead (tenant,node,rack,disk,first_seen,last_seen,failed: every data disk each server had): "+
 				"a failure wipes its server, a server is in service from its first disk's first sighting to its last disk's last, and one that leaves is drained first; its first -history-days days are history")
 			fs.StringVar(&f.writers, "writers", string(storagesim.NodeWriters), writersUsage)
+			registerSteering(fs, &f.steering, "at which a synthetic tenant's series was at or above 67% (no hours from -reimages or -lifetimes: every tenant ties)")
 			fs.StringVar(&f.repairLimit, "repair-limit", storagesim.RepairLimitReimaged, "what -repair-rate limits: reimaged (each reimaged server's lost replicas, "+
 				"in its own queue) or receiver (each live server receives at most the rate, from one queue of the datacenter's blocks, as the blob repairer)")
 			f.register(fs, "write every run as CSV", "draw lost blocks per datacenter, policy and replication, as the paper's Figure 15 (PNG or SVG)")
@@ -235,7 +238,7 @@ func runStorage(f storageFlags) error {
 				for run := 0; run < f.runs; run++ {
 					label := fmt.Sprintf("%d/%d %s %s R=%d", len(results)+1, total, dc.Name, pol, r)
 					res, err := storagesim.Run(dc, storagesim.Config{Seed: f.seed + uint64(run), Policy: pol, Replicas: r, Blocks: f.blocks,
-						RepairPerHour: f.repair, Capacity: capacity, RepairOrder: f.repairOrder, Writers: writers, RepairLimit: repairLimit}, func(done, total int) { progressBar(label, done, total) })
+						RepairPerHour: f.repair, Capacity: capacity, RepairOrder: f.repairOrder, Writers: writers, RepairLimit: repairLimit, Steering: f.steering}, func(done, total int) { progressBar(label, done, total) })
 					if err != nil {
 						return fmt.Errorf("%s: %w", dc.Name, err)
 					}

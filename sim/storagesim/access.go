@@ -50,20 +50,11 @@ type AccessConfig struct {
 	// load); the reads sample the days after them.
 	HistoryDays int
 	RackSize    int
-	// HourCandidates (beyond the paper: grid.Grid.HourCandidates) is how
-	// many tenants of a chosen cell a pick compares by the hours at which
-	// they were busy in the history days (at the run's load); 0 or 1 is
-	// Algorithm 2's single random pick.
-	HourCandidates int
+	// Steering is the blob front's placement beyond Algorithm 2; its
+	// tenants' BusyHours come from the history days at the run's load.
+	Steering
 	// Writers says who writes blocks (default NodeWriters, the paper's).
 	Writers Writers
-	// SteerFirst (beyond the paper: grid.Grid.SteerFirst) lets the hour
-	// candidates choose a block's first replica too when no writer's
-	// server takes it.
-	SteerFirst bool
-	// PickJointly (beyond the paper: grid.Grid.PickJointly) chooses the
-	// hour candidates of a block's rows together.
-	PickJointly bool
 	// Fill is the share of the servers' space the blocks fill (0: no
 	// limit): each server holds at most ceil(blocks x R / servers / Fill)
 	// replicas, and the grid draws only among servers with room, as the
@@ -170,6 +161,7 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 		if err != nil {
 			return nil, err
 		}
+		w.steer(cfg.Steering)
 		for _, pol := range policies {
 			for _, r := range replicas {
 				if r < 1 || r > len(w.id) {
@@ -219,17 +211,13 @@ func placeAll(w *world, cfg AccessConfig, pol Policy, r int) ([][]int32, []int32
 		capacity = int32(math.Ceil(float64(cfg.Blocks*r) / float64(len(w.id)) / cfg.Fill))
 	}
 	used := make([]int32, len(w.id))
-	regrid := func() {
-		w.regrid(capacity, used)
-		w.grid.HourCandidates, w.grid.SteerFirst, w.grid.PickJointly = cfg.HourCandidates, cfg.SteerFirst, cfg.PickJointly
-	}
-	regrid()
+	w.regrid(capacity, used)
 	rng := runRNG(cfg.Seed, pol, r)
 	p := placer{policy: pol, writers: cfg.Writers, replicas: r, rng: rng, w: w, capacity: capacity, used: used}
 	placed := make([][]int32, cfg.Blocks)
 	for b := range placed {
 		if capacity > 0 && b > 0 && b%max(1, cfg.Blocks/30) == 0 {
-			regrid() // the front re-clusters by free space after its scans
+			w.regrid(capacity, used) // the front re-clusters by free space after its scans
 		}
 		placed[b], _ = p.initial(int32(rng.IntN(len(w.id))))
 		if placed[b] == nil {

@@ -102,7 +102,7 @@ func TestHourCandidatesFailFewerReads(t *testing.T) {
 	failed := map[int]int{}
 	for _, k := range []int{0, 3} {
 		points, err := Availability(dc, AccessConfig{Seed: 2, Blocks: 5000, Accesses: 100000, Utilisations: []float64{50},
-			Scaling: Linear, HistoryDays: 2, HourCandidates: k}, []Policy{Grid}, []int{3}, nil)
+			Scaling: Linear, HistoryDays: 2, Steering: Steering{HourCandidates: k}}, []Policy{Grid}, []int{3}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

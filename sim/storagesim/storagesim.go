@@ -48,6 +48,9 @@ type Config struct {
 	// RepairLimit says what RepairPerHour limits: RepairLimitReimaged
 	// (default) or RepairLimitReceiver (the blob repairer's).
 	RepairLimit string
+	// Steering is the blob front's placement beyond Algorithm 2, for the
+	// grid's writes and repairs; the tenants' BusyHours steer it.
+	Steering
 }
 
 // Result is what one run measured.
@@ -135,6 +138,7 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	w.steer(cfg.Steering)
 	if cfg.Replicas > len(w.id) {
 		return Result{}, fmt.Errorf("%d replicas but only %d servers", cfg.Replicas, len(w.id))
 	}

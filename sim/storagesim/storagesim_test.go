@@ -465,3 +465,38 @@ func TestReceiverLimitedRepairSpreadsOverEveryServer(t *testing.T) {
 		t.Error("an unknown repair limit was accepted")
 	}
 }
+
+// TestTheFrontsSteeringReachesEveryGrid: FromSynth gives each tenant its
+// busy hours; a run's Steering reaches the grid and every grid re-built as
+// the space fills, so with PickJointly client writers' blocks take their
+// rows in order (the joint pick's order) before and after a regrid.
+func TestTheFrontsSteeringReachesEveryGrid(t *testing.T) {
+	dc, w := smallGridWorld(t)
+	for _, tn := range dc.Tenants {
+		if len(tn.BusyHours) != 24 {
+			t.Fatalf("tenant %s has %d busy hours, want 24", tn.ID, len(tn.BusyHours))
+		}
+	}
+	steering := Steering{HourCandidates: 5, SteerFirst: true, PickJointly: true}
+	s := newState(w, Config{Seed: 4, Policy: Grid, Replicas: 3, Blocks: 1, Writers: ClientWriters, Steering: steering})
+	w.steer(steering)
+	for round := 0; round < 2; round++ {
+		if round == 1 {
+			w.regrid(1000, s.used)
+		}
+		if g := w.grid; g.HourCandidates != 5 || !g.SteerFirst || !g.PickJointly {
+			t.Fatalf("round %d: grid steering %d %v %v", round, g.HourCandidates, g.SteerFirst, g.PickJointly)
+		}
+		for i := 0; i < 200; i++ {
+			got, degraded := s.place.initial(int32(s.rng.IntN(len(w.id))))
+			if degraded {
+				continue
+			}
+			for k, n := range got {
+				if c, _ := w.grid.CellOf(dc.Tenants[w.tenantOf[n]].ID); c.Row != k {
+					t.Fatalf("round %d: placement %v: replica %d in row %d, want the rows in order", round, got, k, c.Row)
+				}
+			}
+		}
+	}
+}

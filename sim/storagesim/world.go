@@ -51,11 +51,13 @@ type Presence struct {
 // tier computes it from history (nodes.ReimageRate); the reimages after
 // them are replayed (with historyDays 0 the grid gets the generator's own
 // rate, which it could not know). The peak is the 95th percentile of the
-// tenant's series, as blobd's tenantStats takes it.
+// tenant's series, and its busy hours the shares of each hour of the day
+// at or above DefaultBusyThreshold, as blobd's tenantStats takes them.
 func FromSynth(dc synth.Datacenter, historyDays int) Datacenter {
 	tenants, replay := synthTenants(dc, historyDays)
 	for i, t := range dc.Tenants {
 		tenants[i].PeakCPU = nodes.PeakCPU(t.Series.Values) // as blobd takes it
+		tenants[i].BusyHours = nodes.BusyHours(t.Series.Values, t.Series.Start, DefaultBusyThreshold())
 	}
 	return Datacenter{Name: dc.Profile.Name, Start: dc.Profile.Start.Add(time.Duration(historyDays) * 24 * time.Hour),
 		Tenants: tenants, Reimages: replay}
@@ -257,6 +259,19 @@ type world struct {
 	// absent marks servers out of service now (Datacenter.Presence): they
 	// take no replica (busy in the grid, full for stock placement).
 	absent []bool
+	// steering is given to every grid built (regrid).
+	steering Steering
+}
+
+// Steering is the blob front's placement beyond Algorithm 2 (grid.Grid's
+// options; the front's placement block): HourCandidates tenants of a cell
+// compared by the hours of the day at which they were busy (0 or 1:
+// Algorithm 2's random pick); SteerFirst, the first replica steered too;
+// PickJointly, a block's rows chosen together.
+type Steering struct {
+	HourCandidates int
+	SteerFirst     bool
+	PickJointly    bool
 }
 
 // presenceEvents turns dc.Presence into the span's join and retire events,
@@ -360,6 +375,12 @@ func buildWorld(tenants []Tenant, rackSize int) (*world, error) {
 	return w, nil
 }
 
+// steer sets the grid's steering, now and for every grid regrid builds.
+func (w *world) steer(s Steering) {
+	w.steering = s
+	w.grid.HourCandidates, w.grid.SteerFirst, w.grid.PickJointly = s.HourCandidates, s.SteerFirst, s.PickJointly
+}
+
 // regrid re-clusters the tenants by the space each server has left, as the
 // blob front does after every catalogue scan (lines 4-5 of Algorithm 2: each
 // cell holds about a ninth of the free space): capacity blocks per server
@@ -374,6 +395,7 @@ func (w *world) regrid(capacity int32, used []int32) {
 		}
 	}
 	w.grid = grid.Build(nodes.GridTenants(w.regs, w.stats, usedBy, nil))
+	w.steer(w.steering)
 	w.gridNode = make([]*grid.Node, len(w.id))
 	for i, id := range w.id {
 		w.gridNode[i], _ = w.grid.Node(id)
