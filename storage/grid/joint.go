@@ -23,9 +23,8 @@ type candidate struct {
 // equals, the first drawn, which keeps ties as random as Algorithm 2's
 // draw (preferring, among equals, the pairs least often busy together
 // measured worse: it piles blocks on the calmest tenants). Chosen one at a
-// time, the replica that the row rule sends
-// among the highest peaks is as often picked first, knowing nothing of the
-// others, as last.
+// time instead, the replica that the row rule sends among the highest peaks
+// is as often picked first, knowing nothing of the others, as last.
 func (g *Grid) pickJointly(req Request, r *rules, needed int, rng Rand) []candidate {
 	if !g.PickJointly || g.HourCandidates < 2 || r.relaxGrid {
 		return nil
