@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -106,4 +107,53 @@ func (c Client) BlobStatus(ctx context.Context) (BlobStatus, error) {
 	var st BlobStatus
 	err := c.Do(ctx, http.MethodGet, "/v1/status", nil, &st)
 	return st, err
+}
+
+// BlobObject is the blob front's GET /v1/objects?bucket=B&key=K: where an
+// object's replicas are and what a read finds there now, as `harvestctl
+// blob explain` shows it.
+type BlobObject struct {
+	Bucket   string        `json:"bucket"`
+	Key      string        `json:"key"`
+	Version  string        `json:"version"`
+	Size     int64         `json:"size"`
+	ETag     string        `json:"etag"`
+	Degraded bool          `json:"degraded"` // the placement could not keep every diversity rule
+	Replicas []BlobReplica `json:"replicas"`
+	// ReadableNow is how many replicas a read may use now (up, not busy).
+	ReadableNow int `json:"readable_now"`
+	// AllBusyHoursPerDay is how many hours a day every replica's tenant
+	// is busy at once, expected from their history (a tenant without
+	// busy hours counts as always busy): the hours a read finds no
+	// replica to read from and answers SlowDown.
+	AllBusyHoursPerDay float64 `json:"all_busy_hours_per_day"`
+}
+
+// BlobReplica is one replica of an object and its node's standing.
+type BlobReplica struct {
+	Node        string `json:"node"`
+	Tenant      string `json:"tenant"`
+	Environment string `json:"environment"`
+	Rack        string `json:"rack"`
+	// Configured is false for a node the configuration no longer lists
+	// (or never did): the rest of its fields are then unknown.
+	Configured bool `json:"configured"`
+	Row        int  `json:"row"` // grid cell: peak CPU low..high (-1: not in the grid)
+	Col        int  `json:"col"` // grid cell: reimages infrequent..frequent (-1: not in the grid)
+	Up         bool `json:"up"`
+	Busy       bool `json:"busy"`
+	// PeakCPU and ReimageRate are what the grid knows of the tenant from
+	// history; BusyHours the share of each hour of the day (UTC) at which
+	// it was busy (empty: no history).
+	PeakCPU     float64   `json:"peak_cpu_percent"`
+	ReimageRate float64   `json:"reimages_per_server_per_month"`
+	BusyHours   []float64 `json:"busy_hours,omitempty"`
+}
+
+// BlobObject reads the blob front's GET /v1/objects for one object; it
+// needs an admin token, as object names are data.
+func (c Client) BlobObject(ctx context.Context, bucket, key string) (BlobObject, error) {
+	var o BlobObject
+	err := c.Do(ctx, http.MethodGet, "/v1/objects?"+url.Values{"bucket": {bucket}, "key": {key}}.Encode(), nil, &o)
+	return o, err
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/harvest-platform/harvest/internal/connect"
 )
 
-// explainCommands are `harvestctl explain job|alloc` and `harvestctl
-// status`: why a job got its classes, why a task was evicted, and one
-// screen of every harvested node.
+// explainCommands are `harvestctl explain job|alloc|object` and
+// `harvestctl status`: why a job got its classes, why a task was evicted,
+// where an object's replicas are, and one screen of every harvested node.
 func explainCommands() map[string]cli.CommandFactory {
 	var consul consulFlags
 	var nomadAddr, namespace, blobAddr string
@@ -26,8 +26,9 @@ func explainCommands() map[string]cli.CommandFactory {
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	}
 	return map[string]cli.CommandFactory{
-		"explain": command.Group("harvestctl explain", "Say why Harvest placed a job or evicted a task",
-			"harvestctl explain <job JOB | alloc ALLOC>", "job", "alloc"),
+		"explain": command.Group("harvestctl explain", "Say why Harvest placed a job, evicted a task or put an object's replicas where they are",
+			"harvestctl explain <job JOB | alloc ALLOC | object BUCKET KEY>", "job", "alloc", "object"),
+		"explain object": explainObjectCommand(),
 		"explain job": command.Simple{
 			Name: "harvestctl explain job", Synopsis: "Say why the admission proxy gave a job its classes, and where it ran",
 			Usage: "harvestctl explain job [-namespace NS] [-json] [options] JOB",

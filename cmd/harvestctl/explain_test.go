@@ -96,3 +96,25 @@ func TestStatusJSONWithoutAPrimaryMeasurement(t *testing.T) {
 		t.Fatalf("status JSON %s", out.String())
 	}
 }
+
+// TestObjectExplanationShowsEachReplicaAndWhatAReadFinds: the table names
+// every replica's node with its state (readable, busy, down, not
+// configured), cell and busy hours, then how many a read finds now and the
+// expected hours a day all are busy.
+func TestObjectExplanationShowsEachReplicaAndWhatAReadFinds(t *testing.T) {
+	var b strings.Builder
+	printObjectExplanation(&b, api.BlobObject{Bucket: "data", Key: "a/b", Size: 10, ETag: "e", Version: "v1", ReadableNow: 1, AllBusyHoursPerDay: 0.25,
+		Replicas: []api.BlobReplica{
+			{Node: "n1", Tenant: "t1", Configured: true, Row: 0, Col: 2, Up: true, BusyHours: []float64{0.5, 0.5}},
+			{Node: "n2", Tenant: "t2", Configured: true, Row: 1, Col: 0, Up: true, Busy: true},
+			{Node: "n3", Tenant: "t3", Configured: true, Row: -1, Col: -1},
+			{Node: "n4", Row: -1, Col: -1},
+		}})
+	out := b.String()
+	for _, want := range []string{"Object data/a/b: 10 bytes", "n1  ", "0,2", "readable", "1.0", "busy", "no history", "down",
+		"n4", "not configured", "1 of 4 replicas readable now", "0.25 hours a day"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+}

@@ -9,13 +9,16 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/versity/versitygw/s3err"
 
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/storage/front"
 )
 
 // serveAdmin serves the operator API: GET /v1/health, /v1/status (the
-// repair's progress, for `harvestctl blob status`) and /v1/metrics; POST
+// repair's progress, for `harvestctl blob status`), /v1/metrics and
+// /v1/objects?bucket=B&key=K (where an object's replicas are, for
+// `harvestctl blob explain`); POST
 // /v1/scrub and /v1/gc run a scrubber or garbage collector pass now and
 // answer its report; POST /v1/safe-mode/confirm is the operator's word that
 // the nodes that put the front in safe mode are gone.
@@ -29,6 +32,23 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 		writeJSON(w, be.Status())
 	})
 	mux.Handle("GET /v1/metrics", promhttp.HandlerFor(be.Registry(), promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /v1/objects", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("bucket") == "" || !q.Has("key") {
+			writeError(w, http.StatusBadRequest, "want ?bucket=BUCKET&key=KEY")
+			return
+		}
+		o, err := be.Explain(r.Context(), q.Get("bucket"), q.Get("key"))
+		var s3e s3err.APIError
+		switch {
+		case errors.As(err, &s3e):
+			writeError(w, s3e.HTTPStatusCode, s3e.Code+": "+s3e.Description)
+		case err != nil:
+			writeError(w, http.StatusServiceUnavailable, err.Error())
+		default:
+			writeJSON(w, o)
+		}
+	})
 	mux.HandleFunc("POST /v1/scrub", func(w http.ResponseWriter, r *http.Request) {
 		rep, err := be.ScrubPass(r.Context())
 		if err != nil {
@@ -81,4 +101,11 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = command.PrintJSON(w, v)
+}
+
+// writeError answers status with the API's {"error": msg}.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = command.PrintJSON(w, map[string]string{"error": msg})
 }

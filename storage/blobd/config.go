@@ -32,7 +32,7 @@ import (
 //	tls       { cert_file = "..."  key_file = "..." }   # HTTPS for S3 clients
 //	admin_tls { cert_file = "..."  key_file = "..."  client_ca_file = "..." }
 //	admin_tokens = ["..."]          # POSTs of the admin API need one (admin_tokens_file: one per line)
-//	admin_anonymous_read = true     # GET /v1/status and /v1/metrics without a token
+//	admin_anonymous_read = true     # GET /v1/status and /v1/metrics without a token (never /v1/objects)
 //	node "client-1" {
 //	  endpoint = "127.0.0.1:9000"  access_key = "..."  secret_key = "..."
 //	  tenant = "search/frontend"  environment = "search"  rack = "rack-1"

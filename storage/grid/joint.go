@@ -120,3 +120,14 @@ func busyAt(t *Tenant, h int) float64 {
 	}
 	return t.BusyHours[h]
 }
+
+// AllBusyHours is how many hours a day all of tenants are busy at once,
+// expected from their BusyHours (a tenant without them counts as always
+// busy): the hours a read of a block on them finds no replica to read.
+func AllBusyHours(tenants []*Tenant) float64 {
+	chosen := make([]candidate, len(tenants))
+	for i, t := range tenants {
+		chosen[i].tenant = t
+	}
+	return (&rules{}).allBusyWith(chosen)
+}
