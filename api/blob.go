@@ -124,8 +124,9 @@ type BlobObject struct {
 	ReadableNow int `json:"readable_now"`
 	// AllBusyHoursPerDay is how many hours a day every replica's tenant
 	// is busy at once, expected from their history (a tenant without
-	// busy hours counts as always busy): the hours a read finds no
-	// replica to read from and answers SlowDown.
+	// busy hours, or an hour of the day its history does not cover yet,
+	// counts as busy): the hours a read finds no replica to read from and
+	// answers SlowDown.
 	AllBusyHoursPerDay float64 `json:"all_busy_hours_per_day"`
 }
 

@@ -80,6 +80,6 @@ func printObjectExplanation(w io.Writer, o api.BlobObject) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nA read finds %d of %d replicas readable now.\n", o.ReadableNow, len(o.Replicas))
-	fmt.Fprintf(w, "From the tenants' history every replica is busy at once %.2f hours a day: a read then answers SlowDown.\n",
-		o.AllBusyHoursPerDay)
+	fmt.Fprintf(w, "From the tenants' history every replica is busy at once %.2f hours a day, when a read answers SlowDown\n"+
+		"(an hour of the day a tenant's history does not cover yet counts as busy).\n", o.AllBusyHoursPerDay)
 }
