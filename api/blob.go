@@ -111,7 +111,7 @@ func (c Client) BlobStatus(ctx context.Context) (BlobStatus, error) {
 
 // BlobObject is the blob front's GET /v1/objects?bucket=B&key=K: where an
 // object's replicas are and what a read finds there now, as `harvestctl
-// blob explain` shows it.
+// explain object` shows it.
 type BlobObject struct {
 	Bucket   string        `json:"bucket"`
 	Key      string        `json:"key"`
@@ -137,7 +137,8 @@ type BlobReplica struct {
 	Environment string `json:"environment"`
 	Rack        string `json:"rack"`
 	// Configured is false for a node the configuration no longer lists
-	// (or never did): the rest of its fields are then unknown.
+	// (it stays down until lost_after, then its replicas are re-created)
+	// or never did (then the fields below it are unknown).
 	Configured bool `json:"configured"`
 	Row        int  `json:"row"` // grid cell: peak CPU low..high (-1: not in the grid)
 	Col        int  `json:"col"` // grid cell: reimages infrequent..frequent (-1: not in the grid)

@@ -40,7 +40,7 @@ func registerSteering(fs *flag.FlagSet, s *storagesim.Steering, busyWhen string)
 		busyWhen+" and keep the one least often busy with the block's other replicas (0 or 1: Algorithm 2's random pick; the blob front's placement.hour_candidates)")
 	fs.BoolVar(&s.SteerFirst, "steer-first", false, "beyond the paper: with -hour-candidates, compare the candidates for a block's first replica too "+
 		"(the tenant least often busy at all) when no writer's server takes it (the blob front's placement.steer_first)")
-	fs.BoolVar(&s.PickJointly, "pick-jointly", false, "beyond the paper: with -hour-candidates, draw the candidates of every row a block's replicas still need and keep "+
+	fs.BoolVar(&s.PickJointly, "pick-jointly", false, "beyond the paper: with -hour-candidates, draw the candidates of the replicas that complete a round of the grid together and keep "+
 		"the combination least often all busy at the same hour, instead of one pick at a time (the blob front's placement.pick_jointly)")
 }
 

@@ -138,7 +138,6 @@ func Run(dc Datacenter, cfg Config, progress func(done, total int)) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	w.steer(cfg.Steering)
 	if cfg.Replicas > len(w.id) {
 		return Result{}, fmt.Errorf("%d replicas but only %d servers", cfg.Replicas, len(w.id))
 	}
@@ -260,6 +259,7 @@ func runRNG(seed uint64, pol Policy, replicas int) *rand.Rand {
 }
 
 func newState(w *world, cfg Config) *state {
+	w.steer(cfg.Steering)
 	rng := runRNG(cfg.Seed, cfg.Policy, cfg.Replicas)
 	s := &state{cfg: cfg, w: w, rng: rng, replicas: make([]int32, cfg.Blocks*cfg.Replicas), live: make([]uint8, cfg.Blocks),
 		onServer: make([][]int32, len(w.id)), used: make([]int32, len(w.id))}

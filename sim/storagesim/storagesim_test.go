@@ -467,8 +467,8 @@ func TestReceiverLimitedRepairSpreadsOverEveryServer(t *testing.T) {
 }
 
 // TestTheFrontsSteeringReachesEveryGrid: FromSynth gives each tenant its
-// busy hours; a run's Steering reaches the grid and every grid re-built as
-// the space fills, so with PickJointly client writers' blocks take their
+// busy hours; a run's Steering reaches the grid (through newState, as Run
+// builds its state) and every grid re-built as the space fills, so with PickJointly client writers' blocks take their
 // rows in order (the joint pick's order) before and after a regrid.
 func TestTheFrontsSteeringReachesEveryGrid(t *testing.T) {
 	dc, w := smallGridWorld(t)
@@ -479,7 +479,6 @@ func TestTheFrontsSteeringReachesEveryGrid(t *testing.T) {
 	}
 	steering := Steering{HourCandidates: 5, SteerFirst: true, PickJointly: true}
 	s := newState(w, Config{Seed: 4, Policy: Grid, Replicas: 3, Blocks: 1, Writers: ClientWriters, Steering: steering})
-	w.steer(steering)
 	for round := 0; round < 2; round++ {
 		if round == 1 {
 			w.regrid(1000, s.used)

@@ -18,7 +18,7 @@ import (
 // serveAdmin serves the operator API: GET /v1/health, /v1/status (the
 // repair's progress, for `harvestctl blob status`), /v1/metrics and
 // /v1/objects?bucket=B&key=K (where an object's replicas are, for
-// `harvestctl blob explain`); POST
+// `harvestctl explain object`); POST
 // /v1/scrub and /v1/gc run a scrubber or garbage collector pass now and
 // answer its report; POST /v1/safe-mode/confirm is the operator's word that
 // the nodes that put the front in safe mode are gone.

@@ -121,7 +121,11 @@ func TestConfigPlacement(t *testing.T) {
 	if err != nil || c.placement != (placement{HourCandidates: 0, BusyPercent: 80}) {
 		t.Fatalf("set: %+v %v", c.placement, err)
 	}
-	for _, src := range []string{"placement {\n  hour_candidates = -1\n}\n", "placement {\n  busy_percent = 120\n}\n"} {
+	if _, err := LoadConfig(writeConfig(t, "placement {\n  hour_candidates = 20\n  pick_jointly = false\n}\n")); err != nil {
+		t.Fatalf("20 candidates one pick at a time: %v", err)
+	}
+	for _, src := range []string{"placement {\n  hour_candidates = -1\n}\n", "placement {\n  busy_percent = 120\n}\n",
+		"placement {\n  hour_candidates = 11\n}\n"} { // more than grid.MaxJointCandidates with pick_jointly
 		if _, err := LoadConfig(writeConfig(t, src)); err == nil || !strings.Contains(err.Error(), "placement") {
 			t.Errorf("%q: %v, want an error about placement", src, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/connect"
 	"github.com/harvest-platform/harvest/storage/front"
+	"github.com/harvest-platform/harvest/storage/grid"
 )
 
 // Config is harvest-blob's HCL configuration:
@@ -87,8 +88,9 @@ type Config struct {
 // Algorithm 2's single random pick. steer_first (grid.Grid.SteerFirst)
 // lets the candidates choose an object's first replica too: the tenant
 // least often busy at all. pick_jointly (grid.Grid.PickJointly) draws the
-// candidates of every row an object's replicas still need and keeps the
-// combination least often all busy at the same hour.
+// candidates of the replicas that complete a round of the grid together
+// and keeps the combination least often all busy at the same hour; it
+// takes at most grid.MaxJointCandidates candidates.
 type PlacementConfig struct {
 	HourCandidates int     `hcl:"hour_candidates,optional"`
 	BusyPercent    float64 `hcl:"busy_percent,optional"`
@@ -259,6 +261,10 @@ func LoadConfig(path string) (Config, error) {
 		}
 		if p.PickJointly != nil {
 			c.placement.PickJointly = *p.PickJointly
+		}
+		if c.placement.PickJointly && c.placement.HourCandidates > grid.MaxJointCandidates {
+			return c, fmt.Errorf("%s: placement: hour_candidates = %d with pick_jointly: want at most %d (a placement weighs up to candidates^3 combinations), or pick_jointly = false",
+				path, c.placement.HourCandidates, grid.MaxJointCandidates)
 		}
 	}
 	if r := c.Repair; r != nil {

@@ -5,8 +5,9 @@ package blobd
 // block the S3 listener speaks HTTPS only. The admin API's state-changing
 // endpoints (POST /v1/scrub, /v1/gc, /v1/safe-mode/confirm) need one of
 // admin_tokens ("Authorization: Bearer <token>"); its reads (/v1/status,
-// /v1/metrics) need one too unless admin_anonymous_read; /v1/objects, which
-// names objects and where they are, always does; /v1/health never does. With admin_tls it speaks HTTPS, and wants client certificates when
+// /v1/metrics) need one too unless admin_anonymous_read; every other read,
+// /v1/objects (which names objects and where they are) included, always
+// does; /v1/health never does. With admin_tls it speaks HTTPS, and wants client certificates when
 // admin_tls names a client_ca_file.
 
 import (
@@ -92,7 +93,7 @@ func (c *Config) adminGuard(h http.Handler, log hclog.Logger) (http.Handler, err
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead
-		if read && (r.URL.Path == "/v1/health" || anonymousRead && r.URL.Path != "/v1/objects") {
+		if read && (r.URL.Path == "/v1/health" || anonymousRead && (r.URL.Path == "/v1/status" || r.URL.Path == "/v1/metrics")) {
 			h.ServeHTTP(w, r)
 			return
 		}

@@ -51,6 +51,9 @@ func TestAdminAPIIsBehindItsTokens(t *testing.T) {
 		{"GET", "/v1/status", "", 200},
 		{"GET", "/v1/health", "", 200},
 		{"GET", "/v1/objects?bucket=b&key=k", "", 401}, // object names are data: a token even with anonymous reads
+		{"HEAD", "/v1/objects?bucket=b&key=k", "", 401},
+		{"GET", "/v1/obj%65cts?bucket=b&key=k", "", 401},
+		{"GET", "/v1/anything-new", "", 401}, // only status and metrics are open to anonymous reads
 		{"GET", "/v1/objects?bucket=b&key=k", "blob-admin-token-0123", 200},
 		{"POST", "/v1/gc", "blob-admin-token-0123", 200},
 	} {

@@ -17,7 +17,7 @@ type ObjectExplanation = api.BlobObject
 
 // Explain says where an object's replicas are, in which grid cells, what
 // the grid knows of their tenants, and what a read finds there now: for
-// `harvestctl blob explain` and an operator asking why a read answered
+// `harvestctl explain object` and an operator asking why a read answered
 // SlowDown. A missing bucket or key is the S3 error a read would get, as
 // an s3err.APIError.
 func (b *Backend) Explain(ctx context.Context, bucket, key string) (ObjectExplanation, error) {
@@ -44,7 +44,7 @@ func (b *Backend) Explain(ctx context.Context, bucket, key string) (ObjectExplan
 		if i >= 0 {
 			n := list[i]
 			st := stats[n.Tenant]
-			rep.Tenant, rep.Environment, rep.Rack, rep.Configured = n.Tenant, n.Environment, n.Rack, true
+			rep.Tenant, rep.Environment, rep.Rack, rep.Configured = n.Tenant, n.Environment, n.Rack, !b.nodes.isRemoved(n.ID)
 			rep.Up, rep.Busy = b.nodes.Up(n.ID), b.nodes.Busy(n.ID)
 			rep.PeakCPU, rep.ReimageRate, rep.BusyHours = st.PeakCPU, st.ReimageRate, st.BusyHours
 			if g != nil {

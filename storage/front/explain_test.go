@@ -76,6 +76,13 @@ func TestExplainSaysWhereAnObjectIsAndWhatAReadFindsThere(t *testing.T) {
 		t.Fatalf("all busy %.6f hours a day, want %.6f", o.AllBusyHoursPerDay, want)
 	}
 
+	b.nodes.mu.Lock()
+	b.nodes.removed = map[string]bool{busy: true} // dropped from the configuration (reload.go)
+	b.nodes.mu.Unlock()
+	if o, err := b.Explain(ctx, "data", "a/b c"); err != nil || o.Replicas[0].Configured || !o.Replicas[1].Configured {
+		t.Fatalf("a removed node: %+v %v, want replica 0 not configured", o.Replicas, err)
+	}
+
 	var apiErr s3err.APIError
 	if _, err := b.Explain(ctx, "data", "nothing"); !errors.As(err, &apiErr) || apiErr.Code != "NoSuchKey" {
 		t.Fatalf("a missing key: %v, want NoSuchKey", err)

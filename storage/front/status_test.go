@@ -166,8 +166,8 @@ func TestReadsSkipBusyNodesAndPreferTheLeastLoaded(t *testing.T) {
 }
 
 // TestTheGridTakesThePlacementOptions: the grid the front places with
-// carries the configured hour candidates, first-replica steering and row
-// order.
+// carries the configured hour candidates, first-replica steering and joint
+// pick.
 func TestTheGridTakesThePlacementOptions(t *testing.T) {
 	cfgs := []NodeConfig{{Node: nodes.Node{ID: "na", Tenant: "a/fn", Environment: "a", Endpoint: "127.0.0.1:1", Capacity: 1 << 30},
 		AccessKey: "k", SecretKey: "s"}}
@@ -177,7 +177,7 @@ func TestTheGridTakesThePlacementOptions(t *testing.T) {
 			t.Fatal(err)
 		}
 		if g := ns.Grid(); g.HourCandidates != o.HourCandidates || g.SteerFirst != o.SteerFirst || g.PickJointly != o.PickJointly {
-			t.Errorf("options %+v: grid has %d candidates, steer first %v, calm rows first %v", o, g.HourCandidates, g.SteerFirst, g.PickJointly)
+			t.Errorf("options %+v: grid has %d candidates, steer first %v, jointly %v", o, g.HourCandidates, g.SteerFirst, g.PickJointly)
 		}
 	}
 }
