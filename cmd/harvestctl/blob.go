@@ -24,7 +24,7 @@ func blobCommands() map[string]cli.CommandFactory {
 			Name: "harvestctl blob status", Synopsis: "Show the blob tier's nodes and repair progress",
 			Usage: "harvestctl blob status [-blob-admin-addr URL] [-json]",
 			Flags: func(fs *flag.FlagSet) {
-				fs.StringVar(&addr, "blob-admin-addr", envOr("HARVEST_BLOB_ADMIN_ADDR", "http://127.0.0.1:9101"), "harvest-blob's admin API")
+				blobAdminFlag(fs, &addr, "harvest-blob's admin API")
 				fs.BoolVar(&asJSON, "json", false, "print JSON")
 			},
 			Run: func(ctx context.Context, _ *flag.FlagSet) error {
@@ -45,13 +45,19 @@ func blobCommands() map[string]cli.CommandFactory {
 	}
 }
 
+// blobAdminFlag is -blob-admin-addr: harvest-blob's admin API, from
+// HARVEST_BLOB_ADMIN_ADDR else the default admin_listen.
+func blobAdminFlag(fs *flag.FlagSet, addr *string, usage string) {
+	fs.StringVar(addr, "blob-admin-addr", envOr("HARVEST_BLOB_ADMIN_ADDR", "http://127.0.0.1:9101"), usage)
+}
+
 // blobPost is a command that POSTs to one of harvest-blob's admin
 // endpoints and prints its JSON answer.
 func blobPost(name, synopsis, path string, addr *string) cli.CommandFactory {
 	return command.Simple{
 		Name: "harvestctl blob " + name, Synopsis: synopsis, Usage: "harvestctl blob " + name + " [-blob-admin-addr URL]",
 		Flags: func(fs *flag.FlagSet) {
-			fs.StringVar(addr, "blob-admin-addr", envOr("HARVEST_BLOB_ADMIN_ADDR", "http://127.0.0.1:9101"), "harvest-blob's admin API")
+			blobAdminFlag(fs, addr, "harvest-blob's admin API (token from HARVEST_BLOB_ADMIN_TOKEN)")
 		},
 		Run: func(ctx context.Context, _ *flag.FlagSet) error {
 			var out map[string]any

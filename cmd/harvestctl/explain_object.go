@@ -24,8 +24,7 @@ func explainObjectCommand() cli.CommandFactory {
 		Name: "harvestctl explain object", Synopsis: "Say where the blob tier put an object's replicas and whether a read finds one now",
 		Usage: "harvestctl explain object [-blob-admin-addr URL] [-json] BUCKET KEY",
 		Flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&addr, "blob-admin-addr", envOr("HARVEST_BLOB_ADMIN_ADDR", "http://127.0.0.1:9101"),
-				"harvest-blob's admin API (token from HARVEST_BLOB_ADMIN_TOKEN: object names need one)")
+			blobAdminFlag(fs, &addr, "harvest-blob's admin API (token from HARVEST_BLOB_ADMIN_TOKEN: object names need one)")
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
 		},
 		Run: func(ctx context.Context, fs *flag.FlagSet) error {

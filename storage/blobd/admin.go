@@ -39,15 +39,12 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 			return
 		}
 		o, err := be.Explain(r.Context(), q.Get("bucket"), q.Get("key"))
-		var s3e s3err.APIError
-		switch {
-		case errors.As(err, &s3e):
-			writeError(w, s3e.HTTPStatusCode, s3e.Code+": "+s3e.Description)
-		case err != nil:
-			writeError(w, http.StatusServiceUnavailable, err.Error())
-		default:
-			writeJSON(w, o)
+		if err != nil {
+			status, msg := s3Answer(err)
+			writeError(w, status, msg)
+			return
 		}
+		writeJSON(w, o)
 	})
 	mux.HandleFunc("POST /v1/scrub", func(w http.ResponseWriter, r *http.Request) {
 		rep, err := be.ScrubPass(r.Context())
@@ -101,6 +98,21 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = command.PrintJSON(w, v)
+}
+
+// s3Answer is the status and message of an error the front answers S3
+// clients with (NoSuchKey, NoSuchBucket: versitygw's APIError, bare or in
+// a BucketError); anything else is a 503 with the error.
+func s3Answer(err error) (int, string) {
+	var api s3err.APIError
+	var bucket s3err.BucketError
+	switch {
+	case errors.As(err, &bucket):
+		api = bucket.APIError
+	case !errors.As(err, &api):
+		return http.StatusServiceUnavailable, err.Error()
+	}
+	return api.HTTPStatusCode, api.Code + ": " + api.Description
 }
 
 // writeError answers status with the API's {"error": msg}.

@@ -1,6 +1,8 @@
 package blobd
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/versity/versitygw/s3err"
 )
 
 func TestAdminAPIIsBehindItsTokens(t *testing.T) {
@@ -94,6 +97,25 @@ func TestSecuritySettingsAreCheckedAtLoad(t *testing.T) {
 		_, err := LoadConfig(writeConfig(t, extra+"\n"))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", extra, err, want)
+		}
+	}
+}
+
+// TestS3AnswerKeepsTheS3StatusOfAMiss: the admin API answers a missing key
+// or bucket with S3's 404 and code, whichever form versitygw gives the
+// error, and anything else with 503.
+func TestS3AnswerKeepsTheS3StatusOfAMiss(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{s3err.GetAPIError(s3err.ErrNoSuchKey), 404, "NoSuchKey"},
+		{fmt.Errorf("wrapped: %w", s3err.GetBucketErr(s3err.ErrNoSuchBucket, "b")), 404, "NoSuchBucket"},
+		{errors.New("consul: timeout"), 503, "consul: timeout"},
+	} {
+		if status, msg := s3Answer(c.err); status != c.status || !strings.HasPrefix(msg, c.code) {
+			t.Errorf("%v: %d %q, want %d %s", c.err, status, msg, c.status, c.code)
 		}
 	}
 }

@@ -87,7 +87,8 @@ func TestExplainSaysWhereAnObjectIsAndWhatAReadFindsThere(t *testing.T) {
 	if _, err := b.Explain(ctx, "data", "nothing"); !errors.As(err, &apiErr) || apiErr.Code != "NoSuchKey" {
 		t.Fatalf("a missing key: %v, want NoSuchKey", err)
 	}
-	if _, err := b.Explain(ctx, "nobucket", "k"); !errors.As(err, &apiErr) || apiErr.Code != "NoSuchBucket" {
+	var bucketErr s3err.BucketError
+	if _, err := b.Explain(ctx, "nobucket", "k"); !errors.As(err, &bucketErr) || bucketErr.Code != "NoSuchBucket" {
 		t.Fatalf("a missing bucket: %v, want NoSuchBucket", err)
 	}
 }

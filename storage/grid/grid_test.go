@@ -275,6 +275,15 @@ func hours(from, to int) []float64 {
 	return out
 }
 
+// night is a BusyHours profile busy outside 8-20 h, the day's complement.
+func night() []float64 {
+	out := hours(0, hoursPerDay)
+	for h := 8; h < 20; h++ {
+		out[h] = 0
+	}
+	return out
+}
+
 // TestHourCandidatesSteerReplicasAwayFromTheSameBusyHours: every tenant is
 // busy either in the day (8-20 h) or at night; a repair around a survivor
 // busy in the day, with HourCandidates, puts the new replicas on tenants
@@ -287,10 +296,7 @@ func TestHourCandidatesSteerReplicasAwayFromTheSameBusyHours(t *testing.T) {
 		if i%2 == 0 {
 			tn.BusyHours = hours(8, 20)
 		} else {
-			tn.BusyHours = hours(0, 24)
-			for h := 8; h < 20; h++ {
-				tn.BusyHours[h] = 0
-			}
+			tn.BusyHours = night()
 		}
 	}
 	byID := map[string]*Tenant{}
@@ -481,10 +487,7 @@ func TestPickJointlyChoosesTheHighPeakReplicaAgainstTheOthers(t *testing.T) {
 		g := Build(tenants)
 		for i, tn := range tenants {
 			if c, _ := g.CellOf(tn.ID); c.Row == Size-1 && i%2 == 1 {
-				tn.BusyHours = hours(0, 24)
-				for h := 8; h < 20; h++ {
-					tn.BusyHours[h] = 0
-				}
+				tn.BusyHours = night()
 			} else {
 				tn.BusyHours = hours(8, 20)
 			}

@@ -15,27 +15,22 @@ type candidate struct {
 // the replicas that complete the current round of the grid (every row and
 // column not yet taken) when the request still needs that many; nil when
 // it does not apply or finds no combination, and the picks go one at a
-// time as Algorithm 2's do. Without SteerFirst and with no replica taken
-// yet, one of the rows keeps a single random draw, as Algorithm 2's first
-// pick.
+// time (pick). Algorithm 2 (lines 9-14) picks one replica at a time, so the
+// replica the row rule sends among the highest peaks is as often chosen
+// first, knowing nothing of the others, as last.
 //
-// Algorithm 2 (lines 9-14) takes a random allowed cell and a random tenant
-// of it for each replica in turn. Here a random pairing of the free columns
-// with the free rows gives the cells: each set of cells comes equally
-// often, as with the one-at-a-time draw when every cell has tenants and the
-// diversity rules rarely dead-end it. Where they often do (few
-// environments or racks), Algorithm 2's draw redraws the sets that clash
-// and so gives them less often, while several candidates per cell find a
-// compatible combination in more of them: the joint pick's sets are then
-// closer to equal, and fewer placements are degraded. Then HourCandidates eligible tenants are drawn in each cell, and
-// of every combination with distinct environments, racks and nodes the one
-// kept is the one whose tenants, with the replicas already taken, are least
-// often all busy at the same hour of the day (their BusyHours); among
-// equals, the first drawn, which keeps ties as random as Algorithm 2's
-// draw (preferring, among equals, the pairs least often busy together
-// measured worse: it piles blocks on the calmest tenants). Chosen one at a
-// time instead, the replica that the row rule sends among the highest peaks
-// is as often picked first, knowing nothing of the others, as last.
+// A random pairing of the free columns with the free rows gives the cells:
+// each set of cells equally often, as Algorithm 2's draw gives them when
+// its diversity rules rarely dead-end it (with few environments or racks
+// its redraws make the clashing sets rarer; here they come closer to
+// equal, docs/simulator.md). HourCandidates eligible tenants are
+// drawn in each cell, and of the combinations with distinct environments,
+// racks and nodes the one kept is least often all busy at the same hour
+// with the replicas already taken; among equals the first drawn, which
+// keeps ties as random as Algorithm 2's draw (docs/simulator.md measured a
+// tie-break by the pairs' overlap worse). Without SteerFirst and with no
+// replica taken yet, one row keeps a single random draw, as Algorithm 2's
+// first pick.
 func (g *Grid) pickJointly(req Request, r *rules, needed int, rng Rand) []candidate {
 	if !g.PickJointly || g.HourCandidates < 2 || r.relaxGrid {
 		return nil
@@ -114,7 +109,8 @@ func (r *rules) compatible(c candidate, chosen []candidate) bool {
 }
 
 // allBusyWith is how many hours a day the replicas taken so far and
-// chosen are all busy at once, expected.
+// chosen are all busy at once, expected: the one sum that overlap, the
+// joint pick and AllBusyHours share.
 func (r *rules) allBusyWith(chosen []candidate) float64 {
 	sum := 0.0
 	for h := 0; h < hoursPerDay; h++ {
@@ -147,5 +143,6 @@ func AllBusyHours(tenants []*Tenant) float64 {
 	for i, t := range tenants {
 		chosen[i].tenant = t
 	}
-	return (&rules{}).allBusyWith(chosen)
+	var none rules // no replica taken: only the tenants count
+	return none.allBusyWith(chosen)
 }

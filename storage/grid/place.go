@@ -79,19 +79,7 @@ const hoursPerDay = 24
 // all be busy at once, expected: what a read that finds every replica busy
 // depends on. With no replica taken, it is how many hours a day t is busy.
 func (r *rules) overlap(t *Tenant) float64 {
-	sum := 0.0
-	for h := 0; h < hoursPerDay; h++ {
-		all := 1.0
-		if r.allBusy != nil {
-			all = r.allBusy[h]
-		}
-		p := 1.0
-		if len(t.BusyHours) == hoursPerDay {
-			p = t.BusyHours[h]
-		}
-		sum += all * p
-	}
-	return sum
+	return r.allBusyWith([]candidate{{tenant: t}})
 }
 
 func (r *rules) cellOK(row, col int) bool {
