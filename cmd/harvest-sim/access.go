@@ -137,9 +137,9 @@ func runAccess(f accessFlags) error {
 	}
 	return f.emit(summary, csv, plot, func() {
 		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "UTILISATION %%\tBUSY SERVERS %%\tPOLICY\tR\tFAILED READS\tFAILED %%\tMOST LOADED SERVER / MEAN\n")
+		fmt.Fprintf(tw, "UTILISATION %%\tBUSY SERVERS %%\tPOLICY\tR\tFAILED READS\tFAILED %%\tOF THEM ON A LONE BUSY SLOT\tMOST LOADED SERVER / MEAN\n")
 		for _, pt := range points {
-			fmt.Fprintf(tw, "%.0f\t%.1f\t%s\t%d\t%d\t%.4f\t%.2f\n", pt.Utilisation, pt.BusyPct, pt.Policy, pt.Replicas, pt.Failed, pt.FailedPct, pt.MostLoaded)
+			fmt.Fprintf(tw, "%.0f\t%.1f\t%s\t%d\t%d\t%.4f\t%d\t%.2f\n", pt.Utilisation, pt.BusyPct, pt.Policy, pt.Replicas, pt.Failed, pt.FailedPct, pt.FailedOnLoneSlot, pt.MostLoaded)
 		}
 		tw.Flush()
 		for _, s := range accessSeries(points) {
@@ -195,11 +195,11 @@ func cleanUpTo(points []storagesim.AccessPoint) map[string]float64 {
 }
 
 func writeAccessCSV(path string, points []storagesim.AccessPoint) error {
-	rows := [][]string{{"datacenter", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent", "most_loaded_server_vs_mean"}}
+	rows := [][]string{{"datacenter", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent", "failed_on_lone_busy_slot", "most_loaded_server_vs_mean"}}
 	for _, pt := range points {
 		rows = append(rows, []string{pt.Datacenter, string(pt.Policy), strconv.Itoa(pt.Replicas), strconv.FormatFloat(pt.Utilisation, 'g', 6, 64),
 			strconv.FormatFloat(pt.BusyPct, 'f', 3, 64), strconv.Itoa(pt.Accesses), strconv.Itoa(pt.Failed),
-			strconv.FormatFloat(pt.FailedPct, 'g', 6, 64), strconv.FormatFloat(pt.MostLoaded, 'f', 3, 64)})
+			strconv.FormatFloat(pt.FailedPct, 'g', 6, 64), strconv.Itoa(pt.FailedOnLoneSlot), strconv.FormatFloat(pt.MostLoaded, 'f', 3, 64)})
 	}
 	return writeCSV(path, rows)
 }

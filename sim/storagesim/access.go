@@ -71,10 +71,16 @@ type AccessPoint struct {
 	Utilisation float64 `json:"utilisation"` // target mean over the read window, percent
 	// BusyPct is the share of server-slots of the read window at or above
 	// the busy threshold.
-	BusyPct   float64 `json:"busy_server_percent"`
-	Failed    int     `json:"failed"`
-	Accesses  int     `json:"accesses"`
-	FailedPct float64 `json:"failed_percent"`
+	BusyPct float64 `json:"busy_server_percent"`
+	Failed  int     `json:"failed"`
+	// FailedOnLoneSlot counts the failed reads at which some replica's
+	// server was busy for that one slot of the history (a single 5-minute
+	// sample at or above the threshold, below it before and after): reads
+	// that history, which gives each server's busy shares per hour of the
+	// day, could hardly have foreseen.
+	FailedOnLoneSlot int     `json:"failed_on_lone_busy_slot"`
+	Accesses         int     `json:"accesses"`
+	FailedPct        float64 `json:"failed_percent"`
 	// MostLoaded is the most replicas any server got over the mean per
 	// server: what steering picks (HourCandidates) costs in balance.
 	MostLoaded float64 `json:"most_loaded_server_vs_mean"`
@@ -189,6 +195,12 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 					}
 					if allBusy {
 						pt.Failed++
+						for _, n := range placed[b] {
+							if loneBusySlot(busyAt[w.tenantOf[n]], slot) {
+								pt.FailedOnLoneSlot++
+								break
+							}
+						}
 					}
 				}
 				pt.FailedPct = 100 * float64(pt.Failed) / float64(pt.Accesses)
@@ -200,6 +212,11 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 		progress(len(cfg.Utilisations), len(cfg.Utilisations))
 	}
 	return out, nil
+}
+
+// loneBusySlot says whether slot s is busy and its neighbours are not.
+func loneBusySlot(busy []bool, s int) bool {
+	return busy[s] && (s == 0 || !busy[s-1]) && (s == len(busy)-1 || !busy[s+1])
 }
 
 // placeAll places cfg.Blocks blocks of r replicas by policy pol and

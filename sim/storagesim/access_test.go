@@ -20,6 +20,9 @@ func TestFailedAccessesRiseWithUtilisationAndGridDoesBetter(t *testing.T) {
 	}
 	at := map[string]float64{}
 	for _, pt := range points {
+		if pt.FailedOnLoneSlot > pt.Failed {
+			t.Errorf("%s R=%d at %.0f%%: %d failed reads on a lone busy slot of %d failed", pt.Policy, pt.Replicas, pt.Utilisation, pt.FailedOnLoneSlot, pt.Failed)
+		}
 		at[fmt.Sprintf("%s%d@%.0f", pt.Policy, pt.Replicas, pt.Utilisation)] = pt.FailedPct
 		t.Logf("%-5s R=%d at %.0f%% (%.1f%% of servers busy): %.4f%% of reads found every replica busy",
 			pt.Policy, pt.Replicas, pt.Utilisation, pt.BusyPct, pt.FailedPct)
@@ -32,6 +35,16 @@ func TestFailedAccessesRiseWithUtilisationAndGridDoesBetter(t *testing.T) {
 	}
 	if at["grid4@70"] > at["grid3@70"] {
 		t.Errorf("R=4 fails more than R=3: %.4f > %.4f", at["grid4@70"], at["grid3@70"])
+	}
+}
+
+func TestLoneBusySlotIsBusyBetweenCalmSlots(t *testing.T) {
+	busy := []bool{true, false, true, true, false, true, false, true}
+	want := []bool{true, false, false, false, false, true, false, true}
+	for s := range busy {
+		if got := loneBusySlot(busy, s); got != want[s] {
+			t.Errorf("slot %d of %v: lone %v, want %v", s, busy, got, want[s])
+		}
 	}
 }
 
