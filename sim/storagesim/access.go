@@ -74,7 +74,7 @@ type AccessPoint struct {
 	BusyPct float64 `json:"busy_server_percent"`
 	Failed  int     `json:"failed"`
 	// FailedOnLoneSlot counts the failed reads at which some replica's
-	// server was busy for that one slot of the history (a single 5-minute
+	// server was busy for that one slot of the history (a single 2-minute
 	// sample at or above the threshold, below it before and after): reads
 	// that history, which gives each server's busy shares per hour of the
 	// day, could hardly have foreseen.
