@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -21,14 +23,15 @@ import (
 
 // accessFlags are harvest-sim access's settings.
 type accessFlags struct {
-	seed                                     uint64
-	profile, servers, blocks, accesses, days int
-	historyDays                              int
-	threshold                                float64
-	utilisations, replicas, policies         string
-	scaling, writers                         string
-	steering                                 storagesim.Steering
-	fill                                     float64
+	seed                                  uint64
+	profiles                              string
+	servers, blocks, accesses, days, runs int
+	historyDays                           int
+	threshold                             float64
+	utilisations, replicas, policies      string
+	scaling, writers                      string
+	steering                              storagesim.Steering
+	fill                                  float64
 	outputs
 }
 
@@ -52,11 +55,14 @@ func accessCommand() cli.CommandFactory {
 	var f accessFlags
 	return command.Simple{
 		Name: "harvest-sim access", Synopsis: "Simulate reads as utilisation rises: the share that finds every replica busy, stock HDFS placement against Algorithm 2",
-		Usage: "harvest-sim access [-seed N] [-profile 0-9] [-servers N] [-blocks N] [-accesses N] [-utilisations 20,30,...] [-replicas 3,4] " +
+		Usage: "harvest-sim access [-seed N] [-profiles all|0-9|0,3] [-runs N] [-servers N] [-blocks N] [-accesses N] [-utilisations 20,30,...] [-replicas 3,4] " +
 			"[-busy-threshold P] [-scaling linear|root] [-hour-candidates N [-steer-first] [-pick-jointly]] [-writers node|client] [-fill F] [-json] [-json-file F] [-csv F] [-plot F]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed: the same seed gives the same datacenter and reads")
-			fs.IntVar(&f.profile, "profile", 9, "synthetic datacenter profile dc-0..dc-9")
+			fs.StringVar(&f.profiles, "profiles", "9", "synthetic datacenter profiles dc-0..dc-9: all, a range 0-9 or a list 0,3,5")
+			fs.StringVar(&f.profiles, "profile", "9", "the same as -profiles")
+			fs.IntVar(&f.runs, "runs", 1, "runs per point, each placing and reading with its own seed (seed, seed+1, ...) on the datacenter -seed draws: "+
+				"the plot's bars show their min and max, as the paper's Figure 16 (five runs, L344)")
 			fs.IntVar(&f.servers, "servers", 2000, "servers in the synthetic datacenter (about: tenants come whole)")
 			fs.IntVar(&f.blocks, "blocks", 50000, "blocks placed before the reads")
 			fs.IntVar(&f.accesses, "accesses", 500000, "reads per policy, replication and utilisation")
@@ -81,8 +87,12 @@ func runAccess(f accessFlags) error {
 	if f.scaling != string(storagesim.Linear) && f.scaling != string(storagesim.Root) {
 		return fmt.Errorf("-scaling %q: want linear or root", f.scaling)
 	}
-	if f.profile < 0 || f.profile > 9 {
-		return fmt.Errorf("-profile %d: want 0-9", f.profile)
+	idx, err := parseProfiles(f.profiles)
+	if err != nil {
+		return err
+	}
+	if f.runs < 1 {
+		return fmt.Errorf("-runs %d: want at least one run", f.runs)
 	}
 	if f.days < 1 || f.historyDays < 1 {
 		return fmt.Errorf("want at least one day of history and one of reads")
@@ -109,83 +119,135 @@ func runAccess(f accessFlags) error {
 		return fmt.Errorf("-writers: %w", err)
 	}
 	began := time.Now()
-	p := withServers(synth.Profiles(f.seed, 1)[f.profile], f.servers)
-	p.Days = f.historyDays + f.days
-	dc := synth.Generate(p)
-	points, err := storagesim.Availability(dc, storagesim.AccessConfig{Seed: f.seed, Blocks: f.blocks, Accesses: f.accesses,
-		Utilisations: utils, BusyThreshold: f.threshold, Scaling: storagesim.Scaling(f.scaling), HistoryDays: f.historyDays,
-		Steering: f.steering, Writers: writers, Fill: f.fill},
-		policies, replicas, func(done, total int) {
-			label := p.Name
-			if done < total {
-				label = fmt.Sprintf("%s at %.0f%%", p.Name, utils[done])
+	var points []storagesim.AccessPoint
+	var names []string
+	servers := 0
+	profiles := synth.Profiles(f.seed, 1)
+	for k, i := range idx {
+		p := withServers(profiles[i], f.servers)
+		p.Days = f.historyDays + f.days
+		dc := synth.Generate(p)
+		names = append(names, p.Name)
+		for _, t := range dc.Tenants {
+			servers += len(t.Nodes)
+		}
+		for run := 0; run < f.runs; run++ {
+			pts, err := storagesim.Availability(dc, storagesim.AccessConfig{Seed: f.seed + uint64(run), Blocks: f.blocks, Accesses: f.accesses,
+				Utilisations: utils, BusyThreshold: f.threshold, Scaling: storagesim.Scaling(f.scaling), HistoryDays: f.historyDays,
+				Steering: f.steering, Writers: writers, Fill: f.fill},
+				policies, replicas, func(done, total int) {
+					label := fmt.Sprintf("%s run %d/%d", p.Name, run+1, f.runs)
+					if done < total {
+						label = fmt.Sprintf("%s at %.0f%%", label, utils[done])
+					}
+					progressBar(label, (k*f.runs+run)*total+done, len(idx)*f.runs*total)
+				})
+			if err != nil {
+				return fmt.Errorf("%s: %w", p.Name, err)
 			}
-			progressBar(label, done, total)
-		})
-	if err != nil {
-		return err
+			points = append(points, pts...)
+		}
 	}
 	wall, rss := time.Since(began).Seconds(), peakRSSMiB()
-	clean := cleanUpTo(points)
-	summary := map[string]any{"seed": f.seed, "datacenter": p.Name, "scaling": f.scaling,
+	series := accessSeries(points)
+	clean := cleanUpTo(series)
+	byDC := map[string]map[string]float64{}
+	for _, name := range names {
+		var own []storagesim.AccessPoint
+		for _, pt := range points {
+			if pt.Datacenter == name {
+				own = append(own, pt)
+			}
+		}
+		byDC[name] = cleanUpTo(accessSeries(own))
+	}
+	summary := map[string]any{"seed": f.seed, "runs": f.runs, "datacenters": names, "scaling": f.scaling,
 		"busy_threshold": f.threshold, "blocks": f.blocks, "accesses": f.accesses, "days": f.days, "points": points,
-		"no_failed_reads_up_to": clean, "wall_seconds": wall, "peak_rss_mib": rss}
+		"curves": series, "no_failed_reads_up_to": clean, "no_failed_reads_up_to_by_datacenter": byDC,
+		"wall_seconds": wall, "peak_rss_mib": rss}
 	csv := func(path string) error { return writeAccessCSV(path, points) }
 	plot := func(path string) error {
-		title := fmt.Sprintf("Reads finding every replica busy (%s, %s scaling, busy at %.0f%%)", p.Name, f.scaling, f.threshold)
-		return plots.Lines(path, title, "mean primary-tenant utilisation (%)", "failed reads (%)", accessSeries(points))
+		title := fmt.Sprintf("Reads finding every replica busy (%s, %s scaling, busy at %.0f%%)", strings.Join(names, ", "), f.scaling, f.threshold)
+		if len(names) > 3 {
+			title = fmt.Sprintf("Reads finding every replica busy (%d datacenters, %s scaling, busy at %.0f%%)", len(names), f.scaling, f.threshold)
+		}
+		return plots.Lines(path, title, "mean primary-tenant utilisation (%)", "failed reads (%)", series)
 	}
 	return f.emit(summary, csv, plot, func() {
-		tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "UTILISATION %%\tBUSY SERVERS %%\tPOLICY\tR\tFAILED READS\tFAILED %%\tOF THEM ON A LONE BUSY SLOT\tMOST LOADED SERVER / MEAN\n")
-		for _, pt := range points {
-			fmt.Fprintf(tw, "%.0f\t%.1f\t%s\t%d\t%d\t%.4f\t%d\t%.2f\n", pt.Utilisation, pt.BusyPct, pt.Policy, pt.Replicas, pt.Failed, pt.FailedPct, pt.FailedOnLoneSlot, pt.MostLoaded)
-		}
-		tw.Flush()
-		for _, s := range accessSeries(points) {
+		printAccessTable(os.Stdout, points, f.runs)
+		for _, s := range series {
 			if clean[s.Name] == 0 {
 				fmt.Printf("%s: failed reads already at %.0f%% utilisation, the lowest swept\n", s.Name, s.X[0])
 			} else {
 				fmt.Printf("%s: no failed read up to %.0f%% utilisation\n", s.Name, clean[s.Name])
 			}
 		}
-		servers := 0
-		for _, t := range dc.Tenants {
-			servers += len(t.Nodes)
+		if len(names) > 1 {
+			for _, s := range series {
+				var each []string
+				for _, name := range names {
+					each = append(each, fmt.Sprintf("%s %.0f%%", name, byDC[name][s.Name]))
+				}
+				fmt.Printf("%s, no failed read up to, per datacenter (0%%: failed at the lowest swept): %s\n", s.Name, strings.Join(each, ", "))
+			}
 		}
-		fmt.Printf("%s, %d servers: %.1f s wall, peak RSS %.0f MiB\n", p.Name, servers, wall, rss)
+		fmt.Printf("%s, %d servers, %d run(s) each: %.1f s wall, peak RSS %.0f MiB\n", strings.Join(names, ", "), servers, f.runs, wall, rss)
 	})
 }
 
-// accessSeries is Figure 16's curves: failed reads against utilisation,
-// one per policy and R.
+// accessSeries is Figure 16's curves, one per policy and R: at each
+// utilisation the share of failed reads over every datacenter of a run,
+// its mean over the runs, and the runs' min and max as the bars.
 func accessSeries(points []storagesim.AccessPoint) []plots.Series {
-	by := map[string]*plots.Series{}
+	type key struct {
+		util float64
+		seed uint64
+	}
+	type tally struct{ failed, accesses int }
+	by := map[string]map[key]*tally{}
 	var order []string
 	for _, pt := range points {
 		name := fmt.Sprintf("%s R=%d", pt.Policy, pt.Replicas)
 		if by[name] == nil {
-			by[name] = &plots.Series{Name: name}
+			by[name] = map[key]*tally{}
 			order = append(order, name)
 		}
-		by[name].X = append(by[name].X, pt.Utilisation)
-		by[name].Y = append(by[name].Y, pt.FailedPct)
+		k := key{pt.Utilisation, pt.Seed}
+		if by[name][k] == nil {
+			by[name][k] = &tally{}
+		}
+		by[name][k].failed += pt.Failed
+		by[name][k].accesses += pt.Accesses
 	}
 	out := make([]plots.Series, 0, len(order))
-	for _, n := range order {
-		out = append(out, *by[n])
+	for _, name := range order {
+		runs := map[float64][]float64{}
+		for k, t := range by[name] {
+			runs[k.util] = append(runs[k.util], 100*float64(t.failed)/float64(t.accesses))
+		}
+		s := plots.Series{Name: name}
+		for _, u := range slices.Sorted(maps.Keys(runs)) {
+			pcts := runs[u]
+			sum := 0.0
+			for _, v := range pcts {
+				sum += v
+			}
+			s.X, s.Y = append(s.X, u), append(s.Y, sum/float64(len(pcts)))
+			s.Low, s.High = append(s.Low, slices.Min(pcts)), append(s.High, slices.Max(pcts))
+		}
+		out = append(out, s)
 	}
 	return out
 }
 
 // cleanUpTo is, per curve, the highest utilisation below which no read
-// failed (0 when the lowest already saw failures).
-func cleanUpTo(points []storagesim.AccessPoint) map[string]float64 {
+// failed in any run (0 when the lowest already saw failures).
+func cleanUpTo(series []plots.Series) map[string]float64 {
 	out := map[string]float64{}
-	for _, s := range accessSeries(points) {
+	for _, s := range series {
 		out[s.Name] = 0
-		for i := range s.X { // the sweep's order
-			if s.Y[i] > 0 {
+		for i := range s.X { // ascending
+			if s.High[i] > 0 {
 				break
 			}
 			out[s.Name] = s.X[i]
@@ -194,10 +256,51 @@ func cleanUpTo(points []storagesim.AccessPoint) map[string]float64 {
 	return out
 }
 
-func writeAccessCSV(path string, points []storagesim.AccessPoint) error {
-	rows := [][]string{{"datacenter", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent", "failed_on_lone_busy_slot", "most_loaded_server_vs_mean"}}
+// printAccessTable prints a row per datacenter, utilisation, policy and R:
+// with several runs, the failed reads' mean (min-max) over them, the mean
+// of the rest, and the most loaded server of any run.
+func printAccessTable(w io.Writer, points []storagesim.AccessPoint, runs int) {
+	type key struct {
+		dc     string
+		util   float64
+		policy storagesim.Policy
+		r      int
+	}
+	group := map[key][]storagesim.AccessPoint{}
+	var order []key
 	for _, pt := range points {
-		rows = append(rows, []string{pt.Datacenter, string(pt.Policy), strconv.Itoa(pt.Replicas), strconv.FormatFloat(pt.Utilisation, 'g', 6, 64),
+		k := key{pt.Datacenter, pt.Utilisation, pt.Policy, pt.Replicas}
+		if group[k] == nil {
+			order = append(order, k)
+		}
+		group[k] = append(group[k], pt)
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "DATACENTER\tUTILISATION %%\tBUSY SERVERS %%\tPOLICY\tR\tFAILED READS\tFAILED %%\tOF THEM ON A LONE BUSY SLOT\tMOST LOADED SERVER / MEAN\n")
+	for _, k := range order {
+		var failed []int
+		var sum int
+		var pct, busy, lone, most float64
+		for _, pt := range group[k] {
+			failed, sum = append(failed, pt.Failed), sum+pt.Failed
+			pct, busy, lone = pct+pt.FailedPct, busy+pt.BusyPct, lone+float64(pt.FailedOnLoneSlot)
+			most = max(most, pt.MostLoaded)
+		}
+		n := float64(len(failed))
+		count, loneCount := strconv.Itoa(sum), strconv.Itoa(int(lone))
+		if runs > 1 {
+			count = fmt.Sprintf("%.1f (%d-%d)", float64(sum)/n, slices.Min(failed), slices.Max(failed))
+			loneCount = fmt.Sprintf("%.1f", lone/n)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%d\t%s\t%.4f\t%s\t%.2f\n", k.dc, k.util, busy/n, k.policy, k.r, count, pct/n, loneCount, most)
+	}
+	tw.Flush()
+}
+
+func writeAccessCSV(path string, points []storagesim.AccessPoint) error {
+	rows := [][]string{{"datacenter", "seed", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent", "failed_on_lone_busy_slot", "most_loaded_server_vs_mean"}}
+	for _, pt := range points {
+		rows = append(rows, []string{pt.Datacenter, strconv.FormatUint(pt.Seed, 10), string(pt.Policy), strconv.Itoa(pt.Replicas), strconv.FormatFloat(pt.Utilisation, 'g', 6, 64),
 			strconv.FormatFloat(pt.BusyPct, 'f', 3, 64), strconv.Itoa(pt.Accesses), strconv.Itoa(pt.Failed),
 			strconv.FormatFloat(pt.FailedPct, 'g', 6, 64), strconv.Itoa(pt.FailedOnLoneSlot), strconv.FormatFloat(pt.MostLoaded, 'f', 3, 64)})
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -125,7 +126,7 @@ func TestStorageCommandReplaysAReimageCSV(t *testing.T) {
 
 func TestAccessCommandFindsWhereFailedReadsBegin(t *testing.T) {
 	dir := t.TempDir()
-	f := accessFlags{seed: 2, profile: 9, servers: 200, blocks: 2000, accesses: 20000, days: 3, historyDays: 1, threshold: 67,
+	f := accessFlags{seed: 2, profiles: "9", runs: 1, servers: 200, blocks: 2000, accesses: 20000, days: 3, historyDays: 1, threshold: 67,
 		utilisations: "70,20,45", replicas: "3", policies: "stock,grid", scaling: "linear",
 		outputs: outputs{asJSON: true, csvPath: filepath.Join(dir, "access.csv"), plotPath: filepath.Join(dir, "fig16.png")}}
 	var summary struct {
@@ -152,6 +153,58 @@ func TestAccessCommandFindsWhereFailedReadsBegin(t *testing.T) {
 	}
 	if fi, err := os.Stat(f.plotPath); err != nil || fi.Size() < 2000 {
 		t.Errorf("plot: %v", err)
+	}
+}
+
+// TestAccessCommandRunsProfilesSeveralTimes: -profiles and -runs give a
+// point per datacenter, run, utilisation and policy, curves whose bars
+// hold the runs' mean, and where reads begin to fail per datacenter.
+func TestAccessCommandRunsProfilesSeveralTimes(t *testing.T) {
+	f := accessFlags{seed: 2, profiles: "8-9", runs: 2, servers: 200, blocks: 2000, accesses: 20000, days: 3, historyDays: 1, threshold: 67,
+		utilisations: "30,70", replicas: "3", policies: "grid", scaling: "linear", outputs: outputs{asJSON: true}}
+	var summary struct {
+		Points []struct {
+			Datacenter string `json:"datacenter"`
+			Seed       uint64 `json:"seed"`
+			Failed     int    `json:"failed"`
+		} `json:"points"`
+		Curves []struct {
+			Name string    `json:"name"`
+			X    []float64 `json:"x"`
+			Y    []float64 `json:"y"`
+			Low  []float64 `json:"low"`
+			High []float64 `json:"high"`
+		} `json:"curves"`
+		ByDC map[string]map[string]float64 `json:"no_failed_reads_up_to_by_datacenter"`
+	}
+	if err := json.Unmarshal(stdoutOf(t, func() error { return runAccess(f) }), &summary); err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]bool{}
+	for _, pt := range summary.Points {
+		runs[fmt.Sprintf("%s/%d", pt.Datacenter, pt.Seed)] = true
+	}
+	if len(summary.Points) != 8 || len(runs) != 4 || !runs["dc-8/2"] || !runs["dc-9/3"] {
+		t.Fatalf("%d points of runs %v: want 2 datacenters x seeds 2 and 3 x 2 utilisations", len(summary.Points), runs)
+	}
+	if len(summary.Curves) != 1 || len(summary.Curves[0].X) != 2 {
+		t.Fatalf("curves %+v: want grid R=3 at 30 and 70", summary.Curves)
+	}
+	c := summary.Curves[0]
+	for i := range c.X {
+		if c.Low[i] > c.Y[i] || c.Y[i] > c.High[i] {
+			t.Errorf("at %.0f%%: mean %v outside its runs' %v-%v", c.X[i], c.Y[i], c.Low[i], c.High[i])
+		}
+	}
+	if c.High[1] == 0 {
+		t.Errorf("no run failed a read at 70%%: %+v", c)
+	}
+	if len(summary.ByDC) != 2 || summary.ByDC["dc-8"] == nil || summary.ByDC["dc-9"] == nil {
+		t.Errorf("per datacenter: %v", summary.ByDC)
+	}
+	f.runs = 0
+	if err := runAccess(f); err == nil {
+		t.Error("-runs 0 accepted")
 	}
 }
 

@@ -15,9 +15,11 @@ import (
 // Series is one named line: X and Y values, and optionally the range of
 // each Y (Low, High: one per value, drawn as error bars).
 type Series struct {
-	Name      string
-	X, Y      []float64
-	Low, High []float64
+	Name string    `json:"name"`
+	X    []float64 `json:"x"`
+	Y    []float64 `json:"y"`
+	Low  []float64 `json:"low,omitempty"`
+	High []float64 `json:"high,omitempty"`
 }
 
 // Lines writes a line chart of the series to path (.png or .svg).

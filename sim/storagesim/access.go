@@ -66,6 +66,7 @@ type AccessConfig struct {
 // utilisation.
 type AccessPoint struct {
 	Datacenter  string  `json:"datacenter"`
+	Seed        uint64  `json:"seed"` // the run's (AccessConfig.Seed)
 	Policy      Policy  `json:"policy"`
 	Replicas    int     `json:"replicas"`
 	Utilisation float64 `json:"utilisation"` // target mean over the read window, percent
@@ -181,7 +182,7 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 				for _, n := range perServer {
 					most, total = max(most, int(n)), total+int(n)
 				}
-				pt := AccessPoint{Datacenter: dc.Profile.Name, Policy: pol, Replicas: r, Utilisation: target,
+				pt := AccessPoint{Datacenter: dc.Profile.Name, Seed: cfg.Seed, Policy: pol, Replicas: r, Utilisation: target,
 					BusyPct: 100 * busySlots / serverSlots, Accesses: cfg.Accesses,
 					MostLoaded: float64(most) / (float64(total) / float64(len(w.id)))}
 				for a := 0; a < cfg.Accesses; a++ {
