@@ -37,7 +37,7 @@ section() { # title, file stem, command...
 		cat "$out/$stem.txt"
 		echo '```'
 		echo
-		for img in "$out/$stem"*.png; do
+		for img in "$out/$stem.png" "$out/$stem-gains.png"; do # not another section's $stem-*.png
 			[ -f "$img" ] && echo "![$title]($(basename "$img"))" && echo
 		done
 		echo "($((SECONDS - began)) s on this machine)"
@@ -113,12 +113,12 @@ section "Storage: blocks lost in a year (Figure 15)" storage \
 	"$sim" storage -blocks "$blocks" -csv "$out/storage.csv" -plot "$out/storage.png"
 section "Storage: blocks lost in a year with the blob repairer (beyond the paper: each server receives at most 30 replicas an hour from one queue, risk order)" storage-receiver \
 	"$sim" storage -blocks "$blocks" -repair-limit receiver -repair-order risk -csv "$out/storage-receiver.csv" -plot "$out/storage-receiver.png"
-section "Storage: failed accesses as utilisation rises (Figure 16; five runs, bars min-max, L344)" access \
-	"$sim" access -runs 5 -csv "$out/access.csv" -plot "$out/access.png"
+section "Storage: failed accesses as utilisation rises (Figure 16; bars from the runs' min to max, the paper's five runs, L344)" access \
+	"$sim" access -runs "$seeds" -csv "$out/access.csv" -plot "$out/access.png"
 section "Storage: failed accesses with the blob front's placement (beyond the paper: client writers, 5 candidates per pick, the first replica steered too, a block's candidates chosen jointly, half the space filled)" access-hours \
-	"$sim" access -runs 5 -writers client -hour-candidates 5 -steer-first -pick-jointly -fill 0.5 -csv "$out/access-hours.csv" -plot "$out/access-hours.png"
-section "Storage: the blob front's placement at 40-50% on every profile, R=3 (five runs each; where each datacenter's reads begin to fail)" access-profiles \
-	"$sim" access -profiles all -runs 5 -replicas 3 -policies grid -utilisations 40,45,50 -writers client -hour-candidates 5 -steer-first -pick-jointly -fill 0.5 \
+	"$sim" access -runs "$seeds" -writers client -hour-candidates 5 -steer-first -pick-jointly -fill 0.5 -csv "$out/access-hours.csv" -plot "$out/access-hours.png"
+section "Storage: the blob front's placement at 40-50% on every profile, R=3 (where each datacenter's reads begin to fail)" access-profiles \
+	"$sim" access -profiles all -runs "$seeds" -replicas 3 -policies grid -utilisations 40,45,50 -writers client -hour-candidates 5 -steer-first -pick-jointly -fill 0.5 \
 	-csv "$out/access-profiles.csv" -plot "$out/access-profiles.png"
 
 echo "report: $md" >&2

@@ -114,6 +114,9 @@ func runAccess(f accessFlags) error {
 		utils = append(utils, u)
 	}
 	slices.Sort(utils)
+	utils = slices.Compact(utils)
+	slices.Sort(replicas)
+	replicas = slices.Compact(replicas)
 	writers, err := storagesim.ParseWriters(f.writers)
 	if err != nil {
 		return fmt.Errorf("-writers: %w", err)
@@ -165,13 +168,19 @@ func runAccess(f accessFlags) error {
 		"busy_threshold": f.threshold, "blocks": f.blocks, "accesses": f.accesses, "days": f.days, "points": points,
 		"curves": series, "no_failed_reads_up_to": clean, "no_failed_reads_up_to_by_datacenter": byDC,
 		"wall_seconds": wall, "peak_rss_mib": rss}
-	csv := func(path string) error { return writeAccessCSV(path, points) }
+	csv := func(path string) error { return writeAccessCSV(path, f.seed, points) }
 	plot := func(path string) error {
 		title := fmt.Sprintf("Reads finding every replica busy (%s, %s scaling, busy at %.0f%%)", strings.Join(names, ", "), f.scaling, f.threshold)
 		if len(names) > 3 {
 			title = fmt.Sprintf("Reads finding every replica busy (%d datacenters, %s scaling, busy at %.0f%%)", len(names), f.scaling, f.threshold)
 		}
-		return plots.Lines(path, title, "mean primary-tenant utilisation (%)", "failed reads (%)", series)
+		drawn := slices.Clone(series)
+		for i := range drawn {
+			if f.runs == 1 { // no range to draw
+				drawn[i].Low, drawn[i].High = nil, nil
+			}
+		}
+		return plots.Lines(path, title, "mean primary-tenant utilisation (%)", "failed reads (%)", drawn)
 	}
 	return f.emit(summary, csv, plot, func() {
 		printAccessTable(os.Stdout, points, f.runs)
@@ -191,7 +200,7 @@ func runAccess(f accessFlags) error {
 				fmt.Printf("%s, no failed read up to, per datacenter (0%%: failed at the lowest swept): %s\n", s.Name, strings.Join(each, ", "))
 			}
 		}
-		fmt.Printf("%s, %d servers, %d run(s) each: %.1f s wall, peak RSS %.0f MiB\n", strings.Join(names, ", "), servers, f.runs, wall, rss)
+		fmt.Printf("%s, %d servers in all, %d run(s) each: %.1f s wall, peak RSS %.0f MiB\n", strings.Join(names, ", "), servers, f.runs, wall, rss)
 	})
 }
 
@@ -201,7 +210,7 @@ func runAccess(f accessFlags) error {
 func accessSeries(points []storagesim.AccessPoint) []plots.Series {
 	type key struct {
 		util float64
-		seed uint64
+		run  uint64
 	}
 	type tally struct{ failed, accesses int }
 	by := map[string]map[key]*tally{}
@@ -212,7 +221,7 @@ func accessSeries(points []storagesim.AccessPoint) []plots.Series {
 			by[name] = map[key]*tally{}
 			order = append(order, name)
 		}
-		k := key{pt.Utilisation, pt.Seed}
+		k := key{pt.Utilisation, pt.RunSeed}
 		if by[name][k] == nil {
 			by[name][k] = &tally{}
 		}
@@ -297,10 +306,10 @@ func printAccessTable(w io.Writer, points []storagesim.AccessPoint, runs int) {
 	tw.Flush()
 }
 
-func writeAccessCSV(path string, points []storagesim.AccessPoint) error {
-	rows := [][]string{{"datacenter", "seed", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent", "failed_on_lone_busy_slot", "most_loaded_server_vs_mean"}}
+func writeAccessCSV(path string, seed uint64, points []storagesim.AccessPoint) error {
+	rows := [][]string{{"datacenter", "datacenter_seed", "run_seed", "policy", "replicas", "utilisation", "busy_server_percent", "accesses", "failed", "failed_percent", "failed_on_lone_busy_slot", "most_loaded_server_vs_mean"}}
 	for _, pt := range points {
-		rows = append(rows, []string{pt.Datacenter, strconv.FormatUint(pt.Seed, 10), string(pt.Policy), strconv.Itoa(pt.Replicas), strconv.FormatFloat(pt.Utilisation, 'g', 6, 64),
+		rows = append(rows, []string{pt.Datacenter, strconv.FormatUint(seed, 10), strconv.FormatUint(pt.RunSeed, 10), string(pt.Policy), strconv.Itoa(pt.Replicas), strconv.FormatFloat(pt.Utilisation, 'g', 6, 64),
 			strconv.FormatFloat(pt.BusyPct, 'f', 3, 64), strconv.Itoa(pt.Accesses), strconv.Itoa(pt.Failed),
 			strconv.FormatFloat(pt.FailedPct, 'g', 6, 64), strconv.Itoa(pt.FailedOnLoneSlot), strconv.FormatFloat(pt.MostLoaded, 'f', 3, 64)})
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/csvfmt"
+	"github.com/harvest-platform/harvest/sim/storagesim"
 )
 
 // stdoutOf runs fn with os.Stdout sent to a pipe and returns what it wrote.
@@ -148,8 +149,9 @@ func TestAccessCommandFindsWhereFailedReadsBegin(t *testing.T) {
 	if _, ok := summary.Clean["grid R=3"]; !ok {
 		t.Errorf("no clean-up-to for grid R=3: %v", summary.Clean)
 	}
-	if rows := readCSV(t, f.csvPath); len(rows) != 7 {
-		t.Errorf("%d CSV rows, want 7", len(rows))
+	if rows := readCSV(t, f.csvPath); len(rows) != 7 || !slices.Equal(rows[0][:3], []string{"datacenter", "datacenter_seed", "run_seed"}) ||
+		rows[1][1] != "2" || rows[1][2] != "2" || !slices.Contains(rows[0], "failed_on_lone_busy_slot") {
+		t.Errorf("CSV %v: want a header naming both seeds and the lone-slot count, and 6 rows of seed 2", rows)
 	}
 	if fi, err := os.Stat(f.plotPath); err != nil || fi.Size() < 2000 {
 		t.Errorf("plot: %v", err)
@@ -164,9 +166,11 @@ func TestAccessCommandRunsProfilesSeveralTimes(t *testing.T) {
 		utilisations: "30,70", replicas: "3", policies: "grid", scaling: "linear", outputs: outputs{asJSON: true}}
 	var summary struct {
 		Points []struct {
-			Datacenter string `json:"datacenter"`
-			Seed       uint64 `json:"seed"`
-			Failed     int    `json:"failed"`
+			Datacenter  string  `json:"datacenter"`
+			RunSeed     uint64  `json:"run_seed"`
+			Utilisation float64 `json:"utilisation"`
+			Failed      int     `json:"failed"`
+			Accesses    int     `json:"accesses"`
 		} `json:"points"`
 		Curves []struct {
 			Name string    `json:"name"`
@@ -181,8 +185,14 @@ func TestAccessCommandRunsProfilesSeveralTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := map[string]bool{}
+	failedAt70 := map[uint64]int{} // run seed -> failed reads over both datacenters
+	accessesAt70 := 0
 	for _, pt := range summary.Points {
-		runs[fmt.Sprintf("%s/%d", pt.Datacenter, pt.Seed)] = true
+		runs[fmt.Sprintf("%s/%d", pt.Datacenter, pt.RunSeed)] = true
+		if pt.Utilisation == 70 {
+			failedAt70[pt.RunSeed] += pt.Failed
+			accessesAt70 = pt.Accesses * 2
+		}
 	}
 	if len(summary.Points) != 8 || len(runs) != 4 || !runs["dc-8/2"] || !runs["dc-9/3"] {
 		t.Fatalf("%d points of runs %v: want 2 datacenters x seeds 2 and 3 x 2 utilisations", len(summary.Points), runs)
@@ -196,8 +206,9 @@ func TestAccessCommandRunsProfilesSeveralTimes(t *testing.T) {
 			t.Errorf("at %.0f%%: mean %v outside its runs' %v-%v", c.X[i], c.Y[i], c.Low[i], c.High[i])
 		}
 	}
-	if c.High[1] == 0 {
-		t.Errorf("no run failed a read at 70%%: %+v", c)
+	a, b := 100*float64(failedAt70[2])/float64(accessesAt70), 100*float64(failedAt70[3])/float64(accessesAt70)
+	if c.High[1] == 0 || c.Y[1] != (a+b)/2 || c.Low[1] != min(a, b) || c.High[1] != max(a, b) {
+		t.Errorf("at 70%%: curve %v (%v-%v), want the mean of the runs' pooled %v and %v and their range", c.Y[1], c.Low[1], c.High[1], a, b)
 	}
 	if len(summary.ByDC) != 2 || summary.ByDC["dc-8"] == nil || summary.ByDC["dc-9"] == nil {
 		t.Errorf("per datacenter: %v", summary.ByDC)
@@ -205,6 +216,30 @@ func TestAccessCommandRunsProfilesSeveralTimes(t *testing.T) {
 	f.runs = 0
 	if err := runAccess(f); err == nil {
 		t.Error("-runs 0 accepted")
+	}
+}
+
+// TestAccessTableGivesEachPointsRuns: a row per datacenter, utilisation,
+// policy and R, with the runs' mean (min-max).
+func TestAccessTableGivesEachPointsRuns(t *testing.T) {
+	pt := func(dc string, run uint64, failed, lone int) storagesim.AccessPoint {
+		return storagesim.AccessPoint{Datacenter: dc, RunSeed: run, Policy: storagesim.Grid, Replicas: 3, Utilisation: 50,
+			Failed: failed, FailedOnLoneSlot: lone, Accesses: 1000, FailedPct: float64(failed) / 10, MostLoaded: 1 + float64(run)/10}
+	}
+	var out strings.Builder
+	printAccessTable(&out, []storagesim.AccessPoint{pt("dc-1", 1, 2, 1), pt("dc-2", 1, 0, 0), pt("dc-1", 2, 5, 4), pt("dc-2", 2, 0, 0)}, 2)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := [][]string{
+		{"dc-1", "50", "0.0", "grid", "3", "3.5", "(2-5)", "0.3500", "2.5", "1.20"},
+		{"dc-2", "50", "0.0", "grid", "3", "0.0", "(0-0)", "0.0000", "0.0", "1.20"},
+	}
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want a header and 2 rows:\n%s", len(lines), out.String())
+	}
+	for i, w := range want {
+		if got := strings.Fields(lines[i+1]); !slices.Equal(got, w) {
+			t.Errorf("row %d: %q, want %q", i, got, w)
+		}
 	}
 }
 

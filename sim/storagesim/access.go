@@ -66,7 +66,7 @@ type AccessConfig struct {
 // utilisation.
 type AccessPoint struct {
 	Datacenter  string  `json:"datacenter"`
-	Seed        uint64  `json:"seed"` // the run's (AccessConfig.Seed)
+	RunSeed     uint64  `json:"run_seed"` // the run's placement and reads (AccessConfig.Seed)
 	Policy      Policy  `json:"policy"`
 	Replicas    int     `json:"replicas"`
 	Utilisation float64 `json:"utilisation"` // target mean over the read window, percent
@@ -75,8 +75,9 @@ type AccessPoint struct {
 	BusyPct float64 `json:"busy_server_percent"`
 	Failed  int     `json:"failed"`
 	// FailedOnLoneSlot counts the failed reads at which some replica's
-	// server was busy for that one slot of the history (a single 2-minute
-	// sample at or above the threshold, below it before and after): reads
+	// server was busy for that one slot of the read window (a single
+	// 2-minute sample at or above the threshold, below it before and after;
+	// the window's first and last slots look at one neighbour): reads
 	// that history, which gives each server's busy shares per hour of the
 	// day, could hardly have foreseen.
 	FailedOnLoneSlot int     `json:"failed_on_lone_busy_slot"`
@@ -182,7 +183,7 @@ func Availability(dc synth.Datacenter, cfg AccessConfig, policies []Policy, repl
 				for _, n := range perServer {
 					most, total = max(most, int(n)), total+int(n)
 				}
-				pt := AccessPoint{Datacenter: dc.Profile.Name, Seed: cfg.Seed, Policy: pol, Replicas: r, Utilisation: target,
+				pt := AccessPoint{Datacenter: dc.Profile.Name, RunSeed: cfg.Seed, Policy: pol, Replicas: r, Utilisation: target,
 					BusyPct: 100 * busySlots / serverSlots, Accesses: cfg.Accesses,
 					MostLoaded: float64(most) / (float64(total) / float64(len(w.id)))}
 				for a := 0; a < cfg.Accesses; a++ {
