@@ -109,10 +109,10 @@ fi
 section "Placement escalation and greylisting vs strict classes (placement-escalation.txt)" escalation \
 	"$sim" escalation -delays 2m,10m,30m -csv "$out/escalation.csv" -plot "$out/escalation.png" -json-file "$out/escalation.json"
 
-section "Storage: blocks lost in a year (Figure 15)" storage \
-	"$sim" storage -blocks "$blocks" -csv "$out/storage.csv" -plot "$out/storage.png"
+section "Storage: blocks lost in a year (Figure 15; bars from the runs' min to max, the paper's five runs, L333)" storage \
+	"$sim" storage -blocks "$blocks" -runs "$seeds" -csv "$out/storage.csv" -plot "$out/storage.png"
 section "Storage: blocks lost in a year with the blob repairer (beyond the paper: each server receives at most 30 replicas an hour from one queue, risk order)" storage-receiver \
-	"$sim" storage -blocks "$blocks" -repair-limit receiver -repair-order risk -csv "$out/storage-receiver.csv" -plot "$out/storage-receiver.png"
+	"$sim" storage -blocks "$blocks" -runs "$seeds" -repair-limit receiver -repair-order risk -csv "$out/storage-receiver.csv" -plot "$out/storage-receiver.png"
 section "Storage: failed accesses as utilisation rises (Figure 16; bars from the runs' min to max, the paper's five runs, L344)" access \
 	"$sim" access -runs "$seeds" -csv "$out/access.csv" -plot "$out/access.png"
 section "Storage: failed accesses with the blob front's placement (beyond the paper: client writers, 5 candidates per pick, the first replica steered too, a block's candidates chosen jointly, half the space filled)" access-hours \
