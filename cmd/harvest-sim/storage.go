@@ -250,9 +250,10 @@ func runStorage(f storageFlags) error {
 	wall, rss := time.Since(began).Seconds(), peakRSSMiB()
 	bars := lossBars(names, replicas, policies, results)
 	ratios := lossRatios(replicas, results)
+	ratiosByDC := lossRatiosByDatacenter(names, replicas, results)
 	summary := map[string]any{"seed": f.seed, "blocks": f.blocks, "servers": f.servers, "fill": f.fill,
 		"repair_per_hour": f.repair, "history_days": f.history, "runs": f.runs, "results": results, "bars": bars,
-		"stock_over_grid_lost": ratios, "wall_seconds": wall, "peak_rss_mib": rss}
+		"stock_over_grid_lost": ratios, "stock_over_grid_lost_by_datacenter": ratiosByDC, "wall_seconds": wall, "peak_rss_mib": rss}
 	csv := func(path string) error { return writeStorageCSV(path, results) }
 	plot := func(path string) error {
 		title := fmt.Sprintf("Lost blocks in a year (%d blocks, %.0f replicas/h repair)", f.blocks, f.repair)
@@ -272,10 +273,21 @@ func runStorage(f storageFlags) error {
 					r.Seed, r.Retirements, r.Drained)
 			}
 		}
+		both := slices.Contains(policies, storagesim.Stock) && slices.Contains(policies, storagesim.Grid)
 		for _, r := range replicas {
-			if v, ok := ratios[fmt.Sprintf("R=%d", r)]; ok {
-				fmt.Printf("R=%d: stock lost %d blocks, grid %d (stock/grid %s)\n", r, v.Stock, v.Grid, v.ratio())
+			key := fmt.Sprintf("R=%d", r)
+			if v, ok := ratios[key]; ok {
+				fmt.Printf("%s: stock lost %d blocks, grid %d (stock/grid %s)\n", key, v.Stock, v.Grid, v.ratio())
 			}
+			if !both || len(names) < 2 {
+				continue
+			}
+			var each []string
+			for _, name := range names {
+				v := ratiosByDC[name][key]
+				each = append(each, fmt.Sprintf("%s %d/%d", name, v.Stock, v.Grid))
+			}
+			fmt.Printf("%s per datacenter, stock/grid lost: %s\n", key, strings.Join(each, ", "))
 		}
 		fmt.Printf("%d runs: %.1f s wall, peak RSS %.0f MiB\n", len(results), wall, rss)
 	})
@@ -288,6 +300,9 @@ type lossRatio struct {
 }
 
 func (l lossRatio) ratio() string {
+	if l.Grid == 0 && l.Stock == 0 {
+		return "none: neither lost a block"
+	}
 	if l.Grid == 0 {
 		return "infinite: grid lost none"
 	}
@@ -295,13 +310,32 @@ func (l lossRatio) ratio() string {
 }
 
 func lossRatios(replicas []int, results []storagesim.Result) map[string]lossRatio {
+	return lossRatiosOf(replicas, results, func(storagesim.Result) bool { return true })
+}
+
+// lossRatiosByDatacenter is lossRatios of each datacenter's own runs: the
+// issue's bar (stock/grid per profile) read where it applies.
+func lossRatiosByDatacenter(names []string, replicas []int, results []storagesim.Result) map[string]map[string]lossRatio {
+	out := map[string]map[string]lossRatio{}
+	for _, name := range names {
+		out[name] = lossRatiosOf(replicas, results, func(res storagesim.Result) bool { return res.Datacenter == name })
+	}
+	return out
+}
+
+// lossRatiosOf sums, per R, the blocks stock and grid lost in the results
+// keep takes.
+func lossRatiosOf(replicas []int, results []storagesim.Result, keep func(storagesim.Result) bool) map[string]lossRatio {
 	out := map[string]lossRatio{}
 	for _, r := range replicas {
 		var l lossRatio
 		for _, res := range results {
-			if res.Replicas == r && res.Policy == storagesim.Stock {
+			if res.Replicas != r || !keep(res) {
+				continue
+			}
+			if res.Policy == storagesim.Stock {
 				l.Stock += res.Lost
-			} else if res.Replicas == r && res.Policy == storagesim.Grid {
+			} else if res.Policy == storagesim.Grid {
 				l.Grid += res.Lost
 			}
 		}

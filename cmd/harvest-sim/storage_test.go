@@ -64,9 +64,14 @@ func TestStorageCommandWritesJSONCSVAndPlot(t *testing.T) {
 			Replicas   int    `json:"replicas"`
 			Blocks     int    `json:"blocks"`
 			Reimages   int    `json:"reimages"`
+			Lost       int    `json:"lost_blocks"`
 		} `json:"results"`
 		Wall float64 `json:"wall_seconds"`
 		RSS  float64 `json:"peak_rss_mib"`
+		ByDC map[string]map[string]struct {
+			Stock int `json:"stock_lost"`
+			Grid  int `json:"grid_lost"`
+		} `json:"stock_over_grid_lost_by_datacenter"`
 	}
 	if err := json.Unmarshal(stdoutOf(t, func() error { return runStorage(f) }), &summary); err != nil {
 		t.Fatal(err)
@@ -77,6 +82,24 @@ func TestStorageCommandWritesJSONCSVAndPlot(t *testing.T) {
 	}
 	if r := summary.Results[0]; r.Datacenter != "dc-2" || r.Policy != "stock" || r.Replicas != 3 || r.Blocks != 3000 || r.Reimages == 0 {
 		t.Errorf("first result %+v, want dc-2 stock R=3 with 3000 blocks and some reimages", r)
+	}
+	lost := map[string]int{} // datacenter, policy, R -> blocks lost over the runs
+	for _, r := range summary.Results {
+		lost[fmt.Sprintf("%s %s R=%d", r.Datacenter, r.Policy, r.Replicas)] += r.Lost
+	}
+	for _, dc := range []string{"dc-2", "dc-3"} {
+		for _, r := range []int{3, 4} {
+			got := summary.ByDC[dc][fmt.Sprintf("R=%d", r)]
+			if want := lost[fmt.Sprintf("%s stock R=%d", dc, r)]; got.Stock != want {
+				t.Errorf("%s R=%d: stock lost %d by datacenter, %d in its runs", dc, r, got.Stock, want)
+			}
+			if want := lost[fmt.Sprintf("%s grid R=%d", dc, r)]; got.Grid != want {
+				t.Errorf("%s R=%d: grid lost %d by datacenter, %d in its runs", dc, r, got.Grid, want)
+			}
+		}
+	}
+	if lost["dc-2 stock R=3"]+lost["dc-3 stock R=3"] == 0 {
+		t.Errorf("stock lost no block at R=3 on either datacenter: the per-datacenter sums check nothing")
 	}
 	rows := readCSV(t, f.csvPath)
 	if len(rows) != 17 || rows[0][0] != "datacenter" || rows[16][0] != "dc-3" || rows[16][1] != "grid" {
