@@ -18,6 +18,7 @@ import (
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/sim/plots"
+	"github.com/harvest-platform/harvest/sim/schedsim"
 	"github.com/harvest-platform/harvest/sim/storagesim"
 )
 
@@ -176,7 +177,7 @@ func runAccess(f accessFlags) error {
 		}
 		drawn := slices.Clone(series)
 		for i := range drawn {
-			if f.runs == 1 { // no range to draw
+			if f.runs == 1 { // one run: no range to draw
 				drawn[i].Low, drawn[i].High = nil, nil
 			}
 		}
@@ -236,13 +237,9 @@ func accessSeries(points []storagesim.AccessPoint) []plots.Series {
 		}
 		s := plots.Series{Name: name}
 		for _, u := range slices.Sorted(maps.Keys(runs)) {
-			pcts := runs[u]
-			sum := 0.0
-			for _, v := range pcts {
-				sum += v
-			}
-			s.X, s.Y = append(s.X, u), append(s.Y, sum/float64(len(pcts)))
-			s.Low, s.High = append(s.Low, slices.Min(pcts)), append(s.High, slices.Max(pcts))
+			st := schedsim.StatOf(runs[u])
+			s.X, s.Y = append(s.X, u), append(s.Y, st.Mean)
+			s.Low, s.High = append(s.Low, st.Min), append(s.High, st.Max)
 		}
 		out = append(out, s)
 	}
@@ -287,21 +284,18 @@ func printAccessTable(w io.Writer, points []storagesim.AccessPoint, runs int) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "DATACENTER\tUTILISATION %%\tBUSY SERVERS %%\tPOLICY\tR\tFAILED READS\tFAILED %%\tOF THEM ON A LONE BUSY SLOT\tMOST LOADED SERVER / MEAN\n")
 	for _, k := range order {
-		var failed []int
-		var sum int
-		var pct, busy, lone, most float64
+		var failed, pct, busy, lone, most []float64
 		for _, pt := range group[k] {
-			failed, sum = append(failed, pt.Failed), sum+pt.Failed
-			pct, busy, lone = pct+pt.FailedPct, busy+pt.BusyPct, lone+float64(pt.FailedOnLoneSlot)
-			most = max(most, pt.MostLoaded)
+			failed, pct, busy = append(failed, float64(pt.Failed)), append(pct, pt.FailedPct), append(busy, pt.BusyPct)
+			lone, most = append(lone, float64(pt.FailedOnLoneSlot)), append(most, pt.MostLoaded)
 		}
-		n := float64(len(failed))
-		count, loneCount := strconv.Itoa(sum), strconv.Itoa(int(lone))
+		f, l := schedsim.StatOf(failed), schedsim.StatOf(lone)
+		count, loneCount := fmt.Sprintf("%.0f", f.Mean), fmt.Sprintf("%.0f", l.Mean)
 		if runs > 1 {
-			count = fmt.Sprintf("%.1f (%d-%d)", float64(sum)/n, slices.Min(failed), slices.Max(failed))
-			loneCount = fmt.Sprintf("%.1f", lone/n)
+			count, loneCount = fmt.Sprintf("%.1f (%.0f-%.0f)", f.Mean, f.Min, f.Max), fmt.Sprintf("%.1f", l.Mean)
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%d\t%s\t%.4f\t%s\t%.2f\n", k.dc, k.util, busy/n, k.policy, k.r, count, pct/n, loneCount, most)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%d\t%s\t%.4f\t%s\t%.2f\n", k.dc, k.util, schedsim.StatOf(busy).Mean, k.policy, k.r, count,
+			schedsim.StatOf(pct).Mean, loneCount, schedsim.StatOf(most).Max)
 	}
 	tw.Flush()
 }

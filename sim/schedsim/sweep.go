@@ -14,7 +14,8 @@ type Stat struct {
 	Max  float64 `json:"max"`
 }
 
-func statOf(v []float64) Stat {
+// StatOf is v's mean, minimum and maximum (zero for no values).
+func StatOf(v []float64) Stat {
 	if len(v) == 0 {
 		return Stat{}
 	}
@@ -79,7 +80,7 @@ func Points(results []Result) []Point {
 				p.Saturated++
 			}
 		}
-		p.JobSeconds, p.Evicted, p.Wasted, p.Unfinished = statOf(jt), statOf(ev), statOf(wa), statOf(un)
+		p.JobSeconds, p.Evicted, p.Wasted, p.Unfinished = StatOf(jt), StatOf(ev), StatOf(wa), StatOf(un)
 		out = append(out, p)
 	}
 	return out
@@ -185,7 +186,7 @@ func Summarise(gains []Gain) []Summary {
 	})
 	var out []Summary
 	for _, k := range order {
-		out = append(out, Summary{Source: k.src, Scaling: k.sc, Reduction: statOf(red[k]), Points: len(red[k]), Skipped: skipped[k]})
+		out = append(out, Summary{Source: k.src, Scaling: k.sc, Reduction: StatOf(red[k]), Points: len(red[k]), Skipped: skipped[k]})
 	}
 	return out
 }
