@@ -8,13 +8,15 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/harvest-platform/harvest/internal/burn"
 )
 
 // burnEnv makes the test binary, started again, a CPU-burning "primary
-// tenant": it burns the given share of a core's time in every 10 ms (CPU
-// time) until killed.
+// tenant": once in the node's primary cgroup (burn.Gated: its own start-up
+// is not part of the spike), it burns the given share of a core's time in
+// every 10 ms (CPU time) until killed.
 const burnEnv = "HARVEST_ACCEPTANCE_BURN"
 
 func init() {
@@ -23,7 +25,9 @@ func init() {
 		if err != nil || share <= 0 || share > 1 {
 			os.Exit(2)
 		}
-		burn.Forever(share)
+		if err := burn.Gated(share, os.Stdin, os.Stdout); err != nil {
+			os.Exit(2)
+		}
 	}
 }
 
@@ -43,19 +47,16 @@ func startBurnerAt(t *testing.T, node string, share float64, nice string) (stop 
 	cmd := exec.Command("nice", "-n", nice, os.Args[0])
 	cmd.Env = append(os.Environ(), burnEnv+"="+strconv.FormatFloat(share, 'f', 2, 64))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	stopped := false
 	stop = func() {
-		if !stopped {
+		if !stopped && cmd.Process != nil {
 			stopped = true
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
 	}
 	t.Cleanup(stop)
-	if err := cluster.JoinPrimary(node, cmd.Process.Pid); err != nil {
+	if err := burn.StartGated(cmd, func(pid int) error { return cluster.JoinPrimary(node, pid) }, time.Minute); err != nil {
 		stop()
 		t.Fatal(err)
 	}

@@ -35,7 +35,10 @@ func burnIfAsked() {
 		fmt.Fprintf(os.Stderr, "%s=%q: want a share of a core in (0, 1]\n", spikeShareEnv, v)
 		os.Exit(2)
 	}
-	burn.Forever(share)
+	if err := burn.Gated(share, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "burner: %v\n", err)
+		os.Exit(2)
+	}
 }
 
 // spikeCommand is `harvestctl dev-cluster spike`: the primary tenant of a
@@ -90,12 +93,14 @@ func spike(ctx context.Context, s *localcluster.State, node string, cores float6
 		}
 		b.Env = append(os.Environ(), spikeShareEnv+"="+strconv.FormatFloat(share, 'f', 3, 64))
 		b.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := b.Start(); err != nil {
-			return err
+		// joined once started (burn.Gated), so that the primary's spike is
+		// the burn alone and not harvestctl's own start-up
+		err := burn.StartGated(b, func(pid int) error { return s.JoinPrimary(node, pid) }, time.Minute)
+		if b.Process != nil {
+			burners = append(burners, b)
 		}
-		burners = append(burners, b)
-		if err := s.JoinPrimary(node, b.Process.Pid); err != nil {
-			return fmt.Errorf("moving the burner into %s's primary cgroup: %w", node, err)
+		if err != nil {
+			return fmt.Errorf("starting a burner in %s's primary cgroup: %w", node, err)
 		}
 	}
 	fmt.Printf("%s: the primary tenant burns %.2f cores (%d processes) for %s\n", node, cores, n, lasting)
