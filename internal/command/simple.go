@@ -14,7 +14,10 @@ import (
 
 // Simple is a subcommand made of a flag set and a run function. Run gets a
 // context that ends on SIGINT or SIGTERM and the parsed flags; an error is
-// printed as "<name>: <error>" with exit code 1.
+// printed as "<name>: <error>" with exit code 1. A second SIGINT or SIGTERM
+// ends the process at once, as if nothing caught it, for a Run that does
+// not return soon after its context ends (a long simulation between its
+// checks).
 type Simple struct {
 	Name     string // e.g. "harvestctl history import"
 	Synopsis string
@@ -64,6 +67,16 @@ func (c *simpleCommand) Run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	returned := make(chan struct{})
+	defer close(returned)
+	go func() {
+		select {
+		case <-ctx.Done(): // a signal: the next one is the default's, which ends the process
+			stop()
+			fmt.Fprintf(os.Stderr, "%s: interrupted, stopping\n", c.s.Name)
+		case <-returned:
+		}
+	}()
 	if err := c.s.Run(ctx, fs); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", c.s.Name, err)
 		return 1
