@@ -71,8 +71,13 @@ func (c *simpleCommand) Run(args []string) int {
 	defer close(returned)
 	go func() {
 		select {
-		case <-ctx.Done(): // a signal: the next one is the default's, which ends the process
-			stop()
+		case <-ctx.Done():
+			select {
+			case <-returned: // ended by the deferred stop after Run returned, not by a signal
+				return
+			default:
+			}
+			stop() // a signal: the next one is the default's, which ends the process
 			fmt.Fprintf(os.Stderr, "%s: interrupted, stopping\n", c.s.Name)
 		case <-returned:
 		}

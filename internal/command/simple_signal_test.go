@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -79,5 +80,30 @@ func TestASecondSignalEndsACommandThatGoesOn(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("a second SIGTERM did not end the process")
 		}
+	}
+}
+
+// A command that returns says nothing of an interrupt: the deferred stop
+// that ends its context at the return is not a signal.
+func TestACommandThatReturnsIsNotInterrupted(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	for i := 0; i < 500; i++ {
+		cmd, _ := Simple{Name: "quick", Run: func(context.Context, *flag.FlagSet) error { return nil }}.Factory()()
+		if code := cmd.Run(nil); code != 0 {
+			os.Stderr = saved
+			t.Fatalf("exit %d", code)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the last goroutines' turn
+	os.Stderr = saved
+	w.Close()
+	said, _ := io.ReadAll(r)
+	if len(said) > 0 {
+		t.Fatalf("a command that returned printed %q", said)
 	}
 }
