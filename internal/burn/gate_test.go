@@ -3,11 +3,12 @@ package burn
 import (
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // gateEnv makes this test binary, started again, a gated burner.
@@ -22,18 +23,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// cpuTicks is a process's user and system time in clock ticks.
-func cpuTicks(t *testing.T, pid int) int {
+// cpuSeconds is a process's user and system CPU time.
+func cpuSeconds(t *testing.T, pid int) float64 {
 	t.Helper()
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// the fields after the command's closing parenthesis: utime is the 12th, stime the 13th
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
-	u, _ := strconv.Atoi(f[11])
-	s, _ := strconv.Atoi(f[12])
-	return u + s
+	st, err := p.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.CPUTime()
 }
 
 // A gated burner burns nothing between saying it is ready and its go, when
@@ -48,13 +49,13 @@ func TestGatedBurnerBurnsOnlyAfterItIsJoined(t *testing.T) {
 			_ = cmd.Wait()
 		}
 	})
-	var before, during int
+	var before, during float64
 	joined := 0
 	err := StartGated(cmd, func(pid int) error {
 		joined = pid
-		before = cpuTicks(t, pid)
+		before = cpuSeconds(t, pid)
 		time.Sleep(300 * time.Millisecond) // a burner that did not wait would use 150 ms of CPU here
-		during = cpuTicks(t, pid)
+		during = cpuSeconds(t, pid)
 		return nil
 	}, time.Minute)
 	if err != nil {
@@ -63,10 +64,10 @@ func TestGatedBurnerBurnsOnlyAfterItIsJoined(t *testing.T) {
 	if joined != cmd.Process.Pid {
 		t.Fatalf("joined pid %d, want the burner's %d", joined, cmd.Process.Pid)
 	}
-	if during-before > 5 { // clock ticks of 10 ms: a waiting process uses none
-		t.Fatalf("the burner used %d clock ticks of CPU before its go", during-before)
+	if during-before > 0.05 { // a waiting process uses none (the clock ticks are 10 ms)
+		t.Fatalf("the burner used %.2f s of CPU before its go", during-before)
 	}
-	for deadline := time.Now().Add(time.Minute); cpuTicks(t, joined)-during < 10; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); cpuSeconds(t, joined)-during < 0.1; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the burner did not burn after its go")
 		}

@@ -65,21 +65,19 @@ func (c *simpleCommand) Run(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	returned := make(chan struct{})
-	defer close(returned)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	go func() {
 		select {
-		case <-ctx.Done():
-			select {
-			case <-returned: // ended by the deferred stop after Run returned, not by a signal
-				return
-			default:
-			}
-			stop() // a signal: the next one is the default's, which ends the process
+		case <-sigs:
+			// the next signal is the default's, which ends the process
+			signal.Stop(sigs)
 			fmt.Fprintf(os.Stderr, "%s: interrupted, stopping\n", c.s.Name)
-		case <-returned:
+			cancel()
+		case <-ctx.Done(): // Run returned
 		}
 	}()
 	if err := c.s.Run(ctx, fs); err != nil {
