@@ -100,4 +100,31 @@ func TestInstallGuideBringsUpThePlatform(t *testing.T) {
 		t.Fatalf("the first harvested job was not admitted through the proxy: %v %v", err, job)
 	}
 	waitCompleted(t, "harvest-batch", 3, 3*time.Minute)
+
+	// An operator who runs the guide again (to add a client, or after an
+	// upgrade) keeps the keys the platform runs with: the same commands pass
+	// again and the dataset still reads back, with the same S3 keys.
+	keys := func() string {
+		v, _, err := nomadClient(t).Variables().Read("nomad/jobs/harvest-blob", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Items["access_key"] + "/" + v.Items["secret_key"]
+	}
+	before := keys()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel2()
+	again := exec.CommandContext(ctx2, "bash", "-c", script)
+	again.Dir, again.Env = work, env
+	out, err = again.CombinedOutput()
+	t.Logf("the guide run a second time printed:\n%s", out)
+	if err != nil {
+		t.Fatalf("following docs/install.md a second time failed: %v", err)
+	}
+	if !strings.Contains(string(out), "dataset read back identical") {
+		t.Errorf("the second run did not read the dataset back")
+	}
+	if after := keys(); after != before {
+		t.Errorf("the second run changed the front's S3 keys")
+	}
 }

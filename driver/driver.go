@@ -20,6 +20,7 @@ import (
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/harvestcg"
 	"github.com/harvest-platform/harvest/driver/usage"
+	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
 
 // fingerprintPeriod is how often the driver re-announces its health.
@@ -36,7 +37,8 @@ type Driver struct {
 	met     *driverMetrics
 	spike   spikeWatch // the spike check's state (spike.go); the guard loop's alone
 	// the harvested tasks' CPU over the ticks' and the peeks' windows (harvestmeter.go)
-	tickMeter, peekMeter cpuMeter
+	tickMeter, peekMeter usagesource.Meter
+	clock                func() time.Time // what the meters read the time from (time.Now; a test's own)
 
 	mu          sync.Mutex // guards everything below
 	config      Config
@@ -72,7 +74,7 @@ func New(logger hclog.Logger) *Driver {
 	logger = logger.Named(Name)
 	d := &Driver{logger: logger, eventer: eventer.NewEventer(ctx, logger), ctx: ctx, cancel: cancel,
 		tasks: newTaskStore(), metrics: prometheus.NewRegistry(), config: Config{Enabled: true}, fingerprintWake: make(chan struct{}),
-		looped: make(chan struct{})}
+		looped: make(chan struct{}), clock: time.Now}
 	d.met = newDriverMetrics(d.metrics, d.harvestCgroup)
 	return d
 }

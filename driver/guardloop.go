@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/usage"
+	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
 
 // guardLoop measures the primary tenant every guard_interval, caps the
@@ -91,7 +93,7 @@ func (d *Driver) guardOnce(now time.Time) guard.Plan { return d.guardTick(now, 0
 // guardTick is a tick at which the primary tenant's CPU is at least
 // spikeCPU (the spike check's peeks; 0 at a regular tick).
 func (d *Driver) guardTick(now time.Time, spikeCPU float64) guard.Plan {
-	harvested := d.harvestedOver(&d.tickMeter, now, d.harvestedNow())
+	harvested := d.harvestedOver(&d.tickMeter, d.harvestedNow())
 	d.mu.Lock()
 	src, s, reserve, plug := d.source, d.settings, d.reserveLocked().Resources, d.plugin
 	d.mu.Unlock()
@@ -102,10 +104,20 @@ func (d *Driver) guardTick(now time.Time, spikeCPU float64) guard.Plan {
 	if plug != nil {
 		plug.check() // the sample may have switched between the plugin and the built-in
 	}
+	// A window too uncertain to rate is no measurement and no failure: the
+	// last good one stays in force (and ages towards stale_after), and the
+	// next tick's window covers this one.
+	uncertain := errors.Is(err, usagesource.ErrUncertainTiming)
+	if uncertain {
+		d.met.readingsDiscarded.WithLabelValues(windowTick).Inc()
+	}
 	d.mu.Lock()
 	if d.source != src { // reconfigured while measuring: this measurement is stale
 		d.mu.Unlock()
 		return guard.Plan{}
+	}
+	if uncertain {
+		err = d.sourceErr // as it was: neither logged as a failure nor as a recovery
 	}
 	if (err != nil) != (d.sourceErr != nil) {
 		if err != nil {
@@ -117,7 +129,11 @@ func (d *Driver) guardTick(now time.Time, spikeCPU float64) guard.Plan {
 	}
 	d.sourceErr = err
 	measured := primary
-	if err == nil {
+	switch {
+	case uncertain:
+		// the spike check's evidence stands without a tick's window
+		d.primary.CPU = max(d.primary.CPU, spikeCPU)
+	case err == nil:
 		primary.CPU = max(primary.CPU, spikeCPU)
 		d.primary, d.lastGood = primary, now
 		d.tracker.Observe(now, primary)
@@ -167,7 +183,7 @@ func (d *Driver) guardTick(now time.Time, spikeCPU float64) guard.Plan {
 		}
 	}
 	d.met.tick(plan, reserve, primary, harvested)
-	if err == nil {
+	if err == nil && !uncertain {
 		d.reporter.observe(now, measured)
 	}
 	return plan

@@ -13,49 +13,32 @@ package driver
 
 import (
 	"math"
-	"sync"
-	"time"
 
 	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/driver/harvestcg"
+	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
 
-// cpuMeter rates a cumulative CPU counter (seconds) over the time since its
-// previous reading.
-type cpuMeter struct {
-	mu   sync.Mutex
-	last float64
-	at   time.Time
-	ok   bool // last and at are a reading
-}
-
-// rate takes a reading (readable false: none could be taken) and returns
-// the cores used since the previous one, if both were readings and the
-// counter did not go back.
-func (m *cpuMeter) rate(seconds float64, readable bool, now time.Time) (float64, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !readable || math.IsNaN(seconds) {
-		m.ok = false
-		return 0, false
-	}
-	prev, prevAt, had := m.last, m.at, m.ok
-	m.last, m.at, m.ok = seconds, now, true
-	if !had || !now.After(prevAt) || seconds < prev {
-		return 0, false
-	}
-	return (seconds - prev) / now.Sub(prevAt).Seconds(), true
-}
-
 // harvestedOver is stats (the executors' last) with the CPU measured over
-// m's window from the harvest cgroup's counter, where there is one.
-func (d *Driver) harvestedOver(m *cpuMeter, now time.Time, stats guard.Resources) guard.Resources {
+// m's window from the harvest cgroup's counter, read between two clock
+// readings, where there is one and the window's timing is known well enough.
+func (d *Driver) harvestedOver(m *usagesource.Meter, stats guard.Resources) guard.Resources {
 	cg := d.harvestCgroup()
 	if cg == nil {
 		return stats
 	}
-	st, err := cg.Stats()
-	if cpu, ok := m.rate(st.CPUSeconds, err == nil, now); ok {
-		stats.CPU = cpu
+	var st harvestcg.Stats
+	r, err := usagesource.ReadCounter(d.clock, func() (float64, error) {
+		var err error
+		st, err = cg.Stats()
+		return st.CPUSeconds, err
+	})
+	if err != nil || math.IsNaN(r.Value) {
+		m.Reset()
+		return stats
+	}
+	if rate, ok, _ := m.Next(r); ok {
+		stats.CPU = rate.PerSecond
 	}
 	return stats
 }

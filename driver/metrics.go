@@ -33,6 +33,8 @@ type driverMetrics struct {
 	age          prometheus.Gauge
 	failSafe     prometheus.Gauge
 	earlyTicks   prometheus.Counter
+	// readingsDiscarded: window: tick, peek
+	readingsDiscarded *prometheus.CounterVec
 }
 
 func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent) *driverMetrics {
@@ -45,7 +47,7 @@ func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent
 		suppressions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "harvest_driver_suppressions_total",
 			Help: "Harvested tasks told they are capped below what they need (cpu), and fail-safe entries (stale), by reason."}, []string{"reason"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "harvest_driver_admissions_refused_total",
-			Help: "Task starts refused, by reason (reserve, stale, user, cgroup)."}, []string{"reason"}),
+			Help: "Task starts refused, by reason (reserve, stale, user, task_dir, cgroup)."}, []string{"reason"}),
 		reserveCPU:  g("reserve_cpu_cores", "The effective CPU reserve kept for the primary tenant."),
 		reserveMem:  g("reserve_memory_bytes", "The effective memory reserve kept for the primary tenant."),
 		primaryCPU:  g("primary_cpu_cores", "The primary tenant's CPU at the last good measurement (not rounded)."),
@@ -58,6 +60,8 @@ func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent
 		failSafe:    g("fail_safe", "1 while the primary tenant is unmeasured for longer than stale_after: nothing admitted, everything evicted."),
 		earlyTicks: prometheus.NewCounter(prometheus.CounterOpts{Name: "harvest_driver_spike_ticks_total",
 			Help: "Guard ticks the spike check brought forward: two peeks in a row saw the primary tenant above the cores the cap was set from."}),
+		readingsDiscarded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "harvest_driver_readings_discarded_total",
+			Help: "Measurement windows of the primary tenant not used because their timing was uncertain by more than a tenth of their length (the next window covers them), by window (tick, peek)."}, []string{"window"}),
 	}
 	stat := func(f func(harvestcg.Stats) float64) func() float64 {
 		return func() float64 {
@@ -70,7 +74,7 @@ func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent
 		}
 	}
 	reg.MustRegister(m.evictions, m.suppressions, m.refused, m.reserveCPU, m.reserveMem, m.primaryCPU, m.primaryMem,
-		m.harvestCPU, m.harvestMem, m.capCores, m.reserveLent, m.age, m.failSafe, m.earlyTicks,
+		m.harvestCPU, m.harvestMem, m.capCores, m.reserveLent, m.age, m.failSafe, m.earlyTicks, m.readingsDiscarded,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "harvest_driver_harvested_cpu_seconds_total",
 			Help: "CPU the harvested tasks used, from their parent cgroup."}, stat(func(s harvestcg.Stats) float64 { return s.CPUSeconds })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "harvest_driver_throttled_periods_total",
@@ -84,7 +88,10 @@ func newDriverMetrics(reg prometheus.Registerer, cgroup func() *harvestcg.Parent
 	for _, r := range []guard.Reason{guard.ReasonCPU, guard.ReasonStale} {
 		m.suppressions.WithLabelValues(string(r))
 	}
-	for _, r := range []string{refusedReserve, refusedStale, refusedUser, refusedCgroup} {
+	for _, w := range []string{windowTick, windowPeek} {
+		m.readingsDiscarded.WithLabelValues(w)
+	}
+	for _, r := range []string{refusedReserve, refusedStale, refusedUser, refusedTaskDir, refusedCgroup} {
 		m.refused.WithLabelValues(r)
 	}
 	return m
@@ -101,12 +108,19 @@ func MetricNames() []string {
 	return rec.Names()
 }
 
+// The measurement windows whose readings may be discarded for their timing.
+const (
+	windowTick = "tick" // the guard tick's measurement of the primary
+	windowPeek = "peek" // the spike check's
+)
+
 // Why a start was refused (harvest_driver_admissions_refused_total).
 const (
-	refusedReserve = "reserve" // it would break the reserve
-	refusedStale   = "stale"   // failing safe
-	refusedUser    = "user"    // root, or a denied user
-	refusedCgroup  = "cgroup"  // it could not be put in the harvest cgroup
+	refusedReserve = "reserve"  // it would break the reserve
+	refusedStale   = "stale"    // failing safe
+	refusedUser    = "user"     // root, or a denied user
+	refusedTaskDir = "task_dir" // the task user cannot reach its task directory
+	refusedCgroup  = "cgroup"   // it could not be put in the harvest cgroup
 )
 
 // tick records one guard tick.

@@ -22,12 +22,21 @@ package driver
 // may count the primary differently: a service's own processes, not the
 // whole host) the built-in only says when and by how much the load jumped,
 // and the plugin's level stays the measurement.
+//
+// Every peek's window is timed on both sides of its counter read
+// (usagesource.ReadCounter): a window whose timing is uncertain by more than
+// a tenth of its length is not used (the next peek covers it), and a spike
+// counts only the least CPU its readings allow (usage.Peek.Least), so a
+// preemption between a counter read and its clock read, which made a 50 ms
+// peek of a 0.6-core load read 2 cores on a busy machine, is no spike.
 
 import (
+	"errors"
 	"time"
 
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/usage"
+	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
 
 const (
@@ -83,16 +92,24 @@ func (d *Driver) spiked() (float64, bool) {
 	if peeker == nil || failSafe {
 		return 0, false
 	}
-	peek, err := peeker.PeekCPU(func() float64 { return d.harvestedOver(&d.peekMeter, time.Now(), d.harvestedNow()).CPU })
+	peek, err := peeker.PeekCPU(func() float64 { return d.harvestedOver(&d.peekMeter, d.harvestedNow()).CPU })
 	if err == nil {
-		err = usage.Check(guard.Resources{CPU: peek})
+		err = usage.Check(guard.Resources{CPU: peek.Cores})
+	}
+	if errors.Is(err, usagesource.ErrUncertainTiming) {
+		// no window this time: the next peek covers it, and a run of peeks
+		// above goes on from there
+		d.met.readingsDiscarded.WithLabelValues(windowPeek).Inc()
+		return 0, false
 	}
 	if err != nil {
 		w.run = 0
 		return 0, false
 	}
-	w.sum, w.n = w.sum+peek, w.n+1
-	now := primary + peek - w.base
+	w.sum, w.n = w.sum+peek.Cores, w.n+1
+	// evidence that survives the window's own uncertainty: the rise as the
+	// least the readings allow
+	now := primary + peek.Least - w.base
 	if !w.known || wholeCores(now) <= wholeCores(primary) {
 		w.run = 0
 		return 0, false

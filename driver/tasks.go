@@ -96,6 +96,9 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 	if err != nil {
 		return nil, nil, d.refuse(cfg, refusedUser, err)
 	}
+	if err := reachTaskDir(user, cfg.TaskDir().Dir); err != nil {
+		return nil, nil, d.refuse(cfg, refusedTaskDir, err)
+	}
 	ask := d.allocOf(cfg)
 	if err := d.admit(cfg, ask); err != nil {
 		return nil, nil, err

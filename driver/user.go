@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/drivers/shared/validators"
 	"github.com/hashicorp/nomad/helper/users"
+
+	"github.com/harvest-platform/harvest/internal/pathaccess"
 )
 
 // userPolicy is the checked user settings.
@@ -75,4 +77,26 @@ func lookupUID(name string) (uint64, error) {
 		return 0, fmt.Errorf("user %q: uid %q: %w", name, usr.Uid, err)
 	}
 	return uid, nil
+}
+
+// reachTaskDir is nil when user can pass through every folder down to
+// taskDir; otherwise it names the folder that stops it, the user and the fix.
+// Without this check the executor's chdir fails after it has switched user,
+// and Nomad shows "fork/exec <command>: permission denied", naming the
+// command instead of the folder.
+func reachTaskDir(user, taskDir string) error {
+	u, err := pathaccess.LookupUser(user)
+	if err != nil {
+		return fmt.Errorf("harvest: task user: %w", err)
+	}
+	blocked, err := pathaccess.FirstBlocked(taskDir, u)
+	if err != nil {
+		return fmt.Errorf("harvest: task directory %s: %w", taskDir, err)
+	}
+	if blocked == nil {
+		return nil
+	}
+	return fmt.Errorf("harvest: task user %q (uid %d) cannot reach its task directory %s: %s is mode %04o, owner uid %d; "+
+		"let every user pass through it (chmod o+x %s, e.g. mode 0711) or move the Nomad client's data_dir under a folder they can pass (docs/install.md)",
+		user, u.UID, taskDir, blocked.Dir, blocked.Mode.Perm(), blocked.UID, blocked.Dir)
 }

@@ -12,14 +12,18 @@ import (
 )
 
 // reading is what one scrape says, before rating. Each counter carries the
-// time it was true: the sample's own timestamp when the exporter exposes one
-// (cAdvisor does), else when the scrape began, as Prometheus stamps a scrape
-// (honor_timestamps). Stamping when the body had arrived would rate a
-// counter over a span that includes the exporter's and the network's delays,
-// which on a loaded host are as long as the interval itself.
+// time it was true and how uncertain that time is: the sample's own
+// timestamp when the exporter exposes one (cAdvisor does; certain to its
+// millisecond), else the middle of the scrape, from when it began to when
+// its body had arrived (the counter was read somewhere in between). A window
+// whose two readings leave its length uncertain by more than
+// usagesource.MaxTimingError of it is not rated (source.go): on a loaded
+// host a scrape's delays can be as long as the interval itself.
 type reading struct {
-	at                 time.Time // of the host counters
-	primaryAt          time.Time // of the primary's CPU counter
+	at                 time.Time     // of the host counters
+	atWidth            time.Duration // how uncertain at is
+	primaryAt          time.Time     // of the primary's CPU counter
+	primaryAtWidth     time.Duration
 	cpus               int
 	hostBusySeconds    float64 // every mode of node_cpu_seconds_total but idle and iowait
 	memTotal, memAvail float64
@@ -30,11 +34,12 @@ type reading struct {
 // read scrapes the endpoint(s) into a reading.
 func (s *source) read(ctx context.Context) (*reading, error) {
 	began := time.Now()
-	fams, err := s.fetch(ctx, s.cfg.url)
+	fams, arrived, err := s.fetch(ctx, s.cfg.url)
 	if err != nil {
 		return nil, err
 	}
-	r := &reading{at: stamped(fams["node_cpu_seconds_total"], nil, began)}
+	r := &reading{}
+	r.at, r.atWidth = stamped(fams["node_cpu_seconds_total"], nil, began, arrived)
 	cpu, ok := fams["node_cpu_seconds_total"]
 	if !ok {
 		return nil, errors.New("no node_cpu_seconds_total: is url a node_exporter endpoint?")
@@ -57,14 +62,14 @@ func (s *source) read(ctx context.Context) (*reading, error) {
 	if s.cfg.primaryCPU == "" {
 		return r, nil
 	}
-	pf, pbegan := fams, began
+	pf, pbegan, parrived := fams, began, arrived
 	if s.cfg.primaryURL != s.cfg.url {
 		pbegan = time.Now()
-		if pf, err = s.fetch(ctx, s.cfg.primaryURL); err != nil {
+		if pf, parrived, err = s.fetch(ctx, s.cfg.primaryURL); err != nil {
 			return nil, err
 		}
 	}
-	r.primaryAt = stamped(pf[s.cfg.primaryCPU], s.cfg.primaryLabels, pbegan)
+	r.primaryAt, r.primaryAtWidth = stamped(pf[s.cfg.primaryCPU], s.cfg.primaryLabels, pbegan, parrived)
 	var okC, okM bool
 	r.primaryCPUSeconds, okC = sum(pf[s.cfg.primaryCPU], s.cfg.primaryLabels)
 	r.primaryMemBytes, okM = sum(pf[s.cfg.primaryMem], s.cfg.primaryLabels)
@@ -132,16 +137,34 @@ func value(m *dto.Metric) float64 {
 }
 
 // stamped is the latest explicit timestamp among the family's series that
-// match, or otherwise when the scrape began.
-func stamped(f *dto.MetricFamily, match map[string]string, began time.Time) time.Time {
+// match (uncertain by its millisecond), or otherwise the middle of the
+// scrape (uncertain by its length).
+func stamped(f *dto.MetricFamily, match map[string]string, began, arrived time.Time) (time.Time, time.Duration) {
 	var latest int64
 	for _, m := range matching(f, match) {
 		latest = max(latest, m.GetTimestampMs())
 	}
 	if latest <= 0 {
-		return began
+		width := max(0, arrived.Sub(began))
+		return began.Add(width / 2), width
 	}
-	return time.UnixMilli(latest)
+	return time.UnixMilli(latest), time.Millisecond
+}
+
+// uncertain says the window from prev to cur is too uncertain to rate: the
+// times of the readings it is measured from (the primary's counter when one
+// is read, else the host's) are uncertain by more than
+// usagesource.MaxTimingError of its length.
+func uncertain(prev, cur *reading, primary bool) bool {
+	if math.IsNaN(cur.hostBusySeconds) || (primary && math.IsNaN(cur.primaryCPUSeconds)) {
+		return false // a counter that reads NaN is news: it rates as NaN, a failed sample
+	}
+	from, to, w1, w2 := prev.at, cur.at, prev.atWidth, cur.atWidth
+	if primary {
+		from, to, w1, w2 = prev.primaryAt, cur.primaryAt, prev.primaryAtWidth, cur.primaryAtWidth
+	}
+	length := to.Sub(from)
+	return length > 0 && float64(w1+w2) > usagesource.MaxTimingError*float64(length)
 }
 
 // matching is the family's series whose labels match (all of them when

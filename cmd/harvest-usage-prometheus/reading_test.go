@@ -127,3 +127,58 @@ func TestNotNewer(t *testing.T) {
 		}
 	}
 }
+
+// unstampedExporter serves a host whose busy CPU grows at rate cores, without
+// timestamps (as node_exporter), read when the request arrives and then held
+// for delay before the reply.
+type unstampedExporter struct {
+	mu    sync.Mutex
+	t0    time.Time
+	rate  float64
+	delay time.Duration
+}
+
+func (e *unstampedExporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	e.mu.Lock()
+	busy, delay := e.rate*time.Since(e.t0).Seconds(), e.delay
+	e.mu.Unlock()
+	time.Sleep(delay)
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	fmt.Fprintf(w, "# TYPE node_cpu_seconds_total counter\nnode_cpu_seconds_total{cpu=\"0\",mode=\"user\"} %.6f\n"+
+		"node_cpu_seconds_total{cpu=\"0\",mode=\"idle\"} 1\nnode_memory_MemTotal_bytes 1e9\nnode_memory_MemAvailable_bytes 5e8\n", busy)
+}
+
+// A scrape whose reply is held for longer than a tenth of the window leaves
+// the window's length unknown (the counter was read somewhere in the
+// scrape): the window is merged into the next, the last rate standing
+// meanwhile, instead of rating the counter over a span that includes the
+// delay.
+func TestASlowUnstampedScrapeIsMergedIntoTheNextWindow(t *testing.T) {
+	e := &unstampedExporter{t0: time.Now(), rate: 1}
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	s := newSource(hclog.NewNullLogger())
+	if err := s.SetConfig(map[string]string{"url": srv.URL, "first_interval": "200ms"}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Sample(context.Background())
+	if err != nil || math.Abs(first.HostCPUCores-1) > 0.15 {
+		t.Fatalf("first sample %+v %v, want 1 core", first, err)
+	}
+	e.mu.Lock()
+	e.delay = 150 * time.Millisecond
+	e.mu.Unlock()
+	time.Sleep(100 * time.Millisecond)
+	slow, err := s.Sample(context.Background())
+	if err != nil || slow != first {
+		t.Fatalf("a slow scrape rated a window: %+v %v, want the last sample %+v again", slow, err, first)
+	}
+	e.mu.Lock()
+	e.delay = 0
+	e.mu.Unlock()
+	time.Sleep(time.Second)
+	next, err := s.Sample(context.Background())
+	if err != nil || next == first || math.Abs(next.HostCPUCores-1) > 0.15 {
+		t.Fatalf("the window after: %+v %v, want 1 core rated anew over both", next, err)
+	}
+}

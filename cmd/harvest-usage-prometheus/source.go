@@ -125,6 +125,16 @@ func (s *source) Sample(ctx context.Context) (usagesource.Usage, error) {
 		}
 		return usagesource.Usage{}, errors.New("the exporter's sample timestamps have not moved since the last scrape")
 	}
+	if uncertain(s.prev, cur, s.cfg.primaryCPU != "") {
+		// A scrape slow enough to blur the window (no stamps from the
+		// exporter): the window is merged into the next one (prev kept),
+		// and the last rate stands meanwhile, as above.
+		s.log.Debug("scrape too slow to time the window; merged into the next", "at", cur.at, "uncertain_by", cur.atWidth)
+		if s.last != nil {
+			return *s.last, nil
+		}
+		return usagesource.Usage{}, errors.New("the scrape was too slow to time its window")
+	}
 	u := usage(s.cfg, s.prev, cur)
 	s.prev, s.last = cur, &u
 	return u, nil
@@ -139,31 +149,32 @@ func notNewer(prev, cur *reading, primary bool) bool {
 	return !cur.at.After(prev.at) || (primary && !cur.primaryAt.After(prev.primaryAt))
 }
 
-// fetch reads one endpoint's metric families.
-func (s *source) fetch(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
+// fetch reads one endpoint's metric families, and says when its body had
+// arrived.
+func (s *source) fetch(ctx context.Context, url string) (map[string]*dto.MetricFamily, time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+		return nil, time.Time{}, fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	dec := expfmt.NewDecoder(resp.Body, expfmt.ResponseFormat(resp.Header))
 	fams := map[string]*dto.MetricFamily{}
 	for {
 		f := &dto.MetricFamily{}
 		if err := dec.Decode(f); errors.Is(err, io.EOF) {
-			return fams, nil
+			return fams, time.Now(), nil
 		} else if err != nil {
-			return nil, fmt.Errorf("%s: %w", url, err)
+			return nil, time.Time{}, fmt.Errorf("%s: %w", url, err)
 		}
 		fams[f.GetName()] = f
 	}

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
 
 // Cgroup measures the primary tenant's own cgroup (cgroup v1 or v2) against
@@ -21,11 +21,8 @@ type Cgroup struct {
 	v2       bool
 	now      func() time.Time
 
-	mu       sync.Mutex
-	lastNS   uint64
-	lastTime time.Time
-	peekNS   uint64 // PeekCPU's own window
-	peekTime time.Time
+	tick usagesource.Meter // Primary's windows
+	peek usagesource.Meter // PeekCPU's own
 }
 
 var (
@@ -39,12 +36,9 @@ func NewCgroup(root, path string, capacity guard.Resources) (*Cgroup, error) {
 	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
 		c.v2 = true
 	}
-	ns, err := c.cpuNanos()
-	if err != nil {
+	if err := c.restart(); err != nil {
 		return nil, err
 	}
-	c.lastNS, c.lastTime = ns, c.now()
-	c.peekNS, c.peekTime = c.lastNS, c.lastTime
 	if _, err := c.memoryMiB(); err != nil {
 		return nil, err
 	}
@@ -55,9 +49,11 @@ func (c *Cgroup) Name() string              { return "cgroup" }
 func (c *Cgroup) Capacity() guard.Resources { return c.capacity }
 
 // Primary is the cgroup's CPU since the previous call (cores) and its
-// memory; harvested tasks are not in it, so harvested is ignored.
+// memory; harvested tasks are not in it, so harvested is ignored. A window
+// whose timing is too uncertain gives an error wrapping
+// usagesource.ErrUncertainTiming, and the next call covers it.
 func (c *Cgroup) Primary(guard.Resources) (guard.Resources, error) {
-	cores, err := c.cores(&c.lastNS, &c.lastTime)
+	rate, err := c.cores(&c.tick)
 	if err != nil {
 		return guard.Resources{}, err
 	}
@@ -65,31 +61,48 @@ func (c *Cgroup) Primary(guard.Resources) (guard.Resources, error) {
 	if err != nil {
 		return guard.Resources{}, err
 	}
-	return guard.Resources{CPU: cores, MemoryMiB: mem}, nil
+	return guard.Resources{CPU: rate.PerSecond, MemoryMiB: mem}, nil
 }
 
-// PeekCPU is the cgroup's CPU since the previous PeekCPU (cores).
-func (c *Cgroup) PeekCPU(func() float64) (float64, error) { return c.cores(&c.peekNS, &c.peekTime) }
+// PeekCPU is the cgroup's CPU since the previous PeekCPU.
+func (c *Cgroup) PeekCPU(func() float64) (Peek, error) {
+	rate, err := c.cores(&c.peek)
+	return Peek{Cores: rate.PerSecond, Least: rate.Least}, err
+}
 
-// cores is the CPU since the counter and time a window last read, which it
-// moves to now.
-func (c *Cgroup) cores(lastNS *uint64, lastTime *time.Time) (float64, error) {
-	ns, err := c.cpuNanos()
+// cores rates the CPU counter over m's window up to now.
+func (c *Cgroup) cores(m *usagesource.Meter) (usagesource.Rate, error) {
+	r, err := c.readCPU()
 	if err != nil {
-		return 0, err
+		return usagesource.Rate{}, err
 	}
-	now := c.now()
-	c.mu.Lock()
-	dNS, dT, back := ns-*lastNS, now.Sub(*lastTime), ns < *lastNS
-	*lastNS, *lastTime = ns, now
-	c.mu.Unlock()
-	if back { // the cgroup was made anew: its counter restarted
-		return 0, fmt.Errorf("%s: CPU counter went backwards (cgroup recreated?); measuring from here", c.path)
+	rate, ok, err := m.Next(r)
+	if err != nil {
+		return usagesource.Rate{}, fmt.Errorf("%s: %w", c.path, err)
 	}
-	if dT <= 0 {
-		return 0, nil
+	if !ok {
+		return usagesource.Rate{}, fmt.Errorf("%s: no window yet", c.path)
 	}
-	return float64(dNS) / float64(dT.Nanoseconds()), nil
+	return rate, nil
+}
+
+// restart starts both windows from a reading now.
+func (c *Cgroup) restart() error {
+	r, err := c.readCPU()
+	if err != nil {
+		return err
+	}
+	c.tick.Start(r)
+	c.peek.Start(r)
+	return nil
+}
+
+// readCPU reads the cumulative CPU seconds between two clock readings.
+func (c *Cgroup) readCPU() (usagesource.Reading, error) {
+	return usagesource.ReadCounter(c.now, func() (float64, error) {
+		ns, err := c.cpuNanos()
+		return float64(ns) / 1e9, err
+	})
 }
 
 // Counters are the cgroup's cumulative CPU time and its memory now, as a

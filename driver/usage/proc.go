@@ -65,12 +65,16 @@ func (p *Proc) Primary(harvested guard.Resources) (guard.Resources, error) {
 // PeekCPU is the host's busy CPU since the previous PeekCPU (cores), less
 // the harvested tasks' over the same window. /proc/stat counts in jiffies (10 ms), so
 // over a 50 ms window it is good to about a fifth of a core per CPU.
-func (p *Proc) PeekCPU(harvestedCPU func() float64) (float64, error) {
+//
+// Its window is timed by the counters themselves (busy over all jiffies of
+// every CPU), not by a clock, so a late read cannot skew it: Least is Cores.
+func (p *Proc) PeekCPU(harvestedCPU func() float64) (Peek, error) {
 	cores, err := p.cores(&p.peekBusy, &p.peekAll)
 	if err != nil {
-		return 0, err
+		return Peek{}, err
 	}
-	return max(0, cores-harvestedCPU()), nil
+	v := max(0, cores-harvestedCPU())
+	return Peek{Cores: v, Least: v}, nil
 }
 
 // cores is the host's busy CPU since the counters a window last read, which

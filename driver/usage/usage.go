@@ -33,9 +33,18 @@ type Source interface {
 // it does not move the window Primary measures. harvestedCPU gives what the
 // harvested tasks used over the same window; a source that sees the whole
 // host calls it and subtracts it, one that sees the primary alone never
-// calls it (so nothing measures them for nothing, 20 times a second).
+// calls it (so nothing measures them for nothing, 20 times a second). An
+// error wrapping usagesource.ErrUncertainTiming says this peek's window was
+// too uncertain to rate; the next peek covers it.
 type Peeker interface {
-	PeekCPU(harvestedCPU func() float64) (float64, error)
+	PeekCPU(harvestedCPU func() float64) (Peek, error)
+}
+
+// Peek is one spike-check window: Cores the best estimate of the primary's
+// CPU, Least the lowest its readings allow (the counter's rise over the
+// longest the window may have lasted). A spike is acted on only from Least.
+type Peek struct {
+	Cores, Least float64
 }
 
 // Check says whether a measurement is one the guard can use: neither value

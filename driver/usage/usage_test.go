@@ -70,8 +70,11 @@ func TestCgroupV1AndV2(t *testing.T) {
 		if err != nil {
 			t.Fatalf("v2=%v: %v", v2, err)
 		}
-		clock := c.lastTime
+		clock := time.Now()
 		c.now = func() time.Time { return clock }
+		if err := c.restart(); err != nil {
+			t.Fatal(err)
+		}
 		clock = clock.Add(2 * time.Second)
 		setCPU(4_000_000_000) // 3 s of CPU in 2 s: 1.5 cores
 		got, err := c.Primary(guard.Resources{CPU: 9})
@@ -104,16 +107,19 @@ func TestPeekHasAWindowOfItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := c.lastTime
+	clock := time.Now()
 	c.now = func() time.Time { return clock }
+	if err := c.restart(); err != nil {
+		t.Fatal(err)
+	}
 	clock = clock.Add(150 * time.Millisecond)
 	write(t, cpu, "15000000\n") // 0.1 cores over the first 150 ms
-	if got, _ := c.PeekCPU(nil); math.Abs(got-0.1) > 1e-9 {
+	if got, _ := c.PeekCPU(nil); math.Abs(got.Cores-0.1) > 1e-9 {
 		t.Fatalf("first peek %v cores, want 0.1", got)
 	}
 	clock = clock.Add(50 * time.Millisecond)
 	write(t, cpu, "115000000\n") // then 2 cores for 50 ms
-	if got, _ := c.PeekCPU(nil); math.Abs(got-2) > 1e-9 {
+	if got, _ := c.PeekCPU(nil); math.Abs(got.Cores-2) > 1e-9 {
 		t.Fatalf("second peek %v cores, want 2", got)
 	}
 	if got, _ := c.Primary(guard.Resources{}); math.Abs(got.CPU-0.575) > 1e-9 {
@@ -129,11 +135,11 @@ func TestPeekHasAWindowOfItsOwn(t *testing.T) {
 	}
 	write(t, filepath.Join(proc, "stat"), "cpu  50 0 0 50 0 0 0 0 0 0\n") // half busy
 	n := float64(runtime.NumCPU())
-	if got, _ := p.PeekCPU(func() float64 { return 0.1 }); math.Abs(got-(0.5*n-0.1)) > 1e-9 {
+	if got, _ := p.PeekCPU(func() float64 { return 0.1 }); math.Abs(got.Cores-(0.5*n-0.1)) > 1e-9 || got.Least != got.Cores {
 		t.Fatalf("proc peek %v cores, want half the host less the harvested 0.1", got)
 	}
 	write(t, filepath.Join(proc, "stat"), "cpu  50 0 0 150 0 0 0 0 0 0\n") // then idle
-	if got, _ := p.PeekCPU(func() float64 { return 0 }); got != 0 {
+	if got, _ := p.PeekCPU(func() float64 { return 0 }); got.Cores != 0 {
 		t.Fatalf("proc peek over an idle window: %v cores", got)
 	}
 	if got, _ := p.Primary(guard.Resources{}); math.Abs(got.CPU-0.25*n) > 1e-9 {

@@ -65,6 +65,11 @@ func Down(ctx context.Context, s *State, log hclog.Logger) error {
 		}
 		os.RemoveAll(s.PluginDir)
 		os.RemoveAll(usagePluginDir(s))
+		if s.ClientRoot != "" && s.ClientRoot != s.RunDir {
+			if err := os.RemoveAll(s.ClientRoot); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	if s.ClaimFile != "" {
 		if err := os.Remove(s.ClaimFile); err != nil && !os.IsNotExist(err) {
@@ -109,7 +114,7 @@ func stopDaemons(s *State, log hclog.Logger) {
 // removes cgroups, twice: a killed executor can leave a mount behind it.
 func sweep(s *State, log hclog.Logger) {
 	for round := 0; round < 2; round++ {
-		for _, pid := range strayPIDs(s.RunDir, s.stackBinaries()) {
+		for _, pid := range strayPIDs(s.roots(), s.stackBinaries()) {
 			log.Warn("killing stray process", "pid", pid)
 			stopPID(pid, "", 5*time.Second)
 		}
@@ -118,8 +123,10 @@ func sweep(s *State, log hclog.Logger) {
 				log.Warn("could not remove cgroup", "dir", d, "error", err)
 			}
 		}
-		if err := unmountAll(s.RunDir); err != nil {
-			log.Warn("unmount failed", "error", err)
+		for _, root := range s.roots() {
+			if err := unmountAll(root); err != nil {
+				log.Warn("unmount failed", "error", err)
+			}
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/usage"
+	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
 
 // The metrics exporter stands in for what a production host runs beside
@@ -90,13 +91,35 @@ func (c *exporterCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			c.sources[path] = cg
 		}
-		if sec, mem, err := cg.Counters(); err == nil {
+		if sec, mem, at, err := timedCounters(cg); err == nil {
 			// stamped with when they were read, as cAdvisor stamps its series
-			at := time.Now()
 			ch <- prometheus.NewMetricWithTimestamp(at, prometheus.MustNewConstMetric(c.cgCPU, prometheus.CounterValue, sec, path))
 			ch <- prometheus.NewMetricWithTimestamp(at, prometheus.MustNewConstMetric(c.cgMem, prometheus.GaugeValue, mem, path))
 		}
 	}
+}
+
+// stampWidth is how uncertain a stamp may be: the stamps have a millisecond's
+// resolution, and a read the exporter's thread was preempted in the middle of
+// is read again.
+const stampWidth = time.Millisecond
+
+// timedCounters reads a cgroup's counters between two clock readings and
+// stamps them with the middle, reading again (up to three times) while the
+// two clock readings are further apart than stampWidth.
+func timedCounters(cg *usage.Cgroup) (cpuSeconds, memoryBytes float64, at time.Time, err error) {
+	var r usagesource.Reading
+	for range 3 {
+		r, err = usagesource.ReadCounter(time.Now, func() (float64, error) {
+			var err error
+			cpuSeconds, memoryBytes, err = cg.Counters()
+			return cpuSeconds, err
+		})
+		if err != nil || r.Width() <= stampWidth {
+			break
+		}
+	}
+	return cpuSeconds, memoryBytes, r.At(), err
 }
 
 // ServeExporter serves the exporter's /metrics on listen until ctx ends.

@@ -50,7 +50,7 @@ func TestStartAndStopAgent(t *testing.T) {
 func TestStrayPIDsFindsProcessesWorkingInRunDir(t *testing.T) {
 	runDir := t.TempDir()
 	a := sleeper(t, filepath.Join(runDir, "alloc", "task"))
-	got := strayPIDs(runDir, nil)
+	got := strayPIDs([]string{runDir}, nil)
 	found := false
 	for _, pid := range got {
 		found = found || pid == a.PID
@@ -61,7 +61,7 @@ func TestStrayPIDsFindsProcessesWorkingInRunDir(t *testing.T) {
 	if !found {
 		t.Fatalf("stray sleeper %d not found in %v", a.PID, got)
 	}
-	if others := strayPIDs(t.TempDir(), nil); len(others) != 0 {
+	if others := strayPIDs([]string{t.TempDir()}, nil); len(others) != 0 {
 		t.Fatalf("empty run dir has strays: %v", others)
 	}
 }

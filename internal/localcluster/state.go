@@ -56,6 +56,11 @@ type State struct {
 	Owner         int           `json:"owner_pid"`
 	StackBin      string        `json:"stack_bin"`
 	PluginDir     string        `json:"plugin_dir"`
+	// ClientRoot holds the Nomad clients' folders (config, data_dir with
+	// the task directories). It is RunDir unless the harvested tasks' user
+	// cannot pass through RunDir's path (a clone under a 0700 home folder):
+	// then a folder of its own under the system's temporary folder.
+	ClientRoot    string        `json:"client_root,omitempty"`
 	ConsulServer  Agent         `json:"consul_server"`
 	ConsulClients []Agent       `json:"consul_clients"`
 	NomadServer   Agent         `json:"nomad_server"`
@@ -139,6 +144,15 @@ func Load(runDir string) (*State, error) {
 		return nil, fmt.Errorf("localcluster: %s is corrupt: %w", path, err)
 	}
 	return &s, nil
+}
+
+// roots are the folders everything of the cluster lives under: RunDir, and
+// ClientRoot when it is elsewhere.
+func (s *State) roots() []string {
+	if s.ClientRoot == "" || s.ClientRoot == s.RunDir {
+		return []string{s.RunDir}
+	}
+	return []string{s.RunDir, s.ClientRoot}
 }
 
 // PIDs lists the pid of every process Up started.

@@ -201,10 +201,17 @@ func unmountAll(dir string) error {
 // directory or executable is inside it, or they are one of the stack's
 // binaries with the run folder on their command line (Nomad's executors
 // and logmon). This process is never listed.
-func strayPIDs(runDir string, stackBinaries []string) []int {
+func strayPIDs(roots []string, stackBinaries []string) []int {
 	entries, _ := os.ReadDir("/proc")
 	self := os.Getpid()
-	inRun := func(p string) bool { return p == runDir || strings.HasPrefix(p, runDir+"/") }
+	inRun := func(p string) bool {
+		for _, r := range roots {
+			if p == r || strings.HasPrefix(p, r+"/") {
+				return true
+			}
+		}
+		return false
+	}
 	var out []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -221,8 +228,11 @@ func strayPIDs(runDir string, stackBinaries []string) []int {
 		for _, bin := range stackBinaries {
 			if exe == bin || sameFile(exe, bin) {
 				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-				if strings.Contains(string(cmdline), runDir+"/") {
-					out = append(out, pid)
+				for _, r := range roots {
+					if strings.Contains(string(cmdline), r+"/") {
+						out = append(out, pid)
+						break
+					}
 				}
 				break
 			}
@@ -240,11 +250,13 @@ func Leftovers(s *State) []string {
 			out = append(out, fmt.Sprintf("process %s (pid %d)", a.Name, a.PID))
 		}
 	}
-	for _, pid := range strayPIDs(s.RunDir, s.stackBinaries()) {
+	for _, pid := range strayPIDs(s.roots(), s.stackBinaries()) {
 		out = append(out, fmt.Sprintf("stray process pid %d", pid))
 	}
-	for _, mp := range mountsUnder(s.RunDir) {
-		out = append(out, "mount "+mp)
+	for _, root := range s.roots() {
+		for _, mp := range mountsUnder(root) {
+			out = append(out, "mount "+mp)
+		}
 	}
 	for _, d := range s.cgroups() {
 		out = append(out, "cgroup "+d)

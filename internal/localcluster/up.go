@@ -27,6 +27,10 @@ func Up(ctx context.Context, o Options) (*State, error) {
 		}
 	}
 	SweepStale(ctx, o.ClaimDir, log)
+	clientRoot, err := clientRootFor(o.RunDir, log)
+	if err != nil {
+		return nil, err
+	}
 
 	owner := 0
 	if !o.Detached {
@@ -34,12 +38,16 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	}
 	block, claimFile, err := claimBlock(o.ClaimDir, claim{RunDir: o.RunDir, Owner: owner, Created: time.Now()})
 	if err != nil {
+		if clientRoot != o.RunDir {
+			os.Remove(clientRoot)
+		}
 		return nil, err
 	}
 	log.Info("claimed ports", "from", block.Base, "to", block.Base+blockSize-1)
 	s := &State{
 		RunDir: o.RunDir, PortBase: block.Base, ClaimFile: claimFile, Owner: owner,
 		StackBin: o.StackBin, PluginDir: filepath.Join(o.RunDir, "plugins"), PlacerToken: randomHex(16),
+		ClientRoot: clientRoot,
 	}
 	if err := os.MkdirAll(filepath.Join(o.RunDir, "logs"), 0o755); err != nil {
 		os.Remove(claimFile)
@@ -162,6 +170,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			return fmt.Errorf("primary tenant cgroup of %s: %w", n.Name, err)
 		}
 		c.Agent.Name = n.Name // the node name jobs constrain on
+		c.Agent.Dir = filepath.Join(s.ClientRoot, "nomad-"+n.Name)
 		s.NomadClients = append(s.NomadClients, c)
 		a := &s.NomadClients[i]
 		pluginConfig := ""
@@ -182,9 +191,9 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			consulAddr: a.ConsulAgent, meta: a.Meta, harvestDriver: o.DriverBinary != "", primaryCgroup: a.PrimaryCgroup,
 			harvestCgroup: a.HarvestCgroup, secure: s.Secure,
 		}, p)
-		// harvested tasks run as nobody: they must pass through the run
-		// folder and the client's folder to reach their task folders
-		for _, d := range []string{s.RunDir, a.Dir, filepath.Join(a.Dir, "data")} {
+		// harvested tasks run as nobody: they must pass through the client
+		// root and the client's folder to reach their task folders
+		for _, d := range []string{s.ClientRoot, a.Dir, filepath.Join(a.Dir, "data")} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				return err
 			}
