@@ -50,12 +50,12 @@ type MinIOServer struct {
 // State is everything known about a running cluster; Up writes it to
 // RunDir/cluster.json after every process it starts.
 type State struct {
-	RunDir        string        `json:"run_dir"`
-	PortBase      int           `json:"port_base"`
-	ClaimFile     string        `json:"claim_file"`
-	Owner         int           `json:"owner_pid"`
-	StackBin      string        `json:"stack_bin"`
-	PluginDir     string        `json:"plugin_dir"`
+	RunDir    string `json:"run_dir"`
+	PortBase  int    `json:"port_base"`
+	ClaimFile string `json:"claim_file"`
+	Owner     int    `json:"owner_pid"`
+	StackBin  string `json:"stack_bin"`
+	PluginDir string `json:"plugin_dir"`
 	// ClientRoot holds the Nomad clients' folders (config, data_dir with
 	// the task directories). It is RunDir unless the harvested tasks' user
 	// cannot pass through RunDir's path (a clone under a 0700 home folder):
