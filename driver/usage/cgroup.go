@@ -72,7 +72,7 @@ func (c *Cgroup) PeekCPU(func() float64) (Peek, error) {
 
 // cores rates the CPU counter over m's window up to now.
 func (c *Cgroup) cores(m *usagesource.Meter) (usagesource.Rate, error) {
-	r, err := c.readCPU()
+	r, err := c.ReadCPU()
 	if err != nil {
 		return usagesource.Rate{}, err
 	}
@@ -88,7 +88,7 @@ func (c *Cgroup) cores(m *usagesource.Meter) (usagesource.Rate, error) {
 
 // restart starts both windows from a reading now.
 func (c *Cgroup) restart() error {
-	r, err := c.readCPU()
+	r, err := c.ReadCPU()
 	if err != nil {
 		return err
 	}
@@ -97,8 +97,9 @@ func (c *Cgroup) restart() error {
 	return nil
 }
 
-// readCPU reads the cumulative CPU seconds between two clock readings.
-func (c *Cgroup) readCPU() (usagesource.Reading, error) {
+// ReadCPU reads the cumulative CPU seconds between two clock readings, as
+// every window of the source does.
+func (c *Cgroup) ReadCPU() (usagesource.Reading, error) {
 	return usagesource.ReadCounter(c.now, func() (float64, error) {
 		ns, err := c.cpuNanos()
 		return float64(ns) / 1e9, err

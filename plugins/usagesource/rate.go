@@ -69,6 +69,13 @@ func (m *Meter) Start(r Reading) {
 	m.start, m.has = r, true
 }
 
+// StartReading is the reading the next window starts from.
+func (m *Meter) StartReading() Reading {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.start
+}
+
 // Reset forgets the start: the next reading only starts a window.
 func (m *Meter) Reset() {
 	m.mu.Lock()
