@@ -24,4 +24,3 @@ func commands() map[string]cli.CommandFactory {
 		"measure readings": readingsCommand(),
 	}
 }
-
