@@ -61,7 +61,7 @@ func evictOnce(t *testing.T, node string) (int, bool, []string) {
 	var jobs []string
 	defer func() {
 		for _, j := range jobs {
-			purgeJob(t, j)
+			stopNow(t, j)
 		}
 	}()
 	release := onlyOn(t, node)
@@ -122,7 +122,7 @@ func startHarvestedOn(t *testing.T, node, prefix string) string {
 				break
 			}
 		}
-		purgeJob(t, job)
+		stopNow(t, job)
 	}
 	t.Fatalf("no harvested task would start on %s", node)
 	return ""
@@ -177,4 +177,33 @@ func saturate(t *testing.T) (stop func()) {
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// stopNow stops a job, waits until none of its allocations runs, and
+// purges it.
+func stopNow(t *testing.T, job string) {
+	t.Helper()
+	c := nomadClient(t)
+	if _, _, err := c.Jobs().Deregister(job, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		allocs, _, err := c.Jobs().Allocations(job, true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := 0
+		for _, a := range allocs {
+			if a.ClientStatus == nomadapi.AllocClientStatusRunning || a.ClientStatus == nomadapi.AllocClientStatusPending {
+				live++
+			}
+		}
+		if live == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still runs a minute after it was stopped", job)
+		}
+	}
+	_, _, _ = c.Jobs().Deregister(job, true, nil)
 }

@@ -120,6 +120,8 @@ func (d *Driver) spiked() (float64, bool) {
 	if w.run++; w.run < spikePeeks {
 		return 0, false
 	}
+	d.logger.Info("spike check: two peeks above the cores the cap came from; ticking now",
+		"least_cores", w.least, "measured_cores", primary, "peek_cores", peek.Cores, "peek_least_cores", peek.Least, "base_cores", w.base)
 	// the early tick sets the cap from least: the peeks' level that stands
 	// for it is the new base, and the next interval starts now
 	w.base += w.least - primary

@@ -117,6 +117,7 @@ type Plan struct {
 	Primary    Resources  // the rounded primary the plan used
 	Lent       bool       // the CPU reserve is lent: the primary rounds up to no core
 	Shortfall  Resources  // how short the reserve was (memory) and Need - Cap (CPU)
+	Sustained  float64    // at a CPU eviction: the highest cap below the need over the grace, which the evictions make room under
 	Age        time.Duration
 }
 
@@ -131,6 +132,9 @@ type Guard struct {
 	Policy     Policy
 	belowSince time.Time // the suppression's start (zero: none)
 	aboveSince time.Time // within a suppression, since when the cap has covered the need
+	// sustained is the highest cap below the need seen since the
+	// suppression began: the shortfall that lasted the whole grace.
+	sustained float64
 }
 
 // Step decides one tick: the cap, whether the tasks are suppressed, and
@@ -178,18 +182,26 @@ func (g *Guard) Step(in Input) Plan {
 		return p
 	}
 	if g.belowSince.IsZero() {
-		g.belowSince = in.Now
+		g.belowSince, g.sustained = in.Now, p.Cap
 	}
 	g.aboveSince = time.Time{}
+	g.sustained = max(g.sustained, p.Cap)
 	p.Suppressed, p.Since, p.Shortfall.CPU = true, g.belowSince, p.Need-p.Cap
 	if in.Now.Sub(g.belowSince) < g.Policy.Grace {
 		return p
 	}
-	for len(tasks) > 0 && g.Policy.Need(tasks) > p.Cap+1e-9 {
+	// Evict for the shortfall that lasted the whole grace: the highest cap
+	// below the need seen since the suppression began, not this tick's
+	// alone, so one tick's reading at the grace's end (a measurement's
+	// noise, a thread's burst) does not choose how many go. The cap itself
+	// already follows every tick; a shortfall deeper than the one that
+	// lasted starts a suppression, and a grace, of its own.
+	p.Sustained = g.sustained
+	for len(tasks) > 0 && g.Policy.Need(tasks) > p.Sustained+1e-9 {
 		p.Evict = append(p.Evict, Eviction{tasks[0], ReasonCPU})
 		tasks = tasks[1:]
 	}
-	g.belowSince = time.Time{} // what is left fits under the cap
+	g.belowSince = time.Time{} // what is left fits under the sustained cap
 	return p
 }
 
@@ -218,7 +230,7 @@ func (p Plan) EvictionMessage(r Reason, grace time.Duration) string {
 	}
 	return contract.EvictionPrefix + fmt.Sprintf("primary tenant needs %.0f cores and %.0f MiB; harvested tasks were capped at %.2f cores, "+
 		"below the %.2f they need to progress, for longer than the %s grace",
-		p.Primary.CPU, p.Primary.MemoryMiB, p.Cap, p.Need, grace)
+		p.Primary.CPU, p.Primary.MemoryMiB, p.Sustained, p.Need, grace)
 }
 
 // SuppressionMessage is what each running task is told when a suppression

@@ -255,3 +255,34 @@ func TestIdleReserveIsLentUntilThePrimaryUsesACore(t *testing.T) {
 		}
 	}
 }
+
+// A reading that jumps for one tick just as the grace ends (noise at a core
+// boundary, a thread's catch-up burst) does not choose how many go: the
+// youngest is evicted for the shortfall that lasted the whole grace, and a
+// deeper shortfall that lasts starts a grace of its own.
+func TestEvictionFollowsTheShortfallThatLastedTheGrace(t *testing.T) {
+	tasks := []Task{task("old", 300, 0.25, 0), task("mid", 100, 0.25, 0), task("young", 10, 0.25, 0)}
+	s := State{Capacity: Resources{2, 4096}, Reserve: Resources{0.5, 0}, Tasks: tasks}
+	g := &Guard{Policy: Policy{Grace: 500 * time.Millisecond, ProgressShare: 1}}
+	step := func(ms int, cpu float64) Plan {
+		in := Input{State: s, Now: t0.Add(time.Duration(ms) * time.Millisecond)}
+		in.Primary = Resources{CPU: cpu}
+		return g.Step(in)
+	}
+	step(0, 0.6)   // cap 0.5 < 0.75: suppressed
+	step(200, 0.6) // still
+	p := step(600, 1.05)
+	if ids(evicted(p)) != "young" || p.Cap != 0 || p.Sustained != 0.5 {
+		t.Fatalf("a 2-core reading at the grace's end: cap %.2f, evicted %q for %.2f; want the youngest alone, for the 0.5 that lasted",
+			p.Cap, ids(evicted(p)), p.Sustained)
+	}
+	s.Tasks = tasks[:2]
+	// a real rise to 2 cores that lasts: a grace of its own, then the rest
+	if p := step(800, 1.5); len(p.Evict) != 0 || !p.Suppressed {
+		t.Fatalf("a new shortfall evicted at once: %+v", p)
+	}
+	if p := step(1400, 1.5); ids(evicted(p)) != "mid,old" {
+		t.Fatalf("after its own grace: evicted %q, want mid and old", ids(evicted(p)))
+	}
+}
+

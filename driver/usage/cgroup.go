@@ -64,10 +64,25 @@ func (c *Cgroup) Primary(guard.Resources) (guard.Resources, error) {
 	return guard.Resources{CPU: rate.PerSecond, MemoryMiB: mem}, nil
 }
 
-// PeekCPU is the cgroup's CPU since the previous PeekCPU.
+// counterLag is how far the cgroup's CPU counter may trail a running thread:
+// the kernel charges a thread's run time at its scheduler tick (4 ms at HZ
+// 250, the common setting) or when it sleeps, so the counter read at a
+// window's start may be short by up to a tick, and the window's rise long by
+// as much. One tick, not one per CPU: it is the noise of a single thread at a
+// core's boundary (a 0.6-core process catching up at a full core read 1.05)
+// that must not round up to a second core, and a tick per CPU would blind
+// the spike check on a large server.
+const counterLag = 4 * time.Millisecond
+
+// PeekCPU is the cgroup's CPU since the previous PeekCPU. Least is the rise
+// less counterLag over the longest the window may have lasted.
 func (c *Cgroup) PeekCPU(func() float64) (Peek, error) {
 	rate, err := c.cores(&c.peek)
-	return Peek{Cores: rate.PerSecond, Least: rate.Least}, err
+	if err != nil {
+		return Peek{}, err
+	}
+	least := max(0, rate.Least-counterLag.Seconds()/rate.Longest.Seconds())
+	return Peek{Cores: rate.PerSecond, Least: least}, nil
 }
 
 // cores rates the CPU counter over m's window up to now.

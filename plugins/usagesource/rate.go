@@ -51,6 +51,7 @@ type Rate struct {
 	PerSecond float64       // over the window's best length (between the readings' middles)
 	Least     float64       // over the longest the window may have lasted: what survives its timing's uncertainty
 	Window    time.Duration // the best length
+	Longest   time.Duration // the longest the window may have lasted (Least's)
 }
 
 // Meter rates successive readings of one counter. Safe for concurrent use.
@@ -121,5 +122,5 @@ func (m *Meter) Next(r Reading) (rate Rate, ok bool, err error) {
 	}
 	m.start = r
 	d := r.Value - start.Value
-	return Rate{PerSecond: d / length.Seconds(), Least: d / longest.Seconds(), Window: length}, true, nil
+	return Rate{PerSecond: d / length.Seconds(), Least: d / longest.Seconds(), Window: length, Longest: longest}, true, nil
 }
