@@ -24,7 +24,9 @@ import (
 // the machine is saturated: busy loops at nice 0, twice the CPUs, and two
 // threads starting and ending short-lived processes back to back. Every run
 // must evict the youngest alone; it reports each run's evictions and the
-// driver's "needs N cores". Minutes, so only with HARVEST_MEASURE=1:
+// driver's "needs N cores". HARVEST_MEASURE_BUSY sets the busy loops per CPU
+// (2) and HARVEST_MEASURE_BURST the process-starting threads (2). Minutes,
+// so only with HARVEST_MEASURE=1:
 //
 //	HARVEST_MEASURE=1 go test -tags acceptance -count=1 -v -timeout 60m -run TestMeasureEvictionUnderStress ./acceptance/
 func TestMeasureEvictionUnderStress(t *testing.T) {
@@ -32,7 +34,9 @@ func TestMeasureEvictionUnderStress(t *testing.T) {
 		t.Skip("minutes of repeated evictions under stress: HARVEST_MEASURE=1")
 	}
 	runs := envInt("HARVEST_MEASURE_RUNS", 20)
-	stop := saturate(t)
+	stop := saturate(t, envInt("HARVEST_MEASURE_BUSY", 2)*runtime.NumCPU(), envInt("HARVEST_MEASURE_BURST", 2))
+	t.Logf("stress: %d busy loops at nice 0, %d threads starting short-lived processes", envInt("HARVEST_MEASURE_BUSY", 2)*runtime.NumCPU(),
+		envInt("HARVEST_MEASURE_BURST", 2))
 	defer stop()
 	const node = "client-1"
 	spurious, missed := 0, 0
@@ -140,13 +144,13 @@ func evictedIn(t *testing.T, jobs []string, node string) int {
 	return n
 }
 
-// saturate keeps every CPU busy at nice 0, twice over, and starts and ends
-// short-lived processes back to back from two threads, until stop.
-func saturate(t *testing.T) (stop func()) {
+// saturate runs busy loops at nice 0 and starts and ends short-lived
+// processes back to back from burst threads, until stop.
+func saturate(t *testing.T, busyLoops, burst int) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var busy []*exec.Cmd
-	for range 2 * runtime.NumCPU() {
+	for range busyLoops {
 		cmd := exec.Command("/bin/sh", "-c", "while :; do :; done")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
@@ -155,7 +159,7 @@ func saturate(t *testing.T) (stop func()) {
 		busy = append(busy, cmd)
 	}
 	var wg sync.WaitGroup
-	for range 2 {
+	for range burst {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

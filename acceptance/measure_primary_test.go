@@ -4,7 +4,9 @@ package acceptance
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,7 +15,10 @@ import (
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/harvest-platform/harvest/internal/proc"
 	"github.com/harvest-platform/harvest/internal/standin"
 )
 
@@ -126,12 +131,12 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 	cycles, window := envInt("HARVEST_MEASURE_CYCLES", 40), envDuration("HARVEST_MEASURE_WINDOW", 3*time.Second)
 	blocks := min(5, cycles)
 	rounds, period := envInt("HARVEST_MEASURE_ROUNDS", 5), envDuration("HARVEST_MEASURE_PERIOD", 10*time.Second)
-	addr := startStandIn(t, node)
+	addr, standInPID := startStandIn(t, node)
 	standin.Latencies(addr, rate, 3*time.Second) // warm up
 
 	hAllocs, stopH := busyJob(t, node, "harvest", 2, 0.1)
 	rAllocs, stopR := busyJob(t, node, "raw_exec", 2, 0.1)
-	pids := map[string][]int{"harvest": allocPIDs(t, hAllocs), "raw_exec": allocPIDs(t, rAllocs)}
+	pids := map[string][]int{"harvest": allocPIDs(t, hAllocs), "raw_exec": allocPIDs(t, rAllocs), "bare": bareLoops(t, 2)}
 	signal := func(driver string, sig syscall.Signal) {
 		for _, pid := range pids[driver] {
 			_ = syscall.Kill(pid, sig)
@@ -140,8 +145,9 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 	for d := range pids {
 		signal(d, syscall.SIGSTOP)
 	}
-	conds := []string{"alone", "harvest", "raw_exec"}
-	samples := map[string][][]float64{} // condition -> block -> latencies
+	conds := []string{"alone", "harvest", "raw_exec", "bare"}
+	waits := map[string][]runQueueWait{} // condition -> per cycle
+	samples := map[string][][]float64{}  // condition -> block -> latencies
 	for c := range conds {
 		samples[conds[c]] = make([][]float64, blocks)
 	}
@@ -156,10 +162,13 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 			if cond != "alone" {
 				signal(cond, syscall.SIGCONT)
 			}
+			onCPU0, wait0 := proc.Schedstat(standInPID)
 			lat, failed := standin.Latencies(addr, rate, window)
+			onCPU1, wait1 := proc.Schedstat(standInPID)
 			if cond != "alone" {
 				signal(cond, syscall.SIGSTOP)
 			}
+			waits[cond] = append(waits[cond], runQueueWait{requests: len(lat), onCPU: onCPU1 - onCPU0, waiting: wait1 - wait0})
 			busyCPU[cond] += cpuSeconds(t, pids[cond]...) - cpu0
 			busyTime[cond] += time.Since(began).Seconds()
 			if failed > 0 {
@@ -174,9 +183,11 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 			perCycle[cond] = append(perCycle[cond], [2]float64{line[cond+" p50"] / line["alone p50"], line[cond] / line["alone"]})
 		}
 		load, _ := os.ReadFile("/proc/loadavg")
-		t.Logf("cycle %2d p99 ms: alone %6.2f  harvest %6.2f  raw_exec %6.2f  (loadavg %s)", cyc+1, line["alone"], line["harvest"],
-			line["raw_exec"], strings.Fields(string(load))[0])
+		t.Logf("cycle %2d p99 ms: alone %6.2f  harvest %6.2f  raw_exec %6.2f  bare %6.2f; wait per request ms: alone %.3f  harvest %.3f  raw_exec %.3f  bare %.3f  (loadavg %s)",
+			cyc+1, line["alone"], line["harvest"], line["raw_exec"], line["bare"], waits["alone"][cyc].perRequest(), waits["harvest"][cyc].perRequest(),
+			waits["raw_exec"][cyc].perRequest(), waits["bare"][cyc].perRequest(), strings.Fields(string(load))[0])
 	}
+	signal("bare", syscall.SIGKILL)
 	for d := range pids {
 		signal(d, syscall.SIGCONT)
 	}
@@ -206,6 +217,27 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 		}
 		return strings.Join(cells, "  ")
 	}
+	// Where the scheduler decides it: the stand-in's run-queue wait per
+	// request beside each kind of busy loop, less the same cycle's alone,
+	// over its CPU per request (cycles interleave the conditions, so each
+	// difference is paired against the same background).
+	t.Logf("run-queue wait per request, %d cycles: alone %.3f ms, CPU per request %.3f ms", cycles, meanOf(waits["alone"], runQueueWait.perRequest),
+		meanOf(waits["alone"], runQueueWait.cpuPerRequest))
+	added := map[string]ci{}
+	for _, cond := range conds[1:] {
+		var xs []float64
+		for cyc := range cycles {
+			xs = append(xs, (waits[cond][cyc].perRequest()-waits["alone"][cyc].perRequest())/waits[cond][cyc].cpuPerRequest())
+		}
+		added[cond] = meanCI95(xs)
+		t.Logf("  %-9s added wait / CPU per request: %s (wait %.3f ms a request)", cond, added[cond], meanOf(waits[cond], runQueueWait.perRequest))
+	}
+	var diff []float64
+	for cyc := range cycles {
+		diff = append(diff, (waits["harvest"][cyc].perRequest()-waits["raw_exec"][cyc].perRequest())/waits["harvest"][cyc].cpuPerRequest())
+	}
+	t.Logf("  harvest - raw_exec, wait / CPU per request: %s", meanCI95(diff))
+
 	var harvestP99 []float64
 	for _, cond := range conds[1:] {
 		var p50s, p99s []float64
@@ -254,6 +286,63 @@ func TestMeasurePrimaryLatency(t *testing.T) {
 	if m := standin.Median(harvestP99); m > 1.05 {
 		t.Errorf("primary p99 beside harvested tasks is %.3f x alone (median over %d cycles), goal <= 1.05", m, cycles)
 	}
+	if h := added["harvest"]; h.hi > 0.05 {
+		t.Errorf("the primary's added run-queue wait beside harvested tasks is %s of its CPU per request, goal <= 0.05", h)
+	}
+}
+
+// runQueueWait is the stand-in's scheduler accounting over one window.
+type runQueueWait struct {
+	requests       int
+	onCPU, waiting time.Duration
+}
+
+func (w runQueueWait) perRequest() float64 {
+	return w.waiting.Seconds() * 1e3 / float64(max(1, w.requests))
+}
+func (w runQueueWait) cpuPerRequest() float64 {
+	return w.onCPU.Seconds() * 1e3 / float64(max(1, w.requests))
+}
+
+func meanOf(ws []runQueueWait, f func(runQueueWait) float64) float64 {
+	sum := 0.0
+	for _, w := range ws {
+		sum += f(w)
+	}
+	return sum / float64(max(1, len(ws)))
+}
+
+// ci is a mean with its 95% interval.
+type ci struct{ mean, lo, hi float64 }
+
+func (c ci) String() string { return fmt.Sprintf("%.3f [%.3f, %.3f]", c.mean, c.lo, c.hi) }
+
+// meanCI95 is the mean of xs with Student's t 95% interval.
+func meanCI95(xs []float64) ci {
+	mean, sd := stat.MeanStdDev(xs, nil)
+	if len(xs) < 2 {
+		return ci{mean, mean, mean}
+	}
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(len(xs)))
+	return ci{mean, mean - half, mean + half}
+}
+
+// bareLoops starts n busy loops at nice 0 in the root cgroup, stopped
+// (SIGSTOP) until their window; they are killed at cleanup.
+func bareLoops(t *testing.T, n int) []int {
+	t.Helper()
+	var pids []int
+	for range n {
+		cmd := exec.Command("/bin/sh", "-c", "while :; do :; done")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGSTOP)
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		pids = append(pids, cmd.Process.Pid)
+	}
+	return pids
 }
 
 // allocPIDs are the processes of allocations' tasks (cgroup v1: their

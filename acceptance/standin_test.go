@@ -34,13 +34,13 @@ func init() {
 
 // startStandIn starts the stand-in in node's primary-tenant cgroup and
 // returns its address once it answers; it is killed at cleanup.
-func startStandIn(t *testing.T, node string) string {
+func startStandIn(t *testing.T, node string) (addr string, pid int) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
+	addr = l.Addr().String()
 	l.Close()
 	cmd := exec.Command(os.Args[0])
 	if n := os.Getenv("HARVEST_MEASURE_NICE"); n != "" { // every thread of the stand-in at this nice
@@ -58,11 +58,11 @@ func startStandIn(t *testing.T, node string) string {
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get("http://" + addr + "/"); err == nil {
 			resp.Body.Close()
-			return addr
+			return addr, cmd.Process.Pid
 		}
 	}
 	t.Fatalf("the stand-in on %s does not answer", addr)
-	return ""
+	return "", 0
 }
 
 func fmtQ(q [3]float64) string { return fmt.Sprintf("%6.2f %6.2f %7.2f", q[0], q[1], q[2]) }

@@ -1,13 +1,17 @@
 // Package proc owns reading a process's state from Linux's /proc: whether
 // it still runs (an exited process that its parent has not reaped yet, a
 // zombie, still answers kill(pid, 0), but runs no more and has left its
-// cgroups) and its command name.
+// cgroups), its command name, and its threads' CPU time and run-queue wait.
 package proc
 
 import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // Stat returns pid's command name and whether it runs: it exists and is
@@ -32,4 +36,27 @@ func Stat(pid int) (comm string, running bool) {
 func Running(pid int) bool {
 	_, running := Stat(pid)
 	return running
+}
+
+// Schedstat sums, over every thread of pid, the time spent on a CPU and the
+// time spent runnable but waiting for one (/proc/PID/task/*/schedstat: the
+// scheduler's own accounting, whatever else the machine is doing).
+func Schedstat(pid int) (onCPU, waiting time.Duration) {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(b))
+		if len(fields) < 2 {
+			continue
+		}
+		run, err1 := strconv.ParseInt(fields[0], 10, 64)
+		wait, err2 := strconv.ParseInt(fields[1], 10, 64)
+		if err1 == nil && err2 == nil {
+			onCPU, waiting = onCPU+time.Duration(run), waiting+time.Duration(wait)
+		}
+	}
+	return onCPU, waiting
 }

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -36,5 +37,23 @@ func TestAZombieDoesNotRun(t *testing.T) {
 	}
 	if Running(0) || Running(-1) {
 		t.Fatal("pid 0 or -1 runs")
+	}
+}
+
+// This process's threads have run (the test itself) and the sum covers
+// every thread: at least what the calling thread alone reports.
+func TestSchedstatSumsEveryThread(t *testing.T) {
+	pid := os.Getpid()
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+	}
+	onCPU, waiting := Schedstat(pid)
+	self, _ := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid)) // the main thread's
+	var main int64
+	fmt.Sscan(string(self), &main)
+	if onCPU < 20*time.Millisecond || onCPU < time.Duration(main) || waiting < 0 {
+		t.Fatalf("on CPU %s, waiting %s; the main thread alone %s", onCPU, waiting, time.Duration(main))
+	}
+	if c, w := Schedstat(1 << 30); c != 0 || w != 0 {
+		t.Fatalf("a process that does not exist: %s %s", c, w)
 	}
 }

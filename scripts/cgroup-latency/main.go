@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvest-platform/harvest/internal/proc"
 	"github.com/harvest-platform/harvest/internal/standin"
 )
 
@@ -239,31 +240,16 @@ type perRequest struct{ requests, cpuNS, waitNS float64 }
 
 // p99 drives the stand-in for d and returns the window's p99 (ms).
 func (r *perRequest) p99(addr string, d time.Duration, pid int) float64 {
-	cpu0, wait0 := schedstat(pid)
+	cpu0, wait0 := proc.Schedstat(pid)
 	lat, _ := standin.Latencies(addr, rate, d)
-	cpu1, wait1 := schedstat(pid)
+	cpu1, wait1 := proc.Schedstat(pid)
 	r.requests += float64(len(lat))
-	r.cpuNS, r.waitNS = r.cpuNS+cpu1-cpu0, r.waitNS+wait1-wait0
+	r.cpuNS, r.waitNS = r.cpuNS+float64(cpu1-cpu0), r.waitNS+float64(wait1-wait0)
 	return standin.Quantiles(lat)[1]
 }
 
 func (r *perRequest) cpu() float64  { return r.cpuNS / r.requests / 1e6 }
 func (r *perRequest) wait() float64 { return r.waitNS / r.requests / 1e6 }
-
-// schedstat sums a process's threads' CPU time and time spent runnable but
-// waiting for a CPU (ns).
-func schedstat(pid int) (cpu, wait float64) {
-	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if fields := strings.Fields(string(b)); err == nil && len(fields) >= 2 {
-			c, _ := strconv.ParseFloat(fields[0], 64)
-			w, _ := strconv.ParseFloat(fields[1], 64)
-			cpu, wait = cpu+c, wait+w
-		}
-	}
-	return cpu, wait
-}
 
 func signal(pids []int, sig syscall.Signal) {
 	for _, p := range pids {
