@@ -38,48 +38,7 @@ func TestInstallGuideBringsUpThePlatform(t *testing.T) {
 	if !bareRun() {
 		t.Skip("runs on a bare cluster: make acceptance-install")
 	}
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	guide, err := os.ReadFile(filepath.Join(root, "docs", "install.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := guideBlocks(string(guide))
-	if len(blocks) < 8 {
-		t.Fatalf("docs/install.md has %d sh blocks; the guide lost its steps", len(blocks))
-	}
-	work := t.TempDir()
-	// the operator's monitoring export: a month of each tenant's CPU
-	args := []string{"history", "synth", "-seed", "11", "-tenants", "3", "-days", "30", "-out", work}
-	patterns := []string{"periodic", "constant", "unpredictable"}
-	for i, c := range cluster.NomadClients {
-		args = append(args, "-tenant", c.Meta["harvest_tenant"]+"="+patterns[i%len(patterns)])
-	}
-	harvestCLI(t, "harvestctl", args...)
-
-	for _, job := range []string{"harvest-batch", "harvest-placer", "harvest-blob", "harvest-storage"} {
-		purgeJob(t, job)
-	}
-	env := clientEnv(
-		"NOMAD_ADDR="+cluster.NomadAddr(), "CONSUL_HTTP_ADDR="+cluster.ConsulAddr(),
-		"HARVEST_BIN="+bin, "HARVEST_JOBS="+filepath.Join(root, "jobs"), "MINIO="+filepath.Join(stack, "minio"),
-		"STORAGE_ROOT="+filepath.Join(cluster.RunDir, "install-storage"), "HISTORY_CSV="+filepath.Join(work, "series.csv.gz"),
-		"PLACER_PORT="+strconv.Itoa(cluster.SparePort(0)), "PROXY_PORT="+strconv.Itoa(cluster.SparePort(1)),
-		"S3_PORT="+strconv.Itoa(cluster.SparePort(2)), "BLOB_ADMIN_PORT="+strconv.Itoa(cluster.SparePort(3)),
-		"PATH="+stack+":"+os.Getenv("PATH"), "NOMAD_CLI_SHOW_HINTS=false")
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
-	defer cancel()
-	script := "set -euo pipefail\n" + strings.Join(blocks, "\n")
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
-	cmd.Dir, cmd.Env = work, env
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	t.Logf("the guide's commands took %s and printed:\n%s", time.Since(start).Round(time.Second), out)
-	if err != nil {
-		t.Fatalf("following docs/install.md failed: %v", err)
-	}
+	work, script, env, out := installPlatform(t)
 
 	text := string(out)
 	if !strings.Contains(text, "dataset read back identical") {
@@ -127,4 +86,57 @@ func TestInstallGuideBringsUpThePlatform(t *testing.T) {
 	if after := keys(); after != before {
 		t.Errorf("the second run changed the front's S3 keys")
 	}
+}
+
+// installPlatform follows docs/install.md literally on the bare cluster:
+// every sh block, in order, in one bash with the guide's own error handling,
+// with only the guide's documented settings (where the binaries, jobs and
+// history export are, the ports) from the environment. It returns the
+// folder it ran in, the script and environment (to run it again) and what
+// it printed; a failure fails the test.
+func installPlatform(t *testing.T) (work, script string, env []string, out []byte) {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide, err := os.ReadFile(filepath.Join(root, "docs", "install.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := guideBlocks(string(guide))
+	if len(blocks) < 8 {
+		t.Fatalf("docs/install.md has %d sh blocks; the guide lost its steps", len(blocks))
+	}
+	work = t.TempDir()
+	// the operator's monitoring export: a month of each tenant's CPU
+	args := []string{"history", "synth", "-seed", "11", "-tenants", "3", "-days", "30", "-out", work}
+	patterns := []string{"periodic", "constant", "unpredictable"}
+	for i, c := range cluster.NomadClients {
+		args = append(args, "-tenant", c.Meta["harvest_tenant"]+"="+patterns[i%len(patterns)])
+	}
+	harvestCLI(t, "harvestctl", args...)
+
+	for _, job := range []string{"harvest-batch", "harvest-placer", "harvest-blob", "harvest-storage"} {
+		purgeJob(t, job)
+	}
+	env = clientEnv(
+		"NOMAD_ADDR="+cluster.NomadAddr(), "CONSUL_HTTP_ADDR="+cluster.ConsulAddr(),
+		"HARVEST_BIN="+bin, "HARVEST_JOBS="+filepath.Join(root, "jobs"), "MINIO="+filepath.Join(stack, "minio"),
+		"STORAGE_ROOT="+filepath.Join(cluster.RunDir, "install-storage"), "HISTORY_CSV="+filepath.Join(work, "series.csv.gz"),
+		"PLACER_PORT="+strconv.Itoa(cluster.SparePort(0)), "PROXY_PORT="+strconv.Itoa(cluster.SparePort(1)),
+		"S3_PORT="+strconv.Itoa(cluster.SparePort(2)), "BLOB_ADMIN_PORT="+strconv.Itoa(cluster.SparePort(3)),
+		"PATH="+stack+":"+os.Getenv("PATH"), "NOMAD_CLI_SHOW_HINTS=false")
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	script = "set -euo pipefail\n" + strings.Join(blocks, "\n")
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir, cmd.Env = work, env
+	start := time.Now()
+	out, err = cmd.CombinedOutput()
+	t.Logf("the guide's commands took %s and printed:\n%s", time.Since(start).Round(time.Second), out)
+	if err != nil {
+		t.Fatalf("following docs/install.md failed: %v", err)
+	}
+	return work, script, env, out
 }

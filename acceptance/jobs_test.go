@@ -61,7 +61,7 @@ func TestStorageSystemJobRunsAMinIOOnEveryHarvestedClient(t *testing.T) {
 	t.Cleanup(func() { nomadCLI(t, "var", "purge", "nomad/jobs/harvest-storage") })
 	purgeJob(t, "harvest-storage")
 	nomadCLI(t, "job", "run", "-detach", "-var", "minio_path="+filepath.Join(stack, "minio"),
-		"-var", "data_root="+filepath.Join(cluster.RunDir, "storage-job"), "-var", "capacity_mb=2048", "-var", "memory_mb=300",
+		"-var", "data_root="+filepath.Join(cluster.RunDir, "storage-job"), "-var", "capacity_mb=2048", "-var", "memory_mb=512",
 		filepath.Join(root, "jobs", "harvest-storage.nomad.hcl"))
 	consul := consulAPI(t, cluster.ConsulAddr())
 	var entries []*consulapi.ServiceEntry

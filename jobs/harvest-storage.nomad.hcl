@@ -49,8 +49,9 @@ variable "driver" {
 }
 
 variable "memory_mb" {
-  type    = number
-  default = 512
+  type        = number
+  default     = 512
+  description = "memory of each storage node; MinIO's heap limit and concurrent requests follow from it (below)"
 }
 
 variable "namespace" {
@@ -122,6 +123,16 @@ job "harvest-storage" {
         {{ end }}
         MINIO_BROWSER=off
         MINIO_UPDATE=off
+        {{- /* MinIO sizes its heap and its requests in flight from the memory it
+           can see: the host's, not this task's cgroup. So they come from the task's
+           own allocation: a heap limit of half of it (GOMEMLIMIT) and a request
+           slot per 40 MiB (more wait in MinIO's queue, then get SlowDown). Under 8
+           and 32 concurrent 64 MiB GETs and PUTs its peak RSS was 236-239 MiB at
+           300 MiB and 261-271 MiB at 512 MiB (docs/blob.md); without them it was
+           killed at 300 MiB within seconds. */}}
+        {{ $mem := env "NOMAD_MEMORY_LIMIT" | parseInt }}
+        MINIO_MEMLIMIT={{ divide 2 $mem }}MiB
+        MINIO_API_REQUESTS_MAX={{ divide 40 $mem | maximum 2 }}
         EOT
       }
 

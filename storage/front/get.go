@@ -118,20 +118,8 @@ func (b *Backend) GetObject(ctx context.Context, in *s3.GetObjectInput) (*s3.Get
 // readable are the replicas a read may use now, least loaded first, and
 // the error when there is none.
 func (b *Backend) readable(e catalog.Entry) ([]catalog.Replica, error) {
-	var out []catalog.Replica
-	busy := 0
-	for _, r := range e.Replicas {
-		if b.nodes.client(r.Node) == nil || !b.nodes.Up(r.Node) {
-			continue
-		}
-		if b.nodes.Busy(r.Node) {
-			busy++
-			b.metrics.busyDenials.Inc()
-			continue
-		}
-		out = append(out, r)
-	}
-	b.nodes.byReadCost(out)
+	out, busy := b.readableNow(e)
+	b.metrics.busyDenials.Add(float64(busy))
 	switch {
 	case len(out) > 0:
 		return out, nil
@@ -147,6 +135,29 @@ func (b *Backend) readable(e catalog.Entry) ([]catalog.Replica, error) {
 	}
 }
 
+// readableNow are the replicas on nodes up and not busy, least loaded first,
+// and how many were skipped as busy.
+func (b *Backend) readableNow(e catalog.Entry) (out []catalog.Replica, busy int) {
+	for _, r := range e.Replicas {
+		if b.nodes.client(r.Node) == nil || !b.nodes.Up(r.Node) {
+			continue
+		}
+		if b.nodes.Busy(r.Node) {
+			busy++
+			continue
+		}
+		out = append(out, r)
+	}
+	b.nodes.byReadCost(out)
+	return out, busy
+}
+
+// readRetryWaits are the pauses before a read that found every replica
+// failing for the nodes' own trouble (a node restarting, a call refused with
+// SlowDown) tries the replicas again, from the block where it stopped: 3.75 s
+// in all, long enough for a storage node that crashed and restarts.
+var readRetryWaits = []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second}
+
 // openObject opens bytes [start, start+length) of e, checked block by
 // block, moving from replica to replica as they fail; the first block is
 // read before it returns, so a read no replica can serve fails as an error.
@@ -156,9 +167,12 @@ func (b *Backend) openObject(req *request, e catalog.Entry, start, length int64)
 		return nil, err
 	}
 	var current *catalog.Replica
-	next, transient := 0, false
+	next, transient, retries := 0, false, 0
+	bad := map[catalog.Replica]bool{} // failed a checksum or missing: never offered again
 	failed := func(r catalog.Replica, err error) {
-		if !b.replicaFailed(e, r, err) {
+		if b.replicaFailed(e, r, err) {
+			bad[r] = true
+		} else {
 			transient = true
 		}
 	}
@@ -166,18 +180,36 @@ func (b *Backend) openObject(req *request, e catalog.Entry, start, length int64)
 		if err != nil && current != nil {
 			failed(*current, err)
 		}
-		for next < len(cands) {
-			r := cands[next]
-			next++
-			src, err := b.openRange(req.ctx, r, offset, end, e.Size)
-			if err == nil {
-				current = &r
-				return src, nil
+		for {
+			for next < len(cands) {
+				r := cands[next]
+				next++
+				if bad[r] {
+					continue
+				}
+				src, err := b.openRange(req.ctx, r, offset, end, e.Size)
+				if err == nil {
+					current = &r
+					return src, nil
+				}
+				failed(r, err)
 			}
-			failed(r, err)
+			current = nil
+			// every replica failed; when a node's own trouble was the cause,
+			// wait and try those up again from this block (a ranged re-read)
+			if !transient || retries == len(readRetryWaits) {
+				return nil, errors.New("no replica left to read from")
+			}
+			select {
+			case <-time.After(readRetryWaits[retries]):
+			case <-req.ctx.Done():
+				return nil, req.ctx.Err()
+			}
+			retries++
+			b.metrics.readRetries.Inc()
+			cands, _ = b.readableNow(e)
+			next, transient = 0, false
 		}
-		current = nil
-		return nil, errors.New("no replica left to read from")
 	}
 	var body io.ReadCloser
 	if len(e.Layout) == 0 { // written before block checksums: served unchecked

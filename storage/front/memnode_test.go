@@ -19,6 +19,13 @@ type memNode struct {
 	mu      sync.Mutex
 	objects map[string][]byte // by path: /bucket/name
 	damage  bool              // flip the first byte of what a PUT stores, as a bad link or disk would
+	// slowDowns is how many GETs to answer 503 SlowDown before serving
+	// again, as a node restarting or full of requests would
+	slowDowns int
+	// cutAfter, when above 0, ends the next GET's connection after that many
+	// bytes of the body, as a node killed mid-answer would
+	cutAfter int
+	ranges   []string // the Range headers of the GETs served
 }
 
 // get returns a copy of an object's bytes (nil when absent).
@@ -44,6 +51,27 @@ func (m *memNode) count() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.objects)
+}
+
+// fail makes the node answer the next n GETs with SlowDown.
+func (m *memNode) fail(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.slowDowns = n
+}
+
+// cut makes the node end its next GET's connection after n bytes.
+func (m *memNode) cut(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cutAfter = n
+}
+
+// rangesSeen are the Range headers of the GETs the node served.
+func (m *memNode) rangesSeen() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.ranges...)
 }
 
 func (m *memNode) has(name string) bool {
@@ -77,6 +105,15 @@ func (m *memNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sum := md5.Sum(data)
 		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
 	case http.MethodGet, http.MethodHead:
+		if r.Method == http.MethodGet && m.slowDowns > 0 {
+			m.slowDowns--
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `<Error><Code>SlowDown</Code><Message>Please reduce your request rate</Message></Error>`)
+			return
+		}
+		if r.Method == http.MethodGet {
+			m.ranges = append(m.ranges, r.Header.Get("Range"))
+		}
 		data, ok := m.objects[r.URL.Path]
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
@@ -94,6 +131,17 @@ func (m *memNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusPartialContent)
 		} else {
 			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		}
+		if r.Method == http.MethodGet && m.cutAfter > 0 && m.cutAfter < len(data) {
+			n := m.cutAfter
+			m.cutAfter = 0
+			_, _ = w.Write(data[:n])
+			w.(http.Flusher).Flush()
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
 		}
 		if r.Method == http.MethodGet {
 			_, _ = w.Write(data)

@@ -15,6 +15,7 @@ type metrics struct {
 	reads               prometheus.Counter
 	busyDenials         prometheus.Counter
 	readFailures        prometheus.Counter
+	readRetries         prometheus.Counter
 	redirects           prometheus.Counter
 	underReplicated     prometheus.Gauge
 	objects             prometheus.Gauge
@@ -63,6 +64,7 @@ func newMetrics() *metrics {
 		reads:           counter("reads_total", "Object reads served."),
 		busyDenials:     counter("busy_denials_total", "Replicas skipped by a read because their node was busy."),
 		readFailures:    counter("read_failures_total", "Reads refused: every replica busy, down, bad or gone."),
+		readRetries:     counter("read_retries_total", "Times a read found every replica failing for its node's trouble and waited to try them again from the same block."),
 		underReplicated: gauge("under_replicated_objects", "Objects with fewer live replicas than their replication factor."),
 		objects:         gauge("objects", "Objects in the catalogue at the last repair scan."),
 		repaired:        counter("repaired_replicas_total", "Replicas re-created by the repairer."),
@@ -109,7 +111,7 @@ func (m *metrics) register(reg prometheus.Registerer) {
 	reg.MustRegister(m.ambiguousWrites, m.saturated, m.storageFull, m.corruptReads, m.missingReads, m.scrubbedBytes,
 		m.scrubbedReplicas, m.scrubCorrupt, m.scrubMissing, m.scrubPasses, m.repairVerifyFails, m.gcDeleted, m.gcDeletedBytes,
 		m.gcAbortedUploads, m.gcPasses, m.gcHeld, m.orphanBytes, m.safeMode, m.maintainer, m.fronts, m.nodeFree, m.firstByte)
-	reg.MustRegister(m.writes, m.writeFailures, m.degraded, m.reads, m.busyDenials, m.readFailures, m.redirects,
+	reg.MustRegister(m.writes, m.writeFailures, m.degraded, m.reads, m.busyDenials, m.readFailures, m.readRetries, m.redirects,
 		m.underReplicated, m.objects, m.repaired, m.repairBytes, m.repairFailures, m.lost, m.declarationFailures, m.nodeUp,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 }

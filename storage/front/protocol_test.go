@@ -259,3 +259,53 @@ func TestPutRefusesAReplicaStoredDamaged(t *testing.T) {
 	}
 	everyReplicaOnItsNode(t, b, stores, "damaged", "k", data)
 }
+
+// A read whose every replica fails for its node's own trouble (SlowDown from
+// nodes restarting or full) waits and tries them again instead of failing;
+// one whose node dies in the middle of the answer goes on from the block
+// where it stopped (a ranged read), after waiting for the others too.
+func TestReadsWaitOutNodesThatRestartAndResumeMidObject(t *testing.T) {
+	mem := kv.NewMem()
+	b, stores, _ := declBackend(t, mem)
+	makeBucket(t, b, "data", nil)
+	data := bytes.Repeat([]byte("harvest "), 400_000) // 3.2 MB: four blocks
+	if err := putBytes(t, b, "data", "k", data); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := b.cat.Get(context.Background(), "data", "k")
+	for _, r := range e.Replicas {
+		stores[r.Node].fail(1)
+	}
+	if got := getBytes(t, b, "data", "k"); !bytes.Equal(got, data) {
+		t.Fatalf("GET with every node answering SlowDown once returned %d bytes, not the object", len(got))
+	}
+	if n := testutil.ToFloat64(b.metrics.readRetries); n != 1 {
+		t.Fatalf("read retries %v, want 1", n)
+	}
+
+	// the first replica's node dies 1.5 MiB into its answer, the others are
+	// still refusing calls: the read waits, then goes on from block 2
+	first := e.Replicas[0]
+	for _, r := range e.Replicas {
+		stores[r.Node].fail(1)
+	}
+	stores[first.Node].fail(0)
+	stores[first.Node].cut(3 << 19)
+	if got := getBytes(t, b, "data", "k"); !bytes.Equal(got, data) {
+		t.Fatalf("GET whose node died mid-answer returned %d bytes, not the object", len(got))
+	}
+	resumed := false
+	for _, r := range e.Replicas {
+		for _, h := range stores[r.Node].rangesSeen() {
+			if strings.HasPrefix(h, "bytes=1048576-") {
+				resumed = true
+			}
+		}
+	}
+	if !resumed {
+		t.Fatal("no node was asked for the object from its second block on")
+	}
+	if n := testutil.ToFloat64(b.metrics.readRetries); n != 2 {
+		t.Fatalf("read retries %v, want 2", n)
+	}
+}
