@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,7 +42,20 @@ func TestMeasureBlobUnderLoad(t *testing.T) {
 	if !bareRun() || os.Getenv("HARVEST_MEASURE") != "1" {
 		t.Skip("installs the platform on a bare cluster and loads it for minutes: HARVEST_ACCEPTANCE_BARE=1 HARVEST_MEASURE=1")
 	}
-	installPlatform(t)
+	_, _, env, _ := installPlatform(t)
+	// The guide's storage nodes declare 2 GiB each, less than a minute of
+	// this load writes (and the front keeps overwritten replicas for its GC
+	// grace, an hour): the same job with 20 GiB each, the guide's memory_mb
+	// and replicas kept. MinIO restarts with the new job version.
+	root, _ := repoRoot()
+	cmd := exec.Command(filepath.Join(stack, "nomad"), "job", "run", "-var", "minio_path="+filepath.Join(stack, "minio"),
+		"-var", "data_root="+filepath.Join(cluster.RunDir, "install-storage"), "-var", "capacity_mb=20480", "-var", "memory_mb=512",
+		filepath.Join(root, "jobs", "harvest-storage.nomad.hcl"))
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("nomad job run harvest-storage: %v\n%s", err, out)
+	}
+	waitStorageCapacity(t, 20480)
 	ctx := context.Background()
 	vars, _, err := nomadClient(t).Variables().Read("nomad/jobs/harvest-blob", nil)
 	if err != nil {
@@ -54,6 +68,16 @@ func TestMeasureBlobUnderLoad(t *testing.T) {
 	}
 	nodes := storageNodes(t, vars.Items)
 	direct := nodes[0].client
+	relays := map[string]*minio.Client{}
+	relayPIDs := map[string]int{}
+	for _, mode := range []string{"copy", "splice"} {
+		addr, pid := startRelayProcess(t, nodes[0].addr, mode)
+		c, err := minio.New(addr, &minio.Options{Creds: nodes[0].creds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		relays[mode], relayPIDs[mode] = c, pid
+	}
 	for _, c := range []*minio.Client{front, direct} {
 		if err := c.MakeBucket(ctx, "load", minio.MakeBucketOptions{}); err != nil {
 			t.Fatal(err)
@@ -75,28 +99,37 @@ func TestMeasureBlobUnderLoad(t *testing.T) {
 	// the load an operator's user brings: reads and writes of large objects at once
 	load := envDuration("HARVEST_MEASURE_LOAD", time.Minute)
 	mixed := runLoad(front, data, 4, 4, load)
+	cleanWrites(t, front)
 	restarts := storageRestarts(t) - restarts0
 	t.Logf("mixed load through the front for %s: %d GETs and %d PUTs of 64 MiB, %d failed (%s); storage-node restarts %d; storage tasks' peak memory %s",
 		load, mixed.gets, mixed.puts, mixed.failed, mixed.firstErr, restarts, storagePeakMemory(t))
 
 	// the cost per byte, direct and through the front, phase by phase
 	rounds, phase := envInt("HARVEST_MEASURE_ROUNDS", 3), envDuration("HARVEST_MEASURE_PHASE", 15*time.Second)
-	frontPID := processOf(t, "harvest-blob")
-	var minioPIDs []int
-	for _, n := range nodes {
-		minioPIDs = append(minioPIDs, n.pid)
-	}
 	type cost struct{ mibps, front, storage []float64 }
 	costs := map[string]*cost{}
+	phases := []struct {
+		name       string
+		c          *minio.Client
+		gets, puts int
+		hop        []int // the process between the client and the node (the front's when nil)
+	}{{"GET direct", direct, 4, 0, nil}, {"GET front", front, 4, 0, nil},
+		{"GET copy relay", relays["copy"], 4, 0, []int{relayPIDs["copy"]}},
+		{"GET splice relay", relays["splice"], 4, 0, []int{relayPIDs["splice"]}},
+		{"PUT direct", direct, 0, 4, nil}, {"PUT front", front, 0, 4, nil}}
 	for r := range rounds {
-		for _, p := range []struct {
-			name       string
-			c          *minio.Client
-			gets, puts int
-		}{{"GET direct", direct, 4, 0}, {"GET front", front, 4, 0}, {"PUT direct", direct, 0, 4}, {"PUT front", front, 0, 4}} {
-			f0, s0 := cpuSeconds(t, frontPID), cpuSeconds(t, minioPIDs...)
+		for _, p := range phases {
+			// the processes now: a node that restarted has a new one
+			hop, minioPIDs := p.hop, processesOf("minio")
+			if hop == nil {
+				hop = processesOf("harvest-blob")
+			}
+			f0, s0 := cpuSeconds(t, hop...), cpuSeconds(t, minioPIDs...)
 			res := runLoad(p.c, data, p.gets, p.puts, phase)
-			f1, s1 := cpuSeconds(t, frontPID), cpuSeconds(t, minioPIDs...)
+			f1, s1 := cpuSeconds(t, hop...), cpuSeconds(t, minioPIDs...)
+			if p.puts > 0 {
+				cleanWrites(t, p.c)
+			}
 			gib := float64(res.bytes) / (1 << 30)
 			c := costs[p.name]
 			if c == nil {
@@ -106,15 +139,16 @@ func TestMeasureBlobUnderLoad(t *testing.T) {
 			c.mibps = append(c.mibps, float64(res.bytes)/(1<<20)/res.took.Seconds())
 			c.front = append(c.front, (f1-f0)/gib)
 			c.storage = append(c.storage, (s1-s0)/gib)
-			t.Logf("round %d %-10s %.0f MiB/s, front %.2f CPU-s/GiB, storage nodes %.2f CPU-s/GiB, %d failed",
+			t.Logf("round %d %-16s %.0f MiB/s, front (or relay) %.2f CPU-s/GiB, storage nodes %.2f CPU-s/GiB, %d failed",
 				r+1, p.name, c.mibps[r], c.front[r], c.storage[r], res.failed)
 			mixed.failed += res.failed
 		}
 	}
 	mm := func(xs []float64) string { return fmt.Sprintf("%.2f (%.2f-%.2f)", standin.Median(xs), minOf(xs), maxOfF(xs)) }
-	for _, name := range []string{"GET direct", "GET front", "PUT direct", "PUT front"} {
+	for _, p := range phases {
+		name := p.name
 		c := costs[name]
-		t.Logf("%-10s median (min-max) of %d rounds: %s MiB/s, front %s CPU-s/GiB, storage nodes %s CPU-s/GiB", name, rounds,
+		t.Logf("%-16s median (min-max) of %d rounds: %s MiB/s, front (or relay) %s CPU-s/GiB, storage nodes %s CPU-s/GiB", name, rounds,
 			mm(c.mibps), mm(c.front), mm(c.storage))
 	}
 	t.Logf("GET through the front / direct: %.2f; storage CPU per GiB behind the front / direct: %.2f",
@@ -178,7 +212,7 @@ func runLoad(c *minio.Client, data []byte, gets, puts int, d time.Duration) load
 					record(true, n, err)
 					continue
 				}
-				key := fmt.Sprintf("write-%d-%d", w, i%4)
+				key := fmt.Sprintf("write-%d-%d", w, i%2)
 				_, err := c.PutObject(context.Background(), "load", key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
 				record(false, int64(len(data)), err)
 			}
@@ -189,11 +223,51 @@ func runLoad(c *minio.Client, data []byte, gets, puts int, d time.Duration) load
 	return res
 }
 
+// waitStorageCapacity waits until every storage node is healthy in Consul
+// and declares mb of capacity.
+func waitStorageCapacity(t *testing.T, mb int) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		entries, _, err := consulAPI(t, cluster.ConsulAddr()).Health().Service("harvest-storage", "", true, nil)
+		if err != nil {
+			continue
+		}
+		n := 0
+		for _, e := range entries {
+			if e.Service.Meta["capacity_mb"] == strconv.Itoa(mb) {
+				n++
+			}
+		}
+		if n == len(cluster.NomadClients) {
+			time.Sleep(10 * time.Second) // the front reads the nodes again
+			return
+		}
+	}
+	t.Fatalf("the storage nodes did not come back with %d MiB each", mb)
+}
+
+// cleanWrites deletes what runLoad wrote and aborts uploads it left, so
+// that the next phase finds the nodes' declared capacity free again.
+func cleanWrites(t *testing.T, c *minio.Client) {
+	t.Helper()
+	ctx := context.Background()
+	for obj := range c.ListObjects(ctx, "load", minio.ListObjectsOptions{Prefix: "write-"}) {
+		if obj.Err == nil {
+			_ = c.RemoveObject(ctx, "load", obj.Key, minio.RemoveObjectOptions{})
+		}
+	}
+	for up := range c.ListIncompleteUploads(ctx, "load", "write-", true) {
+		if up.Err == nil {
+			_ = c.RemoveIncompleteUpload(ctx, "load", up.Key)
+		}
+	}
+}
+
 // storageNode is one storage node of the installed platform.
 type storageNode struct {
-	name   string
-	client *minio.Client
-	pid    int
+	name, addr string
+	creds      *credentials.Credentials
+	client     *minio.Client
 }
 
 // storageNodes finds the storage nodes in Consul, their keys in the front's
@@ -209,31 +283,32 @@ func storageNodes(t *testing.T, items map[string]string) []storageNode {
 		name := e.Service.Meta["node"]
 		k := strings.NewReplacer("-", "_", ".", "_").Replace(name)
 		addr := fmt.Sprintf("%s:%d", e.Service.Address, e.Service.Port)
-		c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(items[k+"_access_key"], items[k+"_secret_key"], "")})
+		creds := credentials.NewStaticV4(items[k+"_access_key"], items[k+"_secret_key"], "")
+		c, err := minio.New(addr, &minio.Options{Creds: creds})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, storageNode{name: name, client: c, pid: processOf(t, addr)})
+		out = append(out, storageNode{name: name, addr: addr, creds: creds, client: c})
 	}
 	return out
 }
 
-// processOf is the pid of the process whose command line holds s.
-func processOf(t *testing.T, s string) int {
-	t.Helper()
+// processesOf are the pids of the processes running the executable named
+// exe (its base name).
+func processesOf(exe string) []int {
+	var out []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.Contains(string(cmdline), s) && !strings.Contains(string(cmdline), "acceptance.test") {
-			return pid
+		path, _ := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if filepath.Base(strings.TrimSuffix(path, " (deleted)")) == exe {
+			out = append(out, pid)
 		}
 	}
-	t.Fatalf("no process with %q on its command line", s)
-	return 0
+	return out
 }
 
 // storageRestarts sums the restarts of the storage job's tasks.

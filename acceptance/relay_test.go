@@ -3,9 +3,15 @@
 package acceptance
 
 import (
+	"bufio"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -76,4 +82,71 @@ func relay(t *testing.T, upstream string, up, down func(dst, src net.Conn)) stri
 func startRelay(t *testing.T, upstream string) string {
 	plain := func(dst, src net.Conn) { _, _ = io.Copy(dst, src) }
 	return relay(t, upstream, plain, plain)
+}
+
+// relayEnv makes the test binary, started again, a relay process of its
+// own (startRelayProcess), so that its CPU can be read apart from the test's.
+const relayEnv = "HARVEST_ACCEPTANCE_RELAY"
+
+func init() {
+	if v := os.Getenv(relayEnv); v != "" {
+		mode, upstream, _ := strings.Cut(v, ",")
+		if err := serveRelay(mode, upstream); err != nil {
+			fmt.Fprintln(os.Stderr, "relay:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// serveRelay relays connections to upstream until killed, printing its
+// address first: "splice" by io.Copy between the TCP connections (the kernel
+// moves the bytes), "copy" through a 1 MiB buffer in user space (every byte
+// read and written once, as a proxy that looks at the bytes must).
+func serveRelay(mode, upstream string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Println(ln.Addr().String())
+	pass := func(dst, src net.Conn) { _, _ = io.Copy(dst, src) }
+	if mode == "copy" {
+		pass = func(dst, src net.Conn) {
+			_, _ = io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, make([]byte, 1<<20))
+		}
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		u, err := net.Dial("tcp", upstream)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		go func() { pass(u, c); _ = u.(*net.TCPConn).CloseWrite() }()
+		go func() { pass(c, u); _ = c.(*net.TCPConn).CloseWrite() }()
+	}
+}
+
+// startRelayProcess starts a relay process ("splice" or "copy") to upstream
+// and returns its address and pid; it is killed at cleanup.
+func startRelayProcess(t *testing.T, upstream, mode string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), relayEnv+"="+mode+","+upstream)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("relay process: %v", err)
+	}
+	return strings.TrimSpace(addr), cmd.Process.Pid
 }

@@ -45,6 +45,8 @@ type schedFlags struct {
 	// overrides of the preset, applied only when given
 	cores                      int
 	reserve, placement, lost   string
+	unlabelled, room           string
+	typeByClass                bool
 	margin, load, rate, scale  float64
 	reuse, constraint, holdUnf bool
 	idleRelease                time.Duration
@@ -78,6 +80,9 @@ func schedCommand() cli.CommandFactory {
 			fs.StringVar(&f.reserve, "reserve", "", "override: kept free for the primary tenant, cores or a percent (as the driver's reserve_cpu)")
 			fs.Float64Var(&f.margin, "margin", 0, "override: cores asked for on top of the reserve at admission")
 			fs.StringVar(&f.placement, "placement", "", "override: proportional (YARN RM) or binpack2 (Nomad batch)")
+			fs.StringVar(&f.unlabelled, "unlabelled", "", "override: placement of requests that name no class: proportional, binpack2 or heartbeat (YARN's default: each heartbeating node filled in turn)")
+			fs.StringVar(&f.room, "room", "", "override: a class's room for Algorithm 1: paper (1 - max(level, current) of each server, L150-153) or reserve (what the driver would admit: less the reserve and the harvested work there)")
+			fs.BoolVar(&f.typeByClass, "type-by-class", false, "an oracle, never a preset's: type every job by its class in the mix instead of its last duration (the bound of perfect typing)")
 			fs.BoolVar(&f.reuse, "container-reuse", false, "override: containers held by the job and reused for its tasks (Tez)")
 			fs.DurationVar(&f.idleRelease, "idle-release", 0, "override: how long a reused container waits idle for its job's next task")
 			fs.StringVar(&f.lost, "lost-work", "", "override: what a killed container loses: container (every task it ran), task (the running one) or none (a bound: the task goes on elsewhere)")
@@ -264,6 +269,15 @@ func schedBase(f schedFlags) (schedsim.Preset, error) {
 	}
 	if f.set["placement"] {
 		c.Placement = schedsim.Placement(f.placement)
+	}
+	if f.set["unlabelled"] {
+		c.Unlabelled = schedsim.Placement(f.unlabelled)
+	}
+	if f.set["room"] {
+		c.Room = schedsim.RoomRule(f.room)
+	}
+	if f.set["type-by-class"] {
+		c.TypeByClass = f.typeByClass
 	}
 	if f.set["container-reuse"] {
 		c.ContainerReuse = f.reuse

@@ -140,3 +140,21 @@ func TestServerRoomIsWhatTheDriverAdmitsAtTheTypesLevel(t *testing.T) {
 		t.Errorf("long above the peak: room %g, want 0", got)
 	}
 }
+
+// The paper's headroom (L150-153) is a share of the whole server: a class
+// that peaks at 30% leaves a long job 8.4 of a 12-core server's cores,
+// whatever the reserve and what harvested work already holds.
+func TestPaperRoomIsTheHeadroomOfTheWholeServer(t *testing.T) {
+	c := Class{Average: 20, Peak: 30}
+	for _, s := range []Server{{Cores: 12, Reserve: 0, Primary: 1}, {Cores: 12, Reserve: 4, Primary: 1, Allocated: 5}} {
+		if got := PaperRoom(Long, c, s); math.Abs(got-8.4) > 1e-9 {
+			t.Errorf("%+v: long room %g, want 8.4", s, got)
+		}
+	}
+	if got := ServerRoom(Long, c, Server{Cores: 12, Reserve: 4, Primary: 1}); got != 4 {
+		t.Errorf("the driver's room for the same: %g, want 12 - ceil(3.6) - 4 = 4", got)
+	}
+	if got := PaperRoom(Short, c, Server{Cores: 12, Primary: 6}); got != 6 {
+		t.Errorf("short at 50%% now: %g, want 6", got)
+	}
+}

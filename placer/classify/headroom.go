@@ -59,3 +59,15 @@ func ServerRoom(t JobType, c Class, s Server) float64 {
 // wholeCores rounds up, forgiving the float error of a level computed from
 // a percentage (8.000000001 cores is 8).
 func wholeCores(c float64) float64 { return math.Ceil(c - 1e-9) }
+
+// PaperRoom is a server's room for a job of type t as the paper defines a
+// class's headroom (history-based-harvesting.txt:150-153): the share
+// Headroom leaves free, of the whole server, in cores. Nothing is taken off
+// for the reserve or for the harvested work already there: that is
+// ServerRoom's departure, which predicts what the driver would admit.
+func PaperRoom(t JobType, c Class, s Server) float64 {
+	if s.Cores <= 0 {
+		return 0
+	}
+	return Headroom(t, c, 100*s.Primary/s.Cores) * s.Cores
+}

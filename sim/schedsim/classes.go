@@ -116,7 +116,7 @@ func (s *sim) splitThresholds() jobtype.Thresholds {
 			r := s.classes.ranges[ci]
 			at := classify.Server{Cores: float64(s.cfg.Cores), Reserve: s.cfg.Reserve + s.cfg.AdmitMargin,
 				Primary: c.Average / 100 * float64(s.cfg.Cores)}
-			capacity[typ] += float64(r[1]-r[0]) * classify.ServerRoom(classify.JobType(typ), c, at)
+			capacity[typ] += float64(r[1]-r[0]) * s.serverRoom(classify.JobType(typ), c, at)
 		}
 		total += capacity[typ]
 	}
@@ -132,6 +132,28 @@ func (s *sim) splitThresholds() jobtype.Thresholds {
 	return jobtype.Split(runs, capacity[jobtype.Short]/total, capacity[jobtype.Long]/total)
 }
 
+// serverRoom is a server's room for Algorithm 1 by the configured rule.
+func (s *sim) serverRoom(t classify.JobType, c classify.Class, at classify.Server) float64 {
+	if s.cfg.Room == RoomPaper {
+		return classify.PaperRoom(t, c, at)
+	}
+	return classify.ServerRoom(t, c, at)
+}
+
+// typeOf is a job's type: by its length against the thresholds (L3, L140:
+// the job is taken to have run before with the same length), or with
+// TypeByClass its class in the mix where that is a type.
+func (s *sim) typeOf(j *job) string {
+	if s.cfg.TypeByClass {
+		for _, name := range jobTypes {
+			if name == j.spec.class {
+				return name
+			}
+		}
+	}
+	return s.classes.thresholds.Of(seconds(j.spec.length()), true)
+}
+
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // choose runs Algorithm 1 for a job: its type from its length (line 3; the
@@ -142,7 +164,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // waiting queue does not). It returns the classes (nil: none, line 16) and
 // the fit.
 func (s *sim) choose(j *job) ([]int, string) {
-	typ := s.classes.thresholds.Of(seconds(j.spec.length()), true)
+	typ := s.typeOf(j)
 	for k, name := range jobTypes {
 		if name == typ {
 			j.typ = k
@@ -154,7 +176,7 @@ func (s *sim) choose(j *job) ([]int, string) {
 		var room float64
 		for i := r[0]; i < r[1]; i++ {
 			sv := &s.servers[i]
-			room += classify.ServerRoom(classify.JobType(typ), c, classify.Server{Cores: float64(s.cfg.Cores),
+			room += s.serverRoom(classify.JobType(typ), c, classify.Server{Cores: float64(s.cfg.Cores),
 				Reserve: s.cfg.Reserve + s.cfg.AdmitMargin, Primary: sv.primary, Allocated: float64(len(sv.held))})
 		}
 		cands = append(cands, selectclass.Candidate{Class: c.Name, Pattern: string(c.Pattern), RoomCPU: room * 1000})

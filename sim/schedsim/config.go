@@ -59,6 +59,27 @@ const (
 	Binpack2 Placement = "binpack2"
 )
 
+// Heartbeat is YARN's default placement (L220 "RM-H selects destination
+// servers using its default policy"): nodes offer their room as their
+// heartbeats come in, in a fixed order, and each is filled with what it can
+// take before the next. A placement for unlabelled requests only
+// (Config.Unlabelled).
+const Heartbeat Placement = "heartbeat"
+
+// RoomRule is how Algorithm 1 (line 8) counts a class's room for a job.
+type RoomRule string
+
+const (
+	// RoomPaper is the paper's headroom (L150-153): 1 - max(level, current)
+	// of each server, with nothing taken off (classify.PaperRoom).
+	RoomPaper RoomRule = "paper"
+	// RoomReserve is what the driver would admit at that level: the server
+	// less the rounded level, the reserve (and margin) and the harvested
+	// work already there (classify.ServerRoom): Harvest's departure, which
+	// the live placer uses.
+	RoomReserve RoomRule = "reserve"
+)
+
 // LostWork is what a killed container takes with it.
 type LostWork string
 
@@ -105,6 +126,16 @@ type Config struct {
 	// starts (the driver's guard.Hysteresis.AdmitMargin; YARN-PT has none).
 	AdmitMargin float64
 	Placement   Placement
+	// Unlabelled is the placement of requests that name no class (every
+	// request under stock and PT, H's jobs Algorithm 1 fits nowhere); ""
+	// places them as Placement.
+	Unlabelled Placement
+	// Room is how Algorithm 1 counts a class's room ("": RoomReserve).
+	Room RoomRule
+	// TypeByClass types every job by its class in the mix (the oracle bound
+	// of perfect typing), not by its last duration (L3, L140): never a
+	// preset's value.
+	TypeByClass bool
 	// ContainerReuse: a container that finishes a task runs its job's next
 	// ready task (Tez), or waits IdleRelease for one before it is released;
 	// without it every task is a container of its own (a Nomad allocation).
@@ -181,6 +212,20 @@ func (c *Config) defaults() error {
 	case Proportional, Binpack2:
 	default:
 		return fmt.Errorf("schedsim: unknown placement %q (proportional or binpack2)", c.Placement)
+	}
+	if c.Unlabelled == "" {
+		c.Unlabelled = c.Placement
+	}
+	switch c.Unlabelled {
+	case Proportional, Binpack2, Heartbeat:
+	default:
+		return fmt.Errorf("schedsim: unknown placement for unlabelled requests %q (proportional, binpack2 or heartbeat)", c.Unlabelled)
+	}
+	if c.Room == "" {
+		c.Room = RoomReserve
+	}
+	if c.Room != RoomPaper && c.Room != RoomReserve {
+		return fmt.Errorf("schedsim: unknown room rule %q (paper or reserve)", c.Room)
 	}
 	switch c.LostWork {
 	case LostContainer, LostTask, LostNothing:

@@ -47,6 +47,8 @@ func PaperPreset() Preset {
 		Reserve:         4,
 		AdmitMargin:     0,
 		Placement:       Proportional,
+		Unlabelled:      Heartbeat,
+		Room:            RoomPaper,
 		ContainerReuse:  true,
 		IdleRelease:     10 * time.Second,
 		LostWork:        LostTask,
@@ -61,8 +63,11 @@ func PaperPreset() Preset {
 		{"admission margin", "0", "L212-213: NM-H reports rounded primary + allocations and kills only when the reserve is short; no margin"},
 		{"primary rounding", "up to whole cores", "L212 \"round them up to the next integer number of cores\" (driver/guard.RoundUp)"},
 		{"eviction", "youngest container first until the reserve is back", "L213 \"killing enough containers from youngest to oldest\" (driver/guard.Evictions)"},
-		{"placement", "proportional to available cores", "L219 \"with a probability proportional to the server's available resources\""},
+		{"placement", "labelled requests proportional to available cores", "L219 \"RM-H schedules a container to a heartbeating server of the correct class with a probability proportional to the server's available resources\""},
+		{"unlabelled requests", "heartbeat fill: nodes in heartbeat order, each filled with what it can take", "L220 \"If Tez-H does not name a label, RM-H selects destination servers using its default policy\": YARN's schedulers assign containers to each node as its heartbeat arrives; L296 credits H's \"more balanced utilization\"; the same for every request under stock and PT. -unlabelled proportional is the option measured on its own"},
 		{"no class", "run at once, default placement", "Algorithm 1 line 16 \"Do not pick classes\"; L220 \"RM-H selects destination servers using its default policy\""},
+		{"class room", "1 - max(level, current) of each server, nothing off for the reserve or harvested work", "L150-153 \"For a long job, we use 1 minus Max(peak CPU utilization, current CPU utilization)\" (classify.PaperRoom); -room reserve, what the driver would admit, is the production preset's and the live placer's"},
+		{"job typing", "by the job's last duration", "L3 (Algorithm 1 line 3); L140 \"comparing the duration of its last execution to two predefined thresholds\"; -type-by-class is an oracle bound, never a preset value"},
 		{"classes", "a constraint (node label)", "L217 \"the request names the node label for the class\"; L218 a disjunction for several"},
 		{"containers", "reused for the job's next ready task, released after 10 s idle", "L216 \"Tez-H requests the estimated maximum number of concurrent containers\"; the 10 s is Tez's default idle release timeout (tez.am.container.idle.release-timeout-max.millis), not the paper's"},
 		{"lost work on a kill", "the running task", "L301 \"YARN-PT must kill (and re-run) tasks\" (finished tasks' outputs outlive the container in the node's shuffle service); -lost-work container, every task the container ran, is measured as an option"},
@@ -97,13 +102,14 @@ func ProductionPreset() Preset {
 	c := p.Config
 	c.Cores, c.Reserve = cores, reserve
 	c.AdmitMargin = guard.DefaultHysteresis().AdmitMargin.CPU
-	c.Placement = Binpack2
+	c.Placement, c.Unlabelled, c.Room = Binpack2, Binpack2, RoomReserve
 	c.ContainerReuse, c.LostWork = false, LostTask
 	return Preset{Name: "production", Config: c, Seeds: p.Seeds, HistoryDays: p.HistoryDays, Params: []Param{
 		{"cores per server", fmt.Sprint(cores), "a common server size today (the paper's 12 in -preset paper)"},
 		{"reserve", fmt.Sprintf("%.2f cores (%s)", reserve, guard.DefaultReserveCPU), "the driver's default reserve_cpu (driver/guard.DefaultReserveCPU)"},
 		{"admission margin", fmt.Sprintf("%g core", c.AdmitMargin), "the driver's default admission margin (driver/guard.DefaultHysteresis)"},
-		{"placement", "best of two feasible servers by binpack", "Nomad's batch scheduler (two candidates, binpack scoring)"},
+		{"placement", "best of two feasible servers by binpack, labelled or not", "Nomad's batch scheduler (two candidates, binpack scoring)"},
+		{"class room", "what the driver would admit: cores - rounded level - reserve - margin - harvested work there", "the live placer's (classify.ServerRoom): on Nomad the driver refuses a start that would break the reserve, so Algorithm 1's fit must count room the driver would admit"},
 		{"containers", "one allocation per task", "Nomad runs each task group instance as an allocation; nothing reuses it"},
 		{"lost work on a kill", "the running task", "an allocation runs one task"},
 		{"no class", "run at once, default placement", "the admission proxy writes no class constraint when Algorithm 1 picks none"},

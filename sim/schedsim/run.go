@@ -80,8 +80,21 @@ func (s *sim) classResult(name string) *ClassResult {
 // Run simulates the span under one policy.
 func Run(cfg Config) (Result, error) {
 	began := time.Now()
-	if err := cfg.defaults(); err != nil {
+	s, rate, err := newSim(cfg)
+	if err != nil {
 		return Result{}, err
+	}
+	s.loop(rate)
+	s.finishResult()
+	s.res.WallSeconds = time.Since(began).Seconds()
+	return s.res, nil
+}
+
+// newSim lays the servers out, classifies the tenants and sets the job
+// scale; it returns the state before the span and the arrival rate.
+func newSim(cfg Config) (*sim, float64, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, 0, err
 	}
 	s := &sim{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), events: eventq.New(finishedFirst),
 		byTenant: make([][]int, len(cfg.Tenants)), tenantCPU: make([]float64, len(cfg.Tenants)),
@@ -94,6 +107,9 @@ func Run(cfg Config) (Result, error) {
 	s.classes = classifyTenants(cfg) // H places by it; every policy reports by it
 	s.layOut()
 	s.room, s.open = newFenwick(len(s.servers)), newFenwick(len(s.servers))
+	if cfg.Unlabelled == Heartbeat {
+		s.heartbeat = newHeartbeatOrder(len(s.servers), cfg.Seed)
+	}
 	s.waiting = newWaitQueues(len(s.classes.table.Classes))
 	s.res.Servers = len(s.servers)
 	s.res.ServersByPattern = map[string]int{}
@@ -106,10 +122,7 @@ func Run(cfg Config) (Result, error) {
 		s.classes.thresholds = s.splitThresholds()
 	}
 	s.survival = newSurvivalCounts(s)
-	s.loop(rate)
-	s.finishResult()
-	s.res.WallSeconds = time.Since(began).Seconds()
-	return s.res, nil
+	return s, rate, nil
 }
 
 // arrivalRate sets the job scale and returns arrivals per second: with a

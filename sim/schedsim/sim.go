@@ -42,6 +42,7 @@ type sim struct {
 	classes   *classView
 	room      *fenwick // containers each server can still take
 	open      *fenwick // 1 where a server can take one (Binpack2 draws among these)
+	heartbeat *heartbeatOrder // with Unlabelled = Heartbeat
 	waiting   waitQueues
 	unfit     []*job // HoldUnfit: jobs Algorithm 1 found no room for yet
 	events    *eventq.Queue[finish]
@@ -81,17 +82,27 @@ func (s *sim) refresh(i int) {
 	r := s.capacityRoom(i)
 	s.room.set(i, r)
 	s.open.set(i, min(r, 1))
+	if s.heartbeat != nil {
+		s.heartbeat.open.set(s.heartbeat.pos[i], min(r, 1))
+	}
 }
 
 // pick draws a server with room for one container within ranges (nil:
 // every server), by the configured placement; -1 when none has room.
 func (s *sim) pick(ranges [][2]int) int {
+	placement := s.cfg.Placement
+	if ranges == nil {
+		placement = s.cfg.Unlabelled
+	}
+	if placement == Heartbeat {
+		return s.heartbeat.next()
+	}
 	tree := s.room
-	if s.cfg.Placement == Binpack2 {
+	if placement == Binpack2 {
 		tree = s.open
 	}
 	a := s.draw(tree, ranges)
-	if a < 0 || s.cfg.Placement != Binpack2 {
+	if a < 0 || placement != Binpack2 {
 		return a
 	}
 	b := s.draw(tree, ranges)
@@ -99,6 +110,39 @@ func (s *sim) pick(ranges [][2]int) int {
 		return b
 	}
 	return a
+}
+
+// heartbeatOrder is YARN's heartbeat fill: servers in a fixed order (their
+// heartbeats'), the current one filled with what it can take before the
+// next with room is offered.
+type heartbeatOrder struct {
+	order  []int    // server at each position
+	pos    []int    // position of each server
+	open   *fenwick // 1 at a position whose server has room
+	cursor int      // the position being filled
+}
+
+func newHeartbeatOrder(servers int, seed uint64) *heartbeatOrder {
+	h := &heartbeatOrder{order: rand.New(rand.NewPCG(seed, 0x4ea7)).Perm(servers), pos: make([]int, servers), open: newFenwick(servers)}
+	for p, i := range h.order {
+		h.pos[i] = p
+	}
+	return h
+}
+
+// next is the server at the cursor, or the next one after it with room
+// (wrapping), which becomes the cursor; -1 when none has room.
+func (h *heartbeatOrder) next() int {
+	total := h.open.prefix(len(h.order))
+	if total == 0 {
+		return -1
+	}
+	before := h.open.prefix(h.cursor)
+	if before == total {
+		before = 0
+	}
+	h.cursor = h.open.find(before)
+	return h.order[h.cursor]
 }
 
 // draw picks an index of tree within ranges with probability proportional

@@ -72,7 +72,7 @@ var declTenants = []string{"a", "b", "c", "d"}
 // declBackend is a front over four nodes in memory (all up) and mem, with
 // the front's configuration at replicas 3, strict false, and its log in
 // logs.
-func declBackend(t *testing.T, mem kv.KV) (*Backend, map[string]*memNode, *logBuffer) {
+func declBackend(t testing.TB, mem kv.KV) (*Backend, map[string]*memNode, *logBuffer) {
 	t.Helper()
 	stores, cfgs := memNodes(t)
 	b, logs := frontOver(t, mem, cfgs)
@@ -80,7 +80,7 @@ func declBackend(t *testing.T, mem kv.KV) (*Backend, map[string]*memNode, *logBu
 }
 
 // memNodes starts the nodes of declTenants in memory.
-func memNodes(t *testing.T) (map[string]*memNode, []NodeConfig) {
+func memNodes(t testing.TB) (map[string]*memNode, []NodeConfig) {
 	t.Helper()
 	stores := map[string]*memNode{}
 	var cfgs []NodeConfig
@@ -96,7 +96,7 @@ func memNodes(t *testing.T) (map[string]*memNode, []NodeConfig) {
 }
 
 // frontOver is a front over the given nodes (all up) and mem.
-func frontOver(t *testing.T, mem kv.KV, cfgs []NodeConfig) (*Backend, *logBuffer) {
+func frontOver(t testing.TB, mem kv.KV, cfgs []NodeConfig) (*Backend, *logBuffer) {
 	t.Helper()
 	ns, err := Connect(cfgs, nil)
 	if err != nil {
@@ -134,7 +134,7 @@ func tenantDoc(env string) string {
 	return declare.TenantDocument(history.TenantID{Environment: env, Function: "fn"})
 }
 
-func makeBucket(t *testing.T, b *Backend, name string, tags map[string]string) *bucketInfo {
+func makeBucket(t testing.TB, b *Backend, name string, tags map[string]string) *bucketInfo {
 	t.Helper()
 	ctx := context.Background()
 	if err := b.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &name}, []byte("{}")); err != nil {

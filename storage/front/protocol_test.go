@@ -17,7 +17,7 @@ import (
 	"github.com/harvest-platform/harvest/storage/kv/kvtest"
 )
 
-func putBytes(t *testing.T, b *Backend, bucket, key string, data []byte) error {
+func putBytes(t testing.TB, b *Backend, bucket, key string, data []byte) error {
 	t.Helper()
 	_, err := b.PutObject(context.Background(), s3response.PutObjectInput{Bucket: &bucket, Key: &key,
 		ContentLength: ptr(int64(len(data))), Body: bytes.NewReader(data)})
