@@ -144,7 +144,9 @@ func TestMeasureBlobUnderLoad(t *testing.T) {
 			mixed.failed += res.failed
 		}
 	}
-	mm := func(xs []float64) string { return fmt.Sprintf("%.2f (%.2f-%.2f)", standin.Median(xs), minOf(xs), maxOfF(xs)) }
+	mm := func(xs []float64) string {
+		return fmt.Sprintf("%.2f (%.2f-%.2f)", standin.Median(xs), minOf(xs), maxOfF(xs))
+	}
 	for _, p := range phases {
 		name := p.name
 		c := costs[name]

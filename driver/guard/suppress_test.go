@@ -285,4 +285,3 @@ func TestEvictionFollowsTheShortfallThatLastedTheGrace(t *testing.T) {
 		t.Fatalf("after its own grace: evicted %q, want mid and old", ids(evicted(p)))
 	}
 }
-

@@ -40,8 +40,8 @@ type sim struct {
 	byTenant  [][]int  // servers of each tenant
 	tenantCPU []float64
 	classes   *classView
-	room      *fenwick // containers each server can still take
-	open      *fenwick // 1 where a server can take one (Binpack2 draws among these)
+	room      *fenwick        // containers each server can still take
+	open      *fenwick        // 1 where a server can take one (Binpack2 draws among these)
 	heartbeat *heartbeatOrder // with Unlabelled = Heartbeat
 	waiting   waitQueues
 	unfit     []*job // HoldUnfit: jobs Algorithm 1 found no room for yet
