@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // Opener opens a source of the object's bytes from offset to end (a block
@@ -61,29 +62,12 @@ func (r *Reader) Read(p []byte) (int, error) {
 }
 
 // WriteTo writes every checked block straight to w, without copying it
-// through a caller's buffer.
+// through a caller's buffer, and reads the next block while the last one is
+// written (two block buffers): the source streams as it would to a client
+// reading straight from it, instead of stopping whenever w is slow.
 func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 	var n int64
-	for {
-		if len(r.pending) == 0 {
-			if r.err != nil {
-				if r.err == io.EOF {
-					return n, nil
-				}
-				return n, r.err
-			}
-			if r.next == len(r.blocks) {
-				r.err = io.EOF
-				r.closeSrc()
-				continue
-			}
-			if err := r.load(r.blocks[r.next]); err != nil {
-				r.err = err
-				r.closeSrc()
-				continue
-			}
-			r.next++
-		}
+	for len(r.pending) > 0 { // what Prime or a Read left
 		m, err := w.Write(r.pending)
 		n += int64(m)
 		r.pending = r.pending[m:]
@@ -91,7 +75,83 @@ func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 			return n, err
 		}
 	}
+	if r.err != nil || r.next == len(r.blocks) {
+		if r.err == nil || r.err == io.EOF {
+			r.err = io.EOF
+			r.closeSrc()
+			return n, nil
+		}
+		return n, r.err
+	}
+	type loaded struct {
+		data []byte
+		buf  *[]byte
+		err  error
+	}
+	ahead := make(chan loaded, 1)
+	free := make(chan *[]byte, 2)
+	for range 2 {
+		free <- blockBuffers.Get().(*[]byte)
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { // the only one to touch the source until done
+		defer close(done)
+		defer close(ahead)
+		for ; r.next < len(r.blocks); r.next++ {
+			var buf *[]byte
+			select {
+			case buf = <-free:
+			case <-stop:
+				return
+			}
+			data, err := r.loadInto(r.blocks[r.next], buf)
+			select {
+			case ahead <- loaded{data, buf, err}:
+			case <-stop:
+				blockBuffers.Put(buf)
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var werr error
+	for l := range ahead {
+		if l.err != nil {
+			r.err = l.err
+			blockBuffers.Put(l.buf)
+			break
+		}
+		if werr == nil {
+			var m int
+			m, werr = w.Write(l.data)
+			n += int64(m)
+		}
+		free <- l.buf
+		if werr != nil {
+			break
+		}
+	}
+	close(stop)
+	<-done
+	for len(free) > 0 {
+		blockBuffers.Put(<-free)
+	}
+	switch {
+	case werr != nil:
+		return n, werr
+	case r.err != nil:
+		r.closeSrc()
+		return n, r.err
+	}
+	r.err = io.EOF
+	r.closeSrc()
+	return n, nil
 }
+
+// blockBuffers hold one block each, for WriteTo's read-ahead.
+var blockBuffers = sync.Pool{New: func() any { b := make([]byte, 0, MinBlock); return &b }}
 
 // Prime reads and checks the first block, so that a read no source can
 // serve fails before any of its bytes are passed on.
@@ -108,19 +168,31 @@ func (r *Reader) Prime() error {
 	return nil
 }
 
-// load reads and checks block b, moving to another source until one serves
-// it right or none is left.
+// load reads and checks block b into the reader's buffer as what is
+// pending, moving to another source until one serves it right or none is
+// left.
 func (r *Reader) load(b Block) error {
-	if int64(cap(r.buf)) < b.Len {
-		r.buf = make([]byte, b.Len)
+	data, err := r.loadInto(b, &r.buf)
+	if err == nil {
+		r.pending = data
 	}
-	data := r.buf[:b.Len]
+	return err
+}
+
+// loadInto reads and checks block b into *buf (grown to fit), moving to
+// another source until one serves it right or none is left, and returns the
+// part of it the range wants.
+func (r *Reader) loadInto(b Block, buf *[]byte) ([]byte, error) {
+	if int64(cap(*buf)) < b.Len {
+		*buf = make([]byte, b.Len)
+	}
+	data := (*buf)[:b.Len]
 	for {
 		if r.src == nil {
 			last := r.blocks[len(r.blocks)-1]
 			src, err := r.open(b.Offset, last.Offset+last.Len, r.failed)
 			if err != nil {
-				return fmt.Errorf("%w: %w", ErrNoSource, err)
+				return nil, fmt.Errorf("%w: %w", ErrNoSource, err)
 			}
 			r.src = src
 		}
@@ -131,8 +203,7 @@ func (r *Reader) load(b Block) error {
 		if err == nil {
 			lo := max(r.start, b.Offset) - b.Offset
 			hi := min(r.end, b.Offset+b.Len) - b.Offset
-			r.pending = data[lo:hi]
-			return nil
+			return data[lo:hi], nil
 		}
 		r.failed = err
 		r.closeSrc()
