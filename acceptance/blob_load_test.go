@@ -98,11 +98,13 @@ func TestMeasureBlobUnderLoad(t *testing.T) {
 
 	// the load an operator's user brings: reads and writes of large objects at once
 	load := envDuration("HARVEST_MEASURE_LOAD", time.Minute)
+	stopSampling := sampleStorageRSS(t)
 	mixed := runLoad(front, data, 4, 4, load)
+	peakRSS := stopSampling()
 	cleanWrites(t, front)
 	restarts := storageRestarts(t) - restarts0
-	t.Logf("mixed load through the front for %s: %d GETs and %d PUTs of 64 MiB, %d failed (%s); storage-node restarts %d; storage tasks' peak memory %s",
-		load, mixed.gets, mixed.puts, mixed.failed, mixed.firstErr, restarts, storagePeakMemory(t))
+	t.Logf("mixed load through the front for %s: %d GETs and %d PUTs of 64 MiB, %d failed (%v); storage-node restarts %d; storage tasks' peak RSS %s (their cgroups' peak with the page cache: %s)",
+		load, mixed.gets, mixed.puts, mixed.failed, mixed.firstErr, restarts, peakRSS, storagePeakMemory(t))
 
 	// the cost per byte, direct and through the front, phase by phase
 	rounds, phase := envInt("HARVEST_MEASURE_ROUNDS", 3), envDuration("HARVEST_MEASURE_PHASE", 15*time.Second)
@@ -356,6 +358,44 @@ func storagePeakMemory(t *testing.T) string {
 		parts = append(parts, fmt.Sprintf("%s %.0f MiB", a.NodeName, b/(1<<20)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// sampleStorageRSS samples every running storage task's RSS (cgroup v1
+// memory.stat total_rss: the processes' anonymous memory, not the page
+// cache) every 100 ms until the returned stop, which reports the peaks.
+func sampleStorageRSS(t *testing.T) (stop func() string) {
+	t.Helper()
+	allocs := storageAllocs(t)
+	peaks := make([]float64, len(allocs))
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			for i, a := range allocs {
+				stat, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/memory/nomad", a.ID+".minio", "memory.stat"))
+				for _, line := range strings.Split(string(stat), "\n") {
+					if v, ok := strings.CutPrefix(line, "total_rss "); ok {
+						b, _ := strconv.ParseFloat(v, 64)
+						peaks[i] = max(peaks[i], b)
+					}
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return func() string {
+		close(done)
+		<-finished
+		var parts []string
+		for i, a := range allocs {
+			parts = append(parts, fmt.Sprintf("%s %.0f MiB", a.NodeName, peaks[i]/(1<<20)))
+		}
+		return strings.Join(parts, ", ")
+	}
 }
 
 func minOf(xs []float64) float64 {
