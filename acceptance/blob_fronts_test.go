@@ -172,7 +172,11 @@ func (c *loadClient) step() {
 	switch r := c.rng.IntN(100); {
 	case r < 40:
 		key := c.key()
-		data := make([]byte, 1+c.rng.IntN(256<<10))
+		size := 1 + c.rng.IntN(256<<10)
+		if c.id < 2 && c.rng.IntN(4) == 0 { // two clients also write large objects, read back as large
+			size = 16<<20 + c.rng.IntN(48<<20)
+		}
+		data := make([]byte, size)
 		for i := range data {
 			data[i] = byte(c.rng.Uint32())
 		}
@@ -235,7 +239,8 @@ func (c *loadClient) step() {
 }
 
 // TestBlobManyFrontsUnderLoadLoseNothing: 64 S3 clients send mixed PUT, GET,
-// LIST and DELETE to two fronts over the same catalogue for 60 s, while the
+// LIST and DELETE to two fronts over the same catalogue for 60 s (two of
+// them also write objects of 16-64 MiB), while the
 // front holding the maintainer lock is killed (SIGKILL; started again once
 // the other front has taken over maintenance) and a storage node is wiped.
 // Every request succeeds, at worst on a retry to the other front; every
