@@ -143,13 +143,17 @@ func TestServerRoomIsWhatTheDriverAdmitsAtTheTypesLevel(t *testing.T) {
 
 // The paper's headroom (L150-153) is a share of the whole server: a class
 // that peaks at 30% leaves a long job 8.4 of a 12-core server's cores,
-// whatever the reserve and what harvested work already holds.
+// whatever the reserve; what runs there now counts when it is above the
+// level (a measured utilisation counts the harvested work too).
 func TestPaperRoomIsTheHeadroomOfTheWholeServer(t *testing.T) {
 	c := Class{Average: 20, Peak: 30}
-	for _, s := range []Server{{Cores: 12, Reserve: 0, Primary: 1}, {Cores: 12, Reserve: 4, Primary: 1, Allocated: 5}} {
+	for _, s := range []Server{{Cores: 12, Reserve: 0, Primary: 1}, {Cores: 12, Reserve: 4, Primary: 1, Allocated: 2}} {
 		if got := PaperRoom(Long, c, s); math.Abs(got-8.4) > 1e-9 {
 			t.Errorf("%+v: long room %g, want 8.4", s, got)
 		}
+	}
+	if got := PaperRoom(Long, c, Server{Cores: 12, Reserve: 4, Primary: 1, Allocated: 5}); got != 6 {
+		t.Errorf("with 6 of 12 cores busy now: %g, want 6", got)
 	}
 	if got := ServerRoom(Long, c, Server{Cores: 12, Reserve: 4, Primary: 1}); got != 4 {
 		t.Errorf("the driver's room for the same: %g, want 12 - ceil(3.6) - 4 = 4", got)

@@ -62,12 +62,15 @@ func wholeCores(c float64) float64 { return math.Ceil(c - 1e-9) }
 
 // PaperRoom is a server's room for a job of type t as the paper defines a
 // class's headroom (history-based-harvesting.txt:150-153): the share
-// Headroom leaves free, of the whole server, in cores. Nothing is taken off
-// for the reserve or for the harvested work already there: that is
-// ServerRoom's departure, which predicts what the driver would admit.
+// Headroom leaves free, of the whole server, in cores. The server's current
+// utilisation is what runs on it, the primary's and the harvested work's
+// (L150 "the current average CPU utilization of the servers": a measured
+// utilisation counts everything running); nothing is taken off for the
+// reserve, and the level is not rounded to whole cores: ServerRoom's
+// departures, which predict what the driver would admit.
 func PaperRoom(t JobType, c Class, s Server) float64 {
 	if s.Cores <= 0 {
 		return 0
 	}
-	return Headroom(t, c, 100*s.Primary/s.Cores) * s.Cores
+	return Headroom(t, c, 100*math.Min(s.Cores, s.Primary+s.Allocated)/s.Cores) * s.Cores
 }
