@@ -2,8 +2,27 @@ package contract
 
 import (
 	"net/url"
+	"strings"
 	"time"
 )
+
+// DefaultKVPrefix is where Harvest keeps its state in Consul KV unless a
+// component's consul block (prefix) or harvestctl's -prefix says otherwise.
+const DefaultKVPrefix = "harvest/"
+
+// KVPrefix is the prefix every key of Harvest's state starts with: prefix
+// ("" for DefaultKVPrefix) ending in a slash, so that "harvest" and
+// "harvest/" name the same place and every key, the blob maintainer's lock
+// included, lands under it.
+func KVPrefix(prefix string) string {
+	if prefix == "" {
+		return DefaultKVPrefix
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return prefix
+}
 
 // ClassesDocument is the name of the placer's class table (api.ClassTable)
 // in the platform's Consul KV prefix.

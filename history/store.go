@@ -12,10 +12,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 // DefaultPrefix is where Harvest keeps its state in Consul KV.
-const DefaultPrefix = "harvest/"
+const DefaultPrefix = contract.DefaultKVPrefix
 
 // casAttempts bounds the retries of one check-and-set under contention.
 const casAttempts = 50
@@ -30,15 +32,7 @@ type Store struct {
 
 // KeyPrefix is where Harvest's state lives in the KV: prefix ("" means
 // DefaultPrefix) ending in a slash. Every store of Harvest state takes it.
-func KeyPrefix(prefix string) string {
-	if prefix == "" {
-		prefix = DefaultPrefix
-	}
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	return prefix
-}
+func KeyPrefix(prefix string) string { return contract.KVPrefix(prefix) }
 
 // NewStore returns a store under prefix (see KeyPrefix).
 func NewStore(kv KV, prefix string) *Store {

@@ -5,11 +5,13 @@ import (
 	"strings"
 
 	consulapi "github.com/hashicorp/consul/api"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 // DefaultPrefix is the Consul KV prefix of Harvest's state unless a
 // component's consul block says otherwise.
-const DefaultPrefix = "harvest/"
+const DefaultPrefix = contract.DefaultKVPrefix
 
 // Consul is a component's `consul` block: where Consul's HTTP API is, the
 // ACL token and TLS files, and the KV prefix Harvest's state lives under.
@@ -53,13 +55,9 @@ func (c Consul) Validate(block string) error {
 	return checkFiles(block, map[string]string{"token_file": c.TokenFile, "ca_file": c.CAFile, "cert_file": c.CertFile, "key_file": c.KeyFile})
 }
 
-// KVPrefix is the prefix, or DefaultPrefix.
-func (c Consul) KVPrefix() string {
-	if c.Prefix == "" {
-		return DefaultPrefix
-	}
-	return c.Prefix
-}
+// KVPrefix is the prefix, or DefaultPrefix, ending in a slash
+// (contract.KVPrefix).
+func (c Consul) KVPrefix() string { return contract.KVPrefix(c.Prefix) }
 
 // APIConfig is consulapi.DefaultConfig() (the environment) with the
 // block's fields over it. An https:// address turns TLS on.
