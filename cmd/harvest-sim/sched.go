@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -122,7 +123,12 @@ func schedSources(f schedFlags, historyDays int) ([]schedSource, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []schedSource{{filepath.Base(f.histFile), ts, min(f.days, days-historyDays)}}, nil
+		span := min(f.days, days-historyDays)
+		if span < 1 {
+			return nil, fmt.Errorf("%s holds too little history: %d days, for %d days of history and a day simulated", f.histFile, days, historyDays)
+		}
+		fmt.Fprintf(os.Stderr, "%s: simulating %d days after %d days of history\n", f.histFile, span, historyDays)
+		return []schedSource{{filepath.Base(f.histFile), ts, span}}, nil
 	}
 	var profiles []int
 	if f.profiles == "all" {
@@ -174,8 +180,13 @@ func azureTenants(dir string) ([]schedsim.Tenant, int, error) {
 	return out, minSlots / history.SlotsPerDay, nil
 }
 
-// historyTenants reads a long CSV; every tenant's series is cut to the
-// span all of them cover.
+// historyTenants reads a long CSV. The tenants keep the whole time the file
+// covers, from its first sample to its last: a tenant whose history starts
+// later joins the cluster then (its series is NaN before, and the simulator
+// counts none of its servers until its first sample), one whose history ends
+// earlier keeps its last sample to the end. A tenant with less than a day of
+// samples is an error that names it. It returns the tenants and the days the
+// file covers.
 func historyTenants(path string, servers int) ([]schedsim.Tenant, int, error) {
 	var rep csvfmt.LongReport
 	byTenant, err := readTrace(path, func(r io.Reader) (map[history.TenantID]history.Series, error) {
@@ -187,34 +198,75 @@ func historyTenants(path string, servers int) ([]schedsim.Tenant, int, error) {
 		return nil, 0, err
 	}
 	fmt.Fprintf(os.Stderr, "%s: %s\n", path, rep)
-	if len(byTenant) == 0 {
-		return nil, 0, fmt.Errorf("%s holds no tenant", path)
+	ids, series, err := alignHistories(byTenant)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
-	var ids []string
+	days := len(series[0].Values) / history.SlotsPerDay
+	late := 0
+	for _, s := range series {
+		if math.IsNaN(s.Values[0]) {
+			late++
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s: %d tenants, %d days from %s; %d of them join later than the first\n", path, len(ids), days,
+		series[0].Start.Format(time.DateOnly), late)
+	return schedsim.FromSeries(ids, series, servers), days, nil
+}
+
+// alignHistories puts every tenant's series on the span from the earliest
+// start to the latest end: NaN before a tenant's first sample, its last
+// sample repeated after its end. Tenants with less than a day of samples
+// are an error naming them.
+func alignHistories(byTenant map[history.TenantID]history.Series) ([]string, []history.Series, error) {
+	if len(byTenant) == 0 {
+		return nil, nil, fmt.Errorf("no tenant")
+	}
+	var ids, short []string
 	var from, to time.Time
 	for id, s := range byTenant {
 		ids = append(ids, id.String())
+		if len(s.Values) < history.SlotsPerDay {
+			short = append(short, fmt.Sprintf("%s (%s)", id, time.Duration(len(s.Values))*history.Slot))
+		}
 		end := s.Start.Add(time.Duration(len(s.Values)) * history.Slot)
-		if from.IsZero() || s.Start.After(from) {
+		if from.IsZero() || s.Start.Before(from) {
 			from = s.Start
 		}
-		if to.IsZero() || end.Before(to) {
+		if end.After(to) {
 			to = end
 		}
 	}
-	slices.Sort(ids)
-	if !to.After(from) {
-		return nil, 0, fmt.Errorf("%s: the tenants' histories share no time", path)
+	if count := len(short); count > 0 {
+		slices.Sort(short)
+		more := ""
+		if count > 10 {
+			more = fmt.Sprintf(" and %d more", count-10)
+			short = short[:10]
+		}
+		return nil, nil, fmt.Errorf("%d tenants have less than a day of history: %s%s", count, strings.Join(short, ", "), more)
 	}
+	slices.Sort(ids)
+	n := int(to.Sub(from) / history.Slot)
 	series := make([]history.Series, len(ids))
 	for i, name := range ids {
 		id, _ := history.ParseTenantID(name)
 		s := byTenant[id]
-		skip := int(from.Sub(s.Start) / history.Slot)
-		n := int(to.Sub(from) / history.Slot)
-		series[i] = history.Series{Start: from, Values: s.Values[skip : skip+n]}
+		v := make([]float64, n)
+		skip := int(s.Start.Sub(from) / history.Slot)
+		for k := range v {
+			switch j := k - skip; {
+			case j < 0:
+				v[k] = math.NaN()
+			case j < len(s.Values):
+				v[k] = s.Values[j]
+			default:
+				v[k] = v[k-1]
+			}
+		}
+		series[i] = history.Series{Start: from, Values: v}
 	}
-	return schedsim.FromSeries(ids, series, servers), int(to.Sub(from) / (24 * time.Hour)), nil
+	return ids, series, nil
 }
 
 // schedMix is the workload -jobs names.

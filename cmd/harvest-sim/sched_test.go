@@ -158,3 +158,67 @@ func TestSchedNoiseScalesTheSyntheticProfilesOnly(t *testing.T) {
 		}
 	}
 }
+
+// A long CSV whose tenants start on different days (a VM created late in
+// the first month) keeps the whole span: the late tenant joins when its
+// history starts (NaN before), instead of cutting every tenant to the days
+// they all share; a tenant with less than a day of history is an error
+// that names it.
+func TestALateTenantKeepsTheWholeSpan(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "late.csv.gz")
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(fh)
+	fmt.Fprintln(zw, "tenant,timestamp,cpu_percent")
+	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	for k := 0; k < 40*720; k++ {
+		at := start.Add(time.Duration(k) * 2 * time.Minute).Format(time.RFC3339)
+		fmt.Fprintf(zw, "early/svc,%s,30\n", at)
+		if k >= 12*720 { // joins on day 12
+			fmt.Fprintf(zw, "late/svc,%s,50\n", at)
+		}
+	}
+	zw.Close()
+	fh.Close()
+	tenants, days, err := historyTenants(path, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if days != 40 || len(tenants) != 2 {
+		t.Fatalf("%d days, %d tenants: want the whole 40 days of both", days, len(tenants))
+	}
+	for _, tn := range tenants {
+		v := tn.Series.Values
+		if len(v) != 40*720 {
+			t.Fatalf("%s: %d slots, want 40 days'", tn.ID, len(v))
+		}
+		if tn.ID == "late/svc" && (!math.IsNaN(v[12*720-1]) || v[12*720] != 50) {
+			t.Fatalf("late/svc: %v before its start and %v at it, want NaN then 50", v[12*720-1], v[12*720])
+		}
+	}
+	// simulated, the late tenant's servers take nothing before day 12: the
+	// run is over the 10 days after the 30 of history, with both tenants
+	cfg := schedsim.Config{Policy: schedsim.PT, Tenants: tenants, HistoryDays: 30, Span: 10 * 24 * time.Hour, Seed: 1}
+	r, err := schedsim.Run(cfg)
+	if err != nil || r.Jobs == 0 {
+		t.Fatalf("the 10 days after the history: %+v %v", r, err)
+	}
+
+	short := filepath.Join(t.TempDir(), "short-tenant.csv")
+	csv := "tenant,timestamp,cpu_percent\n"
+	for k := 0; k < 3*720; k++ {
+		at := start.Add(time.Duration(k) * 2 * time.Minute).Format(time.RFC3339)
+		csv += "long/svc," + at + ",20\n"
+		if k < 100 {
+			csv += "brief/svc," + at + ",20\n"
+		}
+	}
+	if err := os.WriteFile(short, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := historyTenants(short, 10); err == nil || !strings.Contains(err.Error(), "brief/svc") {
+		t.Fatalf("a tenant of 100 samples: %v, want an error naming it", err)
+	}
+}

@@ -101,7 +101,19 @@ const (
 type Tenant struct {
 	ID      string
 	Servers int
-	Series  history.Series
+	// Series holds NaN where nothing was measured: before its first sample
+	// the tenant has not joined the cluster yet (its servers take nothing).
+	Series history.Series
+}
+
+// firstSample is the index of a series' first number (len when none).
+func firstSample(v []float64) int {
+	for i, x := range v {
+		if !math.IsNaN(x) {
+			return i
+		}
+	}
+	return len(v)
 }
 
 // Config says what to simulate. Presets (Paper, Production) fill every

@@ -1,6 +1,7 @@
 package schedsim
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -102,5 +103,25 @@ func TestTypeByClassChangesOnlyTheTyping(t *testing.T) {
 	}
 	if plain.Jobs != typed.Jobs || plain.Servers != typed.Servers {
 		t.Fatalf("the oracle changed more than the typing: %d/%d jobs, %d/%d servers", plain.Jobs, typed.Jobs, plain.Servers, typed.Servers)
+	}
+}
+
+// A tenant whose history starts late (NaN before) has no servers until then:
+// a job that only it could take waits for it to join.
+func TestATenantThatJoinsLateTakesNothingBefore(t *testing.T) {
+	late := flat(30, 0, 0, 0)
+	for k := 0; k < 15; k++ {
+		late.Values[k] = math.NaN()
+	}
+	cfg := Config{Policy: PT, Span: time.Hour, Cores: 4, Reserve: 1, Arrivals: []float64{10},
+		Mix: Mix{Classes: []JobClass{{Name: "one", Weight: 1, Stages: [2]int{1, 1}, Tasks: [2]int{1, 1}, TaskSeconds: 60}}},
+		Tenants: []Tenant{{ID: "full/p", Servers: 1, Series: flat(30, 100, 100, 0)}, {ID: "late/p", Servers: 1, Series: late}}}
+	r, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 15*120.0 - 10 + 60 // it joins at slot 15
+	if r.Jobs != 1 || math.Abs(r.MeanJobSeconds-want) > 1e-6 {
+		t.Fatalf("job time %v (%d jobs), want %v: the late tenant's server took the task before it joined", r.MeanJobSeconds, r.Jobs, want)
 	}
 }

@@ -102,6 +102,10 @@ func newSim(cfg Config) (*sim, float64, error) {
 	for i := range s.tenantCPU {
 		s.tenantCPU[i] = -1 // the first slot sets every server
 	}
+	s.joined = make([]int, len(cfg.Tenants))
+	for i, t := range cfg.Tenants {
+		s.joined[i] = firstSample(t.Series.Values)
+	}
 	s.res = Result{Source: cfg.Source, Policy: cfg.Policy, Scaling: cfg.Scaling, Factor: cfg.Factor, Seed: cfg.Seed, Fits: map[string]int{},
 		ByJobClass: map[string]*ClassResult{}, EvictedByPattern: map[string]int{}}
 	s.classes = classifyTenants(cfg) // H places by it; every policy reports by it

@@ -19,6 +19,9 @@ type server struct {
 	class   int          // index into the class table; -1 unclassified
 	primary float64      // cores the primary uses this slot
 	held    []*container // one-core containers on it, busy or idle
+	// absent: its tenant's history has not begun (a tenant that joins the
+	// cluster late); it takes no containers and counts in no capacity
+	absent bool
 }
 
 // finish is the end of a container's task, or (idle) of its idle time.
@@ -38,6 +41,7 @@ type sim struct {
 	rng       *rand.Rand
 	servers   []server // grouped by class: classRange[c] holds class c's
 	byTenant  [][]int  // servers of each tenant
+	joined    []int    // each tenant's first measured slot: its servers are absent before it
 	tenantCPU []float64
 	classes   *classView
 	room      *fenwick        // containers each server can still take
@@ -66,6 +70,9 @@ type sim struct {
 // the admission margin free (the driver's guard.Admit, without memory).
 func (s *sim) capacityRoom(i int) int64 {
 	sv := &s.servers[i]
+	if sv.absent {
+		return 0
+	}
 	free := float64(s.cfg.Cores - len(sv.held))
 	if s.cfg.Policy != Stock {
 		free -= wholeCores(sv.primary) + s.cfg.Reserve + s.cfg.AdmitMargin
@@ -182,17 +189,28 @@ func (s *sim) slot(n int) {
 	cores := float64(s.cfg.Cores)
 	var prim float64
 	var grew []int
+	present := 0
 	for ti, members := range s.byTenant {
-		primary := s.series(ti, hist+n) / 100 * cores
-		prim += primary * float64(len(members))
-		if primary == s.tenantCPU[ti] {
+		primary, here := s.seriesAt(ti, hist+n)
+		primary = primary / 100 * cores
+		if here {
+			prim += primary * float64(len(members))
+			present += len(members)
+		}
+		if primary == s.tenantCPU[ti] && here == !s.servers[members[0]].absent {
 			continue
 		}
-		changed := s.tenantCPU[ti] < 0 || wholeCores(primary) != wholeCores(s.tenantCPU[ti])
+		changed := s.tenantCPU[ti] < 0 || wholeCores(primary) != wholeCores(s.tenantCPU[ti]) || here == s.servers[members[0]].absent
 		s.tenantCPU[ti] = primary
 		for _, i := range members {
 			sv := &s.servers[i]
-			sv.primary = primary
+			sv.primary, sv.absent = primary, !here
+			if !here && len(sv.held) > 0 { // a tenant that left takes its servers with it
+				s.refresh(i) // no room: what the kills put back goes elsewhere
+				for len(sv.held) > 0 {
+					s.kill(sv.held[len(sv.held)-1])
+				}
+			}
 			if !changed {
 				continue
 			}
@@ -219,7 +237,7 @@ func (s *sim) slot(n int) {
 	for _, i := range grew {
 		s.offer(i)
 	}
-	total := float64(len(s.servers)) * cores
+	total := float64(max(1, present)) * cores
 	s.util += math.Min(1, (prim+float64(s.busy))/total)
 	s.primUtil += prim / total
 	s.slots++
@@ -247,11 +265,19 @@ func (s *sim) evict(i int) {
 }
 
 func (s *sim) series(tenant, slot int) float64 {
+	v, _ := s.seriesAt(tenant, slot)
+	return v
+}
+
+// seriesAt is a tenant's scaled utilisation (percent) at a slot, and
+// whether its history has begun there: a NaN before its first sample is a
+// tenant that has not joined yet (0, false); a NaN after it, a gap (0).
+func (s *sim) seriesAt(tenant, slot int) (float64, bool) {
 	v := s.cfg.Tenants[tenant].Series.Values[slot]
 	if math.IsNaN(v) {
-		return 0
+		return 0, slot >= s.joined[tenant]
 	}
-	return Scale(s.cfg.Scaling, s.cfg.Factor, v)
+	return Scale(s.cfg.Scaling, s.cfg.Factor, v), true
 }
 
 // waitQueues hold the jobs with tasks waiting for a container, oldest
