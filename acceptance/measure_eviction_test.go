@@ -3,18 +3,16 @@
 package acceptance
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/internal/burn"
 )
 
 // TestMeasureEvictionUnderStress repeats the eviction test's core
@@ -144,40 +142,13 @@ func evictedIn(t *testing.T, jobs []string, node string) int {
 	return n
 }
 
-// saturate runs busy loops at nice 0 and starts and ends short-lived
-// processes back to back from burst threads, until stop.
+// saturate runs busy loops at nice 0 and burst threads starting short-lived
+// processes (burn.Saturate) until the test ends or stop.
 func saturate(t *testing.T, busyLoops, burst int) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var busy []*exec.Cmd
-	for range busyLoops {
-		cmd := exec.Command("/bin/sh", "-c", "while :; do :; done")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		busy = append(busy, cmd)
-	}
-	var wg sync.WaitGroup
-	for range burst {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				_ = exec.CommandContext(ctx, "/bin/true").Run()
-			}
-		}()
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			wg.Wait()
-			for _, c := range busy {
-				_ = c.Process.Kill()
-				_ = c.Wait()
-			}
-		})
+	stop, err := burn.Saturate(busyLoops, burst)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(stop)
 	return stop

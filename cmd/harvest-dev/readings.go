@@ -104,7 +104,10 @@ func measureReadings(ctx context.Context, rates []float64, phase time.Duration, 
 	}
 	defer cleanup()
 	if stress {
-		stop := startStress(ctx)
+		stop, err := burn.Saturate(2*numCPU(), burstThreads)
+		if err != nil {
+			return err
+		}
 		defer stop()
 		fmt.Printf("stress: %d busy loops at nice 0 and a burst of short-lived processes\n", 2*numCPU())
 	}
@@ -373,11 +376,10 @@ func newMeasureCgroup() (*measureCgroup, func(), error) {
 
 // The helper processes this binary becomes when started again by itself.
 const (
-	helperEnv   = "HARVEST_DEV_HELPER" // "burn:<share>" or "busy"
-	helperBurn  = "burn:"
-	helperBusy  = "busy"
-	burnerNice  = -20
-	burstThread = 2
+	helperEnv    = "HARVEST_DEV_HELPER" // "burn:<share>"
+	helperBurn   = "burn:"
+	burnerNice   = -20
+	burstThreads = 2
 )
 
 // actAsHelperIfAsked turns this process into a burner or a busy loop when
@@ -387,9 +389,6 @@ func actAsHelperIfAsked() {
 	switch {
 	case v == "":
 		return
-	case v == helperBusy:
-		for {
-		}
 	case strings.HasPrefix(v, helperBurn):
 		share, err := strconv.ParseFloat(strings.TrimPrefix(v, helperBurn), 64)
 		if err == nil && share > 0 && share <= 1 {
@@ -457,37 +456,6 @@ func reniceAll(pid, nice int) error {
 		}
 	}
 	return nil
-}
-
-// startStress saturates the machine: busy loops at nice 0, twice the CPUs,
-// and threads that start and end short-lived processes back to back.
-func startStress(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var busy []*exec.Cmd
-	for range 2 * numCPU() {
-		cmd := helper(helperBusy)
-		if cmd.Start() == nil {
-			busy = append(busy, cmd)
-		}
-	}
-	var wg sync.WaitGroup
-	for range burstThread {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				_ = exec.CommandContext(ctx, "/bin/true").Run()
-			}
-		}()
-	}
-	return func() {
-		cancel()
-		wg.Wait()
-		for _, c := range busy {
-			c.Process.Kill()
-			c.Wait()
-		}
-	}
 }
 
 func numCPU() int { return runtime.NumCPU() }
