@@ -105,12 +105,12 @@ demo: stack build ## start the local cluster and run the platform's main flow
 
 .PHONY: cluster-up
 cluster-up: stack build ## start the local cluster (left running; stop with make cluster-down)
-	@$(BIN)/harvestctl dev-cluster up -run-dir $(RUN_DIR)
+	@$(BIN)/harvest-dev dev-cluster up -run-dir $(RUN_DIR)
 
 .PHONY: cluster-down
 cluster-down: ## stop the local cluster and remove everything it started
-	@if [ -x $(BIN)/harvestctl ]; then $(BIN)/harvestctl dev-cluster down -run-dir $(RUN_DIR); \
-	else go run ./cmd/harvestctl dev-cluster down -run-dir $(RUN_DIR); fi
+	@if [ -x $(BIN)/harvest-dev ]; then $(BIN)/harvest-dev dev-cluster down -run-dir $(RUN_DIR); \
+	else go run ./cmd/harvest-dev dev-cluster down -run-dir $(RUN_DIR); fi
 
 .PHONY: provider-docs
 provider-docs: stack build ## regenerate the Terraform provider's docs (terraform-plugin-docs) into terraform/provider/docs

@@ -39,7 +39,7 @@ func TestDemoFromAPrivateCloneTwice(t *testing.T) {
 	}
 	runDir := filepath.Join(home, "clone", ".run", "cluster")
 	t.Cleanup(func() {
-		out, err := exec.Command(filepath.Join(bin, "harvestctl"), "dev-cluster", "down", "-run-dir", runDir).CombinedOutput()
+		out, err := exec.Command(filepath.Join(bin, "harvest-dev"), "dev-cluster", "down", "-run-dir", runDir).CombinedOutput()
 		if err != nil {
 			t.Errorf("dev-cluster down: %v\n%s", err, out)
 		}

@@ -84,7 +84,7 @@ func run(m *testing.M) int {
 		// every driver reads its primary tenant through the external usage
 		// source (harvest-usage-prometheus over go-plugin), its cgroup
 		// source the fallback
-		UsagePlugin: filepath.Join(bin, "harvest-usage-prometheus"), Harvestctl: filepath.Join(bin, "harvestctl"),
+		UsagePlugin: filepath.Join(bin, "harvest-usage-prometheus"), DevTool: filepath.Join(bin, "harvest-dev"),
 		Nodes:  nodes, // a fourth tenant for the placer's "unclassified" case; six storage nodes in five environments
 		Secure: secureRun(),
 		Bare:   bareRun(),

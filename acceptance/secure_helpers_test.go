@@ -3,7 +3,7 @@
 package acceptance
 
 // A secure run (HARVEST_ACCEPTANCE_SECURE=1, `make acceptance-secure`)
-// starts the cluster as `harvestctl dev-cluster up -secure` does: TLS on
+// starts the cluster as `harvest-dev dev-cluster up -secure` does: TLS on
 // every agent, Consul and Nomad ACLs in default-deny. The main flows' tests
 // run there unchanged (their helpers speak TLS and send tokens when the
 // cluster is secure), beside the TestSecure* tests of what must be refused.

@@ -13,13 +13,13 @@ run_dir=${RUN_DIR:-$root/.run/cluster}
 bin=$root/bin
 step() { printf '\n==> %s\n' "$*"; }
 
-if [ -f "$run_dir/cluster.json" ] && "$bin/harvestctl" dev-cluster status -run-dir "$run_dir" >/dev/null 2>&1; then
+if [ -f "$run_dir/cluster.json" ] && "$bin/harvest-dev" dev-cluster status -run-dir "$run_dir" >/dev/null 2>&1; then
 	step "Reusing the cluster already running in $run_dir"
-	"$bin/harvestctl" dev-cluster status -run-dir "$run_dir"
+	"$bin/harvest-dev" dev-cluster status -run-dir "$run_dir"
 else
-	[ -f "$run_dir/cluster.json" ] && "$bin/harvestctl" dev-cluster down -run-dir "$run_dir"
+	[ -f "$run_dir/cluster.json" ] && "$bin/harvest-dev" dev-cluster down -run-dir "$run_dir"
 	step "Starting a cluster of agents only: Consul, a Nomad server, 3 Nomad clients with the harvest driver"
-	"$bin/harvestctl" dev-cluster up -bare -run-dir "$run_dir"
+	"$bin/harvest-dev" dev-cluster up -bare -run-dir "$run_dir"
 fi
 # shellcheck disable=SC1091
 source "$run_dir/env.sh"
@@ -106,7 +106,7 @@ done
 reenable
 
 step "client-1's primary tenant spikes to 0.6 cores: the driver suppresses, then evicts the youngest task"
-"$bin/harvestctl" dev-cluster spike -run-dir "$run_dir" -node client-1 -cores 0.6 -for 30s | sed -u 's/^/  /' &
+"$bin/harvest-dev" dev-cluster spike -run-dir "$run_dir" -node client-1 -cores 0.6 -for 30s | sed -u 's/^/  /' &
 spike=$!
 evicted=""
 for _ in $(seq 60); do
@@ -135,5 +135,5 @@ step "harvestctl status: every harvested node on one screen"
 "$bin/harvestctl" status | sed 's/^/  /'
 
 step "Done. The cluster keeps running:"
-"$bin/harvestctl" dev-cluster status -run-dir "$run_dir"
+"$bin/harvest-dev" dev-cluster status -run-dir "$run_dir"
 echo "Try: source $run_dir/env.sh && nomad job status && harvestctl status"

@@ -11,16 +11,20 @@ import (
 	"github.com/harvest-platform/harvest/internal/command"
 )
 
-const synopsis = "harvest-dev measures Harvest's mechanisms on this machine (developer tooling)."
+const synopsis = "harvest-dev is the developer's command line for Harvest: the local cluster, and measurements of Harvest's mechanisms on this machine."
 
 func main() {
+	burnIfAsked()
 	actAsHelperIfAsked()
 	os.Exit(command.Main("harvest-dev", synopsis, os.Args[1:], commands()))
 }
 
 func commands() map[string]cli.CommandFactory {
-	return map[string]cli.CommandFactory{
-		"measure":          command.Group("harvest-dev measure", "Measure a mechanism of Harvest on this machine", "harvest-dev measure <readings>", "readings"),
-		"measure readings": readingsCommand(),
+	cmds := devClusterCommands()
+	for name, f := range benchCommands() {
+		cmds[name] = f
 	}
+	cmds["measure"] = command.Group("harvest-dev measure", "Measure a mechanism of Harvest on this machine", "harvest-dev measure <readings>", "readings")
+	cmds["measure readings"] = readingsCommand()
+	return cmds
 }

@@ -47,3 +47,11 @@ func oneArg(fs *flag.FlagSet, what string) (string, error) {
 	}
 	return fs.Arg(0), nil
 }
+
+// envOr is the environment's value of key, or def.
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

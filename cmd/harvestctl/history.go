@@ -369,3 +369,34 @@ func (n *namedTenants) Set(v string) error {
 	}
 	return fmt.Errorf("pattern %q: want periodic, constant or unpredictable", pat)
 }
+
+// historyFormatCommand: harvestctl history format [-set 2|3|4].
+func historyFormatCommand() cli.CommandFactory {
+	var consul consulFlags
+	var set int
+	return command.Simple{
+		Name: "harvestctl history format", Synopsis: "Show or set the tenant history format writers use",
+		Usage: "harvestctl history format [-set 4]",
+		Flags: func(fs *flag.FlagSet) {
+			consul.register(fs)
+			fs.IntVar(&set, "set", 0, "set the format (4 once every driver, placer and blob front reads it; lower to roll back)")
+		},
+		Run: func(ctx context.Context, _ *flag.FlagSet) error {
+			store, err := consul.store()
+			if err != nil {
+				return err
+			}
+			if set != 0 {
+				if err := store.SetFormat(ctx, set); err != nil {
+					return err
+				}
+			}
+			f, err := store.Format(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("day format %d (writers follow within 5 minutes)\n", f)
+			return nil
+		},
+	}.Factory()
+}

@@ -12,12 +12,11 @@ import (
 const synopsis = "harvestctl is the operator's command line for Harvest."
 
 func main() {
-	burnIfAsked()
 	os.Exit(command.Main("harvestctl", synopsis, os.Args[1:], commands()))
 }
 
 func commands() map[string]cli.CommandFactory {
-	cmds := devClusterCommands()
+	cmds := map[string]cli.CommandFactory{}
 	for name, f := range historyCommands() {
 		cmds[name] = f
 	}
@@ -31,9 +30,6 @@ func commands() map[string]cli.CommandFactory {
 		cmds[name] = f
 	}
 	for name, f := range maintenanceCommands() {
-		cmds[name] = f
-	}
-	for name, f := range benchCommands() {
 		cmds[name] = f
 	}
 	for name, f := range explainCommands() {

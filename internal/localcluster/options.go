@@ -22,13 +22,13 @@ type Options struct {
 	// DriverBinary is the harvest-driver plugin installed in every client's
 	// plugin_dir. Empty means no harvest driver.
 	DriverBinary string
-	// UsagePlugin, when set with DriverBinary and Harvestctl, is the external
+	// UsagePlugin, when set with DriverBinary and DevTool, is the external
 	// usage-source plugin (harvest-usage-prometheus) every driver reads the
 	// primary tenant through, from the cluster's metrics exporter (started
-	// as `Harvestctl dev-cluster exporter`); the driver's cgroup source is
-	// its fallback.
+	// as `DevTool dev-cluster exporter`, DevTool being harvest-dev); the
+	// driver's cgroup source is its fallback.
 	UsagePlugin string
-	Harvestctl  string
+	DevTool     string
 	// Nodes describe the Nomad clients; default DefaultNodes(3).
 	Nodes []NodeSpec
 	// ClaimDir holds the machine-wide port-block claims; default
@@ -120,7 +120,7 @@ func (o *Options) setDefaults() error {
 		}
 	}
 	if o.UsagePlugin != "" {
-		for _, b := range []*string{&o.UsagePlugin, &o.Harvestctl} {
+		for _, b := range []*string{&o.UsagePlugin, &o.DevTool} {
 			if *b, err = filepath.Abs(*b); err != nil {
 				return err
 			}

@@ -1,6 +1,6 @@
 package localcluster
 
-// The secure mode (Options.Secure, `harvestctl dev-cluster up -secure`):
+// The secure mode (Options.Secure, `harvest-dev dev-cluster up -secure`):
 // Consul and Nomad as production runs them. TLS on every agent's HTTP API
 // and RPC (agents verify each other's certificates and the servers'
 // names: server.dc1.consul, server.global.nomad), gossip encryption, and

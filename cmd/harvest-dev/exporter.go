@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"strings"
 
 	"github.com/hashicorp/cli"
 
 	"github.com/harvest-platform/harvest/internal/command"
-	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/internal/exporter"
 )
 
 // exporterCommand serves the local cluster's metrics exporter: the host in
@@ -18,9 +19,9 @@ func exporterCommand() cli.CommandFactory {
 	var listen string
 	var cgroups repeatedFlag
 	return command.Simple{
-		Name:     "harvestctl dev-cluster exporter",
+		Name:     "harvest-dev dev-cluster exporter",
 		Synopsis: "Serve the host's and the primary cgroups' metrics (node_exporter and cAdvisor names)",
-		Usage:    "harvestctl dev-cluster exporter -listen 127.0.0.1:9100 -cgroup /path [-cgroup /path ...]",
+		Usage:    "harvest-dev dev-cluster exporter -listen 127.0.0.1:9100 -cgroup /path [-cgroup /path ...]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&listen, "listen", "127.0.0.1:9100", "address of /metrics")
 			fs.Var(&cgroups, "cgroup", "a primary tenant's cgroup path (repeatable), labelled id=<path>")
@@ -29,7 +30,13 @@ func exporterCommand() cli.CommandFactory {
 			if len(cgroups) == 0 {
 				return errors.New("name at least one -cgroup")
 			}
-			return localcluster.ServeExporter(ctx, listen, cgroups)
+			return exporter.Serve(ctx, listen, cgroups)
 		},
 	}.Factory()
 }
+
+// repeatedFlag collects a flag given several times (-cgroup).
+type repeatedFlag []string
+
+func (c *repeatedFlag) String() string     { return strings.Join(*c, ",") }
+func (c *repeatedFlag) Set(v string) error { *c = append(*c, v); return nil }

@@ -36,9 +36,9 @@ func (f *devClusterFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.secure, "secure", false, "TLS on every agent and Consul and Nomad ACLs in default-deny (env.sh exports the CA and management tokens)")
 }
 
-// harvestctlPath is this binary (the exporter runs as its dev-cluster
-// exporter command).
-func harvestctlPath() string {
+// selfPath is this binary (the exporter runs as its dev-cluster exporter
+// command).
+func selfPath() string {
 	exe, _ := os.Executable()
 	return exe
 }
@@ -86,12 +86,12 @@ func (c *devClusterCommand) Synopsis() string {
 
 func (c *devClusterCommand) Help() string {
 	if c.verb == "" {
-		return "Usage: harvestctl dev-cluster <up|down|status|env|spike> [options]\n\n  " + c.Synopsis() + "."
+		return "Usage: harvest-dev dev-cluster <up|down|status|env|spike> [options]\n\n  " + c.Synopsis() + "."
 	}
 	fs := flag.NewFlagSet(c.verb, flag.ContinueOnError)
 	c.flags.register(fs)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: harvestctl dev-cluster %s [options]\n\n  %s.\n\nOptions:\n\n", c.verb, c.Synopsis())
+	fmt.Fprintf(&b, "Usage: harvest-dev dev-cluster %s [options]\n\n  %s.\n\nOptions:\n\n", c.verb, c.Synopsis())
 	fs.SetOutput(&b)
 	fs.PrintDefaults()
 	return b.String()
@@ -121,7 +121,7 @@ func (c *devClusterCommand) Run(args []string) int {
 		err = c.env()
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "harvestctl dev-cluster %s: %v\n", c.verb, err)
+		fmt.Fprintf(os.Stderr, "harvest-dev dev-cluster %s: %v\n", c.verb, err)
 		return 1
 	}
 	return 0
@@ -133,7 +133,7 @@ func (c *devClusterCommand) up(ctx context.Context, log hclog.Logger) error {
 	}
 	s, err := localcluster.Up(ctx, localcluster.Options{
 		RunDir: c.flags.runDir, StackBin: c.flags.stackBin, DriverBinary: c.flags.driver,
-		UsagePlugin: c.flags.usagePlugin, Harvestctl: harvestctlPath(),
+		UsagePlugin: c.flags.usagePlugin, DevTool: selfPath(),
 		Nodes: localcluster.DefaultNodes(c.flags.clients), Detached: true, Logger: log, Secure: c.flags.secure, Bare: c.flags.bare,
 	})
 	if err != nil {

@@ -31,15 +31,14 @@ import (
 	"github.com/harvest-platform/harvest/placer/labels"
 )
 
-// benchCommands: harvestctl bench history (issue 23).
+// benchCommands: harvest-dev bench history (issue 23).
 func benchCommands() map[string]cli.CommandFactory {
 	var o benchOptions
 	return map[string]cli.CommandFactory{
-		"history format": historyFormatCommand(),
-		"bench writes":   benchWritesCommand(),
+		"bench writes": benchWritesCommand(),
 		"bench history": command.Simple{
-			Name: "harvestctl bench history", Synopsis: "Measure tenant history at datacenter scale against a real Consul",
-			Usage: "harvestctl bench history [-tenants 10000] [-days 35] [-format 3|4] [-consul-addr ADDR | -stack-bin DIR [-dev]]",
+			Name: "harvest-dev bench history", Synopsis: "Measure tenant history at datacenter scale against a real Consul",
+			Usage: "harvest-dev bench history [-tenants 10000] [-days 35] [-format 3|4] [-consul-addr ADDR | -stack-bin DIR [-dev]]",
 			Flags: func(fs *flag.FlagSet) {
 				fs.IntVar(&o.tenants, "tenants", 1000, "primary tenants")
 				fs.IntVar(&o.days, "days", 35, "days of history imported before the new day")
@@ -340,37 +339,6 @@ func (b *benchNodes) ApplyMeta(_ context.Context, u labels.Update) error {
 		delete(b.nodes[i].Meta, k)
 	}
 	return nil
-}
-
-// historyFormatCommand: harvestctl history format [-set 2|3|4].
-func historyFormatCommand() cli.CommandFactory {
-	var consul consulFlags
-	var set int
-	return command.Simple{
-		Name: "harvestctl history format", Synopsis: "Show or set the tenant history format writers use",
-		Usage: "harvestctl history format [-set 4]",
-		Flags: func(fs *flag.FlagSet) {
-			consul.register(fs)
-			fs.IntVar(&set, "set", 0, "set the format (4 once every driver, placer and blob front reads it; lower to roll back)")
-		},
-		Run: func(ctx context.Context, _ *flag.FlagSet) error {
-			store, err := consul.store()
-			if err != nil {
-				return err
-			}
-			if set != 0 {
-				if err := store.SetFormat(ctx, set); err != nil {
-					return err
-				}
-			}
-			f, err := store.Format(ctx)
-			if err != nil {
-				return err
-			}
-			fmt.Printf("day format %d (writers follow within 5 minutes)\n", f)
-			return nil
-		},
-	}.Factory()
 }
 
 // consulHeap is Consul's own figure of its live Go heap (runtime.alloc_bytes).

@@ -18,7 +18,7 @@ import (
 	"github.com/harvest-platform/harvest/internal/localcluster"
 )
 
-// benchWritesCommand: harvestctl bench writes measures the KV write rate
+// benchWritesCommand: harvest-dev bench writes measures the KV write rate
 // that drivers' node samples cause, with the driver's policy (issue 23).
 func benchWritesCommand() cli.CommandFactory {
 	var o struct {
@@ -28,8 +28,8 @@ func benchWritesCommand() cli.CommandFactory {
 		edge             bool
 	}
 	return command.Simple{
-		Name: "harvestctl bench writes", Synopsis: "Measure the Consul KV writes that drivers' node samples cause",
-		Usage: "harvestctl bench writes [-drivers 10000] [-tenants 1000] [-every 10m] [-duration 2m] [-edge]",
+		Name: "harvest-dev bench writes", Synopsis: "Measure the Consul KV writes that drivers' node samples cause",
+		Usage: "harvest-dev bench writes [-drivers 10000] [-tenants 1000] [-every 10m] [-duration 2m] [-edge]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.IntVar(&o.drivers, "drivers", 10000, "simulated harvest drivers (nodes)")
 			fs.IntVar(&o.tenants, "tenants", 1000, "primary tenants the nodes belong to (round-robin)")

@@ -19,9 +19,9 @@ import (
 	"github.com/harvest-platform/harvest/internal/localcluster"
 )
 
-// spikeShareEnv makes harvestctl, started again by `dev-cluster spike`, one
+// spikeShareEnv makes harvest-dev, started again by `dev-cluster spike`, one
 // burner process of the spike: it burns that share of a core until killed.
-const spikeShareEnv = "HARVESTCTL_SPIKE_SHARE"
+const spikeShareEnv = "HARVEST_DEV_SPIKE_SHARE"
 
 // burnIfAsked turns this process into a spike's burner when spikeShareEnv
 // is set; it never returns then.
@@ -41,7 +41,7 @@ func burnIfAsked() {
 	}
 }
 
-// spikeCommand is `harvestctl dev-cluster spike`: the primary tenant of a
+// spikeCommand is `harvest-dev dev-cluster spike`: the primary tenant of a
 // local-cluster node uses more CPU for a while, as a real service's load
 // spike would, so that the node's harvest driver suppresses and evicts.
 func spikeCommand() cli.CommandFactory {
@@ -49,8 +49,8 @@ func spikeCommand() cli.CommandFactory {
 	var cores float64
 	var lasting time.Duration
 	return command.Simple{
-		Name: "harvestctl dev-cluster spike", Synopsis: "Make a local-cluster node's primary tenant burn CPU for a while",
-		Usage: "harvestctl dev-cluster spike -node NODE [-cores N] [-for DURATION] [-run-dir DIR]",
+		Name: "harvest-dev dev-cluster spike", Synopsis: "Make a local-cluster node's primary tenant burn CPU for a while",
+		Usage: "harvest-dev dev-cluster spike -node NODE [-cores N] [-for DURATION] [-run-dir DIR]",
 		Flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&runDir, "run-dir", envOr("HARVEST_RUN_DIR", ".run/cluster"), "run folder of the cluster")
 			fs.StringVar(&node, "node", "", "the node whose primary tenant spikes (e.g. client-1)")
@@ -87,9 +87,9 @@ func spike(ctx context.Context, s *localcluster.State, node string, cores float6
 	for i := 0; i < n; i++ {
 		// At nice -10 where allowed: the primary tenant owns its server,
 		// while this machine is shared with other work at nice 0.
-		b := exec.Command("nice", "-n", "-10", harvestctlPath())
+		b := exec.Command("nice", "-n", "-10", selfPath())
 		if os.Geteuid() != 0 {
-			b = exec.Command(harvestctlPath())
+			b = exec.Command(selfPath())
 		}
 		b.Env = append(os.Environ(), spikeShareEnv+"="+strconv.FormatFloat(share, 'f', 3, 64))
 		b.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
