@@ -114,7 +114,7 @@ func TestATenantThatJoinsLateTakesNothingBefore(t *testing.T) {
 		late.Values[k] = math.NaN()
 	}
 	cfg := Config{Policy: PT, Span: time.Hour, Cores: 4, Reserve: 1, Arrivals: []float64{10},
-		Mix: Mix{Classes: []JobClass{{Name: "one", Weight: 1, Stages: [2]int{1, 1}, Tasks: [2]int{1, 1}, TaskSeconds: 60}}},
+		Mix:     Mix{Classes: []JobClass{{Name: "one", Weight: 1, Stages: [2]int{1, 1}, Tasks: [2]int{1, 1}, TaskSeconds: 60}}},
 		Tenants: []Tenant{{ID: "full/p", Servers: 1, Series: flat(30, 100, 100, 0)}, {ID: "late/p", Servers: 1, Series: late}}}
 	r, err := Run(cfg)
 	if err != nil {
