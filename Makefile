@@ -128,6 +128,10 @@ bench: ## run the benchmarks
 sim-report: build ## regenerate the simulator's plots, CSVs and a markdown summary into out/sim-report
 	HARVEST_SIM=$(BIN)/harvest-sim scripts/sim-report.sh
 
+.PHONY: sim-departures
+sim-departures: build ## the paper preset's departures (room, heartbeat fill, typing oracle) one at a time, then together, into out/sim-departures
+	HARVEST_SIM=$(BIN)/harvest-sim scripts/sim-departures.sh
+
 .PHONY: lint
 lint: check-plugins ## gofmt, go vet (with and without the acceptance tag), check-plugins, no tracked build cache
 	@if [ -n "$$(git ls-files .cache .run bin)" ]; then \

@@ -44,11 +44,11 @@ func reportSched(f schedFlags, preset schedsim.Preset, results []schedsim.Result
 
 func printSched(points []schedsim.Point, gains []schedsim.Gain, summaries []schedsim.Summary) {
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "SOURCE\tSCALING\tFACTOR\tPOLICY\tPRIMARY %%\tUTIL %%\tJOB s mean [min-max]\tEVICTED\tWASTED core-h\tUNFINISHED\tSATURATED\n")
+	fmt.Fprintf(tw, "SOURCE\tSCALING\tFACTOR\tPOLICY\tPRIMARY %%\tUTIL %%\tJOB s mean [min-max]\tEVICTED\tWASTED core-h\tUNFINISHED\tSATURATED\tLONG FIT ONE\tLONG ON CONSTANT %%\n")
 	for _, p := range points {
-		fmt.Fprintf(tw, "%s\t%s\t%g\t%s\t%.1f\t%.1f\t%.0f [%.0f-%.0f]\t%.0f\t%.0f\t%.0f\t%d/%d\n", p.Source, p.Scaling, p.Factor, p.Policy,
+		fmt.Fprintf(tw, "%s\t%s\t%g\t%s\t%.1f\t%.1f\t%.0f [%.0f-%.0f]\t%.0f\t%.0f\t%.0f\t%d/%d\t%.0f\t%.1f\n", p.Source, p.Scaling, p.Factor, p.Policy,
 			100*p.PrimaryUtil, 100*p.Utilisation, p.JobSeconds.Mean, p.JobSeconds.Min, p.JobSeconds.Max, p.Evicted.Mean, p.Wasted.Mean,
-			p.Unfinished.Mean, p.Saturated, p.Seeds)
+			p.Unfinished.Mean, p.Saturated, p.Seeds, p.LongFitOne.Mean, 100*p.LongOnConstant.Mean)
 	}
 	tw.Flush()
 	for _, g := range gains {
@@ -74,11 +74,12 @@ func ratio(r float64) string {
 
 func writeSchedCSV(path string, points []schedsim.Point) error {
 	rows := [][]string{{"source", "scaling", "factor", "policy", "seeds", "primary_utilisation", "utilisation", "job_seconds_mean",
-		"job_seconds_min", "job_seconds_max", "containers_evicted_mean", "wasted_core_hours_mean", "unfinished_mean", "saturated_seeds"}}
+		"job_seconds_min", "job_seconds_max", "containers_evicted_mean", "wasted_core_hours_mean", "unfinished_mean", "saturated_seeds",
+		"long_jobs_fit_one_class_mean", "long_work_on_constant_share_mean"}}
 	for _, p := range points {
 		rows = append(rows, []string{p.Source, string(p.Scaling), ftoa(p.Factor), string(p.Policy), strconv.Itoa(p.Seeds), ftoa(p.PrimaryUtil),
 			ftoa(p.Utilisation), ftoa(p.JobSeconds.Mean), ftoa(p.JobSeconds.Min), ftoa(p.JobSeconds.Max), ftoa(p.Evicted.Mean),
-			ftoa(p.Wasted.Mean), ftoa(p.Unfinished.Mean), strconv.Itoa(p.Saturated)})
+			ftoa(p.Wasted.Mean), ftoa(p.Unfinished.Mean), strconv.Itoa(p.Saturated), ftoa(p.LongFitOne.Mean), ftoa(p.LongOnConstant.Mean)})
 	}
 	return writeCSV(path, rows)
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
+
+	"github.com/harvest-platform/harvest/placer/classify"
 )
 
 // Stat is a quantity's mean, minimum and maximum over a point's seeds.
@@ -44,6 +47,35 @@ type Point struct {
 	Wasted     Stat `json:"wasted_core_hours"`
 	Unfinished Stat `json:"unfinished"`
 	Saturated  int  `json:"saturated_seeds"` // seeds whose queue grew without bound
+	// LongFitOne counts the workload's long jobs (the mix's class, whatever
+	// the placer typed them) to which Algorithm 1 gave exactly one class
+	// (H only); LongOnConstant is the share of the long jobs' finished task
+	// time that ran on servers of constant tenants. Together they say
+	// whether the jobs H means to steer were steered at all.
+	LongFitOne     Stat `json:"long_jobs_fit_one_class"`
+	LongOnConstant Stat `json:"long_work_on_constant_share"`
+}
+
+// longJobsSteered is r's count of long jobs that Algorithm 1 fit in one
+// class and the share of their task time on constant servers.
+func longJobsSteered(r Result) (fitOne, onConstant float64) {
+	c := r.ByJobClass["long"]
+	if c == nil {
+		return 0, 0
+	}
+	for k, n := range c.Fits {
+		if strings.HasSuffix(k, "/one") {
+			fitOne += float64(n)
+		}
+	}
+	var total float64
+	for _, sec := range c.TaskSecondsByPattern {
+		total += sec
+	}
+	if total > 0 {
+		onConstant = c.TaskSecondsByPattern[string(classify.Constant)] / total
+	}
+	return fitOne, onConstant
 }
 
 // Points groups results by source, scaling, factor and policy, in the
@@ -68,8 +100,10 @@ func Points(results []Result) []Point {
 	for _, k := range order {
 		rs := runs[k]
 		p := Point{Source: k.src, Scaling: k.sc, Factor: k.f, Policy: k.p, Seeds: len(rs)}
-		var jt, ev, wa, un []float64
+		var jt, ev, wa, un, fit, onConst []float64
 		for _, r := range rs {
+			f, c := longJobsSteered(r)
+			fit, onConst = append(fit, f), append(onConst, c)
 			p.PrimaryUtil += r.PrimaryUtil / float64(len(rs))
 			p.Utilisation += r.Utilisation / float64(len(rs))
 			jt = append(jt, r.CensoredMeanJobSeconds)
@@ -81,6 +115,7 @@ func Points(results []Result) []Point {
 			}
 		}
 		p.JobSeconds, p.Evicted, p.Wasted, p.Unfinished = StatOf(jt), StatOf(ev), StatOf(wa), StatOf(un)
+		p.LongFitOne, p.LongOnConstant = StatOf(fit), StatOf(onConst)
 		out = append(out, p)
 	}
 	return out

@@ -117,3 +117,23 @@ func TestAGainWhereHEvictedNothingEncodes(t *testing.T) {
 		t.Fatalf("JSON %s, %v: want the ratio as null", b, err)
 	}
 }
+
+func TestPointsCountTheLongJobsHSteered(t *testing.T) {
+	run := func(seed uint64, one, several int, constant, periodic float64) Result {
+		return Result{Source: "dc-4", Scaling: Linear, Factor: 1, Policy: History, Seed: seed, ByJobClass: map[string]*ClassResult{
+			"long":  {Fits: map[string]int{"long/one": one, "medium/one": 1, "long/combined": several}, TaskSecondsByPattern: map[string]float64{"constant": constant, "periodic": periodic}},
+			"short": {Fits: map[string]int{"short/one": 100}, TaskSecondsByPattern: map[string]float64{"constant": 1000}},
+		}}
+	}
+	p := Points([]Result{run(1, 3, 5, 30, 70), run(2, 5, 0, 50, 50)})
+	if len(p) != 1 {
+		t.Fatalf("%d points, want 1", len(p))
+	}
+	// Seed 1: 3 typed long + 1 typed medium fit one class; seed 2: 5 + 1.
+	if got := p[0].LongFitOne; got.Mean != 5 || got.Min != 4 || got.Max != 6 {
+		t.Errorf("long jobs fit in one class %+v, want mean 5 over 4 and 6 (whatever the placer typed them)", got)
+	}
+	if got := p[0].LongOnConstant; math.Abs(got.Mean-0.4) > 1e-9 || got.Min != 0.3 || got.Max != 0.5 {
+		t.Errorf("long work on constant servers %+v, want 0.3 and 0.5 (short jobs' work left out)", got)
+	}
+}
