@@ -395,26 +395,6 @@ func peakRSSMiB() float64 {
 	return float64(ru.Maxrss) / 1024
 }
 
-// progressBar redraws a bar on a terminal's stderr; elsewhere it is silent.
-func progressBar(label string, done, total int) {
-	if fi, err := os.Stderr.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 || total == 0 {
-		return
-	}
-	const width = 30
-	filled := done * width / total
-	bar := make([]byte, width)
-	for i := range bar {
-		bar[i] = '.'
-		if i < filled {
-			bar[i] = '#'
-		}
-	}
-	fmt.Fprintf(os.Stderr, "\r%-28s [%s] %3d%%", label, bar, done*100/total)
-	if done == total {
-		fmt.Fprintln(os.Stderr)
-	}
-}
-
 // readInventory reads an inventory CSV (history/csvfmt.ParseInventory).
 func readInventory(path string) ([]csvfmt.InventoryNode, error) {
 	fh, err := os.Open(path)

@@ -30,6 +30,7 @@ import (
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
@@ -84,7 +85,7 @@ type Options struct {
 	Scrub    ScrubOptions
 	SafeMode SafeModeOptions
 	// BusyExpiry is how old a busy flag may be and still count (default
-	// 2m; the harvest driver rewrites its flag every 30 s).
+	// contract.BusyFlagMaxAge, the age the placer and harvestctl use too).
 	BusyExpiry time.Duration
 }
 
@@ -94,7 +95,7 @@ func New(o Options) *Backend {
 		o.Replicas = 3
 	}
 	if o.BusyExpiry <= 0 {
-		o.BusyExpiry = 2 * time.Minute
+		o.BusyExpiry = contract.BusyFlagMaxAge
 	}
 	b := &Backend{log: o.Log, kv: o.KV, prefix: history.KeyPrefix(o.Prefix), cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes,
 		namePrefix: namePrefixFor(history.KeyPrefix(o.Prefix)), busyExpiry: o.BusyExpiry,
