@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsimple"
 
 	"github.com/harvest-platform/harvest/internal/connect"
+	"github.com/harvest-platform/harvest/internal/setting"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/jobtype"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -364,12 +365,9 @@ func (c Config) classifier() (classify.Config, error) {
 		val  string
 		dst  *time.Duration
 	}{{"window", c.Classify.Window, &out.Window}, {"min_history", c.Classify.MinHistory, &out.MinHistory}} {
-		if d.val == "" {
-			continue
-		}
-		v, err := time.ParseDuration(d.val)
-		if err != nil || v <= 0 {
-			return out, fmt.Errorf("classify.%s %q: want a positive duration", d.name, d.val)
+		v, err := setting.PositiveDuration("classify."+d.name, d.val, *d.dst)
+		if err != nil {
+			return out, err
 		}
 		*d.dst = v
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/pluginimport"
+	"github.com/harvest-platform/harvest/internal/setting"
 	"github.com/harvest-platform/harvest/plugins/historyimporter"
 	"github.com/harvest-platform/harvest/plugins/manager"
 )
@@ -69,12 +70,9 @@ func (c Config) historyImport() (*importSettings, error) {
 		}
 		return nil, fmt.Errorf("history_import: importer %q: plugin_config %q has no history_importer %q block (%s)", h.Importer, c.PluginConfig, h.Importer, have)
 	}
-	if h.Interval != "" {
-		d, err := time.ParseDuration(h.Interval)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("history_import.interval %q: want a positive duration such as \"1h\"", h.Interval)
-		}
-		s.interval = d
+	var err error
+	if s.interval, err = setting.PositiveDuration("history_import.interval", h.Interval, s.interval); err != nil {
+		return nil, err
 	}
 	s.lookback = 2 * s.interval
 	if h.Lookback != "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/harvest-platform/harvest/internal/setting"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/jobtype"
 	"github.com/harvest-platform/harvest/placer/packing"
@@ -49,7 +50,7 @@ type escalationSettings struct {
 func (c Config) decode() (settings, error) {
 	var s settings
 	var err error
-	if s.interval, err = positive("classify.interval", c.Classify.Interval, "24h"); err != nil {
+	if s.interval, err = setting.PositiveDuration("classify.interval", c.Classify.Interval, 24*time.Hour); err != nil {
 		return s, err
 	}
 	if s.retention, err = c.retention(); err != nil {
@@ -99,13 +100,4 @@ func (c Config) decode() (settings, error) {
 	}
 	s.classifier, err = c.classifier()
 	return s, err
-}
-
-// positive parses a positive duration setting.
-func positive(name, v, example string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s %q: want a positive duration such as %q", name, v, example)
-	}
-	return d, nil
 }

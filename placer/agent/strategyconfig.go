@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/harvest-platform/harvest/internal/setting"
 	"github.com/harvest-platform/harvest/placer/packing"
 	"github.com/harvest-platform/harvest/placer/partition"
 )
@@ -84,18 +85,6 @@ type EscalationConfig struct {
 	ExtraClasses *int   `hcl:"extra_classes,optional"`
 }
 
-// duration parses a setting, def when empty.
-func duration(block, name, v string, def time.Duration) (time.Duration, error) {
-	if v == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s.%s %q: want a positive duration", block, name, v)
-	}
-	return d, nil
-}
-
 func (p PackingConfig) settings() (s packingSettings, err error) {
 	s.cfg = packing.Default()
 	if p.HighThreshold != nil {
@@ -107,10 +96,10 @@ func (p PackingConfig) settings() (s packingSettings, err error) {
 	if p.MinNodes != nil {
 		s.cfg.MinNodes = *p.MinNodes
 	}
-	if s.interval, err = duration("packing", "interval", p.Interval, 10*time.Second); err != nil {
+	if s.interval, err = setting.PositiveDuration("packing.interval", p.Interval, 10*time.Second); err != nil {
 		return
 	}
-	s.releaseAfter, err = duration("packing", "release_after", p.ReleaseAfter, 10*time.Minute)
+	s.releaseAfter, err = setting.PositiveDuration("packing.release_after", p.ReleaseAfter, 10*time.Minute)
 	return
 }
 
@@ -118,7 +107,7 @@ func (p PackingConfig) settings() (s packingSettings, err error) {
 func (p PartitionConfig) settings(nodes int) (partition.Config, error) {
 	cfg := partition.Default(nodes)
 	var err error
-	if cfg.InitialCutoff, err = duration("partition", "initial_cutoff", p.InitialCutoff, cfg.InitialCutoff); err != nil {
+	if cfg.InitialCutoff, err = setting.PositiveDuration("partition.initial_cutoff", p.InitialCutoff, cfg.InitialCutoff); err != nil {
 		return cfg, err
 	}
 	for _, s := range []struct {
@@ -157,10 +146,10 @@ func (g GreylistConfig) settings() (s greylistSettings, err error) {
 		}
 		s.threshold = *g.Threshold
 	}
-	if s.reset, err = duration("greylist", "reset", g.Reset, 4*time.Hour); err != nil {
+	if s.reset, err = setting.PositiveDuration("greylist.reset", g.Reset, 4*time.Hour); err != nil {
 		return
 	}
-	s.interval, err = duration("greylist", "interval", g.Interval, 10*time.Second)
+	s.interval, err = setting.PositiveDuration("greylist.interval", g.Interval, 10*time.Second)
 	return
 }
 
@@ -172,9 +161,9 @@ func (e EscalationConfig) settings() (s escalationSettings, err error) {
 		}
 		s.extra = *e.ExtraClasses
 	}
-	if s.delay, err = duration("escalation", "delay", e.Delay, 30*time.Second); err != nil {
+	if s.delay, err = setting.PositiveDuration("escalation.delay", e.Delay, 30*time.Second); err != nil {
 		return
 	}
-	s.interval, err = duration("escalation", "interval", e.Interval, 5*time.Second)
+	s.interval, err = setting.PositiveDuration("escalation.interval", e.Interval, 5*time.Second)
 	return
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/connect"
+	"github.com/harvest-platform/harvest/internal/setting"
 	"github.com/harvest-platform/harvest/storage/front"
 	"github.com/harvest-platform/harvest/storage/grid"
 )
@@ -203,12 +204,9 @@ type duration struct {
 
 func parseDurations(path string, ds ...duration) error {
 	for _, d := range ds {
-		if d.value == "" {
-			continue
-		}
-		v, err := time.ParseDuration(d.value)
-		if err != nil || v <= 0 {
-			return fmt.Errorf("%s: %s = %q: want a positive duration like \"30s\"", path, d.name, d.value)
+		v, err := setting.PositiveDuration(d.name, d.value, *d.into)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		*d.into = v
 	}
