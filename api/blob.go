@@ -159,3 +159,22 @@ func (c Client) BlobObject(ctx context.Context, bucket, key string) (BlobObject,
 	err := c.Do(ctx, http.MethodGet, "/v1/objects?"+url.Values{"bucket": {bucket}, "key": {key}}.Encode(), nil, &o)
 	return o, err
 }
+
+// BlobAction is one of the blob front's admin actions (POST, admin token):
+// a scrubber pass, a garbage-collector pass, or the operator's
+// confirmation that the nodes which put the front in safe mode are gone.
+type BlobAction string
+
+const (
+	BlobScrub           BlobAction = "/v1/scrub"
+	BlobCollectGarbage  BlobAction = "/v1/gc"
+	BlobConfirmSafeMode BlobAction = "/v1/safe-mode/confirm"
+)
+
+// RunBlobAction runs an admin action now and returns the front's report
+// of it.
+func (c Client) RunBlobAction(ctx context.Context, a BlobAction) (map[string]any, error) {
+	var out map[string]any
+	err := c.Do(ctx, http.MethodPost, string(a), nil, &out)
+	return out, err
+}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -39,9 +38,9 @@ func blobCommands() map[string]cli.CommandFactory {
 				return nil
 			},
 		}.Factory(),
-		"blob scrub":             blobPost("scrub", "Run a scrubber pass now and print what it found", "/v1/scrub", &addr),
-		"blob gc":                blobPost("gc", "Run a garbage collector pass now and print what it did", "/v1/gc", &addr),
-		"blob safe-mode-confirm": blobPost("safe-mode-confirm", "Confirm that the nodes that put harvest-blob in safe mode are gone", "/v1/safe-mode/confirm", &addr),
+		"blob scrub":             blobPost("scrub", "Run a scrubber pass now and print what it found", api.BlobScrub, &addr),
+		"blob gc":                blobPost("gc", "Run a garbage collector pass now and print what it did", api.BlobCollectGarbage, &addr),
+		"blob safe-mode-confirm": blobPost("safe-mode-confirm", "Confirm that the nodes that put harvest-blob in safe mode are gone", api.BlobConfirmSafeMode, &addr),
 	}
 }
 
@@ -53,15 +52,15 @@ func blobAdminFlag(fs *flag.FlagSet, addr *string, usage string) {
 
 // blobPost is a command that POSTs to one of harvest-blob's admin
 // endpoints and prints its JSON answer.
-func blobPost(name, synopsis, path string, addr *string) cli.CommandFactory {
+func blobPost(name, synopsis string, action api.BlobAction, addr *string) cli.CommandFactory {
 	return command.Simple{
 		Name: "harvestctl blob " + name, Synopsis: synopsis, Usage: "harvestctl blob " + name + " [-blob-admin-addr URL]",
 		Flags: func(fs *flag.FlagSet) {
 			blobAdminFlag(fs, addr, "harvest-blob's admin API (token from HARVEST_BLOB_ADMIN_TOKEN)")
 		},
 		Run: func(ctx context.Context, _ *flag.FlagSet) error {
-			var out map[string]any
-			if err := api.Blob(*addr).WithTimeout(30*time.Minute).Do(ctx, http.MethodPost, path, nil, &out); err != nil {
+			out, err := api.Blob(*addr).WithTimeout(30*time.Minute).RunBlobAction(ctx, action)
+			if err != nil {
 				return err
 			}
 			return command.PrintJSON(os.Stdout, out)

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/versity/versitygw/s3err"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/storage/front"
 )
@@ -46,7 +47,7 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 		}
 		writeJSON(w, o)
 	})
-	mux.HandleFunc("POST /v1/scrub", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST "+string(api.BlobScrub), func(w http.ResponseWriter, r *http.Request) {
 		rep, err := be.ScrubPass(r.Context())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
@@ -54,7 +55,7 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 		}
 		writeJSON(w, rep)
 	})
-	mux.HandleFunc("POST /v1/gc", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST "+string(api.BlobCollectGarbage), func(w http.ResponseWriter, r *http.Request) {
 		rep, err := be.GCPass(r.Context())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
@@ -62,7 +63,7 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 		}
 		writeJSON(w, rep)
 	})
-	mux.HandleFunc("POST /v1/safe-mode/confirm", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("POST "+string(api.BlobConfirmSafeMode), func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]bool{"was_on": be.ConfirmSafeMode()})
 	})
 	handler, err := c.adminGuard(mux, log) // security.go

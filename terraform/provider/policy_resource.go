@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -123,8 +122,8 @@ func (r *policyResource) put(ctx context.Context, m *policyModel, diags *diag.Di
 		diags.AddError("invalid placer policy", err.Error())
 		return
 	}
-	var got declare.Policy
-	if err := r.c.placer.Do(ctx, http.MethodPut, "/v1/policy", doc, &got); err != nil {
+	got, err := r.c.placer.PutPolicy(ctx, doc)
+	if err != nil {
 		diags.AddError("writing the placer policy", err.Error())
 		return
 	}
@@ -146,8 +145,7 @@ func (r *policyResource) Read(ctx context.Context, req resource.ReadRequest, res
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	var got declare.Policy
-	err := r.c.placer.Do(ctx, http.MethodGet, "/v1/policy", nil, &got)
+	got, err := r.c.placer.Policy(ctx)
 	if errors.Is(err, errNotFound) {
 		resp.State.RemoveResource(ctx)
 		return
@@ -172,7 +170,7 @@ func (r *policyResource) Update(ctx context.Context, req resource.UpdateRequest,
 }
 
 func (r *policyResource) Delete(ctx context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if err := r.c.placer.Do(ctx, http.MethodDelete, "/v1/policy", nil, nil); err != nil && !errors.Is(err, errNotFound) {
+	if err := r.c.placer.DeletePolicy(ctx); err != nil && !errors.Is(err, errNotFound) {
 		resp.Diagnostics.AddError("deleting the placer policy", err.Error())
 	}
 }

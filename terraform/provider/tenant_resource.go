@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -75,16 +74,14 @@ func (r *tenantResource) Configure(_ context.Context, req resource.ConfigureRequ
 	r.c = configured(req.ProviderData, &resp.Diagnostics)
 }
 
-func tenantPath(env, fn string) string { return "/v1/tenants/" + env + "/" + fn }
-
 func (r *tenantResource) put(ctx context.Context, m *tenantModel) error {
 	// the placer's JSON form (history/declare), unset fields left out
 	body := declare.TenantValues{StorageMB: int64Ptr(m.StorageMB), ReserveCPU: float64Ptr(m.ReserveCPU), ReserveMemoryMB: int64Ptr(m.ReserveMemoryMB)}
 	if err := body.Validate(); err != nil {
 		return err
 	}
-	var got declare.Tenant
-	if err := r.c.placer.Do(ctx, http.MethodPut, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), body, &got); err != nil {
+	got, err := r.c.placer.PutTenant(ctx, m.Environment.ValueString(), m.Function.ValueString(), body)
+	if err != nil {
 		return err
 	}
 	m.fill(got)
@@ -114,8 +111,7 @@ func (r *tenantResource) Read(ctx context.Context, req resource.ReadRequest, res
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	var got declare.Tenant
-	err := r.c.placer.Do(ctx, http.MethodGet, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), nil, &got)
+	got, err := r.c.placer.Tenant(ctx, m.Environment.ValueString(), m.Function.ValueString())
 	if errors.Is(err, errNotFound) {
 		resp.State.RemoveResource(ctx)
 		return
@@ -145,7 +141,7 @@ func (r *tenantResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.c.placer.Do(ctx, http.MethodDelete, tenantPath(m.Environment.ValueString(), m.Function.ValueString()), nil, nil); err != nil && !errors.Is(err, errNotFound) {
+	if err := r.c.placer.DeleteTenant(ctx, m.Environment.ValueString(), m.Function.ValueString()); err != nil && !errors.Is(err, errNotFound) {
 		resp.Diagnostics.AddError("deleting the tenant", err.Error())
 	}
 }
