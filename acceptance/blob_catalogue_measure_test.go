@@ -22,8 +22,8 @@ import (
 	consulapi "github.com/hashicorp/consul/api"
 	"github.com/minio/minio-go/v7"
 
+	blobkv "github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // rssMiB is a process's resident memory.

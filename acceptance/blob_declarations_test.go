@@ -19,9 +19,9 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	blobkv "github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/front"
-	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // declPrefix keeps this test's state apart from the other blob tests'
@@ -41,7 +41,7 @@ const declPrefix = "harvest-blob-decl/"
 func TestBlobFrontHonoursTheDeclarations(t *testing.T) {
 	ctx := context.Background()
 	consul := consulAPI(t, cluster.ConsulAddr())
-	kv := history.NewConsulKV(consul)
+	kv := blobkv.NewConsul(consul)
 	store := history.NewStore(kv, declPrefix)
 	if pairs, err := kv.List(ctx, declPrefix); err != nil || len(pairs) > 0 {
 		t.Fatalf("%s is not empty (%d keys, %v): the test would mix with it", declPrefix, len(pairs), err)

@@ -19,10 +19,9 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/localcluster"
+	blobkv "github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // storeMinIO is the MinIO server behind storage node "store-N".
@@ -128,7 +127,7 @@ func TestBlobLosesNothingToKilledNodesReimagesOrFrontRestarts(t *testing.T) {
 	for i, size := range []int{0, 1, 4 << 10, 300 << 10, 1 << 20, 3 << 20, 5 << 20, 2 << 10, 7, 20 << 20} {
 		d.put(t, f.s3, "faults", fmt.Sprintf("set/%02d.bin", i), size)
 	}
-	kv := history.NewConsulKV(consulAPI(t, cluster.ConsulAddr()))
+	kv := blobkv.NewConsul(consulAPI(t, cluster.ConsulAddr()))
 
 	// Kill a replica node in the middle of a multipart upload.
 	body := &gatedReader{r: io.LimitReader(randReader{}, 40<<20), left: 20 << 20, gate: make(chan struct{}), halted: make(chan struct{})}

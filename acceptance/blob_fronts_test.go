@@ -24,9 +24,9 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/harvest-platform/harvest/api"
+	blobkv "github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/front"
-	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // frontProcess is a harvest-blob the test may kill (SIGKILL) and start

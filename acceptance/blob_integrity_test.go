@@ -19,9 +19,9 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	blobkv "github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/front"
-	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // spoil corrupts one replica in place on its MinIO (one byte flipped, as
@@ -169,7 +169,7 @@ func TestBlobRefusesPartsBeyondTheDeclaredStorage(t *testing.T) {
 	const prefix, capMB = "harvest-blob-cap/", 64
 	ctx := context.Background()
 	ownPrefix(t, prefix)
-	store := history.NewStore(history.NewConsulKV(consulAPI(t, cluster.ConsulAddr())), prefix)
+	store := history.NewStore(blobkv.NewConsul(consulAPI(t, cluster.ConsulAddr())), prefix)
 	for i := range cluster.MinIO {
 		id := tenantOf(t, i)
 		mb := int64(capMB)

@@ -16,8 +16,8 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/harvest-platform/harvest/api"
+	blobkv "github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // hup asks the front to read its configuration again.

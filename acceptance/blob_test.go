@@ -25,8 +25,8 @@ import (
 
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
+	blobkv "github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	blobkv "github.com/harvest-platform/harvest/storage/kv"
 )
 
 // blobFront is a harvest-blob process over the cluster's MinIO servers
@@ -55,7 +55,7 @@ type blobFront struct {
 // the same reimage rate (none recorded) whatever the drivers wrote so far.
 func blobConfig(t *testing.T, extra ...string) string {
 	t.Helper()
-	store := history.NewStore(history.NewConsulKV(consulAPI(t, cluster.ConsulAddr())), "")
+	store := history.NewStore(blobkv.NewConsul(consulAPI(t, cluster.ConsulAddr())), "")
 	order := make([]int, len(cluster.MinIO))
 	for i := range order {
 		order[i] = i

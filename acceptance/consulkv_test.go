@@ -10,7 +10,7 @@ import (
 
 	consulapi "github.com/hashicorp/consul/api"
 
-	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // TestConsulKVListIndexReadsEveryKeyOfAPrefix: the history's bulk read
@@ -31,7 +31,7 @@ func TestConsulKVListIndexReadsEveryKeyOfAPrefix(t *testing.T) {
 	if _, err := client.KV().Put(&consulapi.KVPair{Key: prefix + "other", Value: []byte("x")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	kv := history.NewConsulKV(client)
+	kv := kv.NewConsul(client)
 	got, index, err := kv.ListIndex(context.Background(), prefix+"day/")
 	if err != nil {
 		t.Fatal(err)

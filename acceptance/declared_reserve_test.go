@@ -13,6 +13,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // waitReserve waits until node's harvest driver fingerprints the reserve
@@ -65,7 +66,7 @@ func TestDriverHonoursTheDeclaredReserve(t *testing.T) {
 		t.Fatalf("want 5 clients, have %d", len(cluster.NomadClients))
 	}
 	node, id := cluster.NomadClients[4].Name, tenantOf(t, 4)
-	store := history.NewStore(history.NewConsulKV(consulAPI(t, cluster.ConsulAddr())), "harvest/")
+	store := history.NewStore(kv.NewConsul(consulAPI(t, cluster.ConsulAddr())), "harvest/")
 	doc := declare.TenantDocument(id)
 	ctx := context.Background()
 	var existing declare.Tenant

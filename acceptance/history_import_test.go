@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // fakePrometheus answers /api/v1/query_range as Prometheus does: one
@@ -72,7 +73,7 @@ history_import {
   interval = "1h"
   lookback = "1h"
 }`, plugins))
-	store := history.NewStore(history.NewConsulKV(consulAPI(t, cluster.ConsulAddr())), prefix)
+	store := history.NewStore(kv.NewConsul(consulAPI(t, cluster.ConsulAddr())), prefix)
 	t.Cleanup(func() { _, _ = consulAPI(t, cluster.ConsulAddr()).KV().DeleteTree(prefix, nil) })
 	id := history.TenantID{Environment: "search", Function: "frontend"}
 	now := time.Now().UTC()

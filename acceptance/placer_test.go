@@ -19,6 +19,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/survival"
 )
 
@@ -264,7 +265,7 @@ job %q {
 // tenant. The first slot closes within two minutes of the cluster starting.
 func TestDriverSamplesReachTheTenantHistory(t *testing.T) {
 	c := consulAPI(t, cluster.ConsulAddr())
-	store := history.NewStore(history.NewConsulKV(c), "")
+	store := history.NewStore(kv.NewConsul(c), "")
 	node := cluster.NomadClients[len(cluster.NomadClients)-1]
 	id, err := history.ParseTenantID(node.Meta["harvest_tenant"])
 	if err != nil {

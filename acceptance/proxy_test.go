@@ -16,6 +16,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // nomadVia runs the nomad CLI with NOMAD_ADDR at addr (the proxy); in a
@@ -93,7 +94,7 @@ func TestProxyRunsAHarvestedDAGJobStageByStage(t *testing.T) {
 	t.Logf("placed on %v: %s", classes, meta["harvest_reason"])
 
 	// The run is over when the placer records it: stage jobs included.
-	store := history.NewStore(history.NewConsulKV(consulAPI(t, cluster.ConsulAddr())), "")
+	store := history.NewStore(kv.NewConsul(consulAPI(t, cluster.ConsulAddr())), "")
 	var run history.JobRun
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
 		var ok bool

@@ -14,11 +14,12 @@ import (
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // awayKV fails every read while down, like an unreachable Consul.
 type awayKV struct {
-	*history.MemKV
+	*kv.Mem
 	down bool
 }
 
@@ -26,7 +27,7 @@ func (a *awayKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
 	if a.down {
 		return nil, 0, context.DeadlineExceeded
 	}
-	return a.MemKV.Get(ctx, key)
+	return a.Mem.Get(ctx, key)
 }
 
 var _ history.KV = (*awayKV)(nil)
@@ -54,7 +55,7 @@ var declTenant = history.TenantID{Environment: "search", Function: "frontend"}
 // watch gives d a declarations watcher over a fresh in-memory KV (prefix
 // "harvest/"), as SetConfig would with tenant and consul_address set.
 func watch(d *Driver, log hclog.Logger) (*declWatcher, *awayKV, *history.Store) {
-	kv := &awayKV{MemKV: history.NewMemKV()}
+	kv := &awayKV{Mem: kv.NewMem()}
 	store := history.NewStore(kv, "harvest/")
 	w := newDeclWatcher(Config{Tenant: declTenant.String()}, store, log)
 	return w, kv, store

@@ -11,6 +11,7 @@ import (
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/connect"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // maxPending bounds the samples kept while Consul is unreachable: two days
@@ -69,7 +70,7 @@ func consulStore(cfg Config) (*history.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return history.NewStore(history.NewConsulKV(client), cfg.ConsulPrefix), nil
+	return history.NewStore(kv.NewConsul(client), cfg.ConsulPrefix), nil
 }
 
 // newReporter returns nil (reporting off) unless tenant, node_name and a

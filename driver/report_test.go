@@ -13,11 +13,12 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // flakyKV fails every call while down, like an unreachable Consul.
 type flakyKV struct {
-	*history.MemKV
+	*kv.Mem
 	down atomic.Bool // set by the test while the reporter's goroutine writes
 }
 
@@ -25,13 +26,13 @@ func (f *flakyKV) CAS(ctx context.Context, k string, v []byte, i uint64) (bool, 
 	if f.down.Load() {
 		return false, context.DeadlineExceeded
 	}
-	return f.MemKV.CAS(ctx, k, v, i)
+	return f.Mem.CAS(ctx, k, v, i)
 }
 
 func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	kv := &flakyKV{MemKV: history.NewMemKV()}
+	kv := &flakyKV{Mem: kv.NewMem()}
 	kv.down.Store(true)
 	store := history.NewStore(kv, "")
 	tenant := history.TenantID{Environment: "search", Function: "frontend"}
@@ -79,7 +80,7 @@ func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 func TestReporterFlushes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	kv := &historyWrites{MemKV: history.NewMemKV()}
+	kv := &historyWrites{Mem: kv.NewMem()}
 	store := history.NewStore(kv, "")
 	if _, err := store.InitFormat(ctx); err != nil {
 		t.Fatal(err)
@@ -137,13 +138,13 @@ func TestReporterFlushes(t *testing.T) {
 // historyWrites counts successful writes of tenant history (days and
 // infos), not of the busy flag.
 type historyWrites struct {
-	*history.MemKV
+	*kv.Mem
 	mu sync.Mutex
 	n  int
 }
 
 func (h *historyWrites) CAS(ctx context.Context, k string, v []byte, i uint64) (bool, error) {
-	ok, err := h.MemKV.CAS(ctx, k, v, i)
+	ok, err := h.Mem.CAS(ctx, k, v, i)
 	if ok && (strings.HasPrefix(k, "harvest/days/") || strings.HasPrefix(k, "harvest/tenants/")) {
 		h.mu.Lock()
 		h.n++

@@ -55,7 +55,7 @@ type CacheStats struct {
 }
 
 // NewCache returns an empty cache over the store's KV, which must be a
-// Lister (ConsulKV and MemKV are).
+// Lister (kv.Consul and kv.Mem are).
 func (s *Store) NewCache() (*Cache, error) {
 	if _, ok := s.kv.(Lister); !ok {
 		return nil, errors.New("history: the KV cannot list with an index")

@@ -3,12 +3,14 @@ package history
 import (
 	"fmt"
 	"testing"
+
+	"github.com/harvest-platform/harvest/kv"
 )
 
-// BenchmarkCacheColdRead is the client side of a cold read (MemKV, no
+// BenchmarkCacheColdRead is the client side of a cold read (kv.Mem, no
 // network): 1,000 tenants x 31 days in bundles, decoded into DayMeans.
 func BenchmarkCacheColdRead(b *testing.B) {
-	kv := NewMemKV()
+	kv := kv.NewMem()
 	s := NewStore(kv, "")
 	_ = s.SetFormat(ctx, 3)
 	first := DateOf(t0)

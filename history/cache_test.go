@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // wave is a deterministic series for tenant k over days [from, from+n).
@@ -37,7 +39,7 @@ func sameSeries(t *testing.T, what string, a, b Series) {
 // day, an incremental refresh reads only those two days and holds what a
 // cold read of everything holds, which is what Store.Series reads.
 func TestCacheIncrementalEqualsCold(t *testing.T) {
-	kv := NewMemKV()
+	kv := kv.NewMem()
 	s := NewStore(kv, "")
 	if f, err := s.InitFormat(ctx); err != nil || f != LatestFormat {
 		t.Fatalf("new installation's format %d, %v", f, err)
@@ -102,7 +104,7 @@ func TestCacheIncrementalEqualsCold(t *testing.T) {
 // into bundles without changing what is read; a key written after the
 // seal still wins for its slots.
 func TestSealBundlesOwnKeysAndLateWritesWin(t *testing.T) {
-	kv := NewMemKV()
+	kv := kv.NewMem()
 	s := NewStore(kv, "")
 	if err := s.SetFormat(ctx, 3); err != nil {
 		t.Fatal(err)
@@ -149,7 +151,7 @@ func TestSealBundlesOwnKeysAndLateWritesWin(t *testing.T) {
 // TestCacheNamesTheCorruptKey: a bundle or a tenant's value that does not
 // decode is reported with its key, and the refresh goes on.
 func TestCacheNamesTheCorruptKey(t *testing.T) {
-	kv := NewMemKV()
+	kv := kv.NewMem()
 	s := NewStore(kv, "")
 	_ = s.SetFormat(ctx, 3)
 	if err := s.PutDays(ctx, map[TenantID]Series{tenant: wave(1, DateOf(t0), 1)}); err != nil {

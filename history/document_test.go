@@ -4,10 +4,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/harvest-platform/harvest/kv"
 )
 
 func TestDocumentsListDeleteAndNameTheirKey(t *testing.T) {
-	kv := NewMemKV()
+	kv := kv.NewMem()
 	s := NewStore(kv, "h")
 	type doc struct{ N int }
 	for _, name := range []string{"d/b", "d/a", "dx", "other"} {

@@ -12,6 +12,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // ratio encodes every day of the series in both formats, checks that
@@ -112,7 +113,7 @@ func BenchmarkDecodeDay(b *testing.B) {
 func bundled(t *testing.T, format int, series map[history.TenantID]history.Series) int {
 	t.Helper()
 	ctx := context.Background()
-	kv := history.NewMemKV()
+	kv := kv.NewMem()
 	s := history.NewStore(kv, "")
 	if err := s.SetFormat(ctx, format); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/harvest-platform/harvest/kv"
 )
 
 var (
@@ -18,7 +20,7 @@ var (
 )
 
 func TestConcurrentAppendsLoseNoSample(t *testing.T) {
-	kv := NewMemKV()
+	kv := kv.NewMem()
 	s := NewStore(kv, "")
 	const writers, perWriter = 8, 30
 	var wg sync.WaitGroup
@@ -60,7 +62,7 @@ func TestConcurrentAppendsLoseNoSample(t *testing.T) {
 }
 
 func TestSeriesRoundTripKeepsGaps(t *testing.T) {
-	s := NewStore(NewMemKV(), "custom")
+	s := NewStore(kv.NewMem(), "custom")
 	in := Series{Start: t0.Add(-Slot), Values: []float64{12.5, math.NaN(), 99.99, 0}}
 	if err := s.PutSeries(ctx, tenant, in, []string{"n1"}); err != nil {
 		t.Fatal(err)
@@ -85,7 +87,7 @@ func TestSeriesRoundTripKeepsGaps(t *testing.T) {
 }
 
 func TestCorruptValuesNameTheirKey(t *testing.T) {
-	kv := NewMemKV()
+	kv := kv.NewMem()
 	s := NewStore(kv, "")
 	if err := s.AppendSamples(ctx, tenant, []Sample{{Node: "n1", Time: t0, CPU: 5}}); err != nil {
 		t.Fatal(err)
@@ -119,7 +121,7 @@ func TestCorruptValuesNameTheirKey(t *testing.T) {
 }
 
 func TestBadSamplesAreRefusedWholesale(t *testing.T) {
-	kv := NewMemKV()
+	kv := kv.NewMem()
 	s := NewStore(kv, "")
 	for _, bad := range []Sample{
 		{Node: "n1", Time: t0, CPU: math.NaN()},
@@ -142,7 +144,7 @@ func TestBadSamplesAreRefusedWholesale(t *testing.T) {
 }
 
 func TestReimagesDeduplicateAndPruneKeepsRecentDays(t *testing.T) {
-	s := NewStore(NewMemKV(), "")
+	s := NewStore(kv.NewMem(), "")
 	ev := []Reimage{{Node: "n2", Time: t0.Add(48 * time.Hour)}, {Node: "n1", Time: t0}}
 	for i := 0; i < 2; i++ { // a retried import
 		if err := s.AddReimages(ctx, tenant, ev); err != nil {

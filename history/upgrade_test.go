@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // day-v2.bin was written by the previous release's encoder (commit 8e808fb,
@@ -32,7 +34,7 @@ func TestUpgradeReadsThePreviousFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv := NewMemKV()
+	kv := kv.NewMem()
 	s := NewStore(kv, "")
 	legacyKey := "harvest/cpu/search/frontend/2026-11-01"
 	kv.Put(legacyKey, golden)
@@ -127,7 +129,7 @@ func TestUpgradeReadsFormat3Bundles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv := NewMemKV()
+	kv := kv.NewMem()
 	s := NewStore(kv, "")
 	if err := s.SetFormat(ctx, 3); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,8 @@
 #   SIM_EXTRA     more flags for every run (e.g. "-job-scale 2 -jobs-per-hour 0")
 #   SIM_PRESET    paper (default) or production: base is then the preset as it is (reserve room, binpack2)
 #   AZURE_DIR     run on the Azure V1 VMs (8 days of history, 19 simulated) instead of the profiles
+#   SIM_CONFIGS   which of base,room,heartbeat,oracle,all,bound,bound-heartbeat to run (default: all of them);
+#                 the table shows "-" where a run is missing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${SIM_OUT:-out/sim-departures}
@@ -41,9 +43,13 @@ if [[ $preset == production ]]; then
 	base=()
 fi
 
+configs=",${SIM_CONFIGS:-base,room,heartbeat,oracle,all,bound,bound-heartbeat},"
 run() { # name servers flags...
 	local name=$1 servers=$2
 	shift 2
+	if [[ $configs != *",$name,"* ]]; then
+		return
+	fi
 	local file="$out/$name-$servers.json"
 	if [[ -s $file ]]; then
 		echo "$(date +%T) $name at $servers servers: kept from $file" >&2
@@ -67,27 +73,37 @@ for n in "${sizes[@]}"; do
 	# One row per operating point: H against its PT under each change, in
 	# percent of PT's mean job time (positive: H faster), kills and waste,
 	# long jobs Algorithm 1 fit in one class, long work on constant servers.
-	jq -r -s --arg n "$n" '
-		def pts(f): f.points | map({key: "\(.source) \(.scaling) x\(.factor) \(.policy)", value: .}) | from_entries;
+	files=()
+	for c in base room heartbeat oracle all bound bound-heartbeat; do
+		if [[ -s $out/$c-$n.json ]]; then
+			files+=(--slurpfile "${c//-/_}" "$out/$c-$n.json")
+		else
+			files+=(--argjson "${c//-/_}" '[{"points": []}]')
+		fi
+	done
+	jq -n -r --arg n "$n" "${files[@]}" '
+		def pts(f): f[0].points | map({key: "\(.source) \(.scaling) x\(.factor) \(.policy)", value: .}) | from_entries;
 		def red(pt; h): if pt == null or h == null then "-" else
 			((pt.job_seconds.mean - h.job_seconds.mean) / pt.job_seconds.mean * 100 * 10 | round / 10 | tostring)
 			+ (if pt.saturated_seeds + h.saturated_seeds > 0 then " (sat)" else "" end)
 			+ (if h.job_seconds.max < pt.job_seconds.min then "*" elif h.job_seconds.min > pt.job_seconds.max then "!" else "" end) end;
-		def k(x): (x / 1000 | round | tostring) + "k";
-		(pts(.[0])) as $base | (pts(.[1])) as $room | (pts(.[2])) as $hb | (pts(.[3])) as $or | (pts(.[4])) as $all
-		| (pts(.[5])) as $bd | (pts(.[6])) as $bdh
+		def k(x): if x == null then "-" else (x.containers_evicted.mean / 1000 | round | tostring) + "k" end;
+		def r(x; f): if x == null then "-" else (x | f | tostring) end;
+		pts($base) as $b | pts($room) as $room | pts($heartbeat) as $hb | pts($oracle) as $orc | pts($all) as $all
+		| pts($bound) as $bd | pts($bound_heartbeat) as $bdh
+		| ($b + $hb) as $any
 		| "### \($n) servers\n",
-		  "| point | base H vs PT % | room | heartbeat (vs its PT) | oracle | all (vs heartbeat PT) | bound: PT faster by % (prop / heartbeat) | kills PT / H base / H all | wasted core-h PT / H all | long fit one: base / room / oracle / all | long on constant %: PT / H base / H all |",
-		  "|---|---|---|---|---|---|---|---|---|---|---|",
-		  ($base | keys_unsorted[] | select(endswith(" pt")) | rtrimstr(" pt") as $p
-		   | ($base[$p + " pt"]) as $pt | ($hb[$p + " pt"]) as $hpt
-		   | "| \($p) | \(red($pt; $base[$p + " h"])) | \(red($pt; $room[$p + " h"])) | \(red($hpt; $hb[$p + " h"])) | \(red($pt; $or[$p + " h"])) | \(red($hpt; $all[$p + " h"]))"
+		  "| point | H vs PT %: base | room | heartbeat | oracle | all | PT lost-work bound % (base / heartbeat) | kills PT / H, base | kills PT / H, all | wasted core-h PT / H, all | long jobs fit one class: base / room / oracle / all | long work on constant %: PT / H base / H all |",
+		  "|---|---|---|---|---|---|---|---|---|---|---|---|",
+		  ($any | keys_unsorted[] | select(endswith(" pt")) | rtrimstr(" pt") as $p
+		   | ($b[$p + " pt"]) as $pt | ($hb[$p + " pt"]) as $hpt
+		   | "| \($p) | \(red($pt; $b[$p + " h"])) | \(red($pt; $room[$p + " h"])) | \(red($hpt; $hb[$p + " h"])) | \(red($pt; $orc[$p + " h"])) | \(red($hpt; $all[$p + " h"]))"
 		     + " | \(red($pt; $bd[$p + " pt"])) / \(red($hpt; $bdh[$p + " pt"]))"
-		     + " | \(k($pt.containers_evicted.mean)) / \(k($base[$p + " h"].containers_evicted.mean)) / \(k($all[$p + " h"].containers_evicted.mean))"
-		     + " | \($hpt.wasted_core_hours.mean | round) / \($all[$p + " h"].wasted_core_hours.mean | round)"
-		     + " | \($base[$p + " h"].long_jobs_fit_one_class.mean | round) / \($room[$p + " h"].long_jobs_fit_one_class.mean | round) / \($or[$p + " h"].long_jobs_fit_one_class.mean | round) / \($all[$p + " h"].long_jobs_fit_one_class.mean | round)"
-		     + " | \($pt.long_work_on_constant_share.mean * 1000 | round / 10) / \($base[$p + " h"].long_work_on_constant_share.mean * 1000 | round / 10) / \($all[$p + " h"].long_work_on_constant_share.mean * 1000 | round / 10) |"),
+		     + " | \(k($pt)) / \(k($b[$p + " h"])) | \(k($hpt)) / \(k($all[$p + " h"]))"
+		     + " | \(r($hpt; .wasted_core_hours.mean | round)) / \(r($all[$p + " h"]; .wasted_core_hours.mean | round))"
+		     + " | \([$b, $room, $orc, $all] | map(r(.[$p + " h"]; .long_jobs_fit_one_class.mean | round)) | join(" / "))"
+		     + " | \([$pt, $b[$p + " h"], $all[$p + " h"]] | map(r(.; .long_work_on_constant_share.mean * 1000 | round / 10)) | join(" / ")) |"),
 		  "",
-		  "`*`: every seed of H faster than every seed of PT; `!`: every seed slower; (sat): a seed saturated.\n"
-	' "$out"/{base,room,heartbeat,oracle,all,bound,bound-heartbeat}-"$n".json | tee "$out/table-$n.md"
+		  "H vs PT: 100 x (PT - H) / PT of the seeds\u0027 mean job times, positive when H is faster; room and oracle against base\u0027s PT, all against heartbeat\u0027s PT. The bound: how much faster PT is with -lost-work none. `*`: every seed of H faster than every seed of PT; `!`: every seed slower; (sat): a seed saturated.\n"
+	' | tee "$out/table-$n.md"
 done

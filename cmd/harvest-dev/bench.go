@@ -26,6 +26,7 @@ import (
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/labels"
@@ -119,12 +120,12 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		}
 		return fmt.Sprintf("%s (peak %s, Go heap in use %s)", mib(rss), mib(peak), mib(consulHeap(client)))
 	}
-	c, err := consulapi.NewClient(history.ConsulConfig(addr, ""))
+	c, err := consulapi.NewClient(kv.ConsulConfig(addr, ""))
 	if err != nil {
 		return err
 	}
 	client = c
-	store := history.NewStore(history.NewConsulKV(client), "harvest-bench/")
+	store := history.NewStore(kv.NewConsul(client), "harvest-bench/")
 	if f, err := store.InitFormat(ctx); err != nil || f != history.LatestFormat {
 		return fmt.Errorf("history format %d (%v): bench a fresh prefix", f, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // benchWritesCommand: harvest-dev bench writes measures the KV write rate
@@ -52,11 +53,11 @@ func benchWritesCommand() cli.CommandFactory {
 				return err
 			}
 			defer c.Stop()
-			client, err := consulapi.NewClient(history.ConsulConfig(c.Addr, ""))
+			client, err := consulapi.NewClient(kv.ConsulConfig(c.Addr, ""))
 			if err != nil {
 				return err
 			}
-			kv := &countingKV{ConsulKV: history.NewConsulKV(client)}
+			kv := &countingKV{Consul: kv.NewConsul(client)}
 			store := history.NewStore(kv, "harvest-bench/")
 			if _, err := store.InitFormat(ctx); err != nil {
 				return err
@@ -127,17 +128,17 @@ func benchWritesCommand() cli.CommandFactory {
 
 // countingKV counts the KV operations the store makes.
 type countingKV struct {
-	*history.ConsulKV
+	*kv.Consul
 	gets, cas, conflicts atomic.Int64
 }
 
 func (k *countingKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
 	k.gets.Add(1)
-	return k.ConsulKV.Get(ctx, key)
+	return k.Consul.Get(ctx, key)
 }
 
 func (k *countingKV) CAS(ctx context.Context, key string, v []byte, i uint64) (bool, error) {
-	ok, err := k.ConsulKV.CAS(ctx, key, v, i)
+	ok, err := k.Consul.CAS(ctx, key, v, i)
 	k.cas.Add(1)
 	if err == nil && !ok {
 		k.conflicts.Add(1)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/connect"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // consulFlags are the flags of every command that reads or writes history.
@@ -25,7 +26,7 @@ func (c *consulFlags) store() (*history.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return history.NewStore(history.NewConsulKV(client), c.prefix), nil
+	return history.NewStore(kv.NewConsul(client), c.prefix), nil
 }
 
 // openInput opens a file, or standard input for "-".

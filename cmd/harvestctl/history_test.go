@@ -10,13 +10,14 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/csvfmt"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // TestExportReadsBothFormats: history export writes, through the bulk
 // cache, what was imported into bundles and what a format-2 writer left.
 func TestExportReadsBothFormats(t *testing.T) {
 	ctx := context.Background()
-	kv := history.NewMemKV()
+	kv := kv.NewMem()
 	store := history.NewStore(kv, "")
 	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -2)
 	old := history.TenantID{Environment: "mail", Function: "store"}

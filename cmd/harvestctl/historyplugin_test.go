@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // TestPluginImportThroughTheBuiltInCSVImporter: `history import -importer`
@@ -33,7 +34,7 @@ func TestPluginImportThroughTheBuiltInCSVImporter(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("history_importer \"csv\" {\n  driver = \"csv-long\"\n  config = { path = %q }\n}\n", csv)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	store := history.NewStore(history.NewMemKV(), "")
+	store := history.NewStore(kv.NewMem(), "")
 	ctx := context.Background()
 	from, to := t0.Add(10*history.Slot), t0.Add(20*history.Slot)
 	if err := pluginImport(ctx, store, cfg, "csv", from.Format(time.RFC3339), to.Format(time.RFC3339), []string{"search/frontend"}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // TestReadersNameTheCorruptKey: absent documents read as nil, stored ones
@@ -15,7 +16,7 @@ import (
 // beside the broken.
 func TestReadersNameTheCorruptKey(t *testing.T) {
 	ctx := context.Background()
-	kv := history.NewMemKV()
+	kv := kv.NewMem()
 	store := history.NewStore(kv, "h/")
 	id := history.TenantID{Environment: "search", Function: "frontend"}
 	if p, err := ReadPolicy(ctx, store); p != nil || err != nil {

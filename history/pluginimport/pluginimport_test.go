@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/plugins/base"
 	"github.com/harvest-platform/harvest/plugins/historyimporter"
 )
@@ -77,7 +78,7 @@ func sameSlots(got, want []float64) bool {
 // whatever the step; gaps stay gaps; nodes and reimages are stored.
 func TestRunFoldsChunksIntoSlots(t *testing.T) {
 	ctx := context.Background()
-	store := history.NewStore(history.NewMemKV(), "")
+	store := history.NewStore(kv.NewMem(), "")
 	nan := math.NaN()
 	imp := &fakeImporter{records: []historyimporter.Record{
 		series("search/frontend", "a", t0, 120, 10, 20, nan, 40),
@@ -144,7 +145,7 @@ func TestRunWritesNothingUnlessTheStreamFinished(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			kv := history.NewMemKV()
+			kv := kv.NewMem()
 			store := history.NewStore(kv, "")
 			rep, err := Run(ctx, store, c.imp, all, nil)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "nothing written") {
@@ -158,7 +159,7 @@ func TestRunWritesNothingUnlessTheStreamFinished(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Run(context.Background(), history.NewStore(history.NewMemKV(), ""), &fakeImporter{}, historyimporter.Range{Start: t0, End: t0}, nil); err == nil {
+	if _, err := Run(context.Background(), history.NewStore(kv.NewMem(), ""), &fakeImporter{}, historyimporter.Range{Start: t0, End: t0}, nil); err == nil {
 		t.Fatal("an empty range imported")
 	}
 }
@@ -181,7 +182,7 @@ func TestBuiltinsReadTheCSVFormats(t *testing.T) {
 		t.Fatalf("built-ins %v", b)
 	}
 	ctx := context.Background()
-	store := history.NewStore(history.NewMemKV(), "")
+	store := history.NewStore(kv.NewMem(), "")
 	for driver, file := range map[string]string{"csv-long": "long.csv", "csv-reimages": "reimages.csv"} {
 		imp, err := b[driver](hclog.NewNullLogger())
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
@@ -65,7 +66,7 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 		l.Close()
 		return nil, err
 	}
-	a.store = history.NewStore(history.NewConsulKV(consul), cfg.Consul.KVPrefix())
+	a.store = history.NewStore(kv.NewConsul(consul), cfg.Consul.KVPrefix())
 	if set.memoryLimit > 0 {
 		debug.SetMemoryLimit(set.memoryLimit)
 		log.Info("Go memory limit set", "bytes", set.memoryLimit)

@@ -16,6 +16,7 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/labels"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -58,9 +59,9 @@ func decoded(t *testing.T, cfg Config) settings {
 
 var now = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
-func newTestAgent(t *testing.T) (*Agent, *history.MemKV, *fakeNodes) {
+func newTestAgent(t *testing.T) (*Agent, *kv.Mem, *fakeNodes) {
 	t.Helper()
-	kv := history.NewMemKV()
+	kv := kv.NewMem()
 	store := history.NewStore(kv, "")
 	nodes := &fakeNodes{nodes: []labels.Node{
 		{ID: "1", Name: "a", Meta: map[string]string{labels.TenantKey: "search/frontend"}},

@@ -15,6 +15,7 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
@@ -81,7 +82,7 @@ type roomFixture struct {
 
 func newRoomFixture(t *testing.T, classes []classify.Class, nodes ...*nomadapi.Node) *roomFixture {
 	t.Helper()
-	f := &roomFixture{fake: &roomNomad{nodes: map[string]*nomadapi.Node{}}, store: history.NewStore(history.NewMemKV(), "harvest/"),
+	f := &roomFixture{fake: &roomNomad{nodes: map[string]*nomadapi.Node{}}, store: history.NewStore(kv.NewMem(), "harvest/"),
 		now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
 	for _, n := range nodes {
 		f.fake.nodes[n.ID] = n

@@ -17,6 +17,7 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
@@ -103,7 +104,7 @@ func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 	}))
 	defer srv.Close()
 	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	store := history.NewStore(history.NewMemKV(), "")
+	store := history.NewStore(kv.NewMem(), "")
 	table := api.ClassTable{Classes: []api.Class{{Name: "c1", Pattern: "constant"}, {Name: "c2", Pattern: "periodic"}, {Name: "c3", Pattern: "unpredictable"}}}
 	ctx := context.Background()
 	if err := store.PutDocument(ctx, contract.ClassesDocument, table); err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/jobtype"
 )
@@ -15,7 +16,7 @@ import (
 func storedAs(t *testing.T, format int, inputs []classify.Input) []classify.Input {
 	t.Helper()
 	ctx := context.Background()
-	s := history.NewStore(history.NewMemKV(), "")
+	s := history.NewStore(kv.NewMem(), "")
 	if err := s.SetFormat(ctx, format); err != nil {
 		t.Fatal(err)
 	}

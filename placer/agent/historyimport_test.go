@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/plugins/base"
 	"github.com/harvest-platform/harvest/plugins/historyimporter"
 )
@@ -151,7 +152,7 @@ func newCSVImporter(t *testing.T, lookback string) (*historyImporter, *history.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, metrics := history.NewStore(history.NewMemKV(), ""), NewMetrics()
+	store, metrics := history.NewStore(kv.NewMem(), ""), NewMetrics()
 	h, err := newHistoryImporter(s, store, metrics, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +234,7 @@ func (f *flakyImporter) Import(_ context.Context, r historyimporter.Range, _ []s
 // breaks writes nothing and counts a failure; the loop pulls again at the
 // next interval, and that pull writes.
 func TestHistoryImportFailureWritesNothingAndIsRetried(t *testing.T) {
-	kv := history.NewMemKV()
+	kv := kv.NewMem()
 	store, metrics := history.NewStore(kv, ""), NewMetrics()
 	imp := &flakyImporter{}
 	imp.failing.Store(true)
@@ -340,7 +341,7 @@ history_import {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, metrics := history.NewStore(history.NewMemKV(), ""), NewMetrics()
+	store, metrics := history.NewStore(kv.NewMem(), ""), NewMetrics()
 	h, err := newHistoryImporter(s, store, metrics, hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: os.Stderr}))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/labels"
 )
@@ -23,7 +24,7 @@ import (
 // only the days that changed.
 func TestIncrementalRefreshGivesTheColdReadsClasses(t *testing.T) {
 	ctx := context.Background()
-	kv := history.NewMemKV()
+	kv := kv.NewMem()
 	store := history.NewStore(kv, "")
 	if _, err := store.InitFormat(ctx); err != nil {
 		t.Fatal(err)

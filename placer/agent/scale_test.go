@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -62,7 +63,7 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	client := fake.serve(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // before srv.Close: ends the blocking queries
-	store := history.NewStore(history.NewMemKV(), "harvest/")
+	store := history.NewStore(kv.NewMem(), "harvest/")
 	adm := admissions{store: store}
 	for _, j := range fake.jobs {
 		if err := adm.Admit(ctx, *j.Namespace, *j.ID, *j.JobModifyIndex); err != nil {

@@ -16,6 +16,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
@@ -94,7 +95,7 @@ func TestSequencerActsOnlyOnAdmittedJobs(t *testing.T) {
 	srv := httptest.NewServer(nomad)
 	defer srv.Close()
 	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	store := history.NewStore(history.NewMemKV(), "harvest/")
+	store := history.NewStore(kv.NewMem(), "harvest/")
 	adm := admissions{store: store}
 	ctx := context.Background()
 	for _, run := range []struct {

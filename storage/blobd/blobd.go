@@ -16,8 +16,8 @@ import (
 	"github.com/versity/versitygw/embedgw"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/front"
-	"github.com/harvest-platform/harvest/storage/kv"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 

@@ -7,8 +7,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/front"
-	"github.com/harvest-platform/harvest/storage/kv"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 

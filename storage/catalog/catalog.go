@@ -32,8 +32,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/integrity"
-	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // Replica is one copy of an object on a storage node.
@@ -265,7 +265,7 @@ func (s *Store) List(ctx context.Context, bucket, prefix, marker string, max int
 // so that a page of a large bucket reads the entries of that page only
 // (Entries) instead of the whole bucket's.
 func (s *Store) Keys(ctx context.Context, bucket, prefix, marker string) ([]string, error) {
-	ks, err := s.kv.Keys(ctx, s.Key(bucket, prefix))
+	ks, _, err := s.kv.Keys(ctx, s.Key(bucket, prefix), "")
 	if err != nil {
 		return nil, err
 	}

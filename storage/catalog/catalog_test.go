@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
-	"github.com/harvest-platform/harvest/storage/kv"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 var ctx = context.Background()

@@ -32,9 +32,9 @@ import (
 
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
-	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // Backend serves S3 requests from the harvested storage nodes.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/harvest-platform/harvest/storage/kv"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // BenchmarkGetObject64MiB is the front's own work per large GET: the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // countingKV counts the reads of the catalogue's object entries.

@@ -15,10 +15,10 @@ import (
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
 
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
 	"github.com/harvest-platform/harvest/storage/integrity"
-	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // claimTTL is how long a Complete's claim on an upload holds before

@@ -16,8 +16,8 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	"github.com/harvest-platform/harvest/storage/kv"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 

@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/harvest-platform/harvest/storage/kv"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 const (

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvest-platform/harvest/storage/kv"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // TestFrontsCountEachOthersWritesThroughTheirLedgers: two fronts over one

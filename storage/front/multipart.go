@@ -16,8 +16,8 @@ import (
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
 
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // minPart is the smallest part a multipart upload must have room for when

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/harvest-platform/harvest/storage/kv"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // An operator who writes prefix = "harvest" (no trailing slash) gets every
@@ -29,7 +29,7 @@ func TestAPrefixWithoutASlashKeepsEveryKeyUnderIt(t *testing.T) {
 	if err := putBytes(t, b, "data", "k", []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := mem.Keys(context.Background(), "")
+	keys, _, err := mem.Keys(context.Background(), "", "")
 	if err != nil || len(keys) == 0 {
 		t.Fatalf("keys %v, %v", keys, err)
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/versity/versitygw/s3response"
 
+	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/kv/kvtest"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	"github.com/harvest-platform/harvest/storage/kv"
-	"github.com/harvest-platform/harvest/storage/kv/kvtest"
 )
 
 func putBytes(t testing.TB, b *Backend, bucket, key string, data []byte) error {

@@ -17,7 +17,7 @@ import (
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
 
-	"github.com/harvest-platform/harvest/storage/kv"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // serverGet is a GET as the gateway makes it: GetBucketAcl, then GetObject,

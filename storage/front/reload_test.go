@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvest-platform/harvest/storage/kv"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 

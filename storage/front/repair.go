@@ -14,9 +14,9 @@ import (
 	"github.com/versity/versitygw/s3err"
 	"golang.org/x/time/rate"
 
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
-	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // RepairOptions tune the repairer.

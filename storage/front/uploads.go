@@ -11,9 +11,9 @@ import (
 	"github.com/versity/versitygw/s3err"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/integrity"
-	"github.com/harvest-platform/harvest/storage/kv"
 )
 
 // A multipart upload lives in Consul KV as three kinds of record:

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 func TestRegistryRoundTripAndValidation(t *testing.T) {
 	ctx := context.Background()
-	r := NewRegistry(history.NewMemKV(), "harvest")
+	r := NewRegistry(kv.NewMem(), "harvest")
 	n := Node{ID: "client-1", Tenant: "search/frontend", Environment: "search", Rack: "rack-1", Endpoint: "127.0.0.1:9000", Capacity: 1 << 30}
 	if err := r.Register(ctx, n); err != nil {
 		t.Fatal(err)

@@ -1,8 +1,12 @@
-// Package kv owns the blob tier's access to Consul KV: the slice of the KV
-// API the tier needs (reads, check-and-set writes and deletes, and atomic
-// transactions over several keys), its Consul adapter, an in-memory store
-// with the same semantics for unit tests, and a wrapper that puts a
-// deadline on every call. Every linearisation point of the tier (a
+// Package kv owns Harvest's access to Consul KV, for every component: the
+// Consul adapter (reads, check-and-set writes and deletes, atomic
+// transactions over several keys, key lists with the prefix's index, bulk
+// reads by read-only transactions), the in-memory store with the same
+// semantics that unit tests, offline commands and the simulator use, a
+// wrapper that puts a deadline on every call, and (kvtest) a wrapper that
+// injects Consul's failures. The tenant history (history.KV, history.Lister)
+// and the blob tier (KV) each name the slice they need; both are served by
+// Consul and Mem here. Every linearisation point of the blob tier (a
 // catalogue entry's check-and-set, an upload's claim, a completion that
 // retires the upload and writes the entry at once) is one call here.
 package kv
@@ -10,12 +14,14 @@ package kv
 import (
 	"context"
 	"errors"
-
-	"github.com/harvest-platform/harvest/history"
 )
 
 // Pair is one key and value from List; Index is its ModifyIndex.
-type Pair = history.Pair
+type Pair struct {
+	Key   string
+	Value []byte
+	Index uint64
+}
 
 // Verb is what one operation of a transaction does.
 type Verb string
@@ -50,9 +56,15 @@ type Op struct {
 // to learn what is stored (the commit may have succeeded before the
 // answer was lost).
 type KV interface {
-	history.KV
-	// Keys lists the keys under prefix, in order, without their values.
-	Keys(ctx context.Context, prefix string) ([]string, error)
+	Get(ctx context.Context, key string) (value []byte, index uint64, err error)
+	CAS(ctx context.Context, key string, value []byte, index uint64) (bool, error)
+	List(ctx context.Context, prefix string) ([]Pair, error)
+	Delete(ctx context.Context, key string) error
+	// Keys lists the keys under prefix, in order, without their values,
+	// each cut after the first sep past the prefix (sep "" lists every
+	// key), and the prefix's index: the highest ModifyIndex under it,
+	// deletions included, as Consul's X-Consul-Index of the same list.
+	Keys(ctx context.Context, prefix, sep string) ([]string, uint64, error)
 	DeleteCAS(ctx context.Context, key string, index uint64) (bool, error)
 	Txn(ctx context.Context, ops []Op) (bool, error)
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/harvest-platform/harvest/storage/kv"
+	"github.com/harvest-platform/harvest/kv"
 )
 
 // ErrLost is the error a Faulty KV answers with.
@@ -111,11 +111,11 @@ func (f *Faulty) List(ctx context.Context, prefix string) ([]kv.Pair, error) {
 	return f.KV.List(ctx, prefix)
 }
 
-func (f *Faulty) Keys(ctx context.Context, prefix string) ([]string, error) {
+func (f *Faulty) Keys(ctx context.Context, prefix, sep string) ([]string, uint64, error) {
 	if err := f.reads(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return f.KV.Keys(ctx, prefix)
+	return f.KV.Keys(ctx, prefix, sep)
 }
 
 func (f *Faulty) CAS(ctx context.Context, key string, value []byte, index uint64) (bool, error) {

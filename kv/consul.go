@@ -8,12 +8,15 @@ import (
 )
 
 // Consul is KV over a Consul agent's HTTP API.
-type Consul struct{ kv *consulapi.KV }
+type Consul struct {
+	kv  *consulapi.KV
+	txn *consulapi.Txn
+}
 
 var _ KV = (*Consul)(nil)
 
 // NewConsul wraps a Consul client.
-func NewConsul(c *consulapi.Client) *Consul { return &Consul{kv: c.KV()} }
+func NewConsul(c *consulapi.Client) *Consul { return &Consul{kv: c.KV(), txn: c.Txn()} }
 
 func (c *Consul) Get(ctx context.Context, key string) ([]byte, uint64, error) {
 	p, _, err := c.kv.Get(key, (&consulapi.QueryOptions{}).WithContext(ctx))
@@ -38,11 +41,6 @@ func (c *Consul) List(ctx context.Context, prefix string) ([]Pair, error) {
 		out[i] = Pair{Key: p.Key, Value: p.Value, Index: p.ModifyIndex}
 	}
 	return out, nil
-}
-
-func (c *Consul) Keys(ctx context.Context, prefix string) ([]string, error) {
-	ks, _, err := c.kv.Keys(prefix, "", (&consulapi.QueryOptions{}).WithContext(ctx))
-	return ks, err
 }
 
 func (c *Consul) Delete(ctx context.Context, key string) error {

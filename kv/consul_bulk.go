@@ -1,4 +1,4 @@
-package history
+package kv
 
 import (
 	"context"
@@ -9,52 +9,9 @@ import (
 	consulapi "github.com/hashicorp/consul/api"
 )
 
-// ConsulKV adapts Consul's KV API to KV.
-type ConsulKV struct {
-	kv  *consulapi.KV
-	txn *consulapi.Txn
-}
-
-var _ KV = (*ConsulKV)(nil)
-
-// NewConsulKV wraps a Consul client.
-func NewConsulKV(c *consulapi.Client) *ConsulKV { return &ConsulKV{kv: c.KV(), txn: c.Txn()} }
-
-func (c *ConsulKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
-	p, _, err := c.kv.Get(key, (&consulapi.QueryOptions{}).WithContext(ctx))
-	if err != nil || p == nil {
-		return nil, 0, err
-	}
-	return p.Value, p.ModifyIndex, nil
-}
-
-func (c *ConsulKV) CAS(ctx context.Context, key string, value []byte, index uint64) (bool, error) {
-	ok, _, err := c.kv.CAS(&consulapi.KVPair{Key: key, Value: value, ModifyIndex: index}, (&consulapi.WriteOptions{}).WithContext(ctx))
-	return ok, err
-}
-
-func (c *ConsulKV) List(ctx context.Context, prefix string) ([]Pair, error) {
-	ps, _, err := c.kv.List(prefix, (&consulapi.QueryOptions{}).WithContext(ctx))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Pair, len(ps))
-	for i, p := range ps {
-		out[i] = Pair{Key: p.Key, Value: p.Value, Index: p.ModifyIndex}
-	}
-	return out, nil
-}
-
-func (c *ConsulKV) Delete(ctx context.Context, key string) error {
-	_, err := c.kv.Delete(key, (&consulapi.WriteOptions{}).WithContext(ctx))
-	return err
-}
-
-var _ Lister = (*ConsulKV)(nil)
-
-// Keys implements Lister with GET ?keys&separator=, whose X-Consul-Index is
+// Keys is GET ?keys&separator=, whose X-Consul-Index is
 // the highest ModifyIndex under the prefix (tombstones included).
-func (c *ConsulKV) Keys(ctx context.Context, prefix, sep string) ([]string, uint64, error) {
+func (c *Consul) Keys(ctx context.Context, prefix, sep string) ([]string, uint64, error) {
 	ks, meta, err := c.kv.Keys(prefix, sep, (&consulapi.QueryOptions{}).WithContext(ctx))
 	if err != nil {
 		return nil, 0, err
@@ -62,7 +19,7 @@ func (c *ConsulKV) Keys(ctx context.Context, prefix, sep string) ([]string, uint
 	return ks, meta.LastIndex, nil
 }
 
-// ListIndex implements Lister: the prefix's keys and index in one request,
+// ListIndex is List with the prefix's index (see Keys): the prefix's keys and index in one request,
 // then their values in read-only transactions of readOps keys each,
 // readers at a time. One ?recurse list of a sealed day is ~10 MB of JSON
 // that the server builds in one buffer (a day of 10,000 tenants' own keys
@@ -74,7 +31,7 @@ func (c *ConsulKV) Keys(ctx context.Context, prefix, sep string) ([]string, uint
 // folded it into new bundles, which the list may not name) makes the
 // whole list start again, and after listAttempts such races it is read in
 // one ?recurse list, which is a snapshot.
-func (c *ConsulKV) ListIndex(ctx context.Context, prefix string) ([]Pair, uint64, error) {
+func (c *Consul) ListIndex(ctx context.Context, prefix string) ([]Pair, uint64, error) {
 	for range listAttempts {
 		out, index, complete, err := c.listByTransactions(ctx, prefix)
 		if err != nil || complete {
@@ -98,7 +55,7 @@ const listAttempts = 3
 
 // listByTransactions is one attempt of ListIndex; complete is false when a
 // listed key was gone by the time it was read.
-func (c *ConsulKV) listByTransactions(ctx context.Context, prefix string) ([]Pair, uint64, bool, error) {
+func (c *Consul) listByTransactions(ctx context.Context, prefix string) ([]Pair, uint64, bool, error) {
 	keys, index, err := c.Keys(ctx, prefix, "")
 	if err != nil {
 		return nil, 0, false, err
@@ -131,7 +88,7 @@ const (
 
 // read reads keys in one read-only transaction (no Raft write); keys that
 // no longer exist are left out.
-func (c *ConsulKV) read(ctx context.Context, keys []string) ([]Pair, error) {
+func (c *Consul) read(ctx context.Context, keys []string) ([]Pair, error) {
 	ops := make(consulapi.TxnOps, len(keys))
 	for i, k := range keys {
 		ops[i] = &consulapi.TxnOp{KV: &consulapi.KVTxnOp{Verb: consulapi.KVGetOrEmpty, Key: k}}
@@ -152,26 +109,20 @@ func (c *ConsulKV) read(ctx context.Context, keys []string) ([]Pair, error) {
 	return out, nil
 }
 
-// DeleteCAS implements Lister.
-func (c *ConsulKV) DeleteCAS(ctx context.Context, key string, index uint64) (bool, error) {
-	ok, _, err := c.kv.DeleteCAS(&consulapi.KVPair{Key: key, ModifyIndex: index}, (&consulapi.WriteOptions{}).WithContext(ctx))
-	return ok, err
-}
-
-// DeleteTree implements Lister.
-func (c *ConsulKV) DeleteTree(ctx context.Context, prefix string) error {
+// DeleteTree deletes every key under prefix.
+func (c *Consul) DeleteTree(ctx context.Context, prefix string) error {
 	_, err := c.kv.DeleteTree(prefix, (&consulapi.WriteOptions{}).WithContext(ctx))
 	return err
 }
 
 // txnOps is how many operations one Consul transaction carries: the limit
 // of older servers (1.22 takes 128).
-const txnOps = 64
+const txnOps = MaxOps
 
 // DeleteCASBatch deletes each pair's key if its ModifyIndex is unchanged,
 // 64 to a transaction; a transaction that a concurrent write rolled back
 // is retried key by key, so the others still go.
-func (c *ConsulKV) DeleteCASBatch(ctx context.Context, pairs []Pair) (int, error) {
+func (c *Consul) DeleteCASBatch(ctx context.Context, pairs []Pair) (int, error) {
 	n := 0
 	for len(pairs) > 0 {
 		chunk := pairs[:min(txnOps, len(pairs))]

@@ -1,4 +1,4 @@
-package history
+package kv
 
 import (
 	"context"
@@ -67,14 +67,14 @@ func (f *fakeConsulKV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func fakeConsul(t *testing.T, f *fakeConsulKV) *ConsulKV {
+func fakeConsul(t *testing.T, f *fakeConsulKV) *Consul {
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	c, err := consulapi.NewClient(&consulapi.Config{Address: strings.TrimPrefix(srv.URL, "http://")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewConsulKV(c)
+	return NewConsul(c)
 }
 
 // TestListIndexReadsByTransactionsAndFallsBackOnRaces: 40 keys take three

@@ -34,10 +34,10 @@ func (d *deadlined) List(ctx context.Context, prefix string) ([]Pair, error) {
 	return d.kv.List(ctx, prefix)
 }
 
-func (d *deadlined) Keys(ctx context.Context, prefix string) ([]string, error) {
+func (d *deadlined) Keys(ctx context.Context, prefix, sep string) ([]string, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
-	return d.kv.Keys(ctx, prefix)
+	return d.kv.Keys(ctx, prefix, sep)
 }
 
 func (d *deadlined) Delete(ctx context.Context, key string) error {
