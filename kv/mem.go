@@ -50,9 +50,11 @@ func (m *Mem) CAS(_ context.Context, key string, value []byte, index uint64) (bo
 	return m.txnLocked([]Op{{Verb: CAS, Key: key, Value: value, Index: index}}), nil
 }
 
-func (m *Mem) List(ctx context.Context, prefix string) ([]Pair, error) {
-	ps, _, err := m.ListIndex(ctx, prefix)
-	return ps, err
+func (m *Mem) List(_ context.Context, prefix string) ([]Pair, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ops.Lists++
+	return m.listLocked(prefix), nil
 }
 
 // ListIndex is List with the prefix's index (see Keys).
@@ -60,6 +62,10 @@ func (m *Mem) ListIndex(_ context.Context, prefix string) ([]Pair, uint64, error
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.ops.Lists++
+	return m.listLocked(prefix), m.indexLocked(prefix), nil
+}
+
+func (m *Mem) listLocked(prefix string) []Pair {
 	var out []Pair
 	for k, p := range m.items {
 		if strings.HasPrefix(k, prefix) {
@@ -67,7 +73,7 @@ func (m *Mem) ListIndex(_ context.Context, prefix string) ([]Pair, uint64, error
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, m.indexLocked(prefix), nil
+	return out
 }
 
 // Keys lists the keys under prefix; deleted keys count in the index, as

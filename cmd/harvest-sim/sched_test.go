@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +18,15 @@ import (
 // writeLongHistory writes 2 tenants x days of 2-minute samples in the long
 // CSV, gzipped: one steady, one that swings every day.
 func writeLongHistory(t *testing.T, path string, days int) {
+	writeHistoryCSV(t, path, days, func(w io.Writer, k int, at string) {
+		fmt.Fprintf(w, "steady/svc,%s,30\n", at)
+		fmt.Fprintf(w, "daily/web,%s,%.1f\n", at, 40+30*float64((k/360)%2))
+	})
+}
+
+// writeHistoryCSV writes days of 2-minute slots in the long CSV, gzipped,
+// from 2026-09-01: rows writes slot k's rows.
+func writeHistoryCSV(t *testing.T, path string, days int, rows func(w io.Writer, k int, at string)) {
 	t.Helper()
 	fh, err := os.Create(path)
 	if err != nil {
@@ -26,9 +36,7 @@ func writeLongHistory(t *testing.T, path string, days int) {
 	fmt.Fprintln(zw, "tenant,timestamp,cpu_percent")
 	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 	for k := 0; k < days*720; k++ {
-		at := start.Add(time.Duration(k) * 2 * time.Minute).Format(time.RFC3339)
-		fmt.Fprintf(zw, "steady/svc,%s,30\n", at)
-		fmt.Fprintf(zw, "daily/web,%s,%.1f\n", at, 40+30*float64((k/360)%2))
+		rows(zw, k, start.Add(time.Duration(k)*2*time.Minute).Format(time.RFC3339))
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -166,22 +174,12 @@ func TestSchedNoiseScalesTheSyntheticProfilesOnly(t *testing.T) {
 // that names it.
 func TestALateTenantKeepsTheWholeSpan(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "late.csv.gz")
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw := gzip.NewWriter(fh)
-	fmt.Fprintln(zw, "tenant,timestamp,cpu_percent")
-	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
-	for k := 0; k < 40*720; k++ {
-		at := start.Add(time.Duration(k) * 2 * time.Minute).Format(time.RFC3339)
-		fmt.Fprintf(zw, "early/svc,%s,30\n", at)
+	writeHistoryCSV(t, path, 40, func(w io.Writer, k int, at string) {
+		fmt.Fprintf(w, "early/svc,%s,30\n", at)
 		if k >= 12*720 { // joins on day 12
-			fmt.Fprintf(zw, "late/svc,%s,50\n", at)
+			fmt.Fprintf(w, "late/svc,%s,50\n", at)
 		}
-	}
-	zw.Close()
-	fh.Close()
+	})
 	tenants, days, err := historyTenants(path, 20)
 	if err != nil {
 		t.Fatal(err)
@@ -206,18 +204,13 @@ func TestALateTenantKeepsTheWholeSpan(t *testing.T) {
 		t.Fatalf("the 10 days after the history: %+v %v", r, err)
 	}
 
-	short := filepath.Join(t.TempDir(), "short-tenant.csv")
-	csv := "tenant,timestamp,cpu_percent\n"
-	for k := 0; k < 3*720; k++ {
-		at := start.Add(time.Duration(k) * 2 * time.Minute).Format(time.RFC3339)
-		csv += "long/svc," + at + ",20\n"
+	short := filepath.Join(t.TempDir(), "short-tenant.csv.gz")
+	writeHistoryCSV(t, short, 3, func(w io.Writer, k int, at string) {
+		fmt.Fprintf(w, "long/svc,%s,20\n", at)
 		if k < 100 {
-			csv += "brief/svc," + at + ",20\n"
+			fmt.Fprintf(w, "brief/svc,%s,20\n", at)
 		}
-	}
-	if err := os.WriteFile(short, []byte(csv), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if _, _, err := historyTenants(short, 10); err == nil || !strings.Contains(err.Error(), "brief/svc") {
 		t.Fatalf("a tenant of 100 samples: %v, want an error naming it", err)
 	}
