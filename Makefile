@@ -47,7 +47,7 @@ stack: ## build (or reuse) the pinned Nomad, Consul, MinIO and mc into .cache/st
 	@scripts/stack.sh
 
 .PHONY: test
-test: stack build clients unit fuzz acceptance acceptance-secure acceptance-install acceptance-demo acceptance-blob-race provider-docs-check ## install what is needed, then run unit tests, bounded fuzzing, and acceptance tests (on a plain and on a secure cluster; the blob tier's under the race detector; make demo twice from a private folder)
+test: stack build clients unit fuzz acceptance acceptance-secure acceptance-install acceptance-demo acceptance-testbed acceptance-blob-race provider-docs-check ## install what is needed, then run unit tests, bounded fuzzing, and acceptance tests (on a plain and on a secure cluster; the blob tier's under the race detector; make demo twice from a private folder)
 
 .PHONY: clients
 clients: ## install the real S3 clients (aws, boto3, s3cmd, rclone) from apt when missing
@@ -78,7 +78,7 @@ SECURE_TESTS := ^TestSecure|^TestPlacerLabelsEveryNodeFromImportedHistory$$|^Tes
 
 .PHONY: acceptance
 acceptance: stack build clients ## acceptance tests against a real local cluster (all but the blob tier's: see acceptance-blob-race)
-	go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) -skip '$(BLOB_TESTS)|^TestSecure|^TestInstallGuide|^TestDemo' ./acceptance/...
+	go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) -skip '$(BLOB_TESTS)|^TestSecure|^TestInstallGuide|^TestDemo|^TestTestbed' ./acceptance/...
 
 .PHONY: acceptance-secure
 acceptance-secure: stack build clients ## the main flows and the refusals on a cluster with TLS and Consul and Nomad ACLs in default-deny (dev-cluster up -secure)
@@ -91,6 +91,10 @@ acceptance-install: stack build clients ## docs/install.md followed literally on
 .PHONY: acceptance-demo
 acceptance-demo: stack build clients ## make demo's flow twice in a row, from a clone inside a 0700 folder, on a cluster of its own
 	HARVEST_ACCEPTANCE_DEMO=1 go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) -run '^TestDemo' ./acceptance/...
+
+.PHONY: acceptance-testbed
+acceptance-testbed: stack build ## a short testbed (3 clients, H, 4 minutes of x30 replay) on a cluster of its own; asserts its report's invariants
+	HARVEST_ACCEPTANCE_TESTBED=1 go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) -run '^TestTestbed' ./acceptance/...
 
 .PHONY: acceptance-blob-race
 acceptance-blob-race: stack build clients ## the blob tier's acceptance tests with the race detector, in the tests and in harvest-blob

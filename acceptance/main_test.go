@@ -52,8 +52,8 @@ func run(m *testing.M) int {
 	os.Setenv("HARVEST_BLOB_ADMIN_TOKEN", blobAdminToken)
 	stack = envOr("HARVEST_STACK_BIN", filepath.Join(root, ".cache", "stack", "bin"))
 	bin = envOr("HARVEST_BIN", filepath.Join(root, "bin"))
-	if demoRun() {
-		return m.Run() // the demo starts and stops its own cluster
+	if demoRun() || testbedRun() {
+		return m.Run() // the demo and the testbed start and stop their own clusters
 	}
 	runDir, err := os.MkdirTemp("", "harvest-acc-")
 	if err != nil {

@@ -10,6 +10,12 @@ const DriverName = "harvest"
 // failure even without the annotations.
 const EvictionPrefix = "evicted: "
 
+// RefusalPrefix starts the error of a start the harvest driver refused
+// because the task would break the primary tenant's reserve: Nomad
+// reschedules such an allocation, and it is told from a task's own
+// failure by this prefix.
+const RefusalPrefix = "harvest: starting this task "
+
 // The harvest driver's fingerprint attributes (driver.harvest.*): kept
 // coarse, since a changing attribute is a node update for Nomad's
 // scheduler; what changes every tick goes to the busy flag instead.
@@ -28,6 +34,10 @@ const (
 	AttrAdmitMarginMemory   = "driver.harvest.admit_margin_memory" // MiB
 	AttrCgroup              = "driver.harvest.cgroup"
 	AttrDefaultUser         = "driver.harvest.default_user"
+	// AttrCoreMHz is the MHz of Nomad's CPU unit the driver counts as one
+	// core: cpu.totalcompute / cpu.numcores, or / capacity_cores where the
+	// client's cpu_total_compute overrides the host's compute.
+	AttrCoreMHz = "driver.harvest.core_mhz"
 )
 
 // The harvest driver's task event annotations (Nomad keeps them as the

@@ -44,6 +44,7 @@ type Driver struct {
 	config      Config
 	nomadConfig *base.ClientDriverConfig
 	compute     cpustats.Compute
+	cpuOverride bool // the client's cpu_total_compute overrides the fingerprinted compute (coreMHzLocked)
 	settings    settings
 	source      usage.Source
 	peeker      usage.Peeker // what the spike check peeks at (spike.go); nil for none
@@ -142,6 +143,8 @@ func (d *Driver) SetConfig(c *base.Config) error {
 	if c.AgentConfig != nil {
 		d.nomadConfig = c.AgentConfig.Driver
 		d.compute = c.AgentConfig.Compute()
+		d.cpuOverride = c.AgentConfig.Driver != nil && c.AgentConfig.Driver.Topology != nil &&
+			c.AgentConfig.Driver.Topology.OverrideTotalCompute > 0
 	}
 	if cfg.Enabled && !d.loopStarted {
 		d.loopStarted = true
@@ -280,6 +283,10 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 		// built-in while it is down, hung, restarting or failing
 		fp.Attributes[contract.AttrUsagePlugin] = pstructs.NewStringAttribute(d.plugin.name)
 		fp.Attributes[contract.AttrUsagePluginState] = pstructs.NewStringAttribute(d.plugin.state())
+	}
+	if mhz := d.coreMHzLocked(); mhz > 0 {
+		// the MHz of a task's CPU shares the driver counts as one core
+		fp.Attributes[contract.AttrCoreMHz] = pstructs.NewFloatAttribute(mhz, "")
 	}
 	return fp
 }

@@ -23,7 +23,8 @@ var errDisabled = errors.New("harvest driver is disabled in the client's plugin 
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // allocOf converts a task's Nomad resources to cores and MiB: reserved
-// cores count whole, CPU shares (MHz) count at the node's MHz per core.
+// cores count whole, CPU shares (MHz) count at the node's MHz per core
+// (coreMHzLocked).
 func (d *Driver) allocOf(cfg *drivers.TaskConfig) guard.Resources {
 	var r guard.Resources
 	if cfg.Resources == nil || cfg.Resources.NomadResources == nil {
@@ -32,15 +33,36 @@ func (d *Driver) allocOf(cfg *drivers.TaskConfig) guard.Resources {
 	nr := cfg.Resources.NomadResources
 	r.MemoryMiB = float64(nr.Memory.MemoryMB)
 	d.mu.Lock()
-	compute := d.compute
+	perCore := d.coreMHzLocked()
 	d.mu.Unlock()
 	switch {
 	case len(nr.Cpu.ReservedCores) > 0:
 		r.CPU = float64(len(nr.Cpu.ReservedCores))
-	case compute.NumCores > 0 && compute.TotalCompute > 0:
-		r.CPU = float64(nr.Cpu.CpuShares) / (float64(compute.TotalCompute) / float64(compute.NumCores))
+	case perCore > 0:
+		r.CPU = float64(nr.Cpu.CpuShares) / perCore
 	}
 	return r
+}
+
+// coreMHzLocked is how many MHz of Nomad's CPU unit (a task's CPU shares)
+// make one core (0: not known yet). It is Nomad's own MHz per core
+// (cpu.totalcompute / cpu.numcores), except where the client's
+// cpu_total_compute overrides the compute Nomad fingerprinted: the override
+// then stands for a node of the driver's capacity (a local cluster's client
+// standing for a larger server), and a core is the override divided by the
+// capacity's cores. Nomad's NumCores stays the host's there, and would make
+// a task asking a core's MHz count as several cores.
+func (d *Driver) coreMHzLocked() float64 {
+	c := d.compute
+	switch {
+	case c.TotalCompute == 0:
+		return 0
+	case d.cpuOverride && d.settings.capacity.CPU > 0:
+		return float64(c.TotalCompute) / d.settings.capacity.CPU
+	case c.NumCores > 0:
+		return float64(c.TotalCompute) / float64(c.NumCores)
+	}
+	return 0
 }
 
 // admit refuses, with a recoverable error, a task whose allocation would

@@ -26,5 +26,6 @@ func commands() map[string]cli.CommandFactory {
 	}
 	cmds["measure"] = command.Group("harvest-dev measure", "Measure a mechanism of Harvest on this machine", "harvest-dev measure <readings>", "readings")
 	cmds["measure readings"] = readingsCommand()
+	cmds["testbed"] = testbedCommand()
 	return cmds
 }

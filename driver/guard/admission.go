@@ -3,6 +3,8 @@ package guard
 import (
 	"fmt"
 	"time"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 // Hysteresis configures admission.
@@ -62,7 +64,7 @@ func Admit(s State, peakPrimary Resources, h Hysteresis, ask Resources) error {
 		return nil
 	}
 	p := RoundUp(s.Primary)
-	return fmt.Errorf("harvest: starting this task (%.2f cores, %.0f MiB) would leave %.2f cores and %.0f MiB free, "+
+	return fmt.Errorf(contract.RefusalPrefix+"(%.2f cores, %.0f MiB) would leave %.2f cores and %.0f MiB free, "+
 		"below the primary tenant's reserve of %.2f cores and %.0f MiB plus a margin of %.2f cores and %.0f MiB "+
 		"(primary tenant at up to %.0f cores and %.0f MiB over the last %s; capacity %.2f cores, %.0f MiB)",
 		ask.CPU, ask.MemoryMiB, after.CPU, after.MemoryMiB, s.Reserve.CPU, s.Reserve.MemoryMiB,

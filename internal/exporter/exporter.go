@@ -7,6 +7,10 @@
 // driver's external usage source (harvest-usage-prometheus) reads it over
 // HTTP, as it would read the real exporters; harvest-dev dev-cluster
 // exporter serves it.
+//
+// In replay mode (Replay, replay.go) the primary tenants' series come from a
+// CPU trace instead of their cgroups, so that a node stands in for a server
+// of any size whose primary tenant follows the trace, without burning CPU.
 package exporter
 
 import (
@@ -35,6 +39,7 @@ type exporterCollector struct {
 	cgroups []string   // primary cgroup paths, e.g. /harvest-15000-client-1-primary
 	mu      sync.Mutex // scrapes may overlap
 	sources map[string]*usage.Cgroup
+	replay  *Replay // nil: the cgroups are read
 	cpu     *prometheus.Desc
 	memTot  *prometheus.Desc
 	memAv   *prometheus.Desc
@@ -44,13 +49,18 @@ type exporterCollector struct {
 
 var _ prometheus.Collector = (*exporterCollector)(nil)
 
-func newExporterCollector(cgroups []string) (*exporterCollector, error) {
+func newExporterCollector(cgroups []string, rep *Replay) (*exporterCollector, error) {
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return nil, err
 	}
+	if rep != nil {
+		if cgroups, err = rep.check(cgroups); err != nil {
+			return nil, err
+		}
+	}
 	return &exporterCollector{
-		proc: fs, cgroups: cgroups, sources: map[string]*usage.Cgroup{},
+		proc: fs, cgroups: cgroups, sources: map[string]*usage.Cgroup{}, replay: rep,
 		cpu:    prometheus.NewDesc("node_cpu_seconds_total", "Seconds the CPUs spent in each mode.", []string{"cpu", "mode"}, nil),
 		memTot: prometheus.NewDesc("node_memory_MemTotal_bytes", "Memory information field MemTotal_bytes.", nil, nil),
 		memAv:  prometheus.NewDesc("node_memory_MemAvailable_bytes", "Memory information field MemAvailable_bytes.", nil, nil),
@@ -78,6 +88,10 @@ func (c *exporterCollector) Collect(ch chan<- prometheus.Metric) {
 	if mi, err := c.proc.Meminfo(); err == nil && mi.MemTotalBytes != nil && mi.MemAvailableBytes != nil {
 		ch <- prometheus.MustNewConstMetric(c.memTot, prometheus.GaugeValue, float64(*mi.MemTotalBytes))
 		ch <- prometheus.MustNewConstMetric(c.memAv, prometheus.GaugeValue, float64(*mi.MemAvailableBytes))
+	}
+	if c.replay != nil {
+		c.collectReplay(ch)
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -123,9 +137,11 @@ func timedCounters(cg *usage.Cgroup) (cpuSeconds, memoryBytes float64, at time.T
 	return cpuSeconds, memoryBytes, r.At(), err
 }
 
-// Serve serves the exporter's /metrics on listen until ctx ends.
-func Serve(ctx context.Context, listen string, cgroups []string) error {
-	c, err := newExporterCollector(cgroups)
+// Serve serves the exporter's /metrics on listen until ctx ends: the host,
+// and each of cgroups read from the cgroup, or, with rep, each cgroup rep
+// maps to a tenant replayed from its trace (cgroups must then be empty).
+func Serve(ctx context.Context, listen string, cgroups []string, rep *Replay) error {
+	c, err := newExporterCollector(cgroups, rep)
 	if err != nil {
 		return err
 	}

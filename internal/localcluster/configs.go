@@ -3,6 +3,7 @@ package localcluster
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/harvest-platform/harvest/contract"
@@ -167,6 +168,9 @@ type nomadClientSpec struct {
 	driverMetrics                                              string // the driver's metrics_address
 	harvestCgroup                                              string // the driver's harvest_cgroup
 	secure                                                     *Secure
+	cores                                                      int    // capacity_cpu (0: nodeCapacityCPU)
+	reserveCPU                                                 string // reserve_cpu ("": defaultReserveCPU)
+	totalCompute                                               int    // cpu_total_compute, MHz (0: Nomad's fingerprint)
 }
 
 // Each client's harvest driver watches its own primary tenant's cgroup
@@ -175,7 +179,16 @@ type nomadClientSpec struct {
 const (
 	nodeCapacityCPU    = 2
 	nodeCapacityMemory = 4096
+	defaultReserveCPU  = 0.5
 )
+
+// orCores is cores, or nodeCapacityCPU for 0.
+func orCores(cores int) int {
+	if cores > 0 {
+		return cores
+	}
+	return nodeCapacityCPU
+}
 
 func nomadClientConfig(c nomadClientSpec, p nomadPorts) string {
 	var b strings.Builder
@@ -187,9 +200,9 @@ client {
   servers           = [%q]
   cgroup_parent     = %q
   network_interface = "lo"
-
+%s
   meta {
-`, c.server, c.cgroupParent)
+`, c.server, c.cgroupParent, totalComputeLine(c.totalCompute))
 	keys := make([]string, 0, len(c.meta))
 	for k := range c.meta {
 		keys = append(keys, k)
@@ -221,7 +234,7 @@ plugin "harvest-driver" {
     primary_cgroup      = %q
     capacity_cpu        = %d
     capacity_memory     = %d
-    reserve_cpu         = "0.5"
+    reserve_cpu         = %q
     reserve_memory      = "512"
     admit_window        = "5s"
     admit_margin_cpu    = 0.25
@@ -233,11 +246,20 @@ plugin "harvest-driver" {
     harvest_cgroup      = %q
 %s%s  }
 }
-`, c.primaryCgroup, nodeCapacityCPU, nodeCapacityMemory, c.meta[contract.NodeTenant], c.name, driverConsulAddr(c.consulAddr, c.secure),
-			c.driverMetrics, or(c.harvestCgroup, "none"), usagePluginLines(c.usagePluginConfig), driverSecureLines(c.secure))
+`, c.primaryCgroup, orCores(c.cores), nodeCapacityMemory, or(c.reserveCPU, strconv.FormatFloat(defaultReserveCPU, 'g', -1, 64)),
+			c.meta[contract.NodeTenant], c.name, driverConsulAddr(c.consulAddr, c.secure), c.driverMetrics, or(c.harvestCgroup, "none"), usagePluginLines(c.usagePluginConfig), driverSecureLines(c.secure))
 	}
 	b.WriteString(nomadConsulBlock(c.consulAddr, c.secure, "nomad-client"))
 	return b.String()
+}
+
+// totalComputeLine sets the client's cpu_total_compute when there is one:
+// the clients then stand for nodes of another size than the host's.
+func totalComputeLine(mhz int) string {
+	if mhz <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("  cpu_total_compute = %d\n", mhz)
 }
 
 // driverConsulAddr is the driver's consul_address: HTTPS in a secure
@@ -272,8 +294,9 @@ const usagePluginName = "exporter"
 
 // usagePluginConfig is a node's plugin configuration file: the external
 // usage source reading the node's primary cgroup from the exporter, with the
-// node's capacity (the exporter's host metrics are the whole machine's).
-func usagePluginConfig(pluginDir, binary, exporterURL, primaryCgroup string) string {
+// node's capacity of cores (0: nodeCapacityCPU; the exporter's host metrics
+// are the whole machine's).
+func usagePluginConfig(pluginDir, binary, exporterURL, primaryCgroup string, cores int) string {
 	return fmt.Sprintf(`plugin_dir = %q
 
 usage_source %q {
@@ -288,7 +311,7 @@ usage_source %q {
     capacity_memory_bytes = "%d"
   }
 }
-`, pluginDir, usagePluginName, binary, exporterURL, "id="+primaryCgroup, nodeCapacityCPU, int64(nodeCapacityMemory)<<20)
+`, pluginDir, usagePluginName, binary, exporterURL, "id="+primaryCgroup, orCores(cores), int64(nodeCapacityMemory)<<20)
 }
 
 func or(s, def string) string {

@@ -13,8 +13,8 @@ import (
 func usagePluginDir(s *State) string { return filepath.Join(s.RunDir, "usage-plugins") }
 
 // startExporter installs the usage plugin, starts the metrics exporter over
-// every node's primary cgroup and waits until it answers; it returns the
-// exporter's /metrics URL.
+// every node's primary cgroup (or replaying o.Replay's trace as them) and
+// waits until it answers; it returns the exporter's /metrics URL.
 func startExporter(ctx context.Context, o *Options, s *State, b Block,
 	launch func(*Agent, string, []string, ...string) error, agent func(string, string, int) Agent) (string, error) {
 	if err := installPlugin(o.UsagePlugin, usagePluginDir(s)); err != nil {
@@ -22,8 +22,14 @@ func startExporter(ctx context.Context, o *Options, s *State, b Block,
 	}
 	s.Exporter = agent("exporter", o.DevTool, b.exporter())
 	args := []string{"dev-cluster", "exporter", "-listen", s.Exporter.HTTPAddr}
-	for _, n := range o.Nodes {
-		args = append(args, "-cgroup", primaryCgroupFor(b.Base, n.Name))
+	if o.Replay != nil {
+		// the replay's wall clock (Trace.Began) starts now unless the
+		// options say when, in the exporter's flags and cluster.json alike
+		args = append(args, replayArgs(o, s, b, time.Now().UTC())...)
+	} else {
+		for _, n := range o.Nodes {
+			args = append(args, "-cgroup", primaryCgroupFor(b.Base, n.Name))
+		}
 	}
 	if err := launch(&s.Exporter, "", nil, args...); err != nil {
 		return "", err

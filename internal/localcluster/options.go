@@ -31,6 +31,20 @@ type Options struct {
 	DevTool     string
 	// Nodes describe the Nomad clients; default DefaultNodes(3).
 	Nodes []NodeSpec
+	// NodeCores is how many cores each Nomad client is: to Nomad (the
+	// client's cpu_total_compute, this many of the host's cores' MHz, so a
+	// 2-core host can hold clients of a larger server's size), to the
+	// harvest driver (capacity_cpu) and to the usage plugin
+	// (capacity_cpu_cores). 0 means 2 to the driver and the plugin and
+	// Nomad's own fingerprint of the host.
+	NodeCores int
+	// ReserveCores is each driver's reserve_cpu; 0 means 0.5.
+	ReserveCores float64
+	// Replay, which needs UsagePlugin and DevTool (the metrics exporter)
+	// and not Bare, has the exporter serve each client's primary tenant
+	// (NodeSpec.Tenant) from a CPU trace instead of its cgroup; State.Replay
+	// says how to build the same trace (replay.go).
+	Replay *ReplayOptions
 	// ClaimDir holds the machine-wide port-block claims; default
 	// $TMPDIR/harvest-localcluster.
 	ClaimDir string
@@ -134,6 +148,12 @@ func (o *Options) setDefaults() error {
 	}
 	if len(o.Nodes) > MaxClients {
 		return fmt.Errorf("localcluster: %d nodes asked, at most %d fit a port block", len(o.Nodes), MaxClients)
+	}
+	if o.NodeCores < 0 || o.ReserveCores < 0 || o.reserveCores() >= float64(o.nodeCores()) {
+		return fmt.Errorf("localcluster: NodeCores %d, ReserveCores %v: want a node of 1 core or more and a reserve below it", o.NodeCores, o.ReserveCores)
+	}
+	if err := o.checkReplay(); err != nil {
+		return fmt.Errorf("localcluster: replay: %w", err)
 	}
 	if o.ClaimDir == "" {
 		o.ClaimDir = DefaultClaimDir()

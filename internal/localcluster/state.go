@@ -69,6 +69,9 @@ type State struct {
 	// Exporter serves the host's and the primary cgroups' metrics to the
 	// drivers' external usage source (PID 0: not started).
 	Exporter Agent `json:"exporter"`
+	// Replay is set when the exporter replays a CPU trace as the primary
+	// tenants (Options.Replay): its Trace is the one the exporter serves.
+	Replay *ReplayState `json:"replay,omitempty"`
 	// PlacerToken is a token for the acl block of the placer the demo starts
 	// on the cluster (env.sh exports it as HARVEST_PLACER_TOKEN).
 	PlacerToken string `json:"placer_token"`

@@ -158,6 +158,10 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			return err
 		}
 	}
+	totalCompute, err := o.totalCompute()
+	if err != nil {
+		return err
+	}
 	for i, n := range o.Nodes {
 		p := b.nomadClient(i)
 		c := NomadClient{
@@ -179,7 +183,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			if err := os.MkdirAll(a.Dir, 0o700); err != nil {
 				return err
 			}
-			text := usagePluginConfig(usagePluginDir(s), filepath.Base(o.UsagePlugin), exporterURL, a.PrimaryCgroup)
+			text := usagePluginConfig(usagePluginDir(s), filepath.Base(o.UsagePlugin), exporterURL, a.PrimaryCgroup, o.NodeCores)
 			if err := os.WriteFile(pluginConfig, []byte(text), 0o600); err != nil {
 				return err
 			}
@@ -190,6 +194,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			cgroupParent: a.CgroupParent, server: "127.0.0.1:" + strconv.Itoa(np.RPC),
 			consulAddr: a.ConsulAgent, meta: a.Meta, harvestDriver: o.DriverBinary != "", primaryCgroup: a.PrimaryCgroup,
 			harvestCgroup: a.HarvestCgroup, secure: s.Secure,
+			cores: o.NodeCores, reserveCPU: o.reserveCPU(), totalCompute: totalCompute,
 		}, p)
 		// harvested tasks run as nobody: they must pass through the client
 		// root and the client's folder to reach their task folders

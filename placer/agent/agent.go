@@ -119,7 +119,7 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	rw := &proxy.Rewriter{
 		Classes: a.strategies.classes, History: a.store, Strategies: a.strategies.rules(),
 		Thresholds: a.set.jobTypes, LiveWeights: a.weights, Namespaces: cfg.Proxy.Namespaces,
-		Affinity: cfg.Proxy.ClassPlacement == "affinity", Decisions: decisionLog{a.store},
+		Affinity: cfg.Proxy.ClassPlacement == "affinity", NoClasses: cfg.Proxy.ClassPlacement == "none", Decisions: decisionLog{a.store},
 		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
 	l, err := net.Listen("tcp", cfg.Proxy.Address)

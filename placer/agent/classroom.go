@@ -24,7 +24,7 @@ import (
 type roomNode struct {
 	Name, Class         string
 	Cores, ReserveCores float64 // the driver's capacity and effective reserve
-	MHzPerCore          float64 // Nomad's cpu.totalcompute / cpu.numcores, as the driver converts
+	MHzPerCore          float64 // the driver's driver.harvest.core_mhz, else Nomad's cpu.totalcompute / cpu.numcores
 	MemoryMB, ReserveMB float64
 	// Primary is the primary tenant's use now from the driver's busy flag;
 	// nil when the node has no recent one.
@@ -82,6 +82,9 @@ func roomNodeOf(n *nomadapi.Node) (roomNode, bool) {
 		return roomNode{}, false
 	}
 	r.MHzPerCore = total / numCores
+	if mhz, ok := attr(contract.AttrCoreMHz); ok && mhz > 0 {
+		r.MHzPerCore = mhz // the driver's own unit (a client with cpu_total_compute set)
+	}
 	return r, true
 }
 

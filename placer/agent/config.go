@@ -96,7 +96,8 @@ type ProxyConfig struct {
 	ShortThreshold string `hcl:"short_threshold,optional"`
 	LongThreshold  string `hcl:"long_threshold,optional"`
 	// ClassPlacement is how a job is tied to Algorithm 1's classes:
-	// "constraint" (default) or "affinity" (a preference).
+	// "constraint" (default), "affinity" (a preference) or "none" (no
+	// class rule: the paper's primary-tenant-aware baseline, PT).
 	ClassPlacement string `hcl:"class_placement,optional"`
 	// Weights[type][pattern] for Algorithm 1 (defaults as the paper ranks).
 	Weights map[string]map[string]float64 `hcl:"weights,optional"`

@@ -69,9 +69,9 @@ func (c Config) decode() (settings, error) {
 		return s, err
 	}
 	switch c.Proxy.ClassPlacement {
-	case "", "constraint", "affinity":
+	case "", "constraint", "affinity", "none":
 	default:
-		return s, fmt.Errorf("proxy: class_placement %q: want \"constraint\" or \"affinity\"", c.Proxy.ClassPlacement)
+		return s, fmt.Errorf("proxy: class_placement %q: want \"constraint\", \"affinity\" or \"none\"", c.Proxy.ClassPlacement)
 	}
 	if err := validateWeights("proxy.weights", c.Proxy.Weights); err != nil {
 		return s, err

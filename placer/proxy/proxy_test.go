@@ -278,3 +278,40 @@ func TestARegisteredJobsDecisionIsKept(t *testing.T) {
 		t.Fatalf("periodic-1 with 100 MHz of room fits a 2000 MHz peak: %+v", c)
 	}
 }
+
+// With NoClasses (class_placement = "none", the paper's PT) a harvested job
+// gets no class rule though a class fits, and the rest of the rewrite stays:
+// the downstream stage deferred, restart and reschedule, the reason in meta.
+func TestNoClassesLeavesAJobUntiedToClasses(t *testing.T) {
+	rw := &Rewriter{Classes: fakeClasses{{Class: "constant-1", Pattern: "constant", RoomCPU: 10000, RoomMemoryMB: 32768}},
+		History: fakeHistory{}, Thresholds: jobtype.Default(), Weights: selectclass.DefaultWeights(), Rng: rand.New(rand.NewPCG(1, 1)),
+		NoClasses: true}
+	out, d, err := rw.Rewrite(context.Background(), []byte(dagJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Outcome.Classes) != 0 || d.Outcome.Reason != NoClassesReason || len(d.Deferred) == 0 {
+		t.Fatalf("decision %+v", d)
+	}
+	var tree struct{ Job map[string]any }
+	if err := json.Unmarshal(out, &tree); err != nil {
+		t.Fatal(err)
+	}
+	if c := tree.Job["Constraints"]; c != nil {
+		t.Fatalf("constraints %v, want none", c)
+	}
+	if a := tree.Job["Affinities"]; a != nil {
+		t.Fatalf("affinities %v, want none", a)
+	}
+	meta := tree.Job["Meta"].(map[string]any)
+	if meta[ClassesKey] != NoClass || meta[ReasonKey] != NoClassesReason {
+		t.Fatalf("meta %v", meta)
+	}
+	// evicted or refused work is rescheduled without limit, backing off
+	for _, g := range tree.Job["TaskGroups"].([]any) {
+		r, _ := g.(map[string]any)["ReschedulePolicy"].(map[string]any)
+		if r["Unlimited"] != true || r["DelayFunction"] != "exponential" || r["MaxDelay"].(float64) != 60e9 {
+			t.Fatalf("group %v: reschedule %v", g, r)
+		}
+	}
+}

@@ -70,6 +70,11 @@ type Rewriter struct {
 	// The simulator found the preference shortens jobs at high load
 	// (harvest-sim sched -h-constraint compares).
 	Affinity bool
+	// NoClasses ties no job to a class: every harvested job runs wherever
+	// the harvest driver admits it, as the paper's primary-tenant-aware
+	// baseline (YARN-PT, history-based-harvesting.txt Section 6) does. The
+	// rest of the rewrite (stages, restart and reschedule, meta) stays.
+	NoClasses bool
 	// Strategies are the optional placement strategies (issue 8).
 	Strategies Strategies
 	// Decisions, when set, keeps each registered job's decision.
@@ -179,17 +184,10 @@ func (r *Rewriter) decide(ctx context.Context, job map[string]any, ns string) (*
 		return nil, err
 	}
 	typ := r.Thresholds.Of(expected, known)
-	cands, err := r.Classes.Candidates(ctx, typ)
+	outcome, err := r.selectClasses(ctx, typ, est)
 	if err != nil {
-		return nil, fmt.Errorf("classes: %w", err)
+		return nil, err
 	}
-	weights := r.Weights
-	if r.LiveWeights != nil {
-		weights = r.LiveWeights.Load()
-	}
-	r.mu.Lock()
-	outcome := selectclass.Select(typ, selectclass.Request{CPU: float64(est.Peak.CPU), MemoryMB: float64(est.Peak.MemoryMB)}, cands, weights, r.Rng)
-	r.mu.Unlock()
 	d := &Decision{At: time.Now().UTC(), Namespace: ns, Job: id, JobType: typ, Estimate: estimateOf(est), Outcome: choiceOf(outcome),
 		Deferred: map[string]int{}, Expected: expected, Known: known,
 		Thresholds: api.JobTypeThresholds{Short: r.Thresholds.Short, Long: r.Thresholds.Long}}
@@ -199,6 +197,28 @@ func (r *Rewriter) decide(ctx context.Context, job map[string]any, ns string) (*
 		}
 	}
 	return d, nil
+}
+
+// NoClassesReason is a decision's reason under class_placement = "none".
+const NoClassesReason = `class_placement = "none": no class rule (primary-tenant aware only)`
+
+// selectClasses runs Algorithm 1 for a job of type typ and estimate est,
+// unless the rewriter ties no job to a class.
+func (r *Rewriter) selectClasses(ctx context.Context, typ string, est dag.Estimate) (selectclass.Outcome, error) {
+	if r.NoClasses {
+		return selectclass.Outcome{Reason: NoClassesReason}, nil
+	}
+	cands, err := r.Classes.Candidates(ctx, typ)
+	if err != nil {
+		return selectclass.Outcome{}, fmt.Errorf("classes: %w", err)
+	}
+	weights := r.Weights
+	if r.LiveWeights != nil {
+		weights = r.LiveWeights.Load()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return selectclass.Select(typ, selectclass.Request{CPU: float64(est.Peak.CPU), MemoryMB: float64(est.Peak.MemoryMB)}, cands, weights, r.Rng), nil
 }
 
 // StagesOf reads a job (as a JSON tree, the form Nomad's API sends) as DAG
@@ -237,6 +257,7 @@ func stagesOf(job map[string]any) ([]dag.Stage, error) {
 // 5; Algorithm 1, lines 15-17), so it runs at once wherever Nomad finds
 // room on the harvest driver's nodes instead of waiting for a class.
 func apply(job map[string]any, d *Decision, affinity bool) {
+	// (the restart and reschedule defaults: see defaultReschedule)
 	classes := strings.Join(d.Outcome.Classes, ",")
 	switch {
 	case classes == "":
@@ -258,8 +279,7 @@ func apply(job map[string]any, d *Decision, affinity bool) {
 			group["RestartPolicy"] = map[string]any{"Attempts": 0, "Mode": "fail", "Interval": int64(24 * 3600e9), "Delay": int64(5e9)}
 		}
 		if group["ReschedulePolicy"] == nil {
-			group["ReschedulePolicy"] = map[string]any{"Attempts": 5, "Interval": int64(3600e9), "Delay": int64(5e9),
-				"DelayFunction": "constant", "Unlimited": false}
+			group["ReschedulePolicy"] = defaultReschedule()
 		}
 		if _, deferred := d.Deferred[str(group["Name"], "")]; deferred {
 			group["Count"] = 0
@@ -300,4 +320,17 @@ func num(v any, def int) int {
 		return n
 	}
 	return def
+}
+
+// defaultReschedule is a harvested group's reschedule policy unless its
+// user wrote one: without limit, 5 s doubling up to a minute (Nomad's own
+// default for service jobs). A harvested allocation ends by no fault of its
+// own whenever its node's primary needs the room (an eviction) or the node
+// has none left (a refused start, which Nomad's scheduler cannot foresee:
+// it knows allocations, not the primary's use), so under a steady stream a
+// bounded policy (it was 5 attempts an hour) fails jobs for good that
+// would run a minute later (the testbed, docs/testbed.md, showed it).
+func defaultReschedule() map[string]any {
+	return map[string]any{"Attempts": 0, "Interval": 0, "Delay": int64(5e9), "DelayFunction": "exponential",
+		"MaxDelay": int64(60e9), "Unlimited": true}
 }

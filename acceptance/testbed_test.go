@@ -1,0 +1,59 @@
+//go:build acceptance
+
+package acceptance
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/harvest-platform/harvest/internal/testbed"
+)
+
+// testbedRun says the package runs the testbed (make acceptance-testbed):
+// it starts its own cluster, so TestMain starts none.
+func testbedRun() bool { return os.Getenv("HARVEST_ACCEPTANCE_TESTBED") != "" }
+
+// TestTestbedAccountsForEveryJob runs a short testbed as an operator would
+// (`harvest-dev testbed`): 3 clients of 12 cores with 4 reserved replaying
+// dc-9 tenants at x30, the simulator's stream scaled down, under H. Its
+// report must account for every job (finished, or unfinished and counted),
+// every submission must have reached Nomad through the proxy, and no
+// reserve breach may outlast the driver's eviction bound.
+func TestTestbedAccountsForEveryJob(t *testing.T) {
+	if !testbedRun() {
+		t.Skip("runs the testbed on a cluster of its own: make acceptance-testbed")
+	}
+	out, runDir := t.TempDir(), t.TempDir()
+	cmd := exec.Command(filepath.Join(bin, "harvest-dev"), "testbed", "-policies", "h", "-seeds", "1", "-clients", "3",
+		"-speedup", "30", "-trace-hours", "2", "-history-days", "3", "-jobs-per-hour", "30", "-job-scale", "0.1",
+		"-setup", "150s", "-drain", "3m", "-out", out, "-run-dir", runDir, "-stack-bin", stack, "-bin", bin)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("harvest-dev testbed: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "h-1", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep testbed.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report: %d submitted, %d finished, %d unfinished, mean %.0f s (sim %.0f), %d kills, breaches %v, start delay p90 %.1f s",
+		rep.Submitted, rep.Finished, rep.Unfinished, rep.JobSeconds.Mean, rep.Simulator.MeanJobSeconds, rep.Kills, rep.Breaches, rep.StartDelay.P90)
+	if rep.Submitted < 20 || rep.SubmitErrors != 0 {
+		t.Errorf("%d jobs submitted, %d refused: want at least 20, none refused", rep.Submitted, rep.SubmitErrors)
+	}
+	if rep.Finished+rep.Unfinished+rep.SubmitErrors != rep.Submitted || rep.Finished == 0 {
+		t.Errorf("jobs unaccounted for: %d submitted, %d finished, %d unfinished", rep.Submitted, rep.Finished, rep.Unfinished)
+	}
+	if rep.BreachesOverBound != 0 || rep.LongestBreach > rep.BreachBound {
+		t.Errorf("breaches %v: %d longer than the %.1f s bound", rep.Breaches, rep.BreachesOverBound, rep.BreachBound)
+	}
+	if _, err := os.Stat(filepath.Join(out, "job-times.png")); err != nil {
+		t.Errorf("no job-time plot: %v", err)
+	}
+}

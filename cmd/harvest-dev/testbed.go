@@ -1,0 +1,112 @@
+package main
+
+// harvest-dev testbed: the paper's testbed experiment on a local cluster
+// (internal/testbed), one run per policy and seed, each on a cluster of
+// its own, then a table and the job-time CDF of every run.
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/cli"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/internal/command"
+	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/internal/testbed"
+)
+
+func testbedCommand() cli.CommandFactory {
+	c := testbed.Default()
+	var policies, seeds string
+	return command.Simple{
+		Name:     "harvest-dev testbed",
+		Synopsis: "Replay primary tenants' CPU on a local cluster and run the simulator's job stream under stock, PT and H",
+		Usage:    "harvest-dev testbed [-policies h,pt,stock] [-seeds 1,2,3] [-clients 7] [-speedup 12] [-trace-hours 24] [-out DIR]",
+		Flags: func(fs *flag.FlagSet) {
+			exe, _ := os.Executable()
+			fs.StringVar(&policies, "policies", "h,pt,stock", "policies to run, in order: stock (Nomad alone, raw_exec), pt (the driver, no classes), h (everything)")
+			fs.StringVar(&seeds, "seeds", "1", "seeds (the stream and the tenants), comma-separated")
+			fs.IntVar(&c.Clients, "clients", c.Clients, fmt.Sprintf("Nomad clients, one primary tenant each (1-%d)", localcluster.MaxClients))
+			fs.IntVar(&c.NodeCores, "node-cores", c.NodeCores, "cores of each client to Nomad, the driver and the replay (L247: 12)")
+			fs.Float64Var(&c.ReserveCores, "reserve", c.ReserveCores, "cores the driver keeps for the primary (L248: 4)")
+			fs.Float64Var(&c.Speedup, "speedup", c.Speedup, "trace seconds per wall second, for the primaries and the stream")
+			fs.Float64Var(&c.TraceHours, "trace-hours", c.TraceHours, "trace hours replayed after the history window")
+			fs.IntVar(&c.HistoryDays, "history-days", c.HistoryDays, "days of history imported and classified before the span")
+			fs.IntVar(&c.Profile, "profile", c.Profile, "synthetic datacenter dc-N whose tenants the clients replay (Section 6: DC-9)")
+			fs.StringVar(&c.HistoryFile, "history", "", "long CSV (tenant,timestamp,cpu_percent; .gz too) to replay instead of -profile")
+			fs.Float64Var(&c.JobsPerHour, "jobs-per-hour", c.JobsPerHour, "Poisson arrivals per trace hour (L254: mean 300 s)")
+			fs.Float64Var(&c.OfferedLoad, "load", c.OfferedLoad, "share of all cores the stream's work fills (sets the job scale; L302: 0.21)")
+			fs.Float64Var(&c.JobScale, "job-scale", 0, "task lengths and stage widths x this (0: derived from -load)")
+			fs.DurationVar(&c.Setup, "setup", c.Setup, "wall time allowed for the cluster, the import and the labels before the span")
+			fs.DurationVar(&c.Drain, "drain", c.Drain, "how long after the span to wait for the jobs still running")
+			fs.StringVar(&c.Out, "out", "out/testbed", "folder of the reports and plots")
+			fs.StringVar(&c.RunDir, "run-dir", envOr("HARVEST_RUN_DIR", ".run/testbed"), "run folder of the testbed's cluster")
+			fs.StringVar(&c.StackBin, "stack-bin", envOr("HARVEST_STACK_BIN", ".cache/stack/bin"), "folder holding nomad, consul and minio")
+			fs.StringVar(&c.Bin, "bin", filepath.Dir(exe), "folder holding Harvest's binaries")
+		},
+		Run: func(ctx context.Context, _ *flag.FlagSet) error {
+			runs, err := testbedRuns(c, policies, seeds)
+			if err != nil {
+				return err
+			}
+			c.Progress = os.Stderr
+			c.Logger = hclog.New(&hclog.LoggerOptions{Name: "testbed", Level: hclog.Warn})
+			var reports []*testbed.Report
+			out := c.Out
+			for _, r := range runs {
+				r.Progress, r.Logger = c.Progress, c.Logger
+				rep, err := testbed.Run(ctx, r)
+				if err != nil {
+					return fmt.Errorf("%s seed %d: %w", r.Policy, r.Seed, err)
+				}
+				reports = append(reports, rep)
+			}
+			if err := testbed.WriteSummary(out, reports); err != nil {
+				return err
+			}
+			data, err := json.MarshalIndent(reports, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(out, "reports.json"), append(data, '\n'), 0o644); err != nil {
+				return err
+			}
+			table, err := os.ReadFile(filepath.Join(out, "summary.md"))
+			fmt.Print(string(table))
+			return err
+		},
+	}.Factory()
+}
+
+// testbedRuns is one configuration per policy and seed, each writing into
+// out/<policy>-<seed>.
+func testbedRuns(c testbed.Config, policies, seeds string) ([]testbed.Config, error) {
+	var out []testbed.Config
+	for _, s := range strings.Split(seeds, ",") {
+		seed, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("-seeds %q: %w", seeds, err)
+		}
+		for _, p := range strings.Split(policies, ",") {
+			policy, err := testbed.ParsePolicy(strings.TrimSpace(p))
+			if err != nil {
+				return nil, err
+			}
+			r := c
+			r.Policy, r.Seed = policy, seed
+			r.Out = filepath.Join(c.Out, fmt.Sprintf("%s-%d", policy, seed))
+			if err := r.Validate(); err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,126 @@
+package testbed
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Policy is what harvests the testbed's servers.
+type Policy string
+
+const (
+	// Stock is Nomad alone: tasks under raw_exec on nodes Nomad sees as
+	// NodeCores each, whatever their primary uses; no reserve, no eviction
+	// (the placer only sequences the DAGs' stages).
+	Stock Policy = "stock"
+	// PT is the harvest driver (reserve, refused starts, youngest-first
+	// eviction) without classes: the proxy writes no class rule.
+	PT Policy = "pt"
+	// H is everything: the driver and Algorithm 1's classes.
+	H Policy = "h"
+)
+
+// ParsePolicy reads stock, pt or h.
+func ParsePolicy(s string) (Policy, error) {
+	switch p := Policy(s); p {
+	case Stock, PT, H:
+		return p, nil
+	}
+	return "", fmt.Errorf("policy %q: want stock, pt or h", s)
+}
+
+// Config is one testbed run.
+type Config struct {
+	Policy Policy
+	Seed   uint64
+	// Clients is the number of Nomad clients, one primary tenant each.
+	Clients int
+	// NodeCores and ReserveCores size each client as the paper's servers:
+	// "each server has 12 cores" (L247), "We reserve 4 cores (33%)" (L248).
+	NodeCores    int
+	ReserveCores float64
+	// Speedup: one wall second is Speedup trace seconds, for the primaries'
+	// replay and the job stream alike (a 2-minute slot lasts 120/Speedup s).
+	Speedup float64
+	// TraceHours is the span replayed after HistoryDays of history, which
+	// the placer classifies before the span starts.
+	TraceHours  float64
+	HistoryDays int
+	// Profile is the synthetic datacenter (dc-0..dc-9) whose first Clients
+	// tenants the clients replay, unless HistoryFile (a long CSV) is set.
+	Profile     int
+	HistoryFile string
+	// JobsPerHour (trace time) and OfferedLoad (share of all cores) set the
+	// stream and its job scale as the simulator does; JobScale, when set,
+	// wins over the derived scale.
+	JobsPerHour float64
+	OfferedLoad float64
+	JobScale    float64
+	// Drain is how long (wall) the run waits after the span for the jobs
+	// still running; what is left is counted unfinished.
+	Drain time.Duration
+	// Setup is how long (wall) the run allows for the cluster, the history
+	// import and the labels before the span starts; the primaries hold the
+	// span's first slot until then.
+	Setup time.Duration
+
+	// Out receives report.json, the plots and the job files.
+	Out string
+	// RunDir is the cluster's run folder; Bin holds Harvest's binaries and
+	// StackBin Nomad's, Consul's and MinIO's.
+	RunDir, Bin, StackBin string
+	// Progress receives a line now and then.
+	Progress io.Writer
+	Logger   hclog.Logger
+}
+
+// Default is the paper's testbed where this machine allows: 7 clients of
+// 12 cores with 4 reserved (L247-248), DC-9's tenants (Section 6 replays 21
+// DC-9 tenants), Poisson arrivals of mean 300 s (L254) carrying 21% of all
+// cores (L302), 24 trace hours at a speed-up of 12 (two hours' wall).
+func Default() Config {
+	return Config{
+		Policy: H, Seed: 1, Clients: 7, NodeCores: 12, ReserveCores: 4, Speedup: 12,
+		TraceHours: 24, HistoryDays: 14, Profile: 9, JobsPerHour: 12, OfferedLoad: 0.21,
+		Drain: 10 * time.Minute, Setup: 3 * time.Minute,
+	}
+}
+
+// Validate says what is wrong with c.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Clients < 1 {
+		errs = append(errs, fmt.Errorf("clients %d: want at least 1", c.Clients))
+	}
+	if c.NodeCores < 1 || c.ReserveCores < 0 || c.ReserveCores >= float64(c.NodeCores) {
+		errs = append(errs, fmt.Errorf("node cores %d, reserve %g: want a reserve below the cores", c.NodeCores, c.ReserveCores))
+	}
+	if c.Setup <= 0 || c.Drain < 0 {
+		errs = append(errs, fmt.Errorf("setup %s, drain %s: want a positive setup", c.Setup, c.Drain))
+	}
+	if c.Speedup <= 0 || c.TraceHours <= 0 || c.HistoryDays < 1 {
+		errs = append(errs, fmt.Errorf("speedup %g, trace hours %g, history days %d: want positive values", c.Speedup, c.TraceHours, c.HistoryDays))
+	}
+	if c.Profile < 0 || c.Profile > 9 {
+		errs = append(errs, fmt.Errorf("profile dc-%d: want dc-0..dc-9", c.Profile))
+	}
+	if c.JobsPerHour < 0 || c.OfferedLoad < 0 || c.JobScale < 0 || c.JobsPerHour == 0 && c.OfferedLoad == 0 {
+		errs = append(errs, errors.New("jobs per hour and offered load: want at least one positive, none negative"))
+	}
+	if c.Out == "" || c.RunDir == "" || c.Bin == "" || c.StackBin == "" {
+		errs = append(errs, errors.New("out, run dir, bin and stack bin are required"))
+	}
+	if _, err := ParsePolicy(string(c.Policy)); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// wall is how long d of trace time lasts on the testbed.
+func (c Config) wall(traceSeconds float64) time.Duration {
+	return time.Duration(traceSeconds / c.Speedup * float64(time.Second))
+}

@@ -1,0 +1,128 @@
+package testbed
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/sim/schedsim"
+)
+
+// BreachBound is the longest a breach may last (wall): the driver acts on
+// a reading at most stale_after (3 s) old after evict_grace (0.5 s), and
+// the evicted task's process takes up to a second to go.
+const BreachBound = 4.5
+
+// SimPrediction is the simulator's outcome for the same tenants, servers,
+// seed and stream (trace seconds).
+type SimPrediction struct {
+	Finished          int     `json:"finished"`
+	Unfinished        int     `json:"unfinished"`
+	MeanJobSeconds    float64 `json:"mean_job_seconds"`
+	Kills             int     `json:"kills"`
+	WastedTaskSeconds float64 `json:"wasted_task_seconds"`
+}
+
+func predictionOf(r schedsim.Result) *SimPrediction {
+	return &SimPrediction{Finished: r.Jobs, Unfinished: r.Unfinished, MeanJobSeconds: r.MeanJobSeconds, Kills: r.Evicted,
+		WastedTaskSeconds: r.WastedTaskSeconds}
+}
+
+// report counts the run's outcome from its jobs and their allocations.
+func (c Config) report(jobs []*job, allocs []alloc, primary primaryAt, spanStart, began, end time.Time, scale float64) *Report {
+	rep := &Report{Policy: c.Policy, Seed: c.Seed, Clients: c.Clients, Speedup: c.Speedup, TraceHours: c.TraceHours,
+		SpanStart: spanStart, JobScale: scale, BreachBound: BreachBound, ShortestTaskWall: -1}
+	by := ofJob(allocs)
+	var times, inSpan, delays []float64
+	spanEnd := began.Add(c.wall(c.TraceHours * 3600))
+	for _, j := range jobs {
+		if j == nil {
+			continue
+		}
+		rep.Submitted++
+		if j.SubmitErr != "" {
+			rep.SubmitErrors++
+			continue
+		}
+		for _, st := range j.Stages {
+			for _, d := range st {
+				if w := d / c.Speedup; rep.ShortestTaskWall < 0 || w < rep.ShortestTaskWall {
+					rep.ShortestTaskWall = w
+				}
+			}
+		}
+		finish, ok := jobOutcome(j, by[j.ID])
+		if !ok {
+			rep.Unfinished++
+			continue
+		}
+		rep.Finished++
+		arrival := began.Add(c.wall(j.At))
+		took := finish.Sub(arrival).Seconds() * c.Speedup
+		times = append(times, took)
+		if !finish.After(spanEnd) {
+			inSpan = append(inSpan, took)
+		}
+	}
+	for _, a := range allocs {
+		if !a.Started.IsZero() {
+			delays = append(delays, a.Started.Sub(a.Created).Seconds())
+		}
+		switch {
+		case a.Evicted:
+			rep.Kills++
+		case a.Refused:
+			rep.Refused++
+		case a.Status == "failed":
+			rep.Failures++
+		default:
+			continue
+		}
+		if !a.Started.IsZero() {
+			rep.WastedTaskSeconds += finishOr(a, end).Sub(a.Started).Seconds() * c.Speedup
+		}
+	}
+	rep.JobSeconds, rep.JobSecondsAll = summarize(times), times
+	rep.FinishedInSpan, rep.JobSecondsInSpan = len(inSpan), summarize(inSpan)
+	rep.StartDelay = summarize(delays)
+	rep.Breaches = breaches(allocs, primary, float64(c.NodeCores), began, end, c.wall(history.Slot.Seconds()))
+	for _, b := range rep.Breaches {
+		rep.LongestBreach = max(rep.LongestBreach, b)
+		if b > BreachBound {
+			rep.BreachesOverBound++
+		}
+	}
+	return rep
+}
+
+// logFiles are the cluster's daemons' logs.
+func logFiles(st *localcluster.State) []string {
+	files, _ := filepath.Glob(filepath.Join(st.RunDir, "logs", "*.log"))
+	return files
+}
+
+// errorLines counts, per log file, the lines at hclog's ERROR level.
+func errorLines(files []string) map[string]int {
+	out := map[string]int{}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		n := 0
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "[ERROR]") {
+				n++
+			}
+		}
+		fh.Close()
+		out[filepath.Base(f)] = n
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/internal/localcluster"
+)
+
+// placer is the harvest-placer process the run starts beside the cluster.
+type placer struct {
+	cmd       *exec.Cmd
+	api, log  string
+	proxyAddr string
+}
+
+// startPlacer starts harvest-placer with the admission proxy, classes
+// computed once (the span's tenants are classified before it starts, as
+// the simulator does: "once per day", L281, and a testbed span of a day),
+// and the class placement the policy asks for.
+func startPlacer(ctx context.Context, c Config, st *localcluster.State) (*placer, error) {
+	p := &placer{api: fmt.Sprintf("127.0.0.1:%d", st.SparePort(0)), proxyAddr: fmt.Sprintf("127.0.0.1:%d", st.SparePort(1)),
+		log: filepath.Join(c.Out, "placer.log")}
+	placement := "constraint"
+	if c.Policy != H {
+		placement = "none"
+	}
+	config := filepath.Join(c.Out, "placer.hcl")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`log_level = "INFO"
+http_addr = %q
+nomad {
+  address = %q
+}
+consul {
+  address = %q
+  prefix  = %q
+}
+classify {
+  interval = "24h"
+}
+proxy {
+  address         = %q
+  class_placement = %q
+}
+acl {
+  tokens = [%q]
+}
+`, p.api, st.NomadAddr(), st.ConsulAddr(), contract.DefaultKVPrefix, p.proxyAddr, placement, st.PlacerToken)), 0o644); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(p.log)
+	if err != nil {
+		return nil, err
+	}
+	p.cmd = exec.Command(filepath.Join(c.Bin, "harvest-placer"), "agent", "-config", config)
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	if err := p.cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	logFile.Close()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if resp, err := http.Get("http://" + p.api + "/v1/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	p.stop()
+	return nil, fmt.Errorf("the placer did not answer on %s (log %s)", p.api, p.log)
+}
+
+// stop sends SIGTERM and waits.
+func (p *placer) stop() {
+	if p.cmd.Process == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// importHistory imports the history window with `harvestctl history
+// import`, before the placer starts (as docs/install.md does), so its first
+// classification reads it.
+func importHistory(ctx context.Context, c Config, st *localcluster.State, historyCSV string) error {
+	return harvestctl(ctx, c, st, "history", "import", "-format", "long", "-consul-addr", st.ConsulAddr(), "-prefix", contract.DefaultKVPrefix, historyCSV)
+}
+
+func harvestctl(ctx context.Context, c Config, st *localcluster.State, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.Bin, "harvestctl"), args...)
+	cmd.Env = append(os.Environ(), "HARVEST_PLACER_TOKEN="+st.PlacerToken)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("harvestctl %s: %w: %s", strings.Join(args[:2], " "), err, out)
+	}
+	return nil
+}
+
+// label asks the placer to classify with `harvestctl classes refresh` and
+// waits until every client carries a class label; it returns each
+// client's class and pattern.
+func label(ctx context.Context, c Config, st *localcluster.State, p *placer, nomad *nomadapi.Client) (map[string]string, error) {
+	if err := harvestctl(ctx, c, st, "classes", "refresh", "-placer-addr", p.api); err != nil {
+		return nil, err
+	}
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		nodes, _, err := nomad.Nodes().List(nil)
+		if err != nil {
+			return nil, err
+		}
+		labels := map[string]string{}
+		for _, stub := range nodes {
+			n, _, err := nomad.Nodes().Info(stub.ID, nil)
+			if err != nil {
+				return nil, err
+			}
+			if n.Meta[contract.NodeClass] != "" && n.Status == "ready" {
+				labels[n.Name] = n.Meta[contract.NodeClass] + " (" + n.Meta[contract.NodePattern] + ")"
+			}
+		}
+		if len(labels) >= c.Clients {
+			return labels, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	return nil, fmt.Errorf("the clients carry no class label after two minutes (placer log %s)", p.log)
+}

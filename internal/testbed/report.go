@@ -1,0 +1,183 @@
+package testbed
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Report is one run's outcome; times are trace seconds unless named wall.
+type Report struct {
+	Policy  Policy  `json:"policy"`
+	Seed    uint64  `json:"seed"`
+	Clients int     `json:"clients"`
+	Speedup float64 `json:"speedup"`
+	// TraceHours of span, from SpanStart (trace and wall time at once).
+	TraceHours float64   `json:"trace_hours"`
+	SpanStart  time.Time `json:"span_start"`
+	JobScale   float64   `json:"job_scale"`
+	// Labels are the clients' classes (pattern) when the span began.
+	Labels map[string]string `json:"labels"`
+
+	Submitted     int       `json:"submitted"`
+	SubmitErrors  int       `json:"submit_errors"`
+	Finished      int       `json:"finished"`
+	Unfinished    int       `json:"unfinished"`
+	JobSeconds    Summary   `json:"job_seconds"` // arrival to last task's end, queueing counted
+	JobSecondsAll []float64 `json:"job_seconds_all"`
+	// FinishedInSpan and JobSecondsInSpan count the jobs done by the
+	// span's end, as the simulator does.
+	FinishedInSpan   int     `json:"finished_in_span"`
+	JobSecondsInSpan Summary `json:"job_seconds_in_span"`
+	// Kills are allocations the harvest driver evicted, Refused the starts
+	// it refused (Nomad placed them where the primary left no room),
+	// Failures the other failed ones. Wasted is the killed and failed
+	// tasks' run time.
+	Kills             int     `json:"kills"`
+	Refused           int     `json:"refused"`
+	Failures          int     `json:"failures"`
+	WastedTaskSeconds float64 `json:"wasted_task_seconds"`
+	// Breaches are the spans (wall seconds) in which a client's primary
+	// (its replayed trace) and the harvested allocations running there
+	// exceeded its cores; BreachBound is the driver's eviction bound they
+	// are held to.
+	Breaches          []float64 `json:"breaches_wall_seconds"`
+	BreachBound       float64   `json:"breach_bound_wall_seconds"`
+	LongestBreach     float64   `json:"longest_breach_wall_seconds"`
+	BreachesOverBound int       `json:"breaches_over_bound"`
+	// StartDelay is Nomad's own delay from an allocation's creation to its
+	// task's start (wall seconds), against the shortest task.
+	StartDelay       Summary        `json:"start_delay_wall_seconds"`
+	ShortestTaskWall float64        `json:"shortest_task_wall_seconds"`
+	WatchErrors      int            `json:"watch_errors"`
+	DaemonErrorLines map[string]int `json:"daemon_error_lines"`
+	Simulator        *SimPrediction `json:"simulator,omitempty"`
+}
+
+// Summary is a distribution's mean and percentiles.
+type Summary struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+func summarize(v []float64) Summary {
+	if len(v) == 0 {
+		return Summary{}
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	var sum float64
+	for _, x := range s {
+		sum += x
+	}
+	q := func(p float64) float64 { return s[min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)] }
+	return Summary{N: len(s), Mean: sum / float64(len(s)), P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: s[len(s)-1]}
+}
+
+// jobOutcome says whether a job finished, and when (wall): every stage
+// has as many completed allocations (distinct names) as tasks.
+func jobOutcome(j *job, allocs []alloc) (time.Time, bool) {
+	done := map[string]map[string]bool{}
+	var last time.Time
+	for _, a := range allocs {
+		if a.Status != "complete" {
+			continue
+		}
+		if done[a.Group] == nil {
+			done[a.Group] = map[string]bool{}
+		}
+		done[a.Group][a.Name] = true
+		if a.Finished.After(last) {
+			last = a.Finished
+		}
+	}
+	for s, tasks := range j.Stages {
+		if len(done["s"+strconv.Itoa(s+1)]) < len(tasks) {
+			return time.Time{}, false
+		}
+	}
+	return last, true
+}
+
+// ofJob groups the allocations by stream job: the parent and its stage
+// jobs (<job>.<group>).
+func ofJob(allocs []alloc) map[string][]alloc {
+	out := map[string][]alloc{}
+	for _, a := range allocs {
+		id, _, _ := strings.Cut(a.Job, ".")
+		out[id] = append(out[id], a)
+	}
+	return out
+}
+
+// primaryAt is a client's primary's CPU (cores) at a wall time, as the
+// cluster's exporter replays it; false for a node the run does not know.
+type primaryAt func(node string, wall time.Time) (float64, bool)
+
+// breaches returns the spans (wall seconds) in which a client's primary
+// plus one core per harvested allocation running there exceeded the
+// client's cores, from began to end; the primary steps every slotWall.
+func breaches(allocs []alloc, primary primaryAt, cores float64, began, end time.Time, slotWall time.Duration) []float64 {
+	byNode := map[string][]alloc{}
+	for _, a := range allocs {
+		if !a.Started.IsZero() {
+			byNode[a.Node] = append(byNode[a.Node], a)
+		}
+	}
+	var out []float64
+	for name, list := range byNode {
+		if _, ok := primary(name, began); !ok {
+			continue
+		}
+		// every moment the count or the primary can change
+		cuts := []time.Time{began, end}
+		for t := began.Add(slotWall); t.Before(end); t = t.Add(slotWall) {
+			cuts = append(cuts, t)
+		}
+		for _, a := range list {
+			cuts = append(cuts, a.Started, finishOr(a, end))
+		}
+		sort.Slice(cuts, func(i, j int) bool { return cuts[i].Before(cuts[j]) })
+		var open time.Time
+		for i := 0; i+1 < len(cuts); i++ {
+			from, to := cuts[i], cuts[i+1]
+			if !to.After(from) || from.Before(began) || !from.Before(end) {
+				continue
+			}
+			mid := from.Add(to.Sub(from) / 2)
+			running := 0
+			for _, a := range list {
+				if !a.Started.After(mid) && finishOr(a, end).After(mid) {
+					running++
+				}
+			}
+			p, _ := primary(name, mid)
+			over := p+float64(running) > cores+1e-9
+			switch {
+			case over && open.IsZero():
+				open = from
+			case !over && !open.IsZero():
+				out = append(out, from.Sub(open).Seconds())
+				open = time.Time{}
+			}
+		}
+		if !open.IsZero() {
+			out = append(out, end.Sub(open).Seconds())
+		}
+	}
+	sort.Float64s(out)
+	return out
+}
+
+func finishOr(a alloc, end time.Time) time.Time {
+	if a.Finished.IsZero() || a.Finished.After(end) {
+		return end
+	}
+	return a.Finished
+}

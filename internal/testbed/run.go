@@ -1,0 +1,227 @@
+package testbed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/sim/schedsim"
+)
+
+// Run starts the cluster, runs the span under c.Policy and returns its
+// report (also written to c.Out/report.json). The cluster is stopped
+// whatever happens.
+func Run(ctx context.Context, c Config) (*Report, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.New(&hclog.LoggerOptions{Name: "testbed"})
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	for _, dir := range []string{c.Out, filepath.Join(c.Out, "jobs")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	began := time.Now().Add(c.Setup).Truncate(time.Second)
+	spanStart := time.Now().UTC().Truncate(history.Slot)
+	ps, err := c.primaries(spanStart)
+	if err != nil {
+		return nil, err
+	}
+	simCfg := c.simConfig(ps)
+	stream, scale, _, err := schedsim.Stream(simCfg)
+	if err != nil {
+		return nil, fmt.Errorf("the job stream: %w", err)
+	}
+	traceCSV, historyCSV := filepath.Join(c.Out, "primaries.csv"), filepath.Join(c.Out, "history.csv")
+	end := spanStart.Add(time.Duration(len(ps[0].Series.Values)) * history.Slot)
+	if err := writeLong(traceCSV, ps, end); err != nil {
+		return nil, err
+	}
+	if err := writeLong(historyCSV, ps, spanStart); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(c.Progress, "testbed: %s, seed %d: %d clients of %d cores (%g reserved), %d jobs over %g trace hours at x%g (job scale %.3f); span starts at %s\n",
+		c.Policy, c.Seed, c.Clients, c.NodeCores, c.ReserveCores, len(stream), c.TraceHours, c.Speedup, scale, began.Format(time.TimeOnly))
+
+	nodes := make([]localcluster.NodeSpec, len(ps))
+	for i, p := range ps {
+		nodes[i] = localcluster.NodeSpec{Name: fmt.Sprintf("client-%d", i+1), Tenant: p.ID.String(), Environment: p.ID.Environment,
+			Rack: fmt.Sprintf("rack-%d", i%3+1)}
+	}
+	st, err := localcluster.Up(ctx, localcluster.Options{
+		RunDir: c.RunDir, StackBin: c.StackBin, Logger: c.Logger.Named("cluster"),
+		DriverBinary: filepath.Join(c.Bin, "harvest-driver"), UsagePlugin: filepath.Join(c.Bin, "harvest-usage-prometheus"),
+		DevTool: filepath.Join(c.Bin, "harvest-dev"), Nodes: nodes, NodeCores: c.NodeCores, ReserveCores: c.ReserveCores,
+		Replay: &localcluster.ReplayOptions{File: traceCSV, Start: spanStart, Speedup: c.Speedup, Began: began},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	defer func() {
+		if err := localcluster.Down(context.Background(), st, c.Logger.Named("cluster")); err != nil {
+			c.Logger.Error("stopping the cluster", "error", err)
+		}
+	}()
+	nomad, err := st.NomadClient()
+	if err != nil {
+		return nil, err
+	}
+	if err := importHistory(ctx, c, st, historyCSV); err != nil {
+		return nil, err
+	}
+	pl, err := startPlacer(ctx, c, st)
+	if err != nil {
+		return nil, err
+	}
+	defer pl.stop()
+	labels, err := label(ctx, c, st, pl, nomad)
+	if err != nil {
+		return nil, err
+	}
+	mhz, err := mhzPerCore(nomad, c.NodeCores)
+	if err != nil {
+		return nil, err
+	}
+	if wait := time.Until(began); wait < 0 {
+		return nil, fmt.Errorf("setting up took %s longer than the %s allowed (-setup)", -wait, c.Setup)
+	} else {
+		fmt.Fprintf(c.Progress, "testbed: set up; the span starts in %s\n", wait.Round(time.Second))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+
+	prefix := fmt.Sprintf("tb-%s-%d-", c.Policy, c.Seed)
+	w := newWatcher(nomad, prefix)
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go w.run(wctx)
+	jobs := make([]*job, len(stream))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	spanEnd := began.Add(c.wall(c.TraceHours * 3600))
+	nextReport := time.Now()
+	for i, sj := range stream {
+		j := &job{ID: prefix + fmt.Sprintf("%05d", i+1), StreamJob: sj}
+		jobs[i] = j
+		at := began.Add(c.wall(sj.At))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Until(at)):
+		}
+		if time.Now().After(nextReport) {
+			fmt.Fprintf(c.Progress, "testbed: %.0f%% of the span, %d of %d jobs submitted\n", 100*sj.At/(c.TraceHours*3600), i, len(stream))
+			nextReport = time.Now().Add(time.Minute)
+		}
+		j.Submitted = time.Now()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := submit(ctx, filepath.Join(st.StackBin, "nomad"), pl.proxyAddr, filepath.Join(c.Out, "jobs"), j, jobHCL(j, c.Policy, mhz, c.Speedup))
+			if err != nil {
+				mu.Lock()
+				j.SubmitErr = err.Error()
+				mu.Unlock()
+				c.Logger.Error("submitting", "job", j.ID, "error", err)
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Until(spanEnd)):
+	}
+	fmt.Fprintf(c.Progress, "testbed: span over; waiting up to %s for the jobs still running\n", c.Drain)
+	for deadline := time.Now().Add(c.Drain); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+		allocs, _ := w.snapshot()
+		if unfinished(jobs, allocs) == 0 || ctx.Err() != nil {
+			break
+		}
+	}
+	stopWatch()
+	if err := w.poll(); err != nil {
+		c.Logger.Warn("reading the allocations a last time", "error", err)
+	}
+	allocs, watchErrs := w.snapshot()
+	trace, err := st.Replay.Trace()
+	if err != nil {
+		return nil, err
+	}
+	tenantOf := map[string]string{}
+	for _, n := range nodes {
+		tenantOf[n.Name] = n.Tenant
+	}
+	primaryOf := func(node string, wall time.Time) (float64, bool) {
+		tenant, ok := tenantOf[node]
+		return trace.Cores(tenant, wall, float64(c.NodeCores)), ok
+	}
+	rep := c.report(jobs, allocs, primaryOf, spanStart, began, time.Now(), scale)
+	rep.WatchErrors, rep.Labels = watchErrs, labels
+	rep.DaemonErrorLines = errorLines(append(logFiles(st), pl.log))
+	if res, err := schedsim.Run(simCfg); err == nil {
+		rep.Simulator = predictionOf(res)
+	} else {
+		c.Logger.Error("the simulator's prediction", "error", err)
+	}
+	return rep, writeReport(c.Out, rep)
+}
+
+func unfinished(jobs []*job, allocs []alloc) int {
+	by := ofJob(allocs)
+	n := 0
+	for _, j := range jobs {
+		if j.SubmitErr != "" {
+			continue
+		}
+		if _, ok := jobOutcome(j, by[j.ID]); !ok {
+			n++
+		}
+	}
+	return n
+}
+
+// mhzPerCore is the Nomad CPU shares of one core of a client: its total
+// compute (cpu_total_compute) over its NodeCores.
+func mhzPerCore(nomad *nomadapi.Client, cores int) (int, error) {
+	nodes, _, err := nomad.Nodes().List(nil)
+	if err != nil || len(nodes) == 0 {
+		return 0, fmt.Errorf("reading the clients' compute: %v (%d nodes)", err, len(nodes))
+	}
+	n, _, err := nomad.Nodes().Info(nodes[0].ID, nil)
+	if err != nil {
+		return 0, err
+	}
+	total, err := strconv.Atoi(n.Attributes["cpu.totalcompute"])
+	if err != nil || total < cores {
+		return 0, fmt.Errorf("client %s: cpu.totalcompute %q", n.Name, n.Attributes["cpu.totalcompute"])
+	}
+	return total / cores, nil
+}
+
+func writeReport(dir string, rep *Report) error {
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644)
+}

@@ -1,0 +1,56 @@
+package testbed
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/harvest-platform/harvest/sim/plots"
+)
+
+// WriteSummary writes summary.md (a row per run: the testbed's figures
+// beside the simulator's prediction) and job-times.png (the job-time CDF
+// of every run, Figure 11's form) into dir.
+func WriteSummary(dir string, reports []*Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("| policy | seed | jobs | finished | unfinished | submit errors | mean job s | p50 | p90 | in span: finished, mean s | sim: finished, mean s | kills | sim kills | refused starts | wasted task-s | sim wasted | breaches | longest breach s (bound) | start delay p50/p90 s (shortest task s) | daemon ERROR lines |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var series []plots.Series
+	for _, r := range reports {
+		sim := SimPrediction{}
+		if r.Simulator != nil {
+			sim = *r.Simulator
+		}
+		errs := 0
+		for _, n := range r.DaemonErrorLines {
+			errs += n
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.0f | %.0f | %.0f | %d, %.0f | %d, %.0f | %d | %d | %d | %.0f | %.0f | %d | %.1f (%.1f) | %.1f/%.1f (%.2f) | %d |\n",
+			r.Policy, r.Seed, r.Submitted, r.Finished, r.Unfinished, r.SubmitErrors, r.JobSeconds.Mean, r.JobSeconds.P50, r.JobSeconds.P90,
+			r.FinishedInSpan, r.JobSecondsInSpan.Mean, sim.Finished, sim.MeanJobSeconds, r.Kills, sim.Kills, r.Refused,
+			r.WastedTaskSeconds, sim.WastedTaskSeconds, len(r.Breaches), r.LongestBreach, r.BreachBound,
+			r.StartDelay.P50, r.StartDelay.P90, r.ShortestTaskWall, errs)
+		times := append([]float64(nil), r.JobSecondsAll...)
+		sort.Float64s(times)
+		s := plots.Series{Name: fmt.Sprintf("%s seed %d", r.Policy, r.Seed)}
+		for i, t := range times {
+			s.X = append(s.X, t)
+			s.Y = append(s.Y, float64(i+1)/float64(len(times)))
+		}
+		if len(times) > 0 {
+			series = append(series, s)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summary.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	if len(series) == 0 {
+		return nil
+	}
+	return plots.Lines(filepath.Join(dir, "job-times.png"), "Job times on the testbed (queueing counted)", "job time (trace seconds)", "share of jobs", series)
+}

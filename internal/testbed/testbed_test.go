@@ -1,0 +1,96 @@
+package testbed
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/jobspec2"
+
+	"github.com/harvest-platform/harvest/placer/dag"
+	"github.com/harvest-platform/harvest/placer/proxy"
+	"github.com/harvest-platform/harvest/sim/schedsim"
+)
+
+// A stream job becomes a job Nomad reads as the proxy's DAG: a group per
+// stage, each after the one before, count the stage's tasks, one core each,
+// its lengths at the speed-up picked by the allocation index.
+func TestJobHCLIsTheStreamJobsDAG(t *testing.T) {
+	j := &job{ID: "tb-h-1-00001", StreamJob: schedsim.StreamJob{At: 10, Class: "short", Stages: [][]float64{{120, 60}, {30}}}}
+	for _, p := range []Policy{H, Stock} {
+		src := jobHCL(j, p, 2500, 12)
+		parsed, err := jobspec2.ParseWithConfig(&jobspec2.ParseConfig{Path: "job.hcl", Body: []byte(src), Strict: true})
+		if err != nil {
+			t.Fatalf("%s:\n%s", err, src)
+		}
+		raw, _ := json.Marshal(parsed)
+		var tree map[string]any
+		_ = json.Unmarshal(raw, &tree)
+		stages, err := proxy.StagesOf(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est, err := dag.Plan(stages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stages) != 2 || stages[0].Count != 2 || stages[1].Count != 1 || stages[1].After[0] != "s1" || est.Peak.CPU != 5000 {
+			t.Fatalf("stages %+v, peak %+v", stages, est.Peak)
+		}
+		task := parsed.TaskGroups[0].Tasks[0]
+		args := task.Config["args"].([]any)[1].(string)
+		if !strings.Contains(args, "set -- 10.00 5.00;") || !strings.Contains(args, "shift ${NOMAD_ALLOC_INDEX}") {
+			t.Fatalf("args %q", args)
+		}
+		if want := map[Policy]string{H: "harvest", Stock: "raw_exec"}[p]; task.Driver != want {
+			t.Fatalf("%s: driver %s", p, task.Driver)
+		}
+	}
+}
+
+// A job finishes when every stage has as many completed allocations as
+// tasks, counted by name (a rescheduled allocation replaces its failed
+// one), at its last task's end.
+func TestAJobFinishesWhenEveryStageCompletes(t *testing.T) {
+	j := &job{ID: "j", StreamJob: schedsim.StreamJob{Stages: [][]float64{{1, 1}, {1}}}}
+	t0 := time.Unix(1000, 0)
+	allocs := []alloc{
+		{Job: "j", Group: "s1", Name: "j.s1[0]", Status: "complete", Finished: t0},
+		{Job: "j", Group: "s1", Name: "j.s1[1]", Status: "failed", Evicted: true},
+		{Job: "j", Group: "s1", Name: "j.s1[1]", Status: "complete", Finished: t0.Add(time.Second)},
+	}
+	if _, ok := jobOutcome(j, allocs); ok {
+		t.Fatal("finished without its second stage")
+	}
+	allocs = append(allocs, alloc{Job: "j.s2", Group: "s2", Name: "j.s2.s2[0]", Status: "complete", Finished: t0.Add(5 * time.Second)})
+	by := ofJob(allocs)
+	end, ok := jobOutcome(j, by["j"])
+	if !ok || !end.Equal(t0.Add(5*time.Second)) || len(by["j"]) != 4 {
+		t.Fatalf("finished %v at %v; grouped %d", ok, end, len(by["j"]))
+	}
+}
+
+// A breach is a span in which the primary's cores plus one per running
+// harvested allocation exceed the node's: here a 12-core node whose
+// primary goes from 50% to 75% at the second slot (9 cores), with 4
+// allocations running until 2 s into that slot, breaches for 2 s.
+func TestABreachLastsUntilTheAllocationsFitAgain(t *testing.T) {
+	began := time.Unix(5000, 0)
+	slotWall := 10 * time.Second // 120 s at x12
+	allocs := []alloc{}
+	for i := range 4 {
+		end := began.Add(slotWall + 2*time.Second)
+		if i == 0 {
+			end = began.Add(25 * time.Second) // the fourth-youngest stays: 9+1 fits
+		}
+		allocs = append(allocs, alloc{Node: "n", Started: began.Add(time.Second), Finished: end})
+	}
+	levels := func(_ string, wall time.Time) (float64, bool) {
+		return []float64{6, 9, 9}[int(wall.Sub(began)/slotWall)], true
+	}
+	got := breaches(allocs, levels, 12, began, began.Add(30*time.Second), slotWall)
+	if len(got) != 1 || got[0] != 2 {
+		t.Fatalf("breaches %v, want one of 2 s", got)
+	}
+}

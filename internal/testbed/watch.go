@@ -1,0 +1,117 @@
+package testbed
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/contract"
+)
+
+// alloc is what the testbed keeps of one allocation of a stream job.
+type alloc struct {
+	ID, Job, Group, Name, Node string
+	Status                     string // Nomad's client status, last seen
+	Created                    time.Time
+	Started, Finished          time.Time // the task's, zero until known
+	Evicted                    bool      // the harvest driver killed it for the primary
+	Refused                    bool      // the harvest driver refused its start (the reserve)
+	Events                     string
+}
+
+// watcher keeps the allocations of the stream's jobs (every job whose ID
+// starts with prefix), polling Nomad's allocation list with blocking
+// queries.
+type watcher struct {
+	client *nomadapi.Client
+	prefix string
+
+	mu     sync.Mutex
+	allocs map[string]*alloc
+	errs   int
+}
+
+func newWatcher(client *nomadapi.Client, prefix string) *watcher {
+	return &watcher{client: client, prefix: prefix, allocs: map[string]*alloc{}}
+}
+
+// run polls until ctx ends.
+func (w *watcher) run(ctx context.Context) {
+	var index uint64
+	for ctx.Err() == nil {
+		q := (&nomadapi.QueryOptions{WaitIndex: index, WaitTime: 5 * time.Second}).WithContext(ctx)
+		list, meta, err := w.client.Allocations().List(q)
+		if err != nil {
+			w.mu.Lock()
+			w.errs++
+			w.mu.Unlock()
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		index = meta.LastIndex
+		w.update(list)
+	}
+}
+
+// poll reads the list once (at the end of a run).
+func (w *watcher) poll() error {
+	list, _, err := w.client.Allocations().List(nil)
+	if err == nil {
+		w.update(list)
+	}
+	return err
+}
+
+func (w *watcher) update(list []*nomadapi.AllocationListStub) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range list {
+		if !strings.HasPrefix(s.JobID, w.prefix) {
+			continue
+		}
+		a := w.allocs[s.ID]
+		if a == nil {
+			a = &alloc{ID: s.ID, Job: s.JobID, Group: s.TaskGroup, Name: s.Name, Node: s.NodeName, Created: time.Unix(0, s.CreateTime)}
+			w.allocs[s.ID] = a
+		}
+		a.Status = s.ClientStatus
+		for _, ts := range s.TaskStates {
+			if !ts.StartedAt.IsZero() {
+				a.Started = ts.StartedAt
+			}
+			if !ts.FinishedAt.IsZero() {
+				a.Finished = ts.FinishedAt
+			}
+			var ev []string
+			for _, e := range ts.Events {
+				msg := e.DisplayMessage
+				if msg == "" {
+					msg = e.Type
+				}
+				ev = append(ev, msg)
+				for _, m := range []string{e.DisplayMessage, e.Message, e.DriverMessage, e.DriverError} {
+					a.Evicted = a.Evicted || strings.Contains(m, contract.EvictionPrefix)
+					a.Refused = a.Refused || strings.Contains(m, contract.RefusalPrefix)
+				}
+			}
+			a.Events = strings.Join(ev, "; ")
+		}
+	}
+}
+
+// snapshot copies the allocations kept.
+func (w *watcher) snapshot() ([]alloc, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]alloc, 0, len(w.allocs))
+	for _, a := range w.allocs {
+		out = append(out, *a)
+	}
+	return out, w.errs
+}

@@ -1,0 +1,43 @@
+package schedsim
+
+import (
+	"testing"
+	"time"
+)
+
+// The stream a testbed replays is the simulator's own: as many jobs as a
+// run counts arrived, in order, under every policy, and scaled as the run
+// scales them.
+func TestStreamIsTheRunsArrivals(t *testing.T) {
+	cfg := spikeScenario(PT)
+	cfg.Arrivals = nil
+	cfg.JobsPerHour = 60
+	cfg.JobScale = 0.5
+	cfg.Mix = TPCDSMix()
+	jobs, scale, rate, err := Stream(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scale != 0.5 || rate != 60.0/3600 {
+		t.Fatalf("scale %v rate %v", scale, rate)
+	}
+	for _, p := range []Policy{Stock, PT, History} {
+		cfg.Policy = p
+		res, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Arrived != len(jobs) || len(jobs) < 30 {
+			t.Fatalf("%v: the run counted %d arrivals, the stream has %d", p, res.Arrived, len(jobs))
+		}
+	}
+	for i, j := range jobs {
+		if i > 0 && j.At <= jobs[i-1].At || j.At >= time.Hour.Seconds() || len(j.Stages) == 0 || j.Class == "" {
+			t.Fatalf("job %d: %+v", i, j)
+		}
+	}
+	again, _, _, _ := Stream(cfg)
+	if len(again) != len(jobs) || again[3].Stages[0][0] != jobs[3].Stages[0][0] {
+		t.Fatal("the stream is not reproducible")
+	}
+}
