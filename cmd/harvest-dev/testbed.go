@@ -25,6 +25,7 @@ import (
 func testbedCommand() cli.CommandFactory {
 	c := testbed.Default()
 	var policies, seeds string
+	var planOnly bool
 	return command.Simple{
 		Name:     "harvest-dev testbed",
 		Synopsis: "Replay primary tenants' CPU on a local cluster and run the simulator's job stream under stock, PT and H",
@@ -46,6 +47,7 @@ func testbedCommand() cli.CommandFactory {
 			fs.Float64Var(&c.JobScale, "job-scale", 0, "task lengths and stage widths x this (0: derived from -load)")
 			fs.DurationVar(&c.Setup, "setup", c.Setup, "wall time allowed for the cluster, the import and the labels before the span")
 			fs.DurationVar(&c.Drain, "drain", c.Drain, "how long after the span to wait for the jobs still running")
+			fs.BoolVar(&planOnly, "plan", false, "print what each run would ask of this host (jobs, tasks, allocations a second) and start nothing")
 			fs.StringVar(&c.Out, "out", "out/testbed", "folder of the reports and plots")
 			fs.StringVar(&c.RunDir, "run-dir", envOr("HARVEST_RUN_DIR", ".run/testbed"), "run folder of the testbed's cluster")
 			fs.StringVar(&c.StackBin, "stack-bin", envOr("HARVEST_STACK_BIN", ".cache/stack/bin"), "folder holding nomad, consul and minio")
@@ -55,6 +57,16 @@ func testbedCommand() cli.CommandFactory {
 			runs, err := testbedRuns(c, policies, seeds)
 			if err != nil {
 				return err
+			}
+			if planOnly {
+				for _, r := range runs {
+					p, err := testbed.PlanOf(r)
+					if err != nil {
+						return err
+					}
+					fmt.Printf("%s seed %d: %s\n", r.Policy, r.Seed, p)
+				}
+				return nil
 			}
 			c.Progress = os.Stderr
 			c.Logger = hclog.New(&hclog.LoggerOptions{Name: "testbed", Level: hclog.Warn})

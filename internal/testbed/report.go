@@ -49,11 +49,22 @@ type Report struct {
 	BreachesOverBound int       `json:"breaches_over_bound"`
 	// StartDelay is Nomad's own delay from an allocation's creation to its
 	// task's start (wall seconds), against the shortest task.
-	StartDelay       Summary        `json:"start_delay_wall_seconds"`
-	ShortestTaskWall float64        `json:"shortest_task_wall_seconds"`
-	WatchErrors      int            `json:"watch_errors"`
-	DaemonErrorLines map[string]int `json:"daemon_error_lines"`
-	Simulator        *SimPrediction `json:"simulator,omitempty"`
+	StartDelay       Summary `json:"start_delay_wall_seconds"`
+	ShortestTaskWall float64 `json:"shortest_task_wall_seconds"`
+	// Allocations is every allocation of the stream's jobs (refused and
+	// evicted ones included); HostBusySeconds the CPU time the host spent
+	// busy from the span's start to the end of the drain, so
+	// HostCPUPerAllocation is what one allocation cost this host, all
+	// daemons included (an upper bound: the replay and idle daemons count).
+	Allocations          int            `json:"allocations"`
+	HostBusySeconds      float64        `json:"host_busy_cpu_seconds"`
+	HostCPUPerAllocation float64        `json:"host_cpu_seconds_per_allocation"`
+	WatchErrors          int            `json:"watch_errors"`
+	DaemonErrorLines     map[string]int `json:"daemon_error_lines"`
+	Simulator            *SimPrediction `json:"simulator,omitempty"`
+	// SimulatorWithDelay is the simulator with every container held for
+	// the testbed's median start delay (StartDelay.P50 x Speedup).
+	SimulatorWithDelay *SimPrediction `json:"simulator_with_start_delay,omitempty"`
 }
 
 // Summary is a distribution's mean and percentiles.

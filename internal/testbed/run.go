@@ -109,6 +109,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		}
 	}
 
+	busyBefore, busyErr := hostBusySeconds()
 	prefix := fmt.Sprintf("tb-%s-%d-", c.Policy, c.Seed)
 	w := newWatcher(nomad, prefix)
 	wctx, stopWatch := context.WithCancel(ctx)
@@ -177,12 +178,12 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	rep := c.report(jobs, allocs, primaryOf, spanStart, began, time.Now(), scale)
 	rep.WatchErrors, rep.Labels = watchErrs, labels
-	rep.DaemonErrorLines = errorLines(append(logFiles(st), pl.log))
-	if res, err := schedsim.Run(simCfg); err == nil {
-		rep.Simulator = predictionOf(res)
-	} else {
-		c.Logger.Error("the simulator's prediction", "error", err)
+	if busyAfter, err := hostBusySeconds(); err == nil && busyErr == nil && len(allocs) > 0 {
+		rep.Allocations, rep.HostBusySeconds = len(allocs), busyAfter-busyBefore
+		rep.HostCPUPerAllocation = rep.HostBusySeconds / float64(len(allocs))
 	}
+	rep.DaemonErrorLines = errorLines(append(logFiles(st), pl.log))
+	rep.Simulator, rep.SimulatorWithDelay = predict(simCfg, rep.StartDelay.P50*c.Speedup, c.Logger)
 	return rep, writeReport(c.Out, rep)
 }
 

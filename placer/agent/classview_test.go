@@ -219,3 +219,20 @@ func TestClassViewIsCached(t *testing.T) {
 		t.Fatalf("%d Nomad requests for a burst of 8, then %d more, want 4 and 0", first, f.fake.requests-first)
 	}
 }
+
+// On a client whose cpu_total_compute stands for more cores than the host
+// has (the testbed's 12 cores on 2), a core is the driver's published
+// driver.harvest.core_mhz, not the total over the host's cores.
+func TestRoomCountsACoreAtTheDriversMHz(t *testing.T) {
+	n := harvestNode("n", "constant-1")
+	n.Attributes["cpu.numcores"] = "2"
+	n.Attributes[contract.AttrCoreMHz] = "1000"
+	r, ok := roomNodeOf(n)
+	if !ok || r.MHzPerCore != 1000 {
+		t.Fatalf("room node %+v (%v), want 1000 MHz per core", r, ok)
+	}
+	delete(n.Attributes, contract.AttrCoreMHz)
+	if r, _ := roomNodeOf(n); r.MHzPerCore != 6000 {
+		t.Fatalf("without the driver's figure: %v MHz per core, want Nomad's 12000/2", r.MHzPerCore)
+	}
+}

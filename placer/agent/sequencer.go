@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/dag"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -19,6 +21,13 @@ import (
 // settle is how long a failed allocation may wait for the scheduler to
 // plan its replacement before it counts as failed for good.
 const settle = 10 * time.Second
+
+// maxSelfFailures is how many times a group's tasks may fail by themselves
+// (not evicted, not refused by the harvest driver) before the sequencer
+// stops a job whose group reschedules without limit (the proxy's default):
+// evictions and refusals are retried for as long as they happen, a broken
+// task three times.
+const maxSelfFailures = 3
 
 // Stage jobs carry these meta keys.
 const (
@@ -169,6 +178,9 @@ func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex
 		case nomadapi.AllocClientStatusComplete:
 			g.Complete++
 		case nomadapi.AllocClientStatusFailed, nomadapi.AllocClientStatusLost:
+			if a.ClientStatus == nomadapi.AllocClientStatusFailed && !endedByHarvest(a) {
+				g.SelfFailed++
+			}
 			switch {
 			case a.NextAllocation != "":
 				// replaced (an eviction rescheduled): the replacement counts
@@ -181,6 +193,40 @@ func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex
 			g.Active++
 		}
 	}
+}
+
+// endedByHarvest says whether the harvest driver ended the allocation: an
+// eviction or a refused start, told by their messages' prefixes.
+func endedByHarvest(a *nomadapi.AllocationListStub) bool {
+	for _, ts := range a.TaskStates {
+		for _, e := range ts.Events {
+			for _, m := range []string{e.DisplayMessage, e.Message, e.DriverError, e.DriverMessage} {
+				if strings.Contains(m, contract.EvictionPrefix) || strings.Contains(m, contract.RefusalPrefix) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// unlimited says whether a group reschedules without limit.
+func unlimited(tg *nomadapi.TaskGroup) bool {
+	return tg.ReschedulePolicy != nil && tg.ReschedulePolicy.Unlimited != nil && *tg.ReschedulePolicy.Unlimited
+}
+
+// stopBroken stops a job one of whose unlimited groups failed by itself
+// maxSelfFailures times, and records the run as failed; its stage jobs
+// follow it on the next pass.
+func (s *sequencer) stopBroken(ctx context.Context, job *nomadapi.Job, g stages.Group, all []*nomadapi.AllocationListStub, run string) error {
+	_, wm, err := s.nomad.Jobs().Deregister(*job.ID, false, (&nomadapi.WriteOptions{Namespace: *job.Namespace}).WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("stopping %s: %w", *job.ID, err)
+	}
+	s.wrote = max(s.wrote, wm.LastIndex)
+	msg := fmt.Sprintf("failed: stage %s: its tasks failed by themselves %d times (not evicted or refused); job stopped", g.Name, g.SelfFailed)
+	s.log.Warn("stopped a job whose tasks keep failing", "job", *job.ID, "group", g.Name, "self_failures", g.SelfFailed)
+	return s.finish(ctx, job, all, msg, run)
 }
 
 // job sequences one DAG job's run: listed are the jobs and byJob their
@@ -206,7 +252,9 @@ func (s *sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed 
 	}
 	var groups []stages.Group
 	all := append([]*nomadapi.AllocationListStub(nil), allocs...)
+	retriesForever := map[string]bool{}
 	for _, tg := range job.TaskGroups {
+		retriesForever[*tg.Name] = unlimited(tg)
 		g := stages.Group{Name: *tg.Name, Count: *tg.Count, Declared: *tg.Count, After: dag.ParseAfter(tg.Meta[dag.AfterKey])}
 		d, deferred := declared[g.Name]
 		if !deferred {
@@ -223,6 +271,11 @@ func (s *sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed 
 			all = append(all, stageAllocs...)
 		}
 		groups = append(groups, g)
+	}
+	for _, g := range groups {
+		if retriesForever[g.Name] && g.SelfFailed >= maxSelfFailures {
+			return s.stopBroken(ctx, job, g, all, run)
+		}
 	}
 	for _, act := range stages.Next(groups) {
 		if act.Error {

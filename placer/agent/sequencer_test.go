@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -28,6 +29,10 @@ type stageNomad struct {
 	stubs  []*nomadapi.JobListStub
 	writes []string // "PUT <job id>" of registers, "DELETE <job id>"
 	reads  map[string]int
+	// allocsOfA, when set, are group a's allocations of each job instead
+	// of one that completed; unlimited makes group a reschedule forever.
+	allocsOfA func(job string) []*nomadapi.AllocationListStub
+	unlimited bool
 }
 
 func dagStub(id string, index uint64, meta map[string]string) *nomadapi.JobListStub {
@@ -53,6 +58,10 @@ func (n *stageNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && path == "/v1/allocations": // every job's group a is complete
 		var out []*nomadapi.AllocationListStub
 		for _, s := range n.stubs {
+			if n.allocsOfA != nil {
+				out = append(out, n.allocsOfA(s.ID)...)
+				continue
+			}
 			out = append(out, &nomadapi.AllocationListStub{JobID: s.ID, Namespace: s.Namespace, TaskGroup: "a",
 				ClientStatus: "complete", CreateIndex: 1000, ModifyTime: time.Now().UnixNano()})
 		}
@@ -68,9 +77,13 @@ func (n *stageNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if s.ID == id {
 				one, zero := 1, 0
 				a, b := "a", "b"
+				groupA := &nomadapi.TaskGroup{Name: &a, Count: &one}
+				if n.unlimited {
+					groupA.ReschedulePolicy = &nomadapi.ReschedulePolicy{Unlimited: &n.unlimited}
+				}
 				_ = json.NewEncoder(w).Encode(nomadapi.Job{ID: &s.ID, Name: &s.ID, Namespace: &s.Namespace, Meta: s.Meta,
 					JobModifyIndex: &s.JobModifyIndex, SubmitTime: &s.SubmitTime,
-					TaskGroups: []*nomadapi.TaskGroup{{Name: &a, Count: &one}, {Name: &b, Count: &zero, Meta: map[string]string{"harvest_after": "a"}}}})
+					TaskGroups: []*nomadapi.TaskGroup{groupA, {Name: &b, Count: &zero, Meta: map[string]string{"harvest_after": "a"}}}})
 				return
 			}
 		}
@@ -142,5 +155,62 @@ func TestSequencerForgetsRunsNomadNoLongerLists(t *testing.T) {
 		len(s.specs) != 1 || s.specs["default/etl-7"] == nil {
 		t.Fatalf("after forget: done %d, vouched %d, refused %d, specs %d; want only etl-7's current run",
 			len(s.done), len(s.vouched), len(s.refused), len(s.specs))
+	}
+}
+
+// A group that reschedules without limit (the proxy's default) is retried
+// through evictions and refused starts for as long as they happen, but a
+// task failing by itself three times stops the job, recorded as failed.
+func TestSequencerStopsAJobWhoseTasksKeepFailingByThemselves(t *testing.T) {
+	meta := map[string]string{proxy.JobTypeKey: "medium", proxy.StagesKey: `{"b":1}`, proxy.ClassesKey: "c"}
+	failed := func(job, msg string) *nomadapi.AllocationListStub {
+		return &nomadapi.AllocationListStub{JobID: job, Namespace: "default", TaskGroup: "a", ClientStatus: "failed", CreateIndex: 1000,
+			NextAllocation: "next", ModifyTime: time.Now().UnixNano(),
+			TaskStates: map[string]*nomadapi.TaskState{"t": {Events: []*nomadapi.TaskEvent{{DisplayMessage: msg}}}}}
+	}
+	nomad := &stageNomad{reads: map[string]int{}, unlimited: true, stubs: []*nomadapi.JobListStub{
+		dagStub("evicted", 9, meta), dagStub("broken", 10, meta)}}
+	nomad.allocsOfA = func(job string) []*nomadapi.AllocationListStub {
+		var out []*nomadapi.AllocationListStub
+		for range 5 {
+			msg := contract.EvictionPrefix + "primary tenant needs 9 cores"
+			if job == "broken" {
+				msg = "Exit Code: 1"
+			}
+			out = append(out, failed(job, msg), failed(job, "Driver Failure: "+contract.RefusalPrefix+"(1.00 cores, 32 MiB) would leave"))
+		}
+		return append(out, &nomadapi.AllocationListStub{JobID: job, Namespace: "default", TaskGroup: "a", ClientStatus: "pending", CreateIndex: 1000})
+	}
+	srv := httptest.NewServer(nomad)
+	defer srv.Close()
+	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	store := history.NewStore(kv.NewMem(), "harvest/")
+	adm := admissions{store: store}
+	ctx := context.Background()
+	for _, run := range []struct {
+		job string
+		idx uint64
+	}{{"evicted", 9}, {"broken", 10}} {
+		if err := adm.Admit(ctx, "default", run.job, run.idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &sequencer{nomad: client, view: newClusterView(client), store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
+		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
+	if err := s.tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nomad.mu.Lock()
+	writes := strings.Join(nomad.writes, ",")
+	nomad.mu.Unlock()
+	if writes != "DELETE broken" {
+		t.Fatalf("writes %q, want only the broken job stopped", writes)
+	}
+	run, ok, err := store.LastJobRun(ctx, "default", "broken")
+	if err != nil || !ok || !strings.Contains(run.Status, "failed by themselves 5 times") {
+		t.Fatalf("broken's run: %+v %v %v", run, ok, err)
+	}
+	if _, ok, _ := store.LastJobRun(ctx, "default", "evicted"); ok {
+		t.Fatal("the evicted job was recorded as finished while its work is still rescheduled")
 	}
 }

@@ -20,7 +20,10 @@ type Group struct {
 	Declared int // the count the user asked for (deferred groups: from the proxy's record)
 	Complete int // allocations that completed
 	Failed   int // allocations that failed with no replacement coming
-	Active   int // allocations pending or running
+	// SelfFailed counts the allocations whose task failed by itself, not
+	// evicted or refused by the harvest driver, replaced or not.
+	SelfFailed int
+	Active     int // allocations pending or running
 }
 
 // Done reports whether every task of the group has completed.

@@ -153,6 +153,10 @@ type Config struct {
 	// without it every task is a container of its own (a Nomad allocation).
 	ContainerReuse bool
 	IdleRelease    time.Duration
+	// StartDelay is how long a container holds its allocation before its
+	// task runs (a Nomad allocation's own start: the testbed measures it);
+	// zero in every preset.
+	StartDelay time.Duration
 	LostWork       LostWork
 	// ClassConstraint makes Algorithm 1's classes a constraint (a node
 	// label, as Tez-H names it); without it they are a preference and a
@@ -244,7 +248,7 @@ func (c *Config) defaults() error {
 	default:
 		return fmt.Errorf("schedsim: unknown lost work %q (container, task or none)", c.LostWork)
 	}
-	if c.Factor <= 0 || c.Reserve < 0 || c.AdmitMargin < 0 || c.JobScale < 0 || c.OfferedLoad < 0 || c.JobsPerHour < 0 {
+	if c.Factor <= 0 || c.Reserve < 0 || c.AdmitMargin < 0 || c.JobScale < 0 || c.OfferedLoad < 0 || c.JobsPerHour < 0 || c.StartDelay < 0 {
 		return fmt.Errorf("schedsim: factor, reserve, margin, job scale, load and rate must not be negative (factor above 0)")
 	}
 	if len(c.Tenants) == 0 {

@@ -107,7 +107,7 @@ func (s *sim) run(c *container, d float64) {
 	c.busy, c.task, c.began = true, d, s.now
 	c.gen++
 	s.busy++
-	s.events.Push(finish{at: s.now + d, c: c, gen: c.gen})
+	s.events.Push(finish{at: s.now + d + s.cfg.StartDelay.Seconds(), c: c, gen: c.gen})
 }
 
 // taskDone: a container finished its task. With reuse it takes the job's

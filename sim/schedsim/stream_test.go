@@ -41,3 +41,21 @@ func TestStreamIsTheRunsArrivals(t *testing.T) {
 		t.Fatal("the stream is not reproducible")
 	}
 }
+
+// A start delay holds each container that long before its task runs: the
+// spike scenario's one 600 s task finishes 30 s later.
+func TestStartDelayLengthensEveryTask(t *testing.T) {
+	cfg := spikeScenario(Stock)
+	base, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.StartDelay = 30 * time.Second
+	delayed, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if delayed.MeanJobSeconds != base.MeanJobSeconds+30 {
+		t.Fatalf("job took %v with the delay, %v without", delayed.MeanJobSeconds, base.MeanJobSeconds)
+	}
+}
