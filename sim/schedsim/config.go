@@ -157,7 +157,7 @@ type Config struct {
 	// task runs (a Nomad allocation's own start: the testbed measures it);
 	// zero in every preset.
 	StartDelay time.Duration
-	LostWork       LostWork
+	LostWork   LostWork
 	// ClassConstraint makes Algorithm 1's classes a constraint (a node
 	// label, as Tez-H names it); without it they are a preference and a
 	// container goes anywhere when its classes have no room.
