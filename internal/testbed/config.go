@@ -60,6 +60,10 @@ type Config struct {
 	JobsPerHour float64
 	OfferedLoad float64
 	JobScale    float64
+	// BoundedReschedule writes the proxy's former default reschedule
+	// block into every job (5 attempts an hour, 5 s apart; the user's block
+	// wins over the proxy's), to measure what the unlimited default changed.
+	BoundedReschedule bool
 	// Drain is how long (wall) the run waits after the span for the jobs
 	// still running; what is left is counted unfinished.
 	Drain time.Duration

@@ -25,7 +25,7 @@ type job struct {
 // stage, each naming the stage before it in harvest_after, each task a
 // one-core allocation sleeping its length at the speed-up (its allocation
 // index picks its length). Under stock the tasks run under raw_exec.
-func jobHCL(j *job, p Policy, mhzPerCore int, speedup float64) string {
+func jobHCL(j *job, p Policy, mhzPerCore int, speedup float64, bounded bool) string {
 	driver := "harvest"
 	if p == Stock {
 		driver = "raw_exec"
@@ -41,6 +41,9 @@ func jobHCL(j *job, p Policy, mhzPerCore int, speedup float64) string {
 		fmt.Fprintf(&b, "  group \"s%d\" {\n    count = %d\n", s+1, len(tasks))
 		if s > 0 {
 			fmt.Fprintf(&b, "    meta {\n      harvest_after = \"s%d\"\n    }\n", s)
+		}
+		if bounded {
+			b.WriteString(boundedReschedule)
 		}
 		fmt.Fprintf(&b, `    task "t" {
       driver = %q
@@ -76,3 +79,14 @@ func submit(ctx context.Context, nomadBin, proxyAddr, dir string, j *job, hcl st
 	}
 	return nil
 }
+
+// boundedReschedule is the admission proxy's default before the testbed
+// (placer/proxy defaultReschedule says why it changed).
+const boundedReschedule = `    reschedule {
+      attempts       = 5
+      interval       = "1h"
+      delay          = "5s"
+      delay_function = "constant"
+      unlimited      = false
+    }
+`

@@ -97,9 +97,16 @@ func (c Config) report(jobs []*job, allocs []alloc, primary primaryAt, spanStart
 		if !a.Started.IsZero() {
 			delays = append(delays, a.Started.Sub(a.Created).Seconds())
 		}
+		if a.Status == "failed" && !a.Replaced {
+			rep.Abandoned++
+		}
 		switch {
 		case a.Evicted:
 			rep.Kills++
+			if rep.KillsByReason == nil {
+				rep.KillsByReason = map[string]int{}
+			}
+			rep.KillsByReason[a.KillReason]++
 		case a.Refused:
 			rep.Refused++
 		case a.Status == "failed":

@@ -1,11 +1,12 @@
 package testbed
 
 import (
-	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Report is one run's outcome; times are trace seconds unless named wall.
@@ -35,9 +36,13 @@ type Report struct {
 	// it refused (Nomad placed them where the primary left no room),
 	// Failures the other failed ones. Wasted is the killed and failed
 	// tasks' run time.
-	Kills             int     `json:"kills"`
-	Refused           int     `json:"refused"`
-	Failures          int     `json:"failures"`
+	Kills         int            `json:"kills"`
+	KillsByReason map[string]int `json:"kills_by_reason"`
+	Refused       int            `json:"refused"`
+	Failures      int            `json:"failures"`
+	// Abandoned are failed allocations Nomad did not reschedule: work
+	// given up on (its job can never finish).
+	Abandoned         int     `json:"abandoned"`
 	WastedTaskSeconds float64 `json:"wasted_task_seconds"`
 	// Breaches are the spans (wall seconds) in which a client's primary
 	// (its replayed trace) and the harvested allocations running there
@@ -83,12 +88,8 @@ func summarize(v []float64) Summary {
 	}
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
-	var sum float64
-	for _, x := range s {
-		sum += x
-	}
-	q := func(p float64) float64 { return s[min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)] }
-	return Summary{N: len(s), Mean: sum / float64(len(s)), P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: s[len(s)-1]}
+	q := func(p float64) float64 { return stat.Quantile(p, stat.Empirical, s, nil) }
+	return Summary{N: len(s), Mean: stat.Mean(s, nil), P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: s[len(s)-1]}
 }
 
 // jobOutcome says whether a job finished, and when (wall): every stage

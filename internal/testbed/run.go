@@ -137,7 +137,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := submit(ctx, filepath.Join(st.StackBin, "nomad"), pl.proxyAddr, filepath.Join(c.Out, "jobs"), j, jobHCL(j, c.Policy, mhz, c.Speedup))
+			err := submit(ctx, filepath.Join(st.StackBin, "nomad"), pl.proxyAddr, filepath.Join(c.Out, "jobs"), j, jobHCL(j, c.Policy, mhz, c.Speedup, c.BoundedReschedule))
 			if err != nil {
 				mu.Lock()
 				j.SubmitErr = err.Error()

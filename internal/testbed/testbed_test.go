@@ -19,7 +19,7 @@ import (
 func TestJobHCLIsTheStreamJobsDAG(t *testing.T) {
 	j := &job{ID: "tb-h-1-00001", StreamJob: schedsim.StreamJob{At: 10, Class: "short", Stages: [][]float64{{120, 60}, {30}}}}
 	for _, p := range []Policy{H, Stock} {
-		src := jobHCL(j, p, 2500, 12)
+		src := jobHCL(j, p, 2500, 12, p == Stock)
 		parsed, err := jobspec2.ParseWithConfig(&jobspec2.ParseConfig{Path: "job.hcl", Body: []byte(src), Strict: true})
 		if err != nil {
 			t.Fatalf("%s:\n%s", err, src)
@@ -45,6 +45,9 @@ func TestJobHCLIsTheStreamJobsDAG(t *testing.T) {
 		}
 		if want := map[Policy]string{H: "harvest", Stock: "raw_exec"}[p]; task.Driver != want {
 			t.Fatalf("%s: driver %s", p, task.Driver)
+		}
+		if r := parsed.TaskGroups[1].ReschedulePolicy; (r != nil && *r.Attempts == 5 && !*r.Unlimited) != (p == Stock) {
+			t.Fatalf("%s: reschedule %+v, want the bounded block only when asked", p, r)
 		}
 	}
 }
@@ -92,5 +95,24 @@ func TestABreachLastsUntilTheAllocationsFitAgain(t *testing.T) {
 	got := breaches(allocs, levels, 12, began, began.Add(30*time.Second), slotWall)
 	if len(got) != 1 || got[0] != 2 {
 		t.Fatalf("breaches %v, want one of 2 s", got)
+	}
+}
+
+func TestKillReasonsAreTheDriversOwn(t *testing.T) {
+	for msg, want := range map[string]string{
+		"evicted: the primary tenant has not been measured for 3.2s; harvesting stops until it is measured again": "stale",
+		"evicted: primary tenant needs 9 cores and 100 MiB; the memory reserve was short by 12 MiB":               "memory",
+		"evicted: primary tenant needs 9 cores and 100 MiB; harvested tasks were capped at 2.00 cores":            "cpu",
+	} {
+		if got := killReason(msg); got != want {
+			t.Errorf("%q: %s, want %s", msg, got, want)
+		}
+	}
+}
+
+func TestSummaryPercentiles(t *testing.T) {
+	s := summarize([]float64{5, 1, 4, 2, 3, 6, 7, 8, 9, 10})
+	if s.N != 10 || s.Mean != 5.5 || s.P50 != 5 || s.P90 != 9 || s.Max != 10 {
+		t.Fatalf("%+v", s)
 	}
 }

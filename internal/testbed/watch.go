@@ -18,8 +18,12 @@ type alloc struct {
 	Created                    time.Time
 	Started, Finished          time.Time // the task's, zero until known
 	Evicted                    bool      // the harvest driver killed it for the primary
+	KillReason                 string    // cpu, memory or stale (the driver's reason)
 	Refused                    bool      // the harvest driver refused its start (the reserve)
-	Events                     string
+	// Replaced: Nomad rescheduled it (or plans to); a failed allocation
+	// not replaced is work Nomad gave up on.
+	Replaced bool
+	Events   string
 }
 
 // watcher keeps the allocations of the stream's jobs (every job whose ID
@@ -81,6 +85,7 @@ func (w *watcher) update(list []*nomadapi.AllocationListStub) {
 			w.allocs[s.ID] = a
 		}
 		a.Status = s.ClientStatus
+		a.Replaced = s.NextAllocation != "" || s.FollowupEvalID != ""
 		for _, ts := range s.TaskStates {
 			if !ts.StartedAt.IsZero() {
 				a.Started = ts.StartedAt
@@ -96,7 +101,9 @@ func (w *watcher) update(list []*nomadapi.AllocationListStub) {
 				}
 				ev = append(ev, msg)
 				for _, m := range []string{e.DisplayMessage, e.Message, e.DriverMessage, e.DriverError} {
-					a.Evicted = a.Evicted || strings.Contains(m, contract.EvictionPrefix)
+					if strings.Contains(m, contract.EvictionPrefix) {
+						a.Evicted, a.KillReason = true, killReason(m)
+					}
 					a.Refused = a.Refused || strings.Contains(m, contract.RefusalPrefix)
 				}
 			}
@@ -114,4 +121,16 @@ func (w *watcher) snapshot() ([]alloc, int) {
 		out = append(out, *a)
 	}
 	return out, w.errs
+}
+
+// killReason reads the driver's reason from its eviction message
+// (guard.Plan.EvictionMessage).
+func killReason(msg string) string {
+	switch {
+	case strings.Contains(msg, "has not been measured"):
+		return "stale"
+	case strings.Contains(msg, "memory reserve"):
+		return "memory"
+	}
+	return "cpu"
 }

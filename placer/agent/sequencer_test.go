@@ -93,6 +93,24 @@ func (n *stageNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// admittedSequencer is a sequencer over the fake Nomad with the given runs
+// (job -> JobModifyIndex) admitted.
+func admittedSequencer(t *testing.T, nomad *stageNomad, runs map[string]uint64) (*sequencer, admissions) {
+	t.Helper()
+	srv := httptest.NewServer(nomad)
+	t.Cleanup(srv.Close)
+	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	store := history.NewStore(kv.NewMem(), "harvest/")
+	adm := admissions{store: store}
+	for job, idx := range runs {
+		if err := adm.Admit(context.Background(), "default", job, idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &sequencer{nomad: client, view: newClusterView(client), store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
+		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}, adm
+}
+
 // TestSequencerActsOnlyOnAdmittedJobs: a job carrying Harvest's stage meta
 // that reached Nomad without the proxy gets no stage job, and a look-alike
 // stage of a stopped parent is not stopped; the admitted job's stage is
@@ -105,22 +123,9 @@ func TestSequencerActsOnlyOnAdmittedJobs(t *testing.T) {
 		dagStub("fake.b", 11, map[string]string{parentKey: "gone", proxy.JobTypeKey: "medium"}),
 		dagStub("old.b", 12, map[string]string{parentKey: "old", proxy.JobTypeKey: "medium"}),
 	}}
-	srv := httptest.NewServer(nomad)
-	defer srv.Close()
-	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	store := history.NewStore(kv.NewMem(), "harvest/")
-	adm := admissions{store: store}
+	// direct: an earlier run was admitted, not this one
+	s, adm := admittedSequencer(t, nomad, map[string]uint64{"proxied": 9, "old.b": 12, "direct": 6})
 	ctx := context.Background()
-	for _, run := range []struct {
-		job string
-		idx uint64
-	}{{"proxied", 9}, {"old.b", 12}, {"direct", 6}} { // direct: an earlier run was admitted, not this one
-		if err := adm.Admit(ctx, "default", run.job, run.idx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := &sequencer{nomad: client, view: newClusterView(client), store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
-		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
 	if err := s.tick(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -181,22 +186,8 @@ func TestSequencerStopsAJobWhoseTasksKeepFailingByThemselves(t *testing.T) {
 		}
 		return append(out, &nomadapi.AllocationListStub{JobID: job, Namespace: "default", TaskGroup: "a", ClientStatus: "pending", CreateIndex: 1000})
 	}
-	srv := httptest.NewServer(nomad)
-	defer srv.Close()
-	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	store := history.NewStore(kv.NewMem(), "harvest/")
-	adm := admissions{store: store}
-	ctx := context.Background()
-	for _, run := range []struct {
-		job string
-		idx uint64
-	}{{"evicted", 9}, {"broken", 10}} {
-		if err := adm.Admit(ctx, "default", run.job, run.idx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := &sequencer{nomad: client, view: newClusterView(client), store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
-		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
+	s, _ := admittedSequencer(t, nomad, map[string]uint64{"evicted": 9, "broken": 10})
+	store, ctx := s.store, context.Background()
 	if err := s.tick(ctx); err != nil {
 		t.Fatal(err)
 	}
