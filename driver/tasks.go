@@ -70,6 +70,12 @@ func (d *Driver) coreMHzLocked() float64 {
 // elsewhere).
 // While failing safe (the primary tenant unmeasured for longer than
 // stale_after) it admits nothing.
+//
+// Admitting holds the task's allocation until the task is tracked (release
+// it with unreserve): Nomad starts a node's allocations concurrently, and
+// launching the executor takes a while, so starts admitted against the
+// same tracked tasks would each see the room the others take (the testbed
+// saw the guard evict the surplus a moment later).
 func (d *Driver) admit(cfg *drivers.TaskConfig, ask guard.Resources) error {
 	d.mu.Lock()
 	s, reserve := d.settings, d.reserveLocked().Resources
@@ -80,11 +86,35 @@ func (d *Driver) admit(cfg *drivers.TaskConfig, ask guard.Resources) error {
 			lastGood.Format(time.RFC3339), s.policy.StaleAfter)
 		return d.refuse(cfg, refusedStale, nstructs.NewRecoverableError(err, true))
 	}
-	state := guard.State{Capacity: s.capacity, Reserve: reserve, Primary: primary, Tasks: d.guardTasks()}
+	d.admitMu.Lock()
+	defer d.admitMu.Unlock()
+	tasks := d.guardTasks()
+	tracked := map[string]bool{}
+	for _, t := range tasks {
+		tracked[t.ID] = true
+	}
+	for id, r := range d.starting {
+		if !tracked[id] { // a task both starting and tracked counts once
+			tasks = append(tasks, guard.Task{ID: id, Started: time.Now(), Alloc: r})
+		}
+	}
+	state := guard.State{Capacity: s.capacity, Reserve: reserve, Primary: primary, Tasks: tasks}
 	if err := guard.Admit(state, peak, s.hysteresis, ask); err != nil {
 		return d.refuse(cfg, refusedReserve, nstructs.NewRecoverableError(err, true))
 	}
+	if d.starting == nil {
+		d.starting = map[string]guard.Resources{}
+	}
+	d.starting[cfg.ID] = ask
 	return nil
+}
+
+// unreserve releases the allocation admit held for a task, once the task
+// is tracked or its start failed.
+func (d *Driver) unreserve(id string) {
+	d.admitMu.Lock()
+	defer d.admitMu.Unlock()
+	delete(d.starting, id)
 }
 
 // refuse logs and counts a refused start and returns err.
@@ -125,6 +155,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 	if err := d.admit(cfg, ask); err != nil {
 		return nil, nil, err
 	}
+	defer d.unreserve(cfg.ID) // by then tracked, or never started
 
 	logger := d.logger.With("task", cfg.Name, "alloc_id", cfg.AllocID)
 	exec, client, err := executor.CreateExecutor(logger, d.nomadConfig, &executor.ExecutorConfig{
