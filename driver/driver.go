@@ -47,8 +47,8 @@ type Driver struct {
 	cpuOverride bool // the client's cpu_total_compute overrides the fingerprinted compute (coreMHzLocked)
 	// admitMu serializes admissions; starting holds the allocations of
 	// admitted tasks not tracked yet (admit, unreserve).
-	admitMu  sync.Mutex
-	starting map[string]guard.Resources
+	admitMu     sync.Mutex
+	starting    map[string]guard.Resources
 	settings    settings
 	source      usage.Source
 	peeker      usage.Peeker // what the spike check peeks at (spike.go); nil for none
