@@ -48,6 +48,9 @@ func (w *watcher) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		q := (&nomadapi.QueryOptions{WaitIndex: index, WaitTime: 5 * time.Second}).WithContext(ctx)
 		list, meta, err := w.client.Allocations().List(q)
+		if err != nil && ctx.Err() != nil {
+			return // stopped, not an error
+		}
 		if err != nil {
 			w.mu.Lock()
 			w.errs++
