@@ -106,3 +106,14 @@ func waitGone(pid int, binary string, d time.Duration) bool {
 	}
 	return !alive(pid, binary)
 }
+
+// StartProcess starts a process beside the cluster as the harness starts
+// its agents (output to a.Log, a session of its own, killed by the kernel
+// if this process dies, its pid in a.PID), e.g. a placer a caller runs.
+func StartProcess(a *Agent, args ...string) error {
+	return startAgent(a, agentEnv(a.Env...), false, args...)
+}
+
+// StopProcess stops what StartProcess started: SIGTERM, then SIGKILL after
+// grace. It reports whether the process is gone.
+func StopProcess(a Agent, grace time.Duration) bool { return stopPID(a.PID, a.Binary, grace) }

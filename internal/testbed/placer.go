@@ -18,7 +18,7 @@ import (
 
 // placer is the harvest-placer process the run starts beside the cluster.
 type placer struct {
-	cmd       *exec.Cmd
+	proc      localcluster.Agent
 	api, log  string
 	proxyAddr string
 }
@@ -57,17 +57,14 @@ acl {
 `, p.api, st.NomadAddr(), st.ConsulAddr(), contract.DefaultKVPrefix, p.proxyAddr, placement, st.PlacerToken)), 0o644); err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(p.log)
+	binary, err := filepath.Abs(filepath.Join(c.Bin, "harvest-placer")) // StopProcess checks it against /proc
 	if err != nil {
 		return nil, err
 	}
-	p.cmd = exec.Command(filepath.Join(c.Bin, "harvest-placer"), "agent", "-config", config)
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	if err := p.cmd.Start(); err != nil {
-		logFile.Close()
+	p.proc = localcluster.Agent{Name: "placer", Binary: binary, Dir: c.Out, Log: p.log}
+	if err := localcluster.StartProcess(&p.proc, "agent", "-config", config); err != nil {
 		return nil, err
 	}
-	logFile.Close()
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		if resp, err := http.Get("http://" + p.api + "/v1/health"); err == nil {
 			resp.Body.Close()
@@ -83,21 +80,8 @@ acl {
 	return nil, fmt.Errorf("the placer did not answer on %s (log %s)", p.api, p.log)
 }
 
-// stop sends SIGTERM and waits.
-func (p *placer) stop() {
-	if p.cmd.Process == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
-}
+// stop sends SIGTERM and waits (SIGKILL after 30 s).
+func (p *placer) stop() { localcluster.StopProcess(p.proc, 30*time.Second) }
 
 // importHistory imports the history window with `harvestctl history
 // import`, before the placer starts (as docs/install.md does), so its first

@@ -1,9 +1,7 @@
 package testbed
 
 import (
-	"compress/gzip"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"sort"
@@ -79,14 +77,9 @@ func readLong(path string) (map[history.TenantID]history.Series, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		defer gz.Close()
-		r = gz
+	r, err := csvfmt.Decompress(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	series, _, err := csvfmt.ParseLong(r, csvfmt.LongOptions{})
 	if err != nil {
