@@ -50,7 +50,7 @@ stack: ## build (or reuse) the pinned Nomad, Consul, MinIO and mc into .cache/st
 test: stack build clients unit fuzz acceptance acceptance-secure acceptance-install acceptance-demo acceptance-testbed acceptance-blob-race provider-docs-check ## install what is needed, then run unit tests, bounded fuzzing, and acceptance tests (on a plain and on a secure cluster; the blob tier's under the race detector; make demo twice from a private folder; a short testbed)
 
 .PHONY: clients
-clients: ## install the real S3 clients (aws, boto3, s3cmd, rclone) from apt when missing
+clients: ## install the real S3 clients (aws, boto3, s3cmd, rclone, curl) from apt when missing
 	@scripts/clients.sh
 
 .PHONY: unit
@@ -93,7 +93,7 @@ acceptance-demo: stack build clients ## make demo's flow twice in a row, from a 
 	HARVEST_ACCEPTANCE_DEMO=1 go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) -run '^TestDemo' ./acceptance/...
 
 .PHONY: acceptance-testbed
-acceptance-testbed: stack build ## a short testbed (3 clients, H, 6 minutes of x10 replay) on a cluster of its own; asserts its report's invariants
+acceptance-testbed: stack build clients ## a short testbed (3 clients, H, 6 minutes of x10 replay) on a cluster of its own; asserts its report's invariants
 	HARVEST_ACCEPTANCE_TESTBED=1 go test -tags acceptance -count=1 -v -timeout $(ACCEPTANCE_TIMEOUT) -run '^TestTestbed' ./acceptance/...
 
 .PHONY: acceptance-blob-race

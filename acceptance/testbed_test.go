@@ -24,7 +24,9 @@ func testbedRun() bool { return os.Getenv("HARVEST_ACCEPTANCE_TESTBED") != "" }
 // starts without falling behind), under H. Every client must be classified before the span,
 // its report must account for every job (finished, or unfinished and
 // counted), every submission must have reached Nomad through the proxy,
-// and no reserve breach may outlast the driver's eviction bound.
+// no reserve breach may outlast the driver's eviction bound, the tasks
+// must have read their input through the blob front, and every object
+// written before the span must read back whole.
 func TestTestbedAccountsForEveryJob(t *testing.T) {
 	if !testbedRun() {
 		t.Skip("runs the testbed on a cluster of its own: make acceptance-testbed")
@@ -45,8 +47,8 @@ func TestTestbedAccountsForEveryJob(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("report: %d submitted, %d finished, %d unfinished, mean %.0f s (sim %.0f), %d kills, breaches %v, start delay p90 %.1f s",
-		rep.Submitted, rep.Finished, rep.Unfinished, rep.JobSeconds.Mean, rep.Simulator.MeanJobSeconds, rep.Kills, rep.Breaches, rep.StartDelay.P90)
+	t.Logf("report: %d submitted, %d finished, %d unfinished, mean %.0f s (sim %.0f), %d kills, breaches %v, start delay p90 %.1f s, blob %+v",
+		rep.Submitted, rep.Finished, rep.Unfinished, rep.JobSeconds.Mean, rep.Simulator.MeanJobSeconds, rep.Kills, rep.Breaches, rep.StartDelay.P90, rep.Blob)
 	if len(rep.Labels) != 3 {
 		t.Errorf("labels %v: want the 3 clients labelled before the span", rep.Labels)
 	}
@@ -64,7 +66,19 @@ func TestTestbedAccountsForEveryJob(t *testing.T) {
 	if rep.BreachesOverBound != 0 || rep.LongestBreach > rep.BreachBound {
 		t.Errorf("breaches %v: %d longer than the %.1f s bound", rep.Breaches, rep.BreachesOverBound, rep.BreachBound)
 	}
-	if _, err := os.Stat(filepath.Join(out, "job-times.png")); err != nil {
-		t.Errorf("no job-time plot: %v", err)
+	for _, png := range []string{"job-times.png", "utilisation.png"} {
+		if _, err := os.Stat(filepath.Join(out, png)); err != nil {
+			t.Errorf("no %s: %v", png, err)
+		}
+	}
+	harvested := 0.0
+	for _, u := range rep.Utilisation {
+		harvested = max(harvested, u.Harvested)
+	}
+	if len(rep.Utilisation) == 0 || harvested == 0 {
+		t.Errorf("utilisation %+v: want the harvested allocations' share over time", rep.Utilisation)
+	}
+	if b := rep.Blob; b == nil || b.Objects != 32 || b.Lost != 0 || b.Reads == 0 {
+		t.Errorf("blob tier %+v: want the 32 objects written before the span read by the tasks, none lost", b)
 	}
 }

@@ -47,6 +47,8 @@ func testbedCommand() cli.CommandFactory {
 			fs.Float64Var(&c.JobScale, "job-scale", 0, "task lengths and stage widths x this (0: derived from -load)")
 			fs.DurationVar(&c.Setup, "setup", c.Setup, "wall time allowed for the cluster, the import and the labels before the span")
 			fs.DurationVar(&c.Drain, "drain", c.Drain, "how long after the span to wait for the jobs still running")
+			fs.IntVar(&c.BlobObjects, "blob-objects", c.BlobObjects, "objects written through a harvest-blob front before the span, one read by each task with curl (0: no blob tier)")
+			fs.IntVar(&c.BlobObjectKB, "blob-object-kb", c.BlobObjectKB, "size of each of those objects (KiB)")
 			fs.BoolVar(&c.BoundedReschedule, "bounded-reschedule", false, "write the proxy's former reschedule block (5 attempts an hour) into every job, to measure the unlimited default against it")
 			fs.BoolVar(&planOnly, "plan", false, "print what each run would ask of this host (jobs, tasks, allocations a second) and start nothing")
 			fs.StringVar(&c.Out, "out", "out/testbed", "folder of the reports and plots")

@@ -64,6 +64,12 @@ type Config struct {
 	// block into every job (5 attempts an hour, 5 s apart; the user's block
 	// wins over the proxy's), to measure what the unlimited default changed.
 	BoundedReschedule bool
+	// BlobObjects of BlobObjectKB each are written through a harvest-blob
+	// front over the clients' MinIO servers before the span; every task
+	// reads one through the S3 API with curl, and the run reads them all
+	// back at the end. Zero starts no front.
+	BlobObjects  int
+	BlobObjectKB int
 	// Drain is how long (wall) the run waits after the span for the jobs
 	// still running; what is left is counted unfinished.
 	Drain time.Duration
@@ -90,7 +96,7 @@ func Default() Config {
 	return Config{
 		Policy: H, Seed: 1, Clients: 7, NodeCores: 12, ReserveCores: 4, Speedup: 12,
 		TraceHours: 24, HistoryDays: 14, Profile: 9, JobsPerHour: 12, OfferedLoad: 0.21,
-		Drain: 10 * time.Minute, Setup: 3 * time.Minute,
+		BlobObjects: 32, BlobObjectKB: 256, Drain: 10 * time.Minute, Setup: 3 * time.Minute,
 	}
 }
 
@@ -114,6 +120,9 @@ func (c Config) Validate() error {
 	}
 	if c.JobsPerHour < 0 || c.OfferedLoad < 0 || c.JobScale < 0 || c.JobsPerHour == 0 && c.OfferedLoad == 0 {
 		errs = append(errs, errors.New("jobs per hour and offered load: want at least one positive, none negative"))
+	}
+	if c.BlobObjects < 0 || c.BlobObjects > 0 && c.BlobObjectKB < 1 {
+		errs = append(errs, fmt.Errorf("blob objects %d of %d KiB: want none, or some of at least 1 KiB", c.BlobObjects, c.BlobObjectKB))
 	}
 	if c.Out == "" || c.RunDir == "" || c.Bin == "" || c.StackBin == "" {
 		errs = append(errs, errors.New("out, run dir, bin and stack bin are required"))

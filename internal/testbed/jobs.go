@@ -21,43 +21,79 @@ type job struct {
 	SubmitErr string
 }
 
+// taskReads is where a job's tasks read their input, when the run has a
+// blob tier: its S3 endpoint and credentials, the dataset's size, and the
+// first object this job reads.
+type taskReads struct {
+	Endpoint, AccessKey, SecretKey string
+	Objects, First                 int
+}
+
+// jobSpec is how the run writes its jobs.
+type jobSpec struct {
+	Policy     Policy
+	MHzPerCore int
+	Speedup    float64
+	Bounded    bool       // the proxy's former reschedule block in every group
+	Reads      *taskReads // nil: the tasks only sleep
+}
+
+// forJob is s for the stream's i-th job: its tasks start reading at
+// object i, so the jobs spread over the dataset.
+func (s jobSpec) forJob(i int) jobSpec {
+	if s.Reads != nil {
+		r := *s.Reads
+		r.First = i
+		s.Reads = &r
+	}
+	return s
+}
+
 // jobHCL is a stream job as a user writes it: a batch job of one group per
 // stage, each naming the stage before it in harvest_after, each task a
-// one-core allocation sleeping its length at the speed-up (its allocation
-// index picks its length). Under stock the tasks run under raw_exec.
-func jobHCL(j *job, p Policy, mhzPerCore int, speedup float64, bounded bool) string {
+// one-core allocation that reads its input object (when the run has a blob
+// tier) and sleeps its length at the speed-up (its allocation index picks
+// its length and object). Under stock the tasks run under raw_exec.
+func jobHCL(j *job, s jobSpec) string {
 	driver := "harvest"
-	if p == Stock {
+	if s.Policy == Stock {
 		driver = "raw_exec"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "job %q {\n  type = \"batch\"\n  meta {\n    harvest         = \"true\"\n    testbed_class   = %q\n    testbed_arrival = \"%.3f\"\n  }\n",
 		j.ID, j.Class, j.At)
-	for s, tasks := range j.Stages {
+	for st, tasks := range j.Stages {
 		lengths := make([]string, len(tasks))
 		for i, d := range tasks {
-			lengths[i] = strconv.FormatFloat(d/speedup, 'f', 2, 64)
+			lengths[i] = strconv.FormatFloat(d/s.Speedup, 'f', 2, 64)
 		}
-		fmt.Fprintf(&b, "  group \"s%d\" {\n    count = %d\n", s+1, len(tasks))
-		if s > 0 {
-			fmt.Fprintf(&b, "    meta {\n      harvest_after = \"s%d\"\n    }\n", s)
+		fmt.Fprintf(&b, "  group \"s%d\" {\n    count = %d\n", st+1, len(tasks))
+		if st > 0 {
+			fmt.Fprintf(&b, "    meta {\n      harvest_after = \"s%d\"\n    }\n", st)
 		}
-		if bounded {
+		if s.Bounded {
 			b.WriteString(boundedReschedule)
 		}
+		script, env := "", ""
+		if r := s.Reads; r != nil {
+			script = readCommand(r.First+st*7, r.Objects)
+			env = fmt.Sprintf("      env {\n        HARVEST_S3_ENDPOINT   = %q\n        HARVEST_S3_ACCESS_KEY = %q\n        HARVEST_S3_SECRET_KEY = %q\n      }\n",
+				r.Endpoint, r.AccessKey, r.SecretKey)
+		}
+		script += "set -- " + strings.Join(lengths, " ") + "; shift ${NOMAD_ALLOC_INDEX}; exec sleep $1"
 		fmt.Fprintf(&b, `    task "t" {
       driver = %q
       config {
         command = "/bin/sh"
-        args    = ["-c", "set -- %s; shift ${NOMAD_ALLOC_INDEX}; exec sleep $1"]
+        args    = ["-c", %s]
       }
-      resources {
+%s      resources {
         cpu    = %d
         memory = 32
       }
     }
   }
-`, driver, strings.Join(lengths, " "), mhzPerCore)
+`, driver, strconv.Quote(script), env, s.MHzPerCore)
 	}
 	b.WriteString("}\n")
 	return b.String()

@@ -61,12 +61,18 @@ type Report struct {
 	// busy from the span's start to the end of the drain, so
 	// HostCPUPerAllocation is what one allocation cost this host, all
 	// daemons included (an upper bound: the replay and idle daemons count).
-	Allocations          int            `json:"allocations"`
-	HostBusySeconds      float64        `json:"host_busy_cpu_seconds"`
-	HostCPUPerAllocation float64        `json:"host_cpu_seconds_per_allocation"`
-	WatchErrors          int            `json:"watch_errors"`
-	DaemonErrorLines     map[string]int `json:"daemon_error_lines"`
-	Simulator            *SimPrediction `json:"simulator,omitempty"`
+	Allocations          int     `json:"allocations"`
+	HostBusySeconds      float64 `json:"host_busy_cpu_seconds"`
+	HostCPUPerAllocation float64 `json:"host_cpu_seconds_per_allocation"`
+	// Utilisation is the harvested allocations' and the primaries' share
+	// of all cores every 10 trace minutes, from the span's start to the
+	// end of the drain.
+	Utilisation []UtilisationPoint `json:"utilisation"`
+	// Blob is the blob tier's part (nil when the run started none).
+	Blob             *BlobReport    `json:"blob,omitempty"`
+	WatchErrors      int            `json:"watch_errors"`
+	DaemonErrorLines map[string]int `json:"daemon_error_lines"`
+	Simulator        *SimPrediction `json:"simulator,omitempty"`
 	// SimulatorWithDelay is the simulator with every container held for
 	// the testbed's median start delay (StartDelay.P50 x Speedup).
 	SimulatorWithDelay *SimPrediction `json:"simulator_with_start_delay,omitempty"`

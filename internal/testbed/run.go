@@ -98,6 +98,19 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	spec := jobSpec{Policy: c.Policy, MHzPerCore: mhz, Speedup: c.Speedup, Bounded: c.BoundedReschedule}
+	var blob *blobTier
+	if c.BlobObjects > 0 {
+		if blob, err = startBlob(ctx, c, st, nodes); err != nil {
+			return nil, err
+		}
+		defer blob.stop()
+		if err := blob.seed(ctx, c.BlobObjects, c.BlobObjectKB<<10); err != nil {
+			return nil, err
+		}
+		spec.Reads = &taskReads{Endpoint: "http://" + blob.addr, AccessKey: blob.accessKey, SecretKey: blob.secretKey, Objects: c.BlobObjects}
+		fmt.Fprintf(c.Progress, "testbed: harvest-blob holds %d objects of %d KiB the tasks read\n", c.BlobObjects, c.BlobObjectKB)
+	}
 	if wait := time.Until(began); wait < 0 {
 		return nil, fmt.Errorf("setting up took %s longer than the %s allowed (-setup)", -wait, c.Setup)
 	} else {
@@ -110,6 +123,12 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 
 	busyBefore, busyErr := hostBusySeconds()
+	var blobBefore map[string]float64
+	if blob != nil {
+		if blobBefore, err = blob.counters(ctx); err != nil {
+			return nil, err
+		}
+	}
 	prefix := fmt.Sprintf("tb-%s-%d-", c.Policy, c.Seed)
 	w := newWatcher(nomad, prefix)
 	wctx, stopWatch := context.WithCancel(ctx)
@@ -137,7 +156,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := submit(ctx, filepath.Join(st.StackBin, "nomad"), pl.proxyAddr, filepath.Join(c.Out, "jobs"), j, jobHCL(j, c.Policy, mhz, c.Speedup, c.BoundedReschedule))
+			err := submit(ctx, filepath.Join(st.StackBin, "nomad"), pl.proxyAddr, filepath.Join(c.Out, "jobs"), j, jobHCL(j, spec.forJob(i)))
 			if err != nil {
 				mu.Lock()
 				j.SubmitErr = err.Error()
@@ -178,11 +197,27 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	rep := c.report(jobs, allocs, primaryOf, spanStart, began, time.Now(), scale)
 	rep.WatchErrors, rep.Labels = watchErrs, labels
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	rep.Utilisation = utilisation(allocs, primaryOf, names, float64(c.NodeCores), began, time.Now(), c.wall(utilisationWindow), c.Speedup)
 	if busyAfter, err := hostBusySeconds(); err == nil && busyErr == nil && len(allocs) > 0 {
 		rep.Allocations, rep.HostBusySeconds = len(allocs), busyAfter-busyBefore
 		rep.HostCPUPerAllocation = rep.HostBusySeconds / float64(len(allocs))
 	}
-	rep.DaemonErrorLines = errorLines(append(logFiles(st), pl.log))
+	logs := append(logFiles(st), pl.log)
+	if blob != nil {
+		rep.Blob = &BlobReport{}
+		if after, err := blob.counters(ctx); err != nil {
+			c.Logger.Error("reading the blob front's counters", "error", err)
+		} else {
+			readCounts(rep.Blob, blobBefore, after)
+		}
+		blob.verify(ctx, rep.Blob)
+		logs = append(logs, blob.log)
+	}
+	rep.DaemonErrorLines = errorLines(logs)
 	rep.Simulator, rep.SimulatorWithDelay = predict(simCfg, rep.StartDelay.P50*c.Speedup, c.Logger)
 	return rep, writeReport(c.Out, rep)
 }

@@ -2,6 +2,8 @@ package testbed
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +21,7 @@ import (
 func TestJobHCLIsTheStreamJobsDAG(t *testing.T) {
 	j := &job{ID: "tb-h-1-00001", StreamJob: schedsim.StreamJob{At: 10, Class: "short", Stages: [][]float64{{120, 60}, {30}}}}
 	for _, p := range []Policy{H, Stock} {
-		src := jobHCL(j, p, 2500, 12, p == Stock)
+		src := jobHCL(j, jobSpec{Policy: p, MHzPerCore: 2500, Speedup: 12, Bounded: p == Stock})
 		parsed, err := jobspec2.ParseWithConfig(&jobspec2.ParseConfig{Path: "job.hcl", Body: []byte(src), Strict: true})
 		if err != nil {
 			t.Fatalf("%s:\n%s", err, src)
@@ -114,5 +116,53 @@ func TestSummaryPercentiles(t *testing.T) {
 	s := summarize([]float64{5, 1, 4, 2, 3, 6, 7, 8, 9, 10})
 	if s.N != 10 || s.Mean != 5.5 || s.P50 != 5 || s.P90 != 9 || s.Max != 10 {
 		t.Fatalf("%+v", s)
+	}
+}
+
+// Utilisation averages over each window: an allocation running half a
+// window on one of two 4-core clients holds 1/16 of the cores there; the
+// primaries' replayed cores count alike.
+func TestUtilisationAveragesEachWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	allocs := []alloc{
+		{Node: "a", Started: t0.Add(5 * time.Second), Finished: t0.Add(10 * time.Second)},
+		{Node: "b", Started: t0.Add(10 * time.Second)}, // still running at the end
+		{Node: "b", Created: t0}, // never started: holds nothing
+	}
+	primary := func(node string, _ time.Time) (float64, bool) {
+		if node == "a" {
+			return 2, true
+		}
+		return 0, true
+	}
+	got := utilisation(allocs, primary, []string{"a", "b"}, 4, t0, t0.Add(20*time.Second), 10*time.Second, 6)
+	want := []UtilisationPoint{{0, 0.5 / 8, 2.0 / 8}, {60, 1.0 / 8, 2.0 / 8}}
+	if len(got) != len(want) {
+		t.Fatalf("points %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if d := got[i].Harvested - want[i].Harvested; got[i].TraceSeconds != want[i].TraceSeconds || d*d > 1e-12 || got[i].Primary-want[i].Primary > 1e-9 || want[i].Primary-got[i].Primary > 1e-9 {
+			t.Fatalf("point %d %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// The summary has a row per run, its blob tier's counts among them, and
+// plots the job times and the utilisation.
+func TestSummaryWritesTheTableAndPlots(t *testing.T) {
+	dir := t.TempDir()
+	r := &Report{Policy: H, Seed: 2, JobSecondsAll: []float64{100, 300}, Blob: &BlobReport{Objects: 32, Reads: 40, ReadFailures: 1, BusyDenials: 3},
+		Utilisation: []UtilisationPoint{{0, 0.1, 0.4}, {600, 0.2, 0.5}}}
+	if err := WriteSummary(dir, []*Report{r}); err != nil {
+		t.Fatal(err)
+	}
+	table, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil || !strings.Contains(string(table), "| 40, 1, 3, 0 of 32 |") {
+		t.Fatalf("summary %q (%v): want the blob counts", table, err)
+	}
+	for _, png := range []string{"job-times.png", "utilisation.png"} {
+		if fi, err := os.Stat(filepath.Join(dir, png)); err != nil || fi.Size() == 0 {
+			t.Fatalf("%s: %v", png, err)
+		}
 	}
 }
