@@ -125,7 +125,7 @@ func TestBlobScrubAndReadsRecoverCorruptAndMissingReplicas(t *testing.T) {
 	spoil(t, repaired.Replicas[0], repaired.Replicas[1], data)
 	corruptBefore, missingBefore := f.metric(t, "harvest_blob_corrupt_replica_reads_total"), f.metric(t, "harvest_blob_missing_replica_reads_total")
 	// a read starts at the replica of least cost (its node's recent time
-	// to first byte times its reads in flight: readchoice.go), so it may
+	// to first byte times its reads in flight: storage/nodes/readchoice.go), so it may
 	// start at the good one and never meet a bad one: read until one does
 	// (each read must return the original bytes). A node that serves no
 	// read sees its cost decay (by e every 10 s), so in time one is met.

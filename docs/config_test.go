@@ -21,6 +21,7 @@ import (
 	"github.com/harvest-platform/harvest/plugins/manager"
 	"github.com/harvest-platform/harvest/storage/blobd"
 	"github.com/harvest-platform/harvest/storage/front"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // option is one configuration option as the code declares it.
@@ -197,7 +198,7 @@ func TestConfigurationReferenceMatchesTheCode(t *testing.T) {
 		"partition.grow": partition.Default(10).Grow, "partition.shrink": partition.Default(10).Shrink} {
 		placerDefaults[k] = v
 	}
-	to, gc := front.DefaultTimeouts(front.Timeouts{}), front.DefaultGC(front.GCOptions{})
+	to, gc := nodes.DefaultTimeouts(nodes.Timeouts{}), front.DefaultGC(front.GCOptions{})
 	blobDefaults := map[string]any{"timeouts.node": to.Node, "timeouts.consul": to.Consul, "timeouts.request": to.Request,
 		"timeouts.queue": to.Queue, "timeouts.idle": to.Idle, "gc.interval": gc.Interval, "gc.grace": gc.Grace,
 		"gc.finished_retention": gc.FinishedRetention, "gc.tombstone_retention": gc.TombstoneRetention,

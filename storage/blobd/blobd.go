@@ -100,7 +100,7 @@ func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nod
 		return nil, nil, nil, err
 	}
 	stats := tenantStats(ctx, history.NewStore(store, c.Consul.KVPrefix()), c.Nodes, c.placement.BusyPercent, log)
-	ns, err := front.Connect(cfgs, stats, front.NodesOptions{Timeouts: c.timeouts, PerNode: c.limits.PerNode, MinFreeMB: c.minFreeMB,
+	ns, err := nodes.Connect(cfgs, stats, nodes.PoolOptions{Timeouts: c.timeouts, PerNode: c.limits.PerNode, MinFreeMB: c.minFreeMB,
 		HourCandidates: c.placement.HourCandidates, SteerFirst: c.placement.SteerFirst, PickJointly: c.placement.PickJointly})
 	if err != nil {
 		return nil, nil, nil, err
@@ -114,12 +114,12 @@ func open(ctx context.Context, c Config, log hclog.Logger) (*front.Backend, *nod
 // registerNodes registers the configured nodes: the configuration says
 // where a node is, the registry (known) keeps when it joined and its
 // identity marker.
-func registerNodes(ctx context.Context, reg *nodes.Registry, known []nodes.Node, configured []NodeConfig) ([]front.NodeConfig, error) {
+func registerNodes(ctx context.Context, reg *nodes.Registry, known []nodes.Node, configured []NodeConfig) ([]nodes.Config, error) {
 	registered := map[string]nodes.Node{}
 	for _, n := range known {
 		registered[n.ID] = n
 	}
-	var cfgs []front.NodeConfig
+	var cfgs []nodes.Config
 	for _, n := range configured {
 		node := nodes.Node{ID: n.ID, Tenant: n.Tenant, Environment: n.Environment, Rack: n.Rack, Endpoint: n.Endpoint,
 			Capacity: n.CapacityMB << 20, Joined: registered[n.ID].Joined, Marker: registered[n.ID].Marker}
@@ -129,7 +129,7 @@ func registerNodes(ctx context.Context, reg *nodes.Registry, known []nodes.Node,
 		if err := reg.Register(ctx, node); err != nil {
 			return nil, err
 		}
-		cfgs = append(cfgs, front.NodeConfig{Node: node, AccessKey: n.AccessKey, SecretKey: n.SecretKey})
+		cfgs = append(cfgs, nodes.Config{Node: node, AccessKey: n.AccessKey, SecretKey: n.SecretKey})
 	}
 	return cfgs, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/harvest-platform/harvest/internal/setting"
 	"github.com/harvest-platform/harvest/storage/front"
 	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // Config is harvest-blob's HCL configuration:
@@ -71,7 +72,7 @@ type Config struct {
 
 	repair     front.RepairOptions
 	health     struct{ interval, lostAfter time.Duration }
-	timeouts   front.Timeouts
+	timeouts   nodes.Timeouts
 	limits     LimitsConfig
 	gc         front.GCOptions
 	scrub      front.ScrubOptions
@@ -139,7 +140,7 @@ type RepairConfig struct {
 	LostAfter        string  `hcl:"lost_after,optional"`
 }
 
-// TimeoutsConfig bounds every call (front.Timeouts says what each bounds).
+// TimeoutsConfig bounds every call (nodes.Timeouts says what each bounds).
 type TimeoutsConfig struct {
 	Node    string `hcl:"node,optional"`
 	Consul  string `hcl:"consul,optional"`
@@ -284,7 +285,7 @@ func LoadConfig(path string) (Config, error) {
 			return c, err
 		}
 	}
-	c.timeouts = front.DefaultTimeouts(c.timeouts)
+	c.timeouts = nodes.DefaultTimeouts(c.timeouts)
 	c.limits = LimitsConfig{MaxConnections: 1024, MaxRequests: 256, PerNode: 64}
 	if l := c.Limits; l != nil {
 		for _, v := range []struct {

@@ -7,8 +7,10 @@
 // complete.go), checked reads (get.go), the garbage collector that alone
 // deletes replicas an entry may have named (gc.go), the scrubber (scrub.go),
 // repair (repair.go), health checks and safe mode (health.go, safemode.go),
-// capacity accounting (space.go), deadlines and limits (limits.go,
-// request.go) and the S3 errors it answers (errors.go).
+// the ledgers it shares with the other fronts (ledger.go), deadlines
+// (request.go, limits.go) and the S3 errors it answers (errors.go). The
+// storage nodes it writes to, with their clients, capacity accounting,
+// per-node limits and read choice, are a storage/nodes.Pool.
 package front
 
 import (
@@ -35,7 +37,11 @@ import (
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
+
+// DataBucket is the bucket every storage node keeps replicas in.
+const DataBucket = "harvest-data"
 
 // Backend serves S3 requests from the harvested storage nodes.
 type Backend struct {
@@ -45,7 +51,8 @@ type Backend struct {
 	prefix     string
 	namePrefix string // the deployment's folder of replicas on the nodes
 	cat        *catalog.Store
-	nodes      *Nodes
+	nodes      *nodes.Pool
+	timeouts   nodes.Timeouts           // the pool's
 	config     policy                   // the front's replicas and strict
 	defaults   atomic.Pointer[defaults] // of buckets without policy tags: the policy document's over config (declared.go)
 	decl       *declarations
@@ -75,7 +82,7 @@ var _ backend.Backend = (*Backend)(nil)
 type Options struct {
 	KV       kv.KV
 	Prefix   string // Consul KV prefix, e.g. "harvest/"
-	Nodes    *Nodes
+	Nodes    *nodes.Pool
 	Replicas int  // default 3; the policy document's replicas win (declared.go)
 	Strict   bool // refuse writes that cannot keep every diversity rule; the policy document's diversity wins
 	Log      hclog.Logger
@@ -97,9 +104,9 @@ func New(o Options) *Backend {
 	if o.BusyExpiry <= 0 {
 		o.BusyExpiry = contract.BusyFlagMaxAge
 	}
-	b := &Backend{log: o.Log, kv: o.KV, prefix: history.KeyPrefix(o.Prefix), cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes,
+	b := &Backend{log: o.Log, kv: o.KV, prefix: history.KeyPrefix(o.Prefix), cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes, timeouts: o.Nodes.Timeouts(),
 		namePrefix: namePrefixFor(history.KeyPrefix(o.Prefix)), busyExpiry: o.BusyExpiry,
-		diskClient: &http.Client{Transport: nodeTransport(o.Nodes.timeouts.Node)},
+		diskClient: &http.Client{Transport: nodes.Transport(o.Nodes.Timeouts().Node)},
 		config:     policy{replicas: o.Replicas, strict: o.Strict}, decl: &declarations{store: history.NewStore(o.KV, o.Prefix)},
 		rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}, frontID: newFrontID()}
 	b.defaults.Store(ptr(b.config.over(nil)))
@@ -109,7 +116,7 @@ func New(o Options) *Backend {
 	b.scrub = newScrubber(b, o.Scrub)
 	b.safe = newSafeMode(o.SafeMode)
 	b.grid = o.Nodes.Grid()
-	o.Nodes.firstByte.Store(b.metrics.firstByte)
+	o.Nodes.OnFirstByte(func(node string, secs float64) { b.metrics.firstByte.WithLabelValues(node).Set(secs) })
 	return b
 }
 
@@ -167,7 +174,7 @@ func (b *Backend) mirrorBucket(ctx context.Context, name string, data []byte) {
 		if !b.nodes.Up(n.ID) {
 			continue
 		}
-		c := b.nodes.client(n.ID)
+		c := b.nodes.Client(n.ID)
 		var err error
 		if data == nil {
 			err = c.RemoveObject(ctx, DataBucket, bucketPrefix+name, minio.RemoveObjectOptions{})

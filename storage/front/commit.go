@@ -43,7 +43,7 @@ func (b *Backend) commit(ctx context.Context, e catalog.Entry, held int64) error
 		nodes[i] = r.Node
 	}
 	offered := false // a check-and-set was sent and its fate not learnt
-	deadline := time.Now().Add(CommitWindow(b.nodes.timeouts.Consul) - b.nodes.timeouts.Consul)
+	deadline := time.Now().Add(CommitWindow(b.timeouts.Consul) - b.timeouts.Consul)
 	for attempt := 0; attempt < commitAttempts && time.Now().Before(deadline); attempt++ {
 		cur, index, err := b.cat.Lookup(ctx, e.Bucket, e.Key)
 		if err != nil && !errors.Is(err, catalog.ErrNotFound) {
@@ -51,7 +51,7 @@ func (b *Backend) commit(ctx context.Context, e catalog.Entry, held int64) error
 		}
 		ok, err := b.cat.Replace(ctx, e, index)
 		if err == nil && ok {
-			b.nodes.committedOn(nodes, held, e.Size)
+			b.nodes.Commit(nodes, held, e.Size)
 			b.superseded(cur, index)
 			return nil
 		}
@@ -62,11 +62,11 @@ func (b *Backend) commit(ctx context.Context, e catalog.Entry, held int64) error
 		b.metrics.ambiguousWrites.Inc()
 		switch learnt := b.learn(e, index); {
 		case learnt == nil: // it committed
-			b.nodes.committedOn(nodes, held, e.Size)
+			b.nodes.Commit(nodes, held, e.Size)
 			b.superseded(cur, index)
 			return nil
 		case errors.Is(learnt, errSuperseded): // a later write won; ours is overwritten either way
-			b.nodes.unreserve(nodes, held)
+			b.nodes.Unreserve(nodes, held)
 			b.log.Info("a write's commit was not confirmed and a later write replaced the key; acknowledged as overwritten",
 				"bucket", e.Bucket, "key", e.Key, "error", err)
 			return nil
@@ -86,7 +86,7 @@ var errNotCommitted = errors.New("the entry was not written")
 // unchanged (the write did not happen), errSuperseded when another version
 // is there now, or the read's error.
 func (b *Backend) learn(e catalog.Entry, index uint64) error {
-	ctx, cancel := context.WithTimeout(context.Background(), b.nodes.timeouts.Consul)
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeouts.Consul)
 	defer cancel()
 	got, now, err := b.cat.Lookup(ctx, e.Bucket, e.Key)
 	switch {
@@ -115,7 +115,7 @@ func newVersion() string {
 // when no check-and-set naming them was ever sent, else left to the
 // garbage collector (the client is told the write is unconfirmed).
 func (b *Backend) uncommitted(e catalog.Entry, nodes []string, held int64, offered bool, err error) error {
-	b.nodes.unreserve(nodes, held)
+	b.nodes.Unreserve(nodes, held)
 	b.metrics.writeFailures.Inc()
 	if !offered {
 		for _, r := range e.Replicas {
@@ -137,7 +137,7 @@ func (b *Backend) superseded(old catalog.Entry, index uint64) {
 		return
 	}
 	for _, r := range old.Replicas {
-		b.nodes.orphaned(r.Node, old.Size)
+		b.nodes.Orphan(r.Node, old.Size)
 	}
 	b.gc.hint(time.Now())
 }

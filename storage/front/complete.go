@@ -23,7 +23,7 @@ import (
 
 // claimTTL is how long a Complete's claim on an upload holds before
 // another Complete or an Abort may take it over.
-func (b *Backend) claimTTL() time.Duration { return max(time.Minute, 6*b.nodes.timeouts.Node) }
+func (b *Backend) claimTTL() time.Duration { return max(time.Minute, 6*b.timeouts.Node) }
 
 // errRetry makes Complete and Abort read the upload again.
 var errRetry = errors.New("the upload changed; reading it again")
@@ -112,7 +112,7 @@ func (c *completion) attempt(ctx context.Context) error {
 		c.release(u, index)
 		return err
 	}
-	if time.Now().After(u.ClaimUntil.Add(-b.nodes.timeouts.Consul)) {
+	if time.Now().After(u.ClaimUntil.Add(-b.timeouts.Consul)) {
 		u.ClaimUntil = time.Now().Add(b.claimTTL()) // renew before committing
 		data, _ := json.Marshal(u)
 		if ok, err := b.kv.CAS(ctx, b.uploadKey(c.bucket, c.id), data, index); err != nil || !ok {
@@ -187,7 +187,7 @@ func (c *completion) completeNodes(ctx context.Context, u upload, list []minio.C
 		go func() {
 			defer wg.Done()
 			errs[i] = b.nodeCall(ctx, n, func(ctx context.Context) error {
-				cl := b.nodes.client(n)
+				cl := b.nodes.Client(n)
 				_, err := cl.CompleteMultipartUpload(ctx, DataBucket, u.Name, u.NodeIDs[n], list, minio.PutObjectOptions{})
 				if err != nil && minio.ToErrorResponse(err).Code != "NoSuchUpload" {
 					return err
@@ -229,7 +229,7 @@ var clientErrors = map[string]s3err.ErrorCode{"InvalidPart": s3err.ErrInvalidPar
 func (c *completion) release(u upload, index uint64) {
 	u.Claim, u.ClaimUntil = "", time.Time{}
 	data, _ := json.Marshal(u)
-	ctx, cancel := context.WithTimeout(context.Background(), c.b.nodes.timeouts.Consul)
+	ctx, cancel := context.WithTimeout(context.Background(), c.b.timeouts.Consul)
 	defer cancel()
 	_, _ = c.b.kv.CAS(ctx, c.b.uploadKey(c.bucket, c.id), data, index)
 }
@@ -259,7 +259,7 @@ func (c *completion) commit(ctx context.Context, u upload, index uint64, e catal
 			}
 		}
 		if ok {
-			b.nodes.committedOn(u.Nodes, held, e.Size)
+			b.nodes.Commit(u.Nodes, held, e.Size)
 			b.superseded(cur, curIndex)
 			b.dropParts(c.bucket, c.id, parts)
 			b.wrote(e, grid.Placement{Nodes: u.Nodes, Degraded: e.Degraded, Reason: u.Reason})
@@ -276,7 +276,7 @@ func (c *completion) commit(ctx context.Context, u upload, index uint64, e catal
 // learn reads the finished record after an unconfirmed commit: true when
 // this Complete's transaction committed.
 func (c *completion) learn() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), c.b.nodes.timeouts.Consul)
+	ctx, cancel := context.WithTimeout(context.Background(), c.b.timeouts.Consul)
 	defer cancel()
 	f, ok, err := c.b.loadFinished(ctx, c.bucket, c.id)
 	return err == nil && ok && f.Claim == c.claim
@@ -333,7 +333,7 @@ func (b *Backend) abort(ctx context.Context, bucket, key, id string) error {
 		return errRetry
 	}
 	// no part can be recorded any more: read them now
-	rctx, cancel := context.WithTimeout(context.Background(), b.nodes.timeouts.Consul)
+	rctx, cancel := context.WithTimeout(context.Background(), b.timeouts.Consul)
 	defer cancel()
 	parts, err := b.loadParts(rctx, bucket, id)
 	if err != nil {
@@ -353,6 +353,6 @@ func (b *Backend) retired(u upload, parts map[int]part) {
 	for _, n := range u.Nodes {
 		b.removeFresh(n, u.Name)
 	}
-	b.nodes.unreserve(u.Nodes, partBytes(parts))
+	b.nodes.Unreserve(u.Nodes, partBytes(parts))
 	b.dropParts(u.Entry.Bucket, u.ID, parts)
 }

@@ -35,6 +35,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // DeclarationsInterval is how often FollowDeclarations reads the
@@ -46,9 +47,8 @@ const declarationsTimeout = 5 * time.Second
 
 // Where an effective value comes from, as the log and /v1/status say it.
 const (
-	fromTenant = string(declare.FromTenant)
 	fromPolicy = string(declare.FromPolicy)
-	fromConfig = "config"
+	fromConfig = nodes.FromConfig
 )
 
 // defaults are the policy of buckets without policy tags, and where its
@@ -214,14 +214,14 @@ func (b *Backend) applyDeclarations(p *declare.Policy, tenants map[string]declar
 			storage[tenant] = storageBytes(*v.StorageMB)
 		}
 	}
-	if changes := b.nodes.setDeclaredStorage(storage); len(changes) > 0 {
+	if changes := b.nodes.SetDeclaredStorage(storage); len(changes) > 0 {
 		b.regrid()
 		for _, c := range changes {
-			b.log.Info("storage node capacity changed", "node", c.node, "capacity_bytes", c.to,
-				"from", c.source, "was_bytes", c.from, "used_bytes", c.used)
-			if c.used > c.to {
+			b.log.Info("storage node capacity changed", "node", c.Node, "capacity_bytes", c.To,
+				"from", c.Source, "was_bytes", c.From, "used_bytes", c.Used)
+			if c.Used > c.To {
 				b.log.Warn("storage node holds more than its capacity: it takes no new replicas until objects go or the capacity grows; nothing is deleted",
-					"node", c.node, "capacity_bytes", c.to, "used_bytes", c.used)
+					"node", c.Node, "capacity_bytes", c.To, "used_bytes", c.Used)
 			}
 		}
 		kick = true // repairs that found no room may find it now

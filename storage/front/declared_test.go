@@ -80,25 +80,25 @@ func declBackend(t testing.TB, mem kv.KV) (*Backend, map[string]*memNode, *logBu
 }
 
 // memNodes starts the nodes of declTenants in memory.
-func memNodes(t testing.TB) (map[string]*memNode, []NodeConfig) {
+func memNodes(t testing.TB) (map[string]*memNode, []nodes.Config) {
 	t.Helper()
 	stores := map[string]*memNode{}
-	var cfgs []NodeConfig
+	var cfgs []nodes.Config
 	for _, env := range declTenants {
 		m := &memNode{objects: map[string][]byte{}}
 		srv := httptest.NewServer(m)
 		t.Cleanup(srv.Close)
 		stores["n"+env] = m
-		cfgs = append(cfgs, NodeConfig{Node: nodes.Node{ID: "n" + env, Tenant: env + "/fn", Environment: env,
+		cfgs = append(cfgs, nodes.Config{Node: nodes.Node{ID: "n" + env, Tenant: env + "/fn", Environment: env,
 			Endpoint: strings.TrimPrefix(srv.URL, "http://"), Capacity: 1 << 30}, AccessKey: "k", SecretKey: "s"})
 	}
 	return stores, cfgs
 }
 
 // frontOver is a front over the given nodes (all up) and mem.
-func frontOver(t testing.TB, mem kv.KV, cfgs []NodeConfig) (*Backend, *logBuffer) {
+func frontOver(t testing.TB, mem kv.KV, cfgs []nodes.Config) (*Backend, *logBuffer) {
 	t.Helper()
-	ns, err := Connect(cfgs, nil)
+	ns, err := nodes.Connect(cfgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func frontOver(t testing.TB, mem kv.KV, cfgs []NodeConfig) (*Backend, *logBuffer
 	b := New(Options{KV: mem, Prefix: "harvest/", Nodes: ns, Replicas: 3, Log: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}),
 		Seed: 7, Repair: RepairOptions{PerServerPerHour: 3600}})
 	for _, env := range declTenants {
-		ns.setUp("n"+env, true)
+		ns.SetUp("n"+env, true)
 	}
 	b.regrid()
 	return b, logs
@@ -257,11 +257,11 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 		if strings.Contains(strings.Join(p.Nodes, ","), "nb") {
 			t.Fatalf("a 20 MiB replica placed on nb, declared 10 MiB: %v", p.Nodes)
 		}
-		b.nodes.unreserve(p.Nodes, 20<<20)
+		b.nodes.Unreserve(p.Nodes, 20<<20)
 	}
 
 	// a shrink below what a node holds: full, nothing deleted
-	b.nodes.setCommitted(map[string]int64{"na": 500 << 20}, time.Now())
+	b.nodes.SetCommitted(map[string]int64{"na": 500 << 20}, time.Now())
 	putDoc(t, mem, tenantDoc("a"), tenantDecl("a", 100))
 	b.RefreshDeclarations(ctx)
 	if n, _ := b.grid.Node("na"); n.Free != 0 {

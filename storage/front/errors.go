@@ -8,6 +8,7 @@ import (
 	"github.com/versity/versitygw/s3err"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // The S3 errors the front answers beyond versitygw's own. Each says what
@@ -74,7 +75,7 @@ func (b *Backend) fail(op string, err error) error {
 		b.log.Error("request failed: a catalogue record is corrupt", "op", op, "error", err)
 		return errCorruptCatalogue
 	}
-	if errors.Is(err, errNodeSaturated) {
+	if errors.Is(err, nodes.ErrSaturated) {
 		b.metrics.saturated.Inc()
 		b.log.Debug("request refused: a storage node has too many calls in flight", "op", op)
 		return errBusy

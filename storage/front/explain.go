@@ -26,14 +26,13 @@ func (b *Backend) Explain(ctx context.Context, bucket, key string) (ObjectExplan
 	g := b.grid
 	b.mu.Unlock()
 	tenants := make([]*grid.Tenant, 0, len(e.Replicas))
-	ns := b.nodes
-	ns.mu.Lock() // one look at the nodes, as Status takes it
+	ns := b.nodes.Snapshot() // one look at the nodes, as Status takes it
 	for _, r := range e.Replicas {
 		rep := api.BlobReplica{Node: r.Node, Row: -1, Col: -1}
-		if i := slices.IndexFunc(ns.list, func(n nodes.Node) bool { return n.ID == r.Node }); i >= 0 {
-			n, st := ns.list[i], ns.stats[ns.list[i].Tenant]
-			rep.Tenant, rep.Environment, rep.Rack, rep.Configured = n.Tenant, n.Environment, n.Rack, !ns.removed[n.ID]
-			rep.Up, rep.Busy = ns.up[n.ID], ns.busy[n.ID]
+		if i := slices.IndexFunc(ns, func(n nodes.State) bool { return n.ID == r.Node }); i >= 0 {
+			n, st := ns[i], ns[i].Stats
+			rep.Tenant, rep.Environment, rep.Rack, rep.Configured = n.Tenant, n.Environment, n.Rack, !n.Removed
+			rep.Up, rep.Busy = n.Up, n.Busy
 			rep.PeakCPU, rep.ReimageRate, rep.BusyHours = st.PeakCPU, st.ReimageRate, st.BusyHours
 			if g != nil {
 				if c, ok := g.CellOf(n.Tenant); ok {
@@ -47,7 +46,6 @@ func (b *Backend) Explain(ctx context.Context, bucket, key string) (ObjectExplan
 		out.Replicas = append(out.Replicas, rep)
 		tenants = append(tenants, &grid.Tenant{ID: rep.Tenant, BusyHours: rep.BusyHours})
 	}
-	ns.mu.Unlock()
 	out.AllBusyHoursPerDay = grid.AllBusyHours(tenants)
 	return out, nil
 }

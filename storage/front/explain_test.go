@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/versity/versitygw/s3err"
@@ -32,9 +33,7 @@ func TestExplainSaysWhereAnObjectIsAndWhatAReadFindsThere(t *testing.T) {
 		}
 		stats[env+"/fn"] = nodes.TenantStats{ReimageRate: float64(i), PeakCPU: 20 * float64(i+1), BusyHours: hours}
 	}
-	b.nodes.mu.Lock()
-	b.nodes.stats = stats
-	b.nodes.mu.Unlock()
+	b.nodes.SetStats(stats)
 	b.mu.Lock()
 	b.grid = b.nodes.Grid()
 	b.mu.Unlock()
@@ -49,10 +48,8 @@ func TestExplainSaysWhereAnObjectIsAndWhatAReadFindsThere(t *testing.T) {
 		t.Fatal(err)
 	}
 	busy, down := e.Replicas[0].Node, e.Replicas[1].Node
-	b.nodes.mu.Lock()
-	b.nodes.busy[busy] = true
-	b.nodes.mu.Unlock()
-	b.nodes.setUp(down, false)
+	b.nodes.SetBusy(busy, true)
+	b.nodes.SetUp(down, false)
 
 	o, err := b.Explain(ctx, "data", "a/b c")
 	if err != nil {
@@ -76,9 +73,10 @@ func TestExplainSaysWhereAnObjectIsAndWhatAReadFindsThere(t *testing.T) {
 		t.Fatalf("all busy %.6f hours a day, want %.6f", o.AllBusyHoursPerDay, want)
 	}
 
-	b.nodes.mu.Lock()
-	b.nodes.removed = map[string]bool{busy: true} // dropped from the configuration (reload.go)
-	b.nodes.mu.Unlock()
+	rest := slices.DeleteFunc(slices.Clone(cfgs), func(c nodes.Config) bool { return c.ID == busy })
+	if _, err := b.SetNodes(rest, stats); err != nil { // dropped from the configuration (reload.go)
+		t.Fatal(err)
+	}
 	if o, err := b.Explain(ctx, "data", "a/b c"); err != nil || o.Replicas[0].Configured || !o.Replicas[1].Configured {
 		t.Fatalf("a removed node: %+v %v, want replica 0 not configured", o.Replicas, err)
 	}

@@ -179,7 +179,7 @@ func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
 				continue
 			}
 			err := b.nodeCall(ctx, node, func(ctx context.Context) error {
-				return b.nodes.client(node).RemoveObject(ctx, DataBucket, o.name, minio.RemoveObjectOptions{})
+				return b.nodes.Client(node).RemoveObject(ctx, DataBucket, o.name, minio.RemoveObjectOptions{})
 			})
 			if err != nil {
 				left += o.size
@@ -192,7 +192,7 @@ func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
 			b.metrics.gcDeletedBytes.Add(float64(o.size))
 			b.log.Debug("garbage collection: orphan deleted", "node", node, "name", o.name, "bytes", o.size)
 		}
-		b.nodes.setOrphans(node, left)
+		b.nodes.SetOrphans(node, left)
 		orphanBytes += left
 	}
 	rep.OrphanBytes = orphanBytes
@@ -216,16 +216,16 @@ func (b *Backend) noTombstones(ctx context.Context) bool {
 // listNode lists a node's replicas of this deployment, within the node
 // timeout per page.
 func (b *Backend) listNode(ctx context.Context, node string) ([]listed, error) {
-	release, err := b.nodes.acquire(ctx, node)
+	release, err := b.nodes.Acquire(ctx, node)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st := newStall(b.nodes.timeouts.Node, cancel)
+	st := newStall(b.timeouts.Node, cancel)
 	defer st.stop()
-	cl := b.nodes.client(node)
+	cl := b.nodes.Client(node)
 	var objs []listed
 	for o := range cl.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: b.namePrefix, Recursive: true}) {
 		if o.Err != nil {

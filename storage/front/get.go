@@ -139,7 +139,7 @@ func (b *Backend) readable(e catalog.Entry) ([]catalog.Replica, error) {
 // and how many were skipped as busy.
 func (b *Backend) readableNow(e catalog.Entry) (out []catalog.Replica, busy int) {
 	for _, r := range e.Replicas {
-		if b.nodes.client(r.Node) == nil || !b.nodes.Up(r.Node) {
+		if b.nodes.Client(r.Node) == nil || !b.nodes.Up(r.Node) {
 			continue
 		}
 		if b.nodes.Busy(r.Node) {
@@ -148,7 +148,7 @@ func (b *Backend) readableNow(e catalog.Entry) (out []catalog.Replica, busy int)
 		}
 		out = append(out, r)
 	}
-	b.nodes.byReadCost(out)
+	b.nodes.ByReadCost(out)
 	return out, busy
 }
 
@@ -245,13 +245,13 @@ func (e *endRequest) Close() error {
 // slots; the read is cancelled when the node sends nothing for the node
 // timeout.
 func (b *Backend) openRange(ctx context.Context, r catalog.Replica, offset, end, size int64) (io.ReadCloser, error) {
-	release, err := b.nodes.acquire(ctx, r.Node)
+	release, err := b.nodes.Acquire(ctx, r.Node)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	st := newStall(b.nodes.timeouts.Node, cancel)
-	done := b.nodes.startRead(r.Node)
+	st := newStall(b.timeouts.Node, cancel)
+	done := b.nodes.StartRead(r.Node)
 	finish := func() {
 		st.stop()
 		cancel()
@@ -263,13 +263,13 @@ func (b *Backend) openRange(ctx context.Context, r catalog.Replica, offset, end,
 		_ = opts.SetRange(offset, end-1)
 	}
 	began := time.Now()
-	body, _, _, err := b.nodes.client(r.Node).GetObject(ctx, DataBucket, r.Name, opts)
+	body, _, _, err := b.nodes.Client(r.Node).GetObject(ctx, DataBucket, r.Name, opts)
 	if err != nil {
 		finish()
 		return nil, err
 	}
 	st.touch()
-	b.nodes.observeRead(r.Node, time.Since(began)) // the node's answer with its headers: its time to first byte
+	b.nodes.ObserveRead(r.Node, time.Since(began)) // the node's answer with its headers: its time to first byte
 	return &nodeBody{r: progressReader{r: body, s: st}, c: body, finish: finish}, nil
 }
 

@@ -99,15 +99,15 @@ type probe struct {
 
 func (b *Backend) probe(ctx context.Context, node nodes.Node) probe {
 	var p probe
-	if b.nodes.isRemoved(node.ID) {
+	if b.nodes.Removed(node.ID) {
 		p.err = errRemoved
 		return p
 	}
 	p.err = b.nodeCall(ctx, node.ID, func(ctx context.Context) (err error) {
-		p.marker, p.found, err = readMarker(ctx, b.nodes.client(node.ID))
+		p.marker, p.found, err = readMarker(ctx, b.nodes.Client(node.ID))
 		return err
 	})
-	if p.err == nil && b.nodes.diskDue(node.ID, diskEvery) {
+	if p.err == nil && b.nodes.DiskDue(node.ID, diskEvery) {
 		b.readDisk(ctx, node.ID)
 	}
 	return p
@@ -118,17 +118,17 @@ func (b *Backend) probe(ctx context.Context, node nodes.Node) probe {
 func (b *Backend) readDisk(ctx context.Context, id string) {
 	var free int64
 	err := b.nodeCall(ctx, id, func(ctx context.Context) (err error) {
-		access, secret := b.nodes.credentials(id)
-		free, err = diskfree.Read(ctx, b.diskClient, b.nodes.client(id).EndpointURL().String(), access, secret)
+		access, secret := b.nodes.Credentials(id)
+		free, err = diskfree.Read(ctx, b.diskClient, b.nodes.Client(id).EndpointURL().String(), access, secret)
 		return err
 	})
 	if err != nil {
 		free = -1
-		if b.nodes.noteDiskError(id) {
+		if b.nodes.NoteDiskError(id) {
 			b.log.Warn("cannot read a storage node's free disk; only its capacity bounds it", "node", id, "error", err)
 		}
 	}
-	b.nodes.setDiskFree(id, free)
+	b.nodes.SetDiskFree(id, free)
 	b.metrics.nodeFree.WithLabelValues(id).Set(float64(free))
 }
 
@@ -147,7 +147,7 @@ const (
 func (b *Backend) verdict(node nodes.Node, p probe, lostAfter time.Duration) verdict {
 	switch {
 	case p.err != nil:
-		if b.nodes.downFor(node.ID) >= lostAfter && !b.lostNodes[node.ID] {
+		if b.nodes.DownFor(node.ID) >= lostAfter && !b.lostNodes[node.ID] {
 			return looksLost
 		}
 		return downNow
@@ -181,7 +181,7 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 		}
 		return
 	case misconfigured:
-		if b.nodes.Up(node.ID) || !b.nodes.wasMisconfigured(node.ID) {
+		if b.nodes.Up(node.ID) || !b.nodes.WasMisconfigured(node.ID) {
 			b.log.Error("storage node's endpoint serves another node's data (its identity marker names another node); "+
 				"kept down, nothing forgotten: fix its endpoint", "node", node.ID, "marker", p.marker)
 		}
@@ -214,21 +214,21 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 		p.marker = marker
 	case upNow:
 		if node.Marker == "" && !b.Maintainer() {
-			b.nodes.setMarker(node.ID, p.marker) // the maintainer registers it
+			b.nodes.SetMarker(node.ID, p.marker) // the maintainer registers it
 		} else if node.Marker == "" {
 			node.Marker = p.marker
 			if err := reg.Register(ctx, node); err != nil {
 				return
 			}
-			b.nodes.setMarker(node.ID, p.marker)
+			b.nodes.SetMarker(node.ID, p.marker)
 		}
 	}
 	delete(lost, node.ID)
-	b.nodes.clearMisconfigured(node.ID)
+	b.nodes.ClearMisconfigured(node.ID)
 	if !b.nodes.Up(node.ID) {
 		b.log.Info("storage node up", "node", node.ID, "marker", p.marker)
 	}
-	b.nodes.setUp(node.ID, true)
+	b.nodes.SetUp(node.ID, true)
 	b.markInGrid(node.ID)
 	b.metrics.nodeUp.WithLabelValues(node.ID).Set(1)
 }
@@ -236,7 +236,7 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 // markDown takes a node out of reads and placement and returns how long it
 // has been down.
 func (b *Backend) markDown(id string) time.Duration {
-	down := b.nodes.setUp(id, false)
+	down := b.nodes.SetUp(id, false)
 	b.markInGrid(id)
 	b.metrics.nodeUp.WithLabelValues(id).Set(0)
 	return down
@@ -259,8 +259,8 @@ func readMarker(ctx context.Context, c *minio.Core) (string, bool, error) {
 // join gives an empty node its data bucket, the bucket records and a new
 // identity marker, and registers the marker.
 func (b *Backend) join(ctx context.Context, reg *nodes.Registry, node nodes.Node) (string, error) {
-	c := b.nodes.client(node.ID)
-	ctx, cancel := context.WithTimeout(ctx, 4*b.nodes.timeouts.Node)
+	c := b.nodes.Client(node.ID)
+	ctx, cancel := context.WithTimeout(ctx, 4*b.timeouts.Node)
 	defer cancel()
 	if err := c.MakeBucket(ctx, DataBucket, minio.MakeBucketOptions{}); err != nil {
 		if code := minio.ToErrorResponse(err).Code; code != "BucketAlreadyOwnedByYou" && code != "BucketAlreadyExists" {
@@ -289,7 +289,7 @@ func (b *Backend) join(ctx context.Context, reg *nodes.Registry, node nodes.Node
 	if err := reg.Register(ctx, node); err != nil {
 		return "", err
 	}
-	b.nodes.setMarker(node.ID, marker)
+	b.nodes.SetMarker(node.ID, marker)
 	b.log.Info("storage node joined", "node", node.ID, "marker", marker)
 	return marker, nil
 }
@@ -313,7 +313,7 @@ func (b *Backend) forgetNode(ctx context.Context, id string) error {
 		}
 		_, err := b.cat.Update(ctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
 			if cur.HasReplicaOn(id) {
-				b.nodes.orphaned(id, cur.Size)
+				b.nodes.Orphan(id, cur.Size)
 			}
 			cur.Replicas = cur.WithoutNode(id)
 			return nil

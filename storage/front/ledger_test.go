@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // TestFrontsCountEachOthersWritesThroughTheirLedgers: two fronts over one
@@ -17,7 +18,7 @@ import (
 // (a health check each), not only at B's next full scan; a scan of B that
 // began after A's commits stops counting them again; A's pending bytes stop
 // counting once its ledger is stale; the maintainer deletes the ledger of a
-// front gone for ledgerKeep, and a ledger that does not decode is skipped.
+// front gone for nodes.LedgerKeep, and a ledger that does not decode is skipped.
 func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 	ctx := context.Background()
 	mem, cfgs, a, b := twoFronts(t)
@@ -60,7 +61,7 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 	for id := range holds {
 		used[id] = int64(len(data))
 	}
-	b.nodes.setCommitted(used, time.Now().Add(ledgerSlot))
+	b.nodes.SetCommitted(used, time.Now().Add(nodes.LedgerSlot))
 	b.shareLedger(ctx)
 	for id := range holds {
 		if got := b.nodes.Room(id); got != before[id]-int64(len(data)) {
@@ -74,7 +75,7 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 		node = id
 		break
 	}
-	if !a.nodes.reserveOn([]string{node}, 5<<20) {
+	if !a.nodes.Reserve([]string{node}, 5<<20) {
 		t.Fatal("no room for the reservation")
 	}
 	a.shareLedger(ctx)
@@ -82,7 +83,7 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 	if got := b.nodes.Room(node); got != before[node]-int64(len(data))-5<<20 {
 		t.Fatalf("node %s: B's room %d with A's 5 MiB in flight, want %d", node, got, before[node]-int64(len(data))-5<<20)
 	}
-	stale := a.nodes.ownLedger(time.Now().Add(-2 * ledgerFresh))
+	stale := a.nodes.OwnLedger(time.Now().Add(-2 * nodes.LedgerFresh))
 	raw, _ := json.Marshal(stale)
 	if _, err := mem.Txn(ctx, []kv.Op{{Verb: kv.Set, Key: a.prefix + ledgerFolder + a.frontID, Value: raw}}); err != nil {
 		t.Fatal(err)
@@ -92,8 +93,8 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 		t.Fatalf("node %s: B's room %d with A's ledger stale, want A's pending bytes no longer counted (%d)", node, got, before[node]-int64(len(data)))
 	}
 
-	// the maintainer deletes a ledger gone for ledgerKeep and skips a corrupt one
-	gone, _ := json.Marshal(ledgerDoc{Written: time.Now().Add(-ledgerKeep - time.Minute), Pending: map[string]int64{node: 1 << 30}})
+	// the maintainer deletes a ledger gone for nodes.LedgerKeep and skips a corrupt one
+	gone, _ := json.Marshal(nodes.Ledger{Written: time.Now().Add(-nodes.LedgerKeep - time.Minute), Pending: map[string]int64{node: 1 << 30}})
 	for key, value := range map[string][]byte{"gone": gone, "corrupt": []byte("{not json")} {
 		if _, err := mem.Txn(ctx, []kv.Op{{Verb: kv.Set, Key: a.prefix + ledgerFolder + key, Value: value}}); err != nil {
 			t.Fatal(err)
@@ -103,7 +104,7 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 		t.Fatalf("B saw %d fronts serving, want itself only (A's ledger stale, the gone one deleted, the corrupt one skipped)", n)
 	}
 	if _, index, _ := mem.Get(ctx, a.prefix+ledgerFolder+"gone"); index != 0 {
-		t.Fatal("the ledger of a front gone for ledgerKeep is still there")
+		t.Fatal("the ledger of a front gone for nodes.LedgerKeep is still there")
 	}
 }
 

@@ -56,7 +56,7 @@ func (b *Backend) adoptMarker(ctx context.Context, reg *nodes.Registry, id, mark
 	}
 	for _, n := range known {
 		if n.ID == id && n.Marker == marker {
-			b.nodes.setMarker(id, marker)
+			b.nodes.SetMarker(id, marker)
 			return true
 		}
 	}

@@ -119,7 +119,7 @@ func TestAStandbyAsksTheMaintainerToScan(t *testing.T) {
 
 // twoFronts are two fronts over one catalogue in memory and the same four
 // nodes (declBackend's); both maintain until a test says otherwise.
-func twoFronts(t *testing.T) (kv.KV, []NodeConfig, *Backend, *Backend) {
+func twoFronts(t *testing.T) (kv.KV, []nodes.Config, *Backend, *Backend) {
 	t.Helper()
 	mem := kv.NewMem()
 	_, cfgs := memNodes(t)

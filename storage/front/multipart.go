@@ -49,7 +49,7 @@ func (b *Backend) createUpload(ctx context.Context, in s3response.CreateMultipar
 	if err != nil {
 		return s3response.InitiateMultipartUploadResult{}, err
 	}
-	b.nodes.unreserve(place.Nodes, minPart) // only a check: parts reserve their own bytes
+	b.nodes.Unreserve(place.Nodes, minPart) // only a check: parts reserve their own bytes
 	var id [16]byte
 	_, _ = randRead(id[:])
 	e.Degraded = place.Degraded
@@ -59,7 +59,7 @@ func (b *Backend) createUpload(ctx context.Context, in s3response.CreateMultipar
 	for _, n := range place.Nodes {
 		var nodeUpload string
 		err := b.nodeCall(ctx, n, func(ctx context.Context) (err error) {
-			nodeUpload, err = b.nodes.client(n).NewMultipartUpload(ctx, DataBucket, u.Name, minio.PutObjectOptions{UserMetadata: meta})
+			nodeUpload, err = b.nodes.Client(n).NewMultipartUpload(ctx, DataBucket, u.Name, minio.PutObjectOptions{UserMetadata: meta})
 			return err
 		})
 		if err != nil {
@@ -108,7 +108,7 @@ func (b *Backend) uploadPart(req *request, in *s3.UploadPartInput) (*s3.UploadPa
 		return nil, s3err.GetAPIError(s3err.ErrMissingContentLength)
 	}
 	size, number := *in.ContentLength, int(*in.PartNumber)
-	if !b.nodes.reserveOn(u.Nodes, size) {
+	if !b.nodes.Reserve(u.Nodes, size) {
 		req.drain(in.Body, size)
 		b.metrics.storageFull.Inc()
 		b.log.Warn("a part refused: storage full", "bucket", u.Entry.Bucket, "key", u.Entry.Key, "part", number, "bytes", size)
@@ -117,21 +117,21 @@ func (b *Backend) uploadPart(req *request, in *s3.UploadPartInput) (*s3.UploadPa
 	body, recorded, err := clientSums(req.body(in.Body), sdkSum{"CRC32", in.ChecksumCRC32}, sdkSum{"CRC32C", in.ChecksumCRC32C},
 		sdkSum{"SHA1", in.ChecksumSHA1}, sdkSum{"SHA256", in.ChecksumSHA256}, sdkSum{"CRC64NVME", in.ChecksumCRC64NVME})
 	if err != nil {
-		b.nodes.unreserve(u.Nodes, size)
+		b.nodes.Unreserve(u.Nodes, size)
 		return nil, err
 	}
 	res, err := b.writeReplicas(ctx, u.Nodes, body, size, func(ctx context.Context, node string, r io.Reader) (string, error) {
-		p, err := b.nodes.client(node).PutObjectPart(ctx, DataBucket, u.Name, u.NodeIDs[node], number, r, size,
+		p, err := b.nodes.Client(node).PutObjectPart(ctx, DataBucket, u.Name, u.NodeIDs[node], number, r, size,
 			minio.PutObjectPartOptions{DisableContentSha256: true})
 		return p.ETag, err
 	}, func(string) {}) // a part written to some nodes only is overwritten by the client's retry
 	if err != nil {
-		b.nodes.unreserve(u.Nodes, size)
+		b.nodes.Unreserve(u.Nodes, size)
 		return nil, err
 	}
 	pt := part{Number: number, Size: size, MD5: hex.EncodeToString(res.md5), Segment: res.segment, Checksum: recorded(), Written: time.Now().UTC()}
 	if err := b.recordPart(ctx, u, index, pt); err != nil {
-		b.nodes.unreserve(u.Nodes, size)
+		b.nodes.Unreserve(u.Nodes, size)
 		return nil, err
 	}
 	out := &s3.UploadPartOutput{ETag: ptr(`"` + pt.MD5 + `"`)}
@@ -152,7 +152,7 @@ func (b *Backend) recordPart(ctx context.Context, u upload, index uint64, pt par
 	ok, err := b.kv.Txn(ctx, []kv.Op{{Verb: kv.CheckIndex, Key: b.uploadKey(u.Entry.Bucket, u.ID), Index: index},
 		{Verb: kv.CAS, Key: key, Value: data, Index: oldIndex}})
 	if err != nil { // unconfirmed: read back
-		rctx, cancel := context.WithTimeout(context.Background(), b.nodes.timeouts.Consul)
+		rctx, cancel := context.WithTimeout(context.Background(), b.timeouts.Consul)
 		defer cancel()
 		got, _, rerr := b.kv.Get(rctx, key)
 		if rerr != nil || string(got) != string(data) {
@@ -167,7 +167,7 @@ func (b *Backend) recordPart(ctx context.Context, u upload, index uint64, pt par
 	}
 	var prev part
 	if oldIndex != 0 && json.Unmarshal(old, &prev) == nil {
-		b.nodes.unreserve(u.Nodes, prev.Size)
+		b.nodes.Unreserve(u.Nodes, prev.Size)
 	}
 	return nil
 }
@@ -239,7 +239,7 @@ func (b *Backend) abortOnNodes(u upload) {
 	for n, id := range u.NodeIDs {
 		go func() {
 			_ = b.nodeCall(context.Background(), n, func(ctx context.Context) error {
-				return b.nodes.client(n).AbortMultipartUpload(ctx, DataBucket, u.Name, id)
+				return b.nodes.Client(n).AbortMultipartUpload(ctx, DataBucket, u.Name, id)
 			})
 		}()
 	}

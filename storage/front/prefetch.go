@@ -50,7 +50,7 @@ func (b *Backend) readEntryAhead(parent context.Context, bucket string) {
 	rc.SetUserValue(entryValue, r)
 	go func() {
 		defer close(r.done)
-		ctx, cancel := context.WithTimeout(context.Background(), b.nodes.timeouts.Consul)
+		ctx, cancel := context.WithTimeout(context.Background(), b.timeouts.Consul)
 		defer cancel()
 		r.entry, r.err = b.cat.Get(ctx, bucket, key)
 	}()

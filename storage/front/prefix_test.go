@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // An operator who writes prefix = "harvest" (no trailing slash) gets every
@@ -16,13 +17,13 @@ import (
 func TestAPrefixWithoutASlashKeepsEveryKeyUnderIt(t *testing.T) {
 	mem := kv.NewMem()
 	_, cfgs := memNodes(t)
-	ns, err := Connect(cfgs, nil)
+	ns, err := nodes.Connect(cfgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := New(Options{KV: mem, Prefix: "tenant-a", Nodes: ns, Replicas: 3, Log: hclog.NewNullLogger(), Seed: 7})
 	for _, env := range declTenants {
-		ns.setUp("n"+env, true)
+		ns.SetUp("n"+env, true)
 	}
 	b.regrid()
 	makeBucket(t, b, "data", nil)

@@ -94,7 +94,7 @@ func (b *Backend) store(ctx context.Context, e catalog.Entry, body io.Reader, po
 	name := b.replicaName(e.Bucket, e.Key)
 	res, err := b.putReplicas(ctx, place.Nodes, name, body, e)
 	if err != nil {
-		b.nodes.unreserve(place.Nodes, e.Size)
+		b.nodes.Unreserve(place.Nodes, e.Size)
 		return e, err
 	}
 	e.ETag = `"` + hex.EncodeToString(res.md5) + `"`
@@ -119,9 +119,9 @@ func (b *Backend) place(e catalog.Entry, size int64, pol policy, existing []stri
 	replicas := pol.replicas - len(existing)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.nodes.syncFree(b.grid)
+	b.nodes.SyncFree(b.grid)
 	place, err := b.grid.Place(grid.Request{Size: size, Replicas: replicas, Strict: pol.strict, Existing: existing}, b.rng)
-	if err == nil && !b.nodes.reserveOn(place.Nodes, size) {
+	if err == nil && !b.nodes.Reserve(place.Nodes, size) {
 		err = grid.ErrNoSpace
 	}
 	switch {
@@ -188,7 +188,7 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.R
 		}
 	}()
 	for _, id := range nodeIDs {
-		release, err := b.nodes.acquire(ctx, id)
+		release, err := b.nodes.Acquire(ctx, id)
 		if err != nil {
 			return written{}, err
 		}
@@ -206,11 +206,11 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.R
 			defer wg.Done()
 			nctx, ncancel := context.WithCancel(ctx)
 			defer ncancel()
-			st := newStall(b.nodes.timeouts.Node, ncancel)
+			st := newStall(b.timeouts.Node, ncancel)
 			defer st.stop()
 			etags[i], errs[i] = write(nctx, id, progressReader{r: pr, s: st})
 			if errs[i] != nil && nctx.Err() != nil && ctx.Err() == nil {
-				errs[i] = fmt.Errorf("node %s took nothing for %s: %w", id, b.nodes.timeouts.Node, errs[i])
+				errs[i] = fmt.Errorf("node %s took nothing for %s: %w", id, b.timeouts.Node, errs[i])
 			}
 			pr.CloseWithError(errs[i]) // unblock the copy if this node failed
 		}()
@@ -258,7 +258,7 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.R
 	}
 	for i, id := range nodeIDs {
 		if errs[i] != nil && minio.ToErrorResponse(errs[i]).Code == "XMinioStorageFull" {
-			b.nodes.diskFull(id)
+			b.nodes.DiskFull(id)
 			b.log.Warn("a storage node's disk is full", "node", id)
 			return written{}, errStorageFull(len(nodeIDs), size)
 		}
@@ -285,7 +285,7 @@ func (b *Backend) putReplicas(ctx context.Context, nodeIDs []string, name string
 // on the front's cores); writeReplicas checks the ETag, the MD5 the node
 // computed, against the body's.
 func (b *Backend) putReplica(ctx context.Context, node, name string, r io.Reader, size int64, meta map[string]string) (string, error) {
-	info, err := b.nodes.client(node).PutObject(ctx, DataBucket, name, r, size, "", "",
+	info, err := b.nodes.Client(node).PutObject(ctx, DataBucket, name, r, size, "", "",
 		minio.PutObjectOptions{UserMetadata: meta, DisableMultipart: true, DisableContentSha256: true})
 	return info.ETag, err
 }
@@ -297,7 +297,7 @@ func (b *Backend) putReplica(ctx context.Context, node, name string, r io.Reader
 func (b *Backend) removeFresh(node, name string) {
 	go func() {
 		_ = b.nodeCall(context.Background(), node, func(ctx context.Context) error {
-			return b.nodes.client(node).RemoveObject(ctx, DataBucket, name, minio.RemoveObjectOptions{})
+			return b.nodes.Client(node).RemoveObject(ctx, DataBucket, name, minio.RemoveObjectOptions{})
 		})
 	}()
 }

@@ -45,7 +45,7 @@ func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
 	newest := map[string]*version{} // bucket + "\x00" + key
 	for _, node := range b.nodes.List() {
 		rep.Nodes++
-		c := b.nodes.client(node.ID)
+		c := b.nodes.Client(node.ID)
 		if err := b.rebuildBuckets(ctx, c, &rep); err != nil {
 			rep.Unreachable++
 			continue

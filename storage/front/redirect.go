@@ -18,7 +18,7 @@ import (
 // A bucket tagged harvest-read=redirect has its GETs answered with
 // 307 Temporary Redirect to a presigned GET of one replica on its storage
 // node, chosen as a proxied read would choose it (up, not busy, least
-// peak-EWMA cost: readchoice.go). The bytes then go from the node's disk to the client without
+// peak-EWMA cost: storage/nodes/readchoice.go). The bytes then go from the node's disk to the client without
 // passing through the front, which only looks the object up: for clients
 // that follow redirects (curl -L, browsers, Go's net/http, Python requests,
 // dataset loaders reading presigned URLs) a GET costs what a GET from the
@@ -105,7 +105,7 @@ func (b *Backend) redirect(ctx context.Context, rc *fasthttp.RequestCtx, e catal
 		}
 	}
 	r := cands[0]
-	u, err := b.nodes.client(r.Node).PresignedGetObject(ctx, DataBucket, r.Name, redirectExpiry, params)
+	u, err := b.nodes.Client(r.Node).PresignedGetObject(ctx, DataBucket, r.Name, redirectExpiry, params)
 	if err != nil {
 		return err
 	}

@@ -72,11 +72,9 @@ func TestRedirectBucketsSendGetsToAReplica(t *testing.T) {
 		free = node
 		break
 	}
-	b.nodes.mu.Lock()
 	for node := range holders {
-		b.nodes.busy[node] = node != free
+		b.nodes.SetBusy(node, node != free)
 	}
-	b.nodes.mu.Unlock()
 	rc, _, err := serverGet(t, b, &s3.GetObjectInput{Bucket: ptr("redirected"), Key: ptr("k")}, "?response-content-disposition=attachment")
 	var api s3err.APIError
 	if !errors.As(err, &api) || api.HTTPStatusCode != http.StatusTemporaryRedirect || api.Code != "TemporaryRedirect" {
@@ -108,15 +106,13 @@ func TestRedirectBucketsSendGetsToAReplica(t *testing.T) {
 	}
 
 	// Every holder busy: SlowDown, as a proxied read would answer.
-	b.nodes.mu.Lock()
-	b.nodes.busy[free] = true
-	b.nodes.mu.Unlock()
+	b.nodes.SetBusy(free, true)
 	if _, _, err := serverGet(t, b, &s3.GetObjectInput{Bucket: ptr("redirected"), Key: ptr("k")}, ""); !errors.As(err, &api) || api.Code != "SlowDown" {
 		t.Fatalf("every holder busy: %v, want SlowDown", err)
 	}
-	b.nodes.mu.Lock()
-	clear(b.nodes.busy)
-	b.nodes.mu.Unlock()
+	for node := range holders {
+		b.nodes.SetBusy(node, false)
+	}
 
 	// Proxied: no tag, by part number, checksums asked for, outside a server.
 	for name, in := range map[string]*s3.GetObjectInput{

@@ -44,7 +44,7 @@ func TestSetNodesAddsRemovesAndBringsBack(t *testing.T) {
 
 	e, _ := b.cat.Get(ctx, "data", "k")
 	gone := e.Replicas[0].Node
-	var rest []NodeConfig
+	var rest []nodes.Config
 	for _, c := range cfgs {
 		if c.ID != gone {
 			rest = append(rest, c)

@@ -197,7 +197,7 @@ func (r *repairer) scan(ctx context.Context) error {
 			short = append(short, e)
 		}
 	}
-	b.nodes.setCommitted(used, began)
+	b.nodes.SetCommitted(used, began)
 	b.regrid()
 	r.setScan(len(entries), len(short), lost)
 	r.repairAll(ctx, short, policies)
@@ -375,15 +375,15 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) e
 		return err
 	}
 	if !r.allow(place.Nodes) {
-		b.nodes.unreserve(place.Nodes, e.Size)
+		b.nodes.Unreserve(place.Nodes, e.Size)
 		return errRateLimited
 	}
-	req := &request{idle: b.nodes.timeouts.Idle}
-	req.ctx, req.cancel = context.WithTimeout(ctx, b.nodes.timeouts.Request)
+	req := &request{idle: b.timeouts.Idle}
+	req.ctx, req.cancel = context.WithTimeout(ctx, b.timeouts.Request)
 	defer req.cancel()
 	body, err := b.openObject(req, e, 0, e.Size)
 	if err != nil {
-		b.nodes.unreserve(place.Nodes, e.Size)
+		b.nodes.Unreserve(place.Nodes, e.Size)
 		return err
 	}
 	defer body.Close()
@@ -392,7 +392,7 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) e
 	name := b.replicaName(e.Bucket, e.Key)
 	res, err := b.putReplicas(req.ctx, place.Nodes, name, body, e)
 	if err != nil {
-		b.nodes.unreserve(place.Nodes, e.Size)
+		b.nodes.Unreserve(place.Nodes, e.Size)
 		return err
 	}
 	written := time.Now()
@@ -412,7 +412,7 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) e
 		}
 		good = append(good, n)
 	}
-	if left := CommitWindow(b.nodes.timeouts.Consul) - time.Since(written); err == nil && len(good) > 0 && left > 0 {
+	if left := CommitWindow(b.timeouts.Consul) - time.Since(written); err == nil && len(good) > 0 && left > 0 {
 		// the entry names the copies within the commit window, or never
 		// (the GC's grace is twice that window)
 		uctx, cancel := context.WithTimeout(ctx, left)
@@ -433,17 +433,17 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) e
 	}
 	if err != nil {
 		// the copies are not named by the entry (or not surely): the GC's
-		b.nodes.unreserve(place.Nodes, e.Size)
+		b.nodes.Unreserve(place.Nodes, e.Size)
 		return err
 	}
-	b.nodes.committedOn(good, e.Size, e.Size)
+	b.nodes.Commit(good, e.Size, e.Size)
 	var bad []string
 	for _, n := range place.Nodes {
 		if !slices.Contains(good, n) {
 			bad = append(bad, n)
 		}
 	}
-	b.nodes.unreserve(bad, e.Size)
+	b.nodes.Unreserve(bad, e.Size)
 	r.repaired(len(good), e.Size)
 	b.log.Info("replicas re-created", "bucket", e.Bucket, "key", e.Key, "nodes", good, "degraded", place.Degraded)
 	return nil

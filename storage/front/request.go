@@ -12,9 +12,9 @@ import (
 	"github.com/versity/versitygw/s3err"
 )
 
-// request is one S3 request's context: its deadline (Timeouts.Request),
+// request is one S3 request's context: its deadline (nodes.Timeouts.Request),
 // and the client's connection, whose deadlines keep a client that stops
-// sending or taking bytes from holding the request (Timeouts.Idle).
+// sending or taking bytes from holding the request (nodes.Timeouts.Idle).
 //
 // versitygw hands the backend fasthttp's RequestCtx, which fasthttp reuses
 // once the request ends and which never says the client left; the work is
@@ -27,8 +27,8 @@ type request struct {
 }
 
 func (b *Backend) request(parent context.Context) *request {
-	r := &request{idle: b.nodes.timeouts.Idle}
-	r.ctx, r.cancel = context.WithTimeout(context.Background(), b.nodes.timeouts.Request)
+	r := &request{idle: b.timeouts.Idle}
+	r.ctx, r.cancel = context.WithTimeout(context.Background(), b.timeouts.Request)
 	if rc, ok := parent.(*fasthttp.RequestCtx); ok {
 		r.conn = rc.Conn()
 	}

@@ -212,7 +212,7 @@ func (b *Backend) scrubReplica(ctx context.Context, e catalog.Entry, r catalog.R
 	switch {
 	case uerr == nil:
 		rep.Dropped++
-		b.nodes.orphaned(r.Node, e.Size)
+		b.nodes.Orphan(r.Node, e.Size)
 	case errors.Is(uerr, errLastReplica):
 		b.log.Error("scrub: the only replica of an object is bad; kept for an operator", "bucket", e.Bucket, "key", e.Key, "node", r.Node)
 	case !errors.Is(uerr, errStale) && !errors.Is(uerr, catalog.ErrNotFound):

@@ -41,16 +41,14 @@ func (b *Backend) Status() Status {
 		cells[n.Tenant], _ = b.grid.CellOf(n.Tenant)
 	}
 	b.mu.Unlock()
-	b.nodes.mu.Lock()
-	for _, n := range b.nodes.list {
+	for _, n := range b.nodes.Snapshot() {
 		st.Nodes = append(st.Nodes, NodeStatus{ID: n.ID, Tenant: n.Tenant, Environment: n.Environment, Rack: n.Rack,
-			Row: cells[n.Tenant].Row, Col: cells[n.Tenant].Col, Up: b.nodes.up[n.ID], Busy: b.nodes.busy[n.ID], Removed: b.nodes.removed[n.ID], Used: b.nodes.used(n.ID), Room: b.nodes.room(n.ID), DiskFree: b.nodes.spaceOf(n.ID).diskFree,
-			Capacity: b.nodes.capacity[n.ID], CapacityFrom: b.nodes.capacityFrom[n.ID]})
-		if b.nodes.up[n.ID] {
+			Row: cells[n.Tenant].Row, Col: cells[n.Tenant].Col, Up: n.Up, Busy: n.Busy, Removed: n.Removed, Used: n.Used, Room: n.Room, DiskFree: n.DiskFree,
+			Capacity: n.Capacity, CapacityFrom: n.CapacityFrom})
+		if n.Up {
 			up++
 		}
 	}
-	b.nodes.mu.Unlock()
 	st.RepairRatePerHour = float64(recent) / rateWindow.Hours()
 	if st.UnderReplicated > 0 {
 		ratePerHour := st.RepairRatePerHour

@@ -21,12 +21,12 @@ import (
 
 func testBackend(t *testing.T, repair RepairOptions) *Backend {
 	t.Helper()
-	var cfgs []NodeConfig
+	var cfgs []nodes.Config
 	for i, env := range []string{"a", "b", "c", "d"} {
-		cfgs = append(cfgs, NodeConfig{Node: nodes.Node{ID: "n" + env, Tenant: env + "/fn", Environment: env,
+		cfgs = append(cfgs, nodes.Config{Node: nodes.Node{ID: "n" + env, Tenant: env + "/fn", Environment: env,
 			Endpoint: "127.0.0.1:1", Capacity: int64(i+1) << 30}, AccessKey: "k", SecretKey: "s"})
 	}
-	ns, err := Connect(cfgs, nil)
+	ns, err := nodes.Connect(cfgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,8 +35,8 @@ func testBackend(t *testing.T, repair RepairOptions) *Backend {
 
 func TestStatusETAFollowsTheMeasuredRepairRate(t *testing.T) {
 	b := testBackend(t, RepairOptions{PerServerPerHour: 30})
-	b.nodes.setUp("na", true)
-	b.nodes.setUp("nb", true)
+	b.nodes.SetUp("na", true)
+	b.nodes.SetUp("nb", true)
 	b.repair.setScan(100, 12, 1)
 	st := b.Status()
 	// nothing repaired yet: the limit of two live servers, 60 per hour, 12 left
@@ -68,7 +68,7 @@ func TestStatusETAFollowsTheMeasuredRepairRate(t *testing.T) {
 func TestDownNodesTakeNoReplicas(t *testing.T) {
 	b := testBackend(t, RepairOptions{})
 	for _, id := range []string{"na", "nb", "nc"} {
-		b.nodes.setUp(id, true)
+		b.nodes.SetUp(id, true)
 	}
 	b.grid = b.nodes.Grid()
 	for i := 0; i < 50; i++ {
@@ -82,7 +82,7 @@ func TestDownNodesTakeNoReplicas(t *testing.T) {
 			}
 		}
 	}
-	if down := b.nodes.setUp("na", false); down > time.Second {
+	if down := b.nodes.SetUp("na", false); down > time.Second {
 		t.Fatalf("a node just gone down reports %s down", down)
 	}
 	b.markInGrid("na")
@@ -122,18 +122,18 @@ func fakeNode(t *testing.T, name string) string {
 // (their times to first byte alike), and fails with SlowDown when
 // every replica's node is busy.
 func TestReadsSkipBusyNodesAndPreferTheLeastLoaded(t *testing.T) {
-	var cfgs []NodeConfig
+	var cfgs []nodes.Config
 	for _, env := range []string{"a", "b", "c"} {
-		cfgs = append(cfgs, NodeConfig{Node: nodes.Node{ID: "n" + env, Tenant: env + "/fn", Environment: env,
+		cfgs = append(cfgs, nodes.Config{Node: nodes.Node{ID: "n" + env, Tenant: env + "/fn", Environment: env,
 			Endpoint: fakeNode(t, "n"+env), Capacity: 1 << 30}, AccessKey: "k", SecretKey: "s"})
 	}
-	ns, err := Connect(cfgs, nil)
+	ns, err := nodes.Connect(cfgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := New(Options{KV: kv.NewMem(), Prefix: "harvest/", Nodes: ns, Log: hclog.NewNullLogger()})
 	for _, id := range []string{"na", "nb", "nc"} {
-		ns.setUp(id, true)
+		ns.SetUp(id, true)
 	}
 	e := catalog.Entry{Bucket: "b", Key: "k", Size: 2, Replicas: []catalog.Replica{{Node: "na", Name: "x"}, {Node: "nb", Name: "x"}, {Node: "nc", Name: "x"}}}
 	read := func() string {
@@ -149,35 +149,19 @@ func TestReadsSkipBusyNodesAndPreferTheLeastLoaded(t *testing.T) {
 	if got := read(); got != "na" {
 		t.Fatalf("with nothing busy or loaded the first replica serves; got %s", got)
 	}
-	ns.busy["na"] = true
+	ns.SetBusy("na", true)
 	for i := 0; i < 3; i++ {
-		defer ns.startRead("nb")()
+		defer ns.StartRead("nb")()
 	}
 	if got := read(); got != "nc" {
 		t.Fatalf("na busy, nb serving 3 reads: read from %s, want nc", got)
 	}
-	if ns.inflight("nc") != 0 {
-		t.Fatalf("a closed read is still counted on nc: %d", ns.inflight("nc"))
+	if ns.InFlight("nc") != 0 {
+		t.Fatalf("a closed read is still counted on nc: %d", ns.InFlight("nc"))
 	}
-	ns.busy["nb"], ns.busy["nc"] = true, true
+	ns.SetBusy("nb", true)
+	ns.SetBusy("nc", true)
 	if _, err := b.openObject(b.request(context.Background()), e, 0, e.Size); err == nil || !strings.Contains(err.Error(), "SlowDown") {
 		t.Fatalf("every replica busy: %v, want SlowDown", err)
-	}
-}
-
-// TestTheGridTakesThePlacementOptions: the grid the front places with
-// carries the configured hour candidates, first-replica steering and joint
-// pick.
-func TestTheGridTakesThePlacementOptions(t *testing.T) {
-	cfgs := []NodeConfig{{Node: nodes.Node{ID: "na", Tenant: "a/fn", Environment: "a", Endpoint: "127.0.0.1:1", Capacity: 1 << 30},
-		AccessKey: "k", SecretKey: "s"}}
-	for _, o := range []NodesOptions{{HourCandidates: 5, SteerFirst: true, PickJointly: true}, {HourCandidates: 3}} {
-		ns, err := Connect(cfgs, nil, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g := ns.Grid(); g.HourCandidates != o.HourCandidates || g.SteerFirst != o.SteerFirst || g.PickJointly != o.PickJointly {
-			t.Errorf("options %+v: grid has %d candidates, steer first %v, jointly %v", o, g.HourCandidates, g.SteerFirst, g.PickJointly)
-		}
 	}
 }

@@ -175,7 +175,7 @@ func partBytes(parts map[int]part) int64 {
 // background; the garbage collector removes what this misses).
 func (b *Backend) dropParts(bucket, id string, parts map[int]part) {
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 4*b.nodes.timeouts.Consul)
+		ctx, cancel := context.WithTimeout(context.Background(), 4*b.timeouts.Consul)
 		defer cancel()
 		for n := range parts {
 			_ = b.kv.Delete(ctx, b.partKey(bucket, id, n))
@@ -201,7 +201,7 @@ func (b *Backend) RecountUploads(ctx context.Context) error {
 			return err
 		}
 		for _, n := range u.Nodes {
-			b.nodes.addPending(n, partBytes(parts))
+			b.nodes.AddPending(n, partBytes(parts))
 		}
 	}
 	return nil

@@ -1,10 +1,19 @@
-// Package nodes owns the blob tier's registry of storage nodes: one MinIO-
-// compatible server per harvested Nomad client, with the primary tenant,
+// Package nodes owns the blob tier's storage nodes: one MinIO-compatible
+// server per harvested Nomad client.
+//
+// The registry (this file) keeps each node with the primary tenant,
 // environment and rack it belongs to, the harvestable capacity its owner
 // declared, and the identity marker written when it joined (a reimage wipes
-// the marker, which is how the repairer notices). Kept in Consul KV at
+// the marker, which is how the repairer notices), in Consul KV at
 // blob/nodes/<node>. It also turns the registry, the tenants' reimage rates
 // and peak CPU into Algorithm 2's grid input.
+//
+// The pool (Pool, pool.go) is the live set of nodes a front writes to: their
+// S3 clients, up and down and identity markers, busy flags, effective
+// capacity and the grid over them; the bytes each holds and may still take
+// (space.go) and what the other fronts' ledgers add (ledger.go); the calls
+// in flight to each and the timeouts (limits.go); which replica a read
+// starts from (readchoice.go); and a reloaded node list (reload.go).
 package nodes
 
 import (

@@ -1,4 +1,4 @@
-package front
+package nodes
 
 import (
 	"math"
@@ -10,12 +10,12 @@ import (
 )
 
 func TestReadsStartOnTheReplicaOfLeastPeakEWMACost(t *testing.T) {
-	n := &Nodes{}
-	n.observeRead("slow", 200*time.Millisecond)
-	n.observeRead("fast", 10*time.Millisecond)
+	n := &Pool{}
+	n.ObserveRead("slow", 200*time.Millisecond)
+	n.ObserveRead("fast", 10*time.Millisecond)
 	order := func() []string {
 		rs := []catalog.Replica{{Node: "slow"}, {Node: "fast"}, {Node: "new"}}
-		n.byReadCost(rs)
+		n.ByReadCost(rs)
 		var out []string
 		for _, r := range rs {
 			out = append(out, r.Node)
@@ -27,7 +27,7 @@ func TestReadsStartOnTheReplicaOfLeastPeakEWMACost(t *testing.T) {
 	}
 	var done []func()
 	for range 30 { // (10 ms + 1 ms) x 31 reads in flight costs more than 201 ms x 1
-		done = append(done, n.startRead("fast"))
+		done = append(done, n.StartRead("fast"))
 	}
 	if got := order(); !slices.Equal(got, []string{"new", "slow", "fast"}) {
 		t.Fatalf("order with 30 reads in flight on fast: %v", got)
@@ -35,8 +35,8 @@ func TestReadsStartOnTheReplicaOfLeastPeakEWMACost(t *testing.T) {
 	for _, d := range done {
 		d()
 	}
-	if n.inflight("fast") != 0 {
-		t.Fatalf("reads in flight after they ended: %d", n.inflight("fast"))
+	if n.InFlight("fast") != 0 {
+		t.Fatalf("reads in flight after they ended: %d", n.InFlight("fast"))
 	}
 }
 

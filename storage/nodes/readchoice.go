@@ -1,4 +1,4 @@
-package front
+package nodes
 
 // Which replica a read starts from. Each node's reads are scored as
 // Finagle's "peak EWMA" load balancer scores a backend: the recent time to
@@ -64,35 +64,40 @@ func (s *readStats) cost(now time.Time) float64 {
 	return (e + costFloor) * float64(s.inflight.Load()+1)
 }
 
-func (n *Nodes) readStats(id string) *readStats {
-	s, _ := n.reads.LoadOrStore(id, new(readStats))
+func (p *Pool) readStats(id string) *readStats {
+	s, _ := p.reads.LoadOrStore(id, new(readStats))
 	return s.(*readStats)
 }
 
-func (n *Nodes) inflight(id string) int64 { return n.readStats(id).inflight.Load() }
+// InFlight is the reads in flight on a node (StartRead).
+func (p *Pool) InFlight(id string) int64 { return p.readStats(id).inflight.Load() }
 
-// startRead counts a read in flight on a node until the returned func runs.
-func (n *Nodes) startRead(id string) func() {
-	s := n.readStats(id)
+// StartRead counts a read in flight on a node until the returned func runs.
+func (p *Pool) StartRead(id string) func() {
+	s := p.readStats(id)
 	s.inflight.Add(1)
 	return func() { s.inflight.Add(-1) }
 }
 
-// observeRead records a read's time to first byte from a node.
-func (n *Nodes) observeRead(id string, d time.Duration) {
-	e := n.readStats(id).observe(d, time.Now())
-	if g := n.firstByte.Load(); g != nil {
-		g.WithLabelValues(id).Set(e)
+// ObserveRead records a read's time to first byte from a node.
+func (p *Pool) ObserveRead(id string, d time.Duration) {
+	e := p.readStats(id).observe(d, time.Now())
+	if f := p.firstByte.Load(); f != nil {
+		(*f)(id, e)
 	}
 }
 
-// byReadCost orders replicas by their nodes' read cost, least first (ties
+// OnFirstByte has fn told each node's time to first byte (seconds, the
+// moving average) after every read ObserveRead records: the front's metric.
+func (p *Pool) OnFirstByte(fn func(node string, secs float64)) { p.firstByte.Store(&fn) }
+
+// ByReadCost orders replicas by their nodes' read cost, least first (ties
 // keep their order).
-func (n *Nodes) byReadCost(rs []catalog.Replica) {
+func (p *Pool) ByReadCost(rs []catalog.Replica) {
 	now := time.Now()
 	cost := make(map[string]float64, len(rs))
 	for _, r := range rs {
-		cost[r.Node] = n.readStats(r.Node).cost(now)
+		cost[r.Node] = p.readStats(r.Node).cost(now)
 	}
 	sort.SliceStable(rs, func(i, j int) bool { return cost[rs[i].Node] < cost[rs[j].Node] })
 }
