@@ -219,6 +219,11 @@ func readCounts(rep *BlobReport, before, after map[string]float64) {
 	rep.BusyDenials, rep.Saturated = diff("harvest_blob_busy_denials_total"), diff("harvest_blob_node_saturated_total")
 }
 
+// emptySHA256 is the payload hash of a GET: S3 servers (versitygw among
+// them) refuse a signed request without x-amz-content-sha256, which curl
+// sends (and signs) only when given.
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
 // readCommand is the shell a task runs before its sleep: it reads object
 // (first + alloc index) mod n of the dataset through the front's S3 API
 // with curl (SigV4), and says on stderr when the read failed; the task
@@ -226,7 +231,8 @@ func readCounts(rep *BlobReport, before, after map[string]float64) {
 func readCommand(first, n int) string {
 	return fmt.Sprintf(`k=$(( (%d + ${NOMAD_ALLOC_INDEX}) %% %d )); `+
 		`curl -sS -o /dev/null --max-time 60 --fail --aws-sigv4 aws:amz:us-east-1:s3 --user "$HARVEST_S3_ACCESS_KEY:$HARVEST_S3_SECRET_KEY" `+
-		`"$HARVEST_S3_ENDPOINT/%s/table-$k" || echo "testbed: reading table-$k failed" >&2; `, first, n, inputBucket)
+		`-H "x-amz-content-sha256: %s" `+
+		`"$HARVEST_S3_ENDPOINT/%s/table-$k" || echo "testbed: reading table-$k failed" >&2; `, first, n, emptySHA256, inputBucket)
 }
 
 func randomHex(n int) string {

@@ -15,7 +15,8 @@ import (
 )
 
 // A task of a run with a blob tier reads its object through the S3 API
-// with a SigV4-signed GET (the object its job's first object plus its
+// with a SigV4-signed GET, its payload hash signed too (versitygw refuses
+// a request without it) (the object its job's first object plus its
 // allocation index names, modulo the dataset), then sleeps its length;
 // a failed read is said on stderr and the task goes on.
 func TestTasksReadTheirObjectSigned(t *testing.T) {
@@ -29,6 +30,10 @@ func TestTasksReadTheirObjectSigned(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		paths, auths = append(paths, r.URL.Path), append(auths, r.Header.Get("Authorization"))
+		if r.Header.Get("X-Amz-Content-Sha256") != emptySHA256 {
+			http.Error(w, "MissingContentSha256", http.StatusBadRequest) // as versitygw answers
+			return
+		}
 		if fail {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return
@@ -73,7 +78,8 @@ func TestTasksReadTheirObjectSigned(t *testing.T) {
 		t.Fatalf("paths %v: want objects (3+1)%%5 and (3+0)%%5", paths)
 	}
 	for _, a := range auths {
-		if !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential=testbed-ak/") || !strings.Contains(a, "/us-east-1/s3/aws4_request") {
+		if !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential=testbed-ak/") || !strings.Contains(a, "/us-east-1/s3/aws4_request") ||
+			!strings.Contains(a, "SignedHeaders=host;x-amz-content-sha256;x-amz-date") {
 			t.Fatalf("authorization %q: want SigV4 for s3 with the run's key", a)
 		}
 	}

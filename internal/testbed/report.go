@@ -64,6 +64,14 @@ type Report struct {
 	Allocations          int     `json:"allocations"`
 	HostBusySeconds      float64 `json:"host_busy_cpu_seconds"`
 	HostCPUPerAllocation float64 `json:"host_cpu_seconds_per_allocation"`
+	// DaemonCPUSeconds is each role's time on a CPU (the scheduler's
+	// accounting of the cluster's agents, the clients' harvest plugins, the
+	// placer and the blob front) from the span's start to the end of the
+	// drain, DaemonCores their sum over that wall time: what the control
+	// plane costs, whatever else the host runs. Tasks and their executors
+	// are not counted.
+	DaemonCPUSeconds map[string]float64 `json:"daemon_cpu_seconds"`
+	DaemonCores      float64            `json:"daemon_cores"`
 	// Utilisation is the harvested allocations' and the primaries' share
 	// of all cores every 10 trace minutes, from the span's start to the
 	// end of the drain.

@@ -123,6 +123,12 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 
 	busyBefore, busyErr := hostBusySeconds()
+	roles := map[string]int{"placer": pl.proc.PID}
+	if blob != nil {
+		roles["blob front"] = blob.proc.PID
+	}
+	daemons := daemonPIDs(st, roles)
+	cpuBefore, measuredFrom := onCPUSeconds(daemons), time.Now()
 	var blobBefore map[string]float64
 	if blob != nil {
 		if blobBefore, err = blob.counters(ctx); err != nil {
@@ -218,6 +224,13 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		logs = append(logs, blob.log)
 	}
 	rep.DaemonErrorLines = errorLines(logs)
+	rep.DaemonCPUSeconds = map[string]float64{}
+	total := 0.0
+	for role, after := range onCPUSeconds(daemons) {
+		rep.DaemonCPUSeconds[role] = after - cpuBefore[role]
+		total += after - cpuBefore[role]
+	}
+	rep.DaemonCores = total / time.Since(measuredFrom).Seconds()
 	rep.Simulator, rep.SimulatorWithDelay = predict(simCfg, rep.StartDelay.P50*c.Speedup, c.Logger)
 	return rep, writeReport(c.Out, rep)
 }

@@ -19,7 +19,7 @@ func WriteSummary(dir string, reports []*Report) error {
 		return err
 	}
 	var b strings.Builder
-	b.WriteString("| policy | seed | jobs | finished | unfinished | submit errors | mean job s | p50 | p90 | in span: finished, mean s | sim: finished, mean s | sim with the start delay: finished, mean s | kills | sim kills | refused starts | abandoned allocations | wasted task-s | sim wasted | breaches | longest breach s (bound) | start delay p50/p90 s (shortest task s) | allocations, host CPU s each | blob reads, failed, busy denials, lost of objects | daemon ERROR lines |\n")
+	b.WriteString("| policy | seed | jobs | finished | unfinished | submit errors | mean job s | p50 | p90 | in span: finished, mean s | sim: finished, mean s | sim with the start delay: finished, mean s | kills | sim kills | refused starts | abandoned allocations | wasted task-s | sim wasted | breaches | longest breach s (bound) | start delay p50/p90 s (shortest task s) | allocations, host CPU s each, daemons' mean cores | blob reads, failed, busy denials, lost of objects | daemon ERROR lines |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var series []plots.Series
 	for _, r := range reports {
@@ -38,11 +38,11 @@ func WriteSummary(dir string, reports []*Report) error {
 		if r.Blob != nil {
 			blob = fmt.Sprintf("%d, %d, %d, %d of %d", r.Blob.Reads, r.Blob.ReadFailures, r.Blob.BusyDenials, r.Blob.Lost, r.Blob.Objects)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.0f | %.0f | %.0f | %d, %.0f | %d, %.0f | %d, %.0f | %d | %d | %d | %d | %.0f | %.0f | %d | %.1f (%.1f) | %.1f/%.1f (%.2f) | %d, %.2f | %s | %d |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.0f | %.0f | %.0f | %d, %.0f | %d, %.0f | %d, %.0f | %d | %d | %d | %d | %.0f | %.0f | %d | %.1f (%.1f) | %.1f/%.1f (%.2f) | %d, %.2f, %.2f | %s | %d |\n",
 			r.Policy, r.Seed, r.Submitted, r.Finished, r.Unfinished, r.SubmitErrors, r.JobSeconds.Mean, r.JobSeconds.P50, r.JobSeconds.P90,
 			r.FinishedInSpan, r.JobSecondsInSpan.Mean, sim.Finished, sim.MeanJobSeconds, delayed.Finished, delayed.MeanJobSeconds, r.Kills, sim.Kills, r.Refused, r.Abandoned,
 			r.WastedTaskSeconds, sim.WastedTaskSeconds, len(r.Breaches), r.LongestBreach, r.BreachBound,
-			r.StartDelay.P50, r.StartDelay.P90, r.ShortestTaskWall, r.Allocations, r.HostCPUPerAllocation, blob, errs)
+			r.StartDelay.P50, r.StartDelay.P90, r.ShortestTaskWall, r.Allocations, r.HostCPUPerAllocation, r.DaemonCores, blob, errs)
 		times := append([]float64(nil), r.JobSecondsAll...)
 		sort.Float64s(times)
 		s := plots.Series{Name: fmt.Sprintf("%s seed %d", r.Policy, r.Seed)}
