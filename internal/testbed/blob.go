@@ -82,12 +82,8 @@ func startBlob(ctx context.Context, c Config, st *localcluster.State, nodes []lo
 	if err := os.WriteFile(config, []byte(cfg.String()), 0o600); err != nil {
 		return nil, err
 	}
-	binary, err := filepath.Abs(filepath.Join(c.Bin, "harvest-blob")) // StopProcess checks it against /proc
-	if err != nil {
-		return nil, err
-	}
-	b.proc = localcluster.Agent{Name: "blob", Binary: binary, Dir: c.Out, Log: b.log}
-	if err := localcluster.StartProcess(&b.proc, "agent", "-config", config); err != nil {
+	var err error
+	if b.proc, err = startAgent(c, "blob", "harvest-blob", config, b.log); err != nil {
 		return nil, err
 	}
 	b.client, err = minio.New(b.addr, &minio.Options{Creds: credentials.NewStaticV4(b.accessKey, b.secretKey, ""), MaxRetries: 1})

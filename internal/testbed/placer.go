@@ -57,12 +57,8 @@ acl {
 `, p.api, st.NomadAddr(), st.ConsulAddr(), contract.DefaultKVPrefix, p.proxyAddr, placement, st.PlacerToken)), 0o644); err != nil {
 		return nil, err
 	}
-	binary, err := filepath.Abs(filepath.Join(c.Bin, "harvest-placer")) // StopProcess checks it against /proc
-	if err != nil {
-		return nil, err
-	}
-	p.proc = localcluster.Agent{Name: "placer", Binary: binary, Dir: c.Out, Log: p.log}
-	if err := localcluster.StartProcess(&p.proc, "agent", "-config", config); err != nil {
+	var err error
+	if p.proc, err = startAgent(c, "placer", "harvest-placer", config, p.log); err != nil {
 		return nil, err
 	}
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
@@ -78,6 +74,18 @@ acl {
 	}
 	p.stop()
 	return nil, fmt.Errorf("the placer did not answer on %s (log %s)", p.api, p.log)
+}
+
+// startAgent starts `<binary> agent -config config` from c.Bin with the
+// harness's process handling (killed with this process, stopped by a pid
+// checked against /proc), its output in log.
+func startAgent(c Config, name, binary, config, log string) (localcluster.Agent, error) {
+	path, err := filepath.Abs(filepath.Join(c.Bin, binary)) // StopProcess checks it against /proc
+	if err != nil {
+		return localcluster.Agent{}, err
+	}
+	a := localcluster.Agent{Name: name, Binary: path, Dir: c.Out, Log: log}
+	return a, localcluster.StartProcess(&a, "agent", "-config", config)
 }
 
 // stop sends SIGTERM and waits (SIGKILL after 30 s).
