@@ -52,7 +52,7 @@ func (s jobSpec) forJob(i int) jobSpec {
 // jobHCL is a stream job as a user writes it: a batch job of one group per
 // stage, each naming the stage before it in harvest_after, each task a
 // one-core allocation that reads its input object (when the run has a blob
-// tier) and sleeps its length at the speed-up (its allocation index picks
+// tier) while it sleeps its length at the speed-up (its allocation index picks
 // its length and object). Under stock the tasks run under raw_exec.
 func jobHCL(j *job, s jobSpec) string {
 	driver := "harvest"
@@ -80,7 +80,12 @@ func jobHCL(j *job, s jobSpec) string {
 			env = fmt.Sprintf("      env {\n        HARVEST_S3_ENDPOINT   = %q\n        HARVEST_S3_ACCESS_KEY = %q\n        HARVEST_S3_SECRET_KEY = %q\n      }\n",
 				r.Endpoint, r.AccessKey, r.SecretKey)
 		}
-		script += "set -- " + strings.Join(lengths, " ") + "; shift ${NOMAD_ALLOC_INDEX}; exec sleep $1"
+		script += "set -- " + strings.Join(lengths, " ") + "; shift ${NOMAD_ALLOC_INDEX}; "
+		if s.Reads != nil {
+			script += "sleep $1; wait"
+		} else {
+			script += "exec sleep $1"
+		}
 		fmt.Fprintf(&b, `    task "t" {
       driver = %q
       config {
