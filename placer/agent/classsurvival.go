@@ -255,6 +255,3 @@ func survivalAt(curve []survival.Point, l time.Duration) survival.Probability {
 	f := math.Log(float64(l)/float64(lo.Length)) / math.Log(float64(hi.Length)/float64(lo.Length))
 	return lo.Probability + survival.Probability(f)*(hi.Probability-lo.Probability)
 }
-
-// defaultSurvivalSample is classify.survival_sample's default.
-const defaultSurvivalSample = 100

@@ -17,6 +17,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/jobtype"
 	"github.com/harvest-platform/harvest/placer/labels"
 	"github.com/harvest-platform/harvest/placer/survival"
@@ -286,10 +287,10 @@ func TestSurvivalSampleStaysNearTheFullReplay(t *testing.T) {
 	if same := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), largest); !reflect.DeepEqual(same, full) {
 		t.Fatal("a sample as large as the largest class changed the figures")
 	}
-	for _, n := range []int{25, 50, defaultSurvivalSample} {
+	for _, n := range []int{25, 50, config.DefaultSurvivalSample} {
 		sampled := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), n)
 		worst, sum, count := survivalGaps(full, sampled, func(c api.Class, a, b api.SurvivalPoint, d float64) {
-			if d > 0.05 && n == defaultSurvivalSample {
+			if d > 0.05 && n == config.DefaultSurvivalSample {
 				t.Logf("  %s %s: full %.3f (%d tasks), sampled %.3f (%d tasks)", c.Name, a.Length, *a.Probability, a.Tasks, *b.Probability, b.Tasks)
 			}
 		})
@@ -299,7 +300,7 @@ func TestSurvivalSampleStaysNearTheFullReplay(t *testing.T) {
 		// 0.086, in a class whose kills come from a few tenants) with room
 		// for noise: a sampler that loses the weight of heavy members or
 		// draws unevenly is several times worse on both
-		if mean := sum / float64(count); n == defaultSurvivalSample && (mean > 0.01 || worst > 0.12) {
+		if mean := sum / float64(count); n == config.DefaultSurvivalSample && (mean > 0.01 || worst > 0.12) {
 			t.Errorf("the default sample (%d) is %.4f from the full replay on average, %.3f at most; want within 0.01 and 0.12",
 				n, mean, worst)
 		}

@@ -155,7 +155,7 @@ func (a *Agent) ingest(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, fmt.Errorf("ingest body: %w", err))
 		return
 	}
-	in, err := parseIngest(body, a.now(), a.set.retention)
+	in, err := parseIngest(body, a.now(), a.set.Retention)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/partition"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -36,7 +37,7 @@ type PartitionState struct {
 type partitioner struct {
 	view    clusterView
 	store   *history.Store
-	cfg     PartitionConfig
+	cfg     config.PartitionConfig
 	log     hclog.Logger
 	metrics *strategyMetrics
 	now     func() time.Time
@@ -53,7 +54,7 @@ func (p *partitioner) Cutoff() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.state == nil {
-		c, _ := p.cfg.settings(1)
+		c, _ := p.cfg.Rule(1)
 		return c.InitialCutoff
 	}
 	return p.state.Cutoff
@@ -108,7 +109,7 @@ func (p *partitioner) pass(ctx context.Context) error {
 			p.mu.Unlock()
 			return nil
 		}
-		cfg, err := p.cfg.settings(len(nodes))
+		cfg, err := p.cfg.Rule(len(nodes))
 		if err != nil {
 			p.mu.Unlock()
 			return err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
@@ -35,8 +36,8 @@ type PolicyDocument = declare.Policy
 // parsePolicyDocument reads and checks a PUT /v1/policy body.
 func parsePolicyDocument(data []byte) (PolicyDocument, error) { return declare.ParsePolicy(data) }
 
-func policyThresholds(p PolicyDocument) classifyThresholds {
-	return classifyThresholds{PeriodicStrength: p.PeriodicStrength, ConstantSD: p.ConstantSD,
+func policyThresholds(p PolicyDocument) config.ClassifyThresholds {
+	return config.ClassifyThresholds{PeriodicStrength: p.PeriodicStrength, ConstantSD: p.ConstantSD,
 		ClassSpread: p.ClassSpread, MaxClasses: p.MaxClasses}
 }
 
@@ -72,7 +73,7 @@ func (d *declared) thresholds(ctx context.Context, base classify.Config) (classi
 	if err != nil || p == nil {
 		return base, err
 	}
-	err = policyThresholds(*p).apply(&base, "")
+	err = policyThresholds(*p).Apply(&base, "")
 	return base, err
 }
 

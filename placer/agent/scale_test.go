@@ -11,6 +11,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
@@ -70,7 +71,7 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 			t.Fatal(err)
 		}
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Packing.Enabled, cfg.Partition.Enabled, cfg.Greylist.Enabled, cfg.Escalation.Enabled = true, true, true, true
 	log := hclog.NewNullLogger()
 	a := &Agent{log: log, store: store, metrics: NewMetrics(), set: decoded(t, cfg), now: time.Now}
