@@ -34,6 +34,7 @@ import (
 	nomadacl "github.com/hashicorp/nomad/acl"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/placer/config"
 )
 
@@ -80,7 +81,7 @@ func newAuthorizer(cfg config.ACLSettings, nomad *nomadapi.Client, log hclog.Log
 func (a *authorizer) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead
-		if read && (r.URL.Path == "/v1/health" || a.anonymousRead) {
+		if read && (r.URL.Path == api.PathHealth || a.anonymousRead) {
 			h.ServeHTTP(w, r)
 			return
 		}

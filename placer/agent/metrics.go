@@ -3,12 +3,12 @@ package agent
 import (
 	"time"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/observability/metricset"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/plugins/manager"
 
-	"github.com/harvest-platform/harvest/api"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

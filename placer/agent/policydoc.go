@@ -16,6 +16,7 @@ import (
 	"maps"
 	"net/http"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/config"
@@ -78,7 +79,7 @@ func (d *declared) thresholds(ctx context.Context, base classify.Config) (classi
 }
 
 func (d *declared) policyRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/policy", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+api.PathPolicy, func(w http.ResponseWriter, r *http.Request) {
 		p, err := d.policy(r.Context())
 		switch {
 		case err != nil:
@@ -89,7 +90,7 @@ func (d *declared) policyRoutes(mux *http.ServeMux) {
 			writeJSON(w, http.StatusOK, p)
 		}
 	})
-	mux.HandleFunc("PUT /v1/policy", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("PUT "+api.PathPolicy, func(w http.ResponseWriter, r *http.Request) {
 		body, err := readBody(w, r)
 		var p PolicyDocument
 		if err == nil {
@@ -106,7 +107,7 @@ func (d *declared) policyRoutes(mux *http.ServeMux) {
 		d.publish(r.Context())
 		writeJSON(w, http.StatusOK, p)
 	})
-	mux.HandleFunc("DELETE /v1/policy", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("DELETE "+api.PathPolicy, func(w http.ResponseWriter, r *http.Request) {
 		if err := d.store.DeleteDocument(r.Context(), PolicyDocumentName); err != nil {
 			writeError(w, http.StatusInternalServerError, err)
 			return
