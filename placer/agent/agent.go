@@ -16,6 +16,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -25,7 +26,7 @@ type Agent struct {
 	set        config.Settings // the config, decoded once
 	log        hclog.Logger
 	store      *history.Store
-	refresher  *Refresher
+	refresher  *classes.Refresher
 	metrics    *Metrics
 	listener   net.Listener
 	proxy      *http.Server // nil when the proxy is off
@@ -77,7 +78,7 @@ func New(cfg config.Config, log hclog.Logger) (*Agent, error) {
 	} else {
 		log.Info("tenant history format", "day_format", f)
 	}
-	a.refresher = &Refresher{Store: a.store, Config: set.Classifier,
+	a.refresher = &classes.Refresher{Store: a.store, Config: set.Classifier,
 		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: set.Retention, JobTypes: set.JobTypes,
 		ReadConcurrency: set.ReadConcurrency, SurvivalSample: set.SurvivalSample}
 	a.weights = proxy.NewLiveWeights(set.Weights)

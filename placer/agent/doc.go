@@ -6,5 +6,7 @@
 // (declarations.go, policydoc.go) and applies them (declsync.go), and can
 // pull tenant history through a history-importer plugin (historyimport.go).
 // Its configuration file, and the settings decoded from it, are
-// placer/config's.
+// placer/config's; the class table's refresh and survival replay are
+// placer/agent/classes', which the agent runs and serves, and the class
+// room Algorithm 1 weighs is classheadroom.go and classview.go.
 package agent

@@ -8,6 +8,7 @@ import (
 
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -50,7 +51,7 @@ func (a *Agent) routes() http.Handler {
 				writeJSON(w, http.StatusOK, t)
 				return
 			}
-			writeJSON(w, http.StatusOK, withNodes(&t, members))
+			writeJSON(w, http.StatusOK, classes.WithNodes(&t, members))
 		}
 	})
 	mux.HandleFunc("POST "+api.PathRefreshClasses, func(w http.ResponseWriter, r *http.Request) {
