@@ -11,9 +11,9 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
-	"github.com/harvest-platform/harvest/placer/agent"
 )
 
 // TestFailingNodeIsGreylistedAndAvoided (placement-escalation.txt, node
@@ -21,7 +21,7 @@ import (
 // failures the placer greylists it, and harvested jobs then avoid it — one
 // pinned to it waits, one free to go anywhere runs elsewhere.
 func TestFailingNodeIsGreylistedAndAvoided(t *testing.T) {
-	api, proxyAddr := policyPlacer(t, "harvest-greylist/", "", `
+	placerURL, proxyAddr := policyPlacer(t, "harvest-greylist/", "", `
 greylist {
   enabled   = true
   interval  = "1s"
@@ -33,12 +33,12 @@ greylist {
 	failing := uniqueName("acc-fail")
 	purgeJob(t, failing)
 	runVia(t, proxyAddr, policyJob(t, failing, 3, 32, "exit 1", "", pin))
-	var report agent.GreylistReport
+	var report api.GreylistReport
 	for deadline := time.Now().Add(60 * time.Second); !slices.Contains(report.Greylisted, bad); time.Sleep(500 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s not greylisted after three failures: %+v", bad, report)
 		}
-		getJSON(t, api, "/v1/greylist", &report)
+		report = mustRead(t, placerAPI(placerURL).Greylist)
 	}
 	if report.Failures[bad] < 3 || len(report.Greylisted) != 1 {
 		t.Fatalf("greylist report %+v", report)

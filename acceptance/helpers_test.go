@@ -4,6 +4,7 @@ package acceptance
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +22,9 @@ import (
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/api"
+	"github.com/harvest-platform/harvest/internal/connect"
 )
 
 func repoRoot() (string, error) {
@@ -243,4 +247,28 @@ func getJSON(t *testing.T, addr, path string, out any) {
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// placerAPI is the api client of the placer at addr, trusting the
+// cluster's CA as harvestHTTP does and, as getJSON, with no token.
+func placerAPI(addr string) api.Client {
+	c := api.Client{Name: "placer", Address: addr, Timeout: 2 * time.Minute}
+	if !strings.Contains(addr, "://") {
+		c.Address = harvestScheme() + "://" + addr
+	}
+	if sec := cluster.Secure; sec != nil {
+		c.TLS = connect.ClientTLS{CAFile: sec.CAFile}
+	}
+	return c
+}
+
+// mustRead is what read (a typed api read, such as
+// placerAPI(addr).Greylist) answers; an error fails the test.
+func mustRead[T any](t *testing.T, read func(context.Context) (T, error)) T {
+	t.Helper()
+	v, err := read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

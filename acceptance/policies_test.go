@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/api"
-	"github.com/harvest-platform/harvest/placer/agent"
 )
 
 // TestPackingFillsMediumNodesAndAvoidsHighOnes (container-packing.txt):
@@ -28,8 +27,7 @@ packing {
 }`)
 	var landed []string
 	for i := 0; i < 4; i++ {
-		var before api.PackingReport
-		getJSON(t, placerURL, "/v1/packing", &before)
+		before := mustRead(t, placerAPI(placerURL).Packing)
 		if !before.Active || len(before.Nodes) != len(cluster.NomadClients) {
 			t.Fatalf("packing report %+v", before)
 		}
@@ -59,8 +57,7 @@ packing {
 			}
 		}
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
-			var after api.PackingReport
-			getJSON(t, placerURL, "/v1/packing", &after)
+			after := mustRead(t, placerAPI(placerURL).Packing)
 			k := slices.IndexFunc(after.Nodes, func(n api.PackingNode) bool { return n.Name == node })
 			if k >= 0 && after.Nodes[k].UsedMB >= onNode {
 				waitNodeMeta(t, node, "harvest_pack_tier", after.Nodes[k].Tier, 15*time.Second)
@@ -105,12 +102,12 @@ partition {
   grow           = 1
   shrink         = 1
 }`)
-	var st agent.PartitionState
+	var st api.PartitionState
 	for deadline := time.Now().Add(30 * time.Second); len(st.Nodes) != 2; time.Sleep(500 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("partition %+v: want 2 nodes", st)
 		}
-		getJSON(t, placerURL, "/v1/partition", &st)
+		st = mustRead(t, placerAPI(placerURL).Partition)
 	}
 	partition := st.Nodes
 	for _, n := range partition {
@@ -144,7 +141,7 @@ partition {
 		if time.Now().After(deadline) {
 			t.Fatalf("the cutoff never moved: %+v", st)
 		}
-		getJSON(t, placerURL, "/v1/partition", &st)
+		st = mustRead(t, placerAPI(placerURL).Partition)
 	}
 	t.Logf("after two short runs: cutoff %s, size %d, nodes %v", st.Cutoff, st.Size, st.Nodes)
 	if st.Cutoff >= 81*time.Second || st.Size != 3 {
@@ -154,7 +151,7 @@ partition {
 		if time.Now().After(deadline) {
 			t.Fatalf("partition nodes %v: want 3", st.Nodes)
 		}
-		getJSON(t, placerURL, "/v1/partition", &st)
+		st = mustRead(t, placerAPI(placerURL).Partition)
 	}
 	for _, n := range st.Nodes {
 		waitNodeMeta(t, n, "harvest_partition", "short", 15*time.Second)

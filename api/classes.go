@@ -88,7 +88,7 @@ type Unclassified struct {
 // Classes reads the placer's GET /v1/classes.
 func (c Client) Classes(ctx context.Context) (ClassTable, error) {
 	var t ClassTable
-	err := c.Do(ctx, http.MethodGet, "/v1/classes", nil, &t)
+	err := c.Do(ctx, http.MethodGet, PathClasses, nil, &t)
 	return t, err
 }
 
@@ -96,6 +96,6 @@ func (c Client) Classes(ctx context.Context) (ClassTable, error) {
 // new table (POST /v1/classes/refresh).
 func (c Client) RefreshClasses(ctx context.Context) (ClassTable, error) {
 	var t ClassTable
-	err := c.Do(ctx, http.MethodPost, "/v1/classes/refresh", nil, &t)
+	err := c.Do(ctx, http.MethodPost, PathRefreshClasses, nil, &t)
 	return t, err
 }

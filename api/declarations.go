@@ -16,20 +16,20 @@ import (
 // Policy is the placer's policy document.
 func (c Client) Policy(ctx context.Context) (declare.Policy, error) {
 	var p declare.Policy
-	err := c.Do(ctx, http.MethodGet, "/v1/policy", nil, &p)
+	err := c.Do(ctx, http.MethodGet, PathPolicy, nil, &p)
 	return p, err
 }
 
 // PutPolicy replaces the policy document and returns it as stored.
 func (c Client) PutPolicy(ctx context.Context, p declare.Policy) (declare.Policy, error) {
 	var got declare.Policy
-	err := c.Do(ctx, http.MethodPut, "/v1/policy", p, &got)
+	err := c.Do(ctx, http.MethodPut, PathPolicy, p, &got)
 	return got, err
 }
 
 // DeletePolicy removes the policy document: the defaults apply again.
 func (c Client) DeletePolicy(ctx context.Context) error {
-	return c.Do(ctx, http.MethodDelete, "/v1/policy", nil, nil)
+	return c.Do(ctx, http.MethodDelete, PathPolicy, nil, nil)
 }
 
 // Tenant is one primary tenant's declaration.
@@ -53,5 +53,5 @@ func (c Client) DeleteTenant(ctx context.Context, environment, function string) 
 }
 
 func tenantPath(environment, function string) string {
-	return "/v1/tenants/" + url.PathEscape(environment) + "/" + url.PathEscape(function)
+	return PathTenants + "/" + url.PathEscape(environment) + "/" + url.PathEscape(function)
 }

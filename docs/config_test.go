@@ -14,8 +14,8 @@ import (
 
 	"github.com/harvest-platform/harvest/driver"
 	"github.com/harvest-platform/harvest/internal/connect"
-	"github.com/harvest-platform/harvest/placer/agent"
 	"github.com/harvest-platform/harvest/placer/classify"
+	placerconfig "github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/packing"
 	"github.com/harvest-platform/harvest/placer/partition"
 	"github.com/harvest-platform/harvest/plugins/manager"
@@ -187,7 +187,7 @@ func valueDefaults(v reflect.Value, prefix string, out map[string]any) map[strin
 }
 
 func TestConfigurationReferenceMatchesTheCode(t *testing.T) {
-	placerDefaults := valueDefaults(reflect.ValueOf(agent.DefaultConfig()), "", map[string]any{})
+	placerDefaults := valueDefaults(reflect.ValueOf(placerconfig.Default()), "", map[string]any{})
 	cd := classify.Default()
 	for k, v := range map[string]any{"classify.window": cd.Window, "classify.min_history": cd.MinHistory,
 		"classify.periodic_strength": cd.PeriodicStrength, "classify.constant_sd": cd.ConstantSD,
@@ -214,7 +214,7 @@ func TestConfigurationReferenceMatchesTheCode(t *testing.T) {
 	taskSpec, _ := d.TaskConfigSchema()
 
 	code := map[string][]option{
-		"harvest-placer":      withDefaults(structOptions(reflect.TypeOf(agent.Config{}), ""), placerDefaults),
+		"harvest-placer":      withDefaults(structOptions(reflect.TypeOf(placerconfig.Config{}), ""), placerDefaults),
 		"harvest-blob":        withDefaults(structOptions(reflect.TypeOf(blobd.Config{}), ""), blobDefaults),
 		"plugins":             withDefaults(structOptions(reflect.TypeOf(manager.Config{}), ""), pluginDefaults),
 		"connect.nomad":       structOptions(reflect.TypeOf(connect.Nomad{}), ""),

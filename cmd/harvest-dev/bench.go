@@ -28,6 +28,7 @@ import (
 	"github.com/harvest-platform/harvest/internal/localcluster"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/labels"
 )
@@ -226,7 +227,7 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "placer", Level: hclog.Info, Output: os.Stderr})
 	var clock time.Time
-	r := &agent.Refresher{Store: store, Nodes: &benchNodes{nodes: nodes}, Config: classify.Default(), Log: log,
+	r := &classes.Refresher{Store: store, Nodes: &benchNodes{nodes: nodes}, Config: classify.Default(), Log: log,
 		Metrics: agent.NewMetrics(), Now: func() time.Time { return clock }, Retention: 42 * 24 * time.Hour,
 		ReadConcurrency: o.concurrency, SurvivalSample: o.survivalSample}
 	placerRSS := func() string {

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/placer/agent"
+	"github.com/harvest-platform/harvest/placer/config"
 )
 
 type agentCommand struct{}
@@ -33,16 +34,16 @@ func (c *agentCommand) Help() string {
 Options:
 
 `)
-	fs, _ := c.flags(new(agent.Config), new(string))
+	fs, _ := c.flags(new(config.Config), new(string))
 	fs.SetOutput(&b)
 	fs.PrintDefaults()
 	return b.String()
 }
 
-func (c *agentCommand) flags(cfg *agent.Config, configPath *string) (*flag.FlagSet, func()) {
+func (c *agentCommand) flags(cfg *config.Config, configPath *string) (*flag.FlagSet, func()) {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.StringVar(configPath, "config", "", "HCL configuration file")
-	var over agent.Config
+	var over config.Config
 	fs.StringVar(&over.HTTPAddr, "http-addr", "", "address of the HTTP API (default 127.0.0.1:4650)")
 	fs.StringVar(&over.Nomad.Address, "nomad-addr", "", "Nomad HTTP API address (default: the config's, else NOMAD_ADDR, else http://127.0.0.1:4646)")
 	fs.StringVar(&over.Consul.Address, "consul-addr", "", "Consul HTTP API address (default: the config's, else CONSUL_HTTP_ADDR, else localhost:8500)")
@@ -50,33 +51,19 @@ func (c *agentCommand) flags(cfg *agent.Config, configPath *string) (*flag.FlagS
 	fs.StringVar(&over.LogLevel, "log-level", "", "log level: TRACE, DEBUG, INFO, WARN, ERROR")
 	fs.StringVar(&over.Classify.Interval, "refresh-interval", "", "how often to reclassify (default 24h)")
 	fs.StringVar(&over.Proxy.Address, "proxy-addr", "", "address of the admission proxy users point NOMAD_ADDR at (default 127.0.0.1:4656)")
-	apply := func() {
-		for _, p := range []struct {
-			dst *string
-			v   string
-		}{
-			{&cfg.HTTPAddr, over.HTTPAddr}, {&cfg.Nomad.Address, over.Nomad.Address},
-			{&cfg.Consul.Address, over.Consul.Address}, {&cfg.Consul.Prefix, over.Consul.Prefix},
-			{&cfg.LogLevel, over.LogLevel}, {&cfg.Classify.Interval, over.Classify.Interval},
-			{&cfg.Proxy.Address, over.Proxy.Address},
-		} {
-			if p.v != "" {
-				*p.dst = p.v
-			}
-		}
-	}
+	apply := func() { *cfg = cfg.Merge(over) } // the flags given, over the file
 	return fs, apply
 }
 
 func (c *agentCommand) Run(args []string) int {
 	var configPath string
-	cfg := agent.DefaultConfig()
+	cfg := config.Default()
 	fs, applyFlags := c.flags(&cfg, &configPath)
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
 	if configPath != "" {
-		loaded, err := agent.LoadConfig(configPath)
+		loaded, err := config.Load(configPath)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "harvest-placer: %v\n", err)
 			return 1

@@ -16,15 +16,17 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
 // Agent is a running placer.
 type Agent struct {
-	set        settings // the config, decoded once
+	set        config.Settings // the config, decoded once
 	log        hclog.Logger
 	store      *history.Store
-	refresher  *Refresher
+	refresher  *classes.Refresher
 	metrics    *Metrics
 	listener   net.Listener
 	proxy      *http.Server // nil when the proxy is off
@@ -40,8 +42,8 @@ type Agent struct {
 
 // New connects the placer to Nomad and Consul as cfg says and binds its
 // HTTP address (so a port clash fails here, before anything runs).
-func New(cfg Config, log hclog.Logger) (*Agent, error) {
-	set, err := cfg.decode()
+func New(cfg config.Config, log hclog.Logger) (*Agent, error) {
+	set, err := cfg.Decode()
 	if err != nil {
 		return nil, err
 	}
@@ -62,24 +64,24 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
 	a := &Agent{set: set, log: log, metrics: NewMetrics(), listener: l, now: time.Now}
-	if a.auth, err = newAuthorizer(cfg.ACL, set.aclCacheTTL, nomad, log.Named("acl"), a.metrics); err != nil {
+	if a.auth, err = newAuthorizer(set.ACL, nomad, log.Named("acl"), a.metrics); err != nil {
 		l.Close()
 		return nil, err
 	}
 	a.store = history.NewStore(kv.NewConsul(consul), cfg.Consul.KVPrefix())
-	if set.memoryLimit > 0 {
-		debug.SetMemoryLimit(set.memoryLimit)
-		log.Info("Go memory limit set", "bytes", set.memoryLimit)
+	if set.MemoryLimit > 0 {
+		debug.SetMemoryLimit(set.MemoryLimit)
+		log.Info("Go memory limit set", "bytes", set.MemoryLimit)
 	}
 	if f, err := a.store.InitFormat(context.Background()); err != nil {
 		log.Warn("history format marker unreadable; writers keep their last format", "error", err)
 	} else {
 		log.Info("tenant history format", "day_format", f)
 	}
-	a.refresher = &Refresher{Store: a.store, Config: set.classifier,
-		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: set.retention, JobTypes: set.jobTypes,
-		ReadConcurrency: set.readConcurrency, SurvivalSample: set.survivalSample}
-	a.weights = proxy.NewLiveWeights(set.weights)
+	a.refresher = &classes.Refresher{Store: a.store, Config: set.Classifier,
+		Log: log.Named("classes"), Metrics: a.metrics, Now: time.Now, Retention: set.Retention, JobTypes: set.JobTypes,
+		ReadConcurrency: set.ReadConcurrency, SurvivalSample: set.SurvivalSample}
+	a.weights = proxy.NewLiveWeights(set.Weights)
 	a.setupStrategies(cfg, nomad)
 	a.refresher.Nodes = viewNodes{a.strategies.view} // the loops' watch and node cache
 	a.setupDeclarations(a.strategies.view)
@@ -90,8 +92,8 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 		}
 	}
 	// last: it may start a plugin process, which Run's return ends
-	if set.imports != nil {
-		if a.importer, err = newHistoryImporter(set.imports, a.store, a.metrics, log); err != nil {
+	if set.HistoryImport != nil {
+		if a.importer, err = newHistoryImporter(set.HistoryImport, a.store, a.metrics, log); err != nil {
 			l.Close()
 			if a.proxyL != nil {
 				a.proxyL.Close()
@@ -103,7 +105,7 @@ func New(cfg Config, log hclog.Logger) (*Agent, error) {
 }
 
 // setupProxy binds the admission proxy and the stage sequencer behind it.
-func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
+func (a *Agent) setupProxy(cfg config.Config, nomad *nomadapi.Client) error {
 	address, err := cfg.Nomad.URL()
 	if err != nil {
 		return err
@@ -118,7 +120,7 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	}
 	rw := &proxy.Rewriter{
 		Classes: a.strategies.classes, History: a.store, Strategies: a.strategies.rules(),
-		Thresholds: a.set.jobTypes, LiveWeights: a.weights, Namespaces: cfg.Proxy.Namespaces,
+		Thresholds: a.set.JobTypes, LiveWeights: a.weights, Namespaces: cfg.Proxy.Namespaces,
 		Affinity: cfg.Proxy.ClassPlacement == "affinity", NoClasses: cfg.Proxy.ClassPlacement == "none", Decisions: decisionLog{a.store},
 		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
@@ -126,7 +128,7 @@ func (a *Agent) setupProxy(cfg Config, nomad *nomadapi.Client) error {
 	if err != nil {
 		return fmt.Errorf("proxy address: %w", err)
 	}
-	if l, err = cfg.Proxy.listenerTLS().Wrap(l); err != nil {
+	if l, err = cfg.Proxy.ListenerTLS().Wrap(l); err != nil {
 		l.Close()
 		return fmt.Errorf("proxy tls: %w", err)
 	}
@@ -169,7 +171,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(a.listener) }()
-	a.log.Info("placer API listening", "addr", a.Addr(), "refresh_interval", a.set.interval)
+	a.log.Info("placer API listening", "addr", a.Addr(), "refresh_interval", a.set.Interval)
 	if a.proxy != nil {
 		go func() { errc <- a.proxy.Serve(a.proxyL) }()
 		a.log.Info("admission proxy listening: point NOMAD_ADDR here", "addr", a.ProxyAddr())

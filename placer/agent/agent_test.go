@@ -17,7 +17,9 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/labels"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -48,9 +50,9 @@ func (f *fakeNodes) ApplyMeta(_ context.Context, u labels.Update) error {
 }
 
 // decoded is cfg as New decodes it.
-func decoded(t *testing.T, cfg Config) settings {
+func decoded(t *testing.T, cfg config.Config) config.Settings {
 	t.Helper()
-	s, err := cfg.decode()
+	s, err := cfg.Decode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +70,8 @@ func newTestAgent(t *testing.T) (*Agent, *kv.Mem, *fakeNodes) {
 		{ID: "2", Name: "b", Meta: map[string]string{labels.TenantKey: "ads/indexer"}},
 		{ID: "3", Name: "c", Meta: map[string]string{labels.TenantKey: "mail/store", labels.ClassKey: "stale"}},
 	}}
-	a := &Agent{log: hclog.NewNullLogger(), store: store, metrics: NewMetrics(), set: decoded(t, DefaultConfig()), now: func() time.Time { return now }}
-	a.refresher = &Refresher{Store: store, Nodes: nodes, Config: classify.Default(), Log: hclog.NewNullLogger(), Metrics: a.metrics, Now: func() time.Time { return now }}
+	a := &Agent{log: hclog.NewNullLogger(), store: store, metrics: NewMetrics(), set: decoded(t, config.Default()), now: func() time.Time { return now }}
+	a.refresher = &classes.Refresher{Store: store, Nodes: nodes, Config: classify.Default(), Log: hclog.NewNullLogger(), Metrics: a.metrics, Now: func() time.Time { return now }}
 	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
 	a.setupDeclarations(clusterView{}) // no Nomad: tests that publish set a view
 	return a, kv, nodes

@@ -33,6 +33,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadacl "github.com/hashicorp/nomad/acl"
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/api"
+	"github.com/harvest-platform/harvest/placer/config"
 )
 
 // access is what a token may do.
@@ -59,17 +62,13 @@ type authorizer struct {
 // newAuthorizer builds the guard the acl block describes; nomad is the
 // placer's Nomad client, whose address and TLS settings the token checks
 // use (never its token).
-func newAuthorizer(cfg ACLConfig, cacheTTL time.Duration, nomad *nomadapi.Client, log hclog.Logger, m *Metrics) (*authorizer, error) {
-	tokens, err := cfg.tokens()
-	if err != nil {
-		return nil, err
-	}
-	a := &authorizer{anonymousRead: *cfg.AnonymousRead, log: log, metrics: m}
-	for _, t := range tokens {
+func newAuthorizer(cfg config.ACLSettings, nomad *nomadapi.Client, log hclog.Logger, m *Metrics) (*authorizer, error) {
+	a := &authorizer{anonymousRead: cfg.AnonymousRead, log: log, metrics: m}
+	for _, t := range cfg.Tokens {
 		a.static = append(a.static, sha256.Sum256([]byte(t)))
 	}
-	if *cfg.NomadTokens {
-		a.nomad = &nomadTokens{client: nomad, namespace: cfg.Namespace, path: cfg.VariablePath, ttl: cacheTTL,
+	if cfg.NomadTokens {
+		a.nomad = &nomadTokens{client: nomad, namespace: cfg.Namespace, path: cfg.VariablePath, ttl: cfg.CacheTTL,
 			now: time.Now, cache: map[[32]byte]cachedAccess{}}
 	}
 	if len(a.static) == 0 && a.nomad == nil {
@@ -82,7 +81,7 @@ func newAuthorizer(cfg ACLConfig, cacheTTL time.Duration, nomad *nomadapi.Client
 func (a *authorizer) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead
-		if read && (r.URL.Path == "/v1/health" || a.anonymousRead) {
+		if read && (r.URL.Path == api.PathHealth || a.anonymousRead) {
 			h.ServeHTTP(w, r)
 			return
 		}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/placer/config"
 )
 
 const adminToken = "placer-admin-token-0123456789"
@@ -108,7 +110,7 @@ func newFakeACLNomad() *fakeACLNomad {
 func guardedAgent(t *testing.T, nomad http.Handler, anonymousRead bool) (*httptest.Server, *Agent) {
 	t.Helper()
 	a, _, _ := newTestAgent(t)
-	cfg := defaultACL()
+	cfg := config.DefaultACL()
 	cfg.Tokens = []string{adminToken}
 	cfg.AnonymousRead = &anonymousRead
 	off := false
@@ -123,11 +125,11 @@ func guardedAgent(t *testing.T, nomad http.Handler, anonymousRead bool) (*httpte
 	} else {
 		cfg.NomadTokens = &off
 	}
-	ttl, err := cfg.validate()
+	set, err := cfg.Decode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := newAuthorizer(cfg, ttl, client, hclog.NewNullLogger(), a.metrics)
+	auth, err := newAuthorizer(set, client, hclog.NewNullLogger(), a.metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,18 +270,5 @@ func TestNomadTokenDecisionsExpire(t *testing.T) {
 	clock = clock.Add(31 * time.Second)
 	if got, err := n.resolve(ctx, "operator"); err != nil || got.write || !got.read {
 		t.Fatalf("after the TTL: %+v %v, want read only", got, err)
-	}
-}
-
-func TestACLConfigChecksTokens(t *testing.T) {
-	cfg := defaultACL()
-	cfg.Tokens = []string{"short"}
-	if _, err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "at least 16") {
-		t.Fatalf("short token: %v", err)
-	}
-	cfg.Tokens = nil
-	cfg.CacheTTL = "soon"
-	if _, err := cfg.validate(); err == nil {
-		t.Fatal("bad cache_ttl accepted")
 	}
 }

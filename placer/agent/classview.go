@@ -8,6 +8,7 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
@@ -90,7 +91,7 @@ func (v *classView) refresh(ctx context.Context) error {
 	v.mu.Lock()
 	v.classes = make([]classify.Class, len(t.Classes))
 	for i, c := range t.Classes {
-		v.classes[i] = classifierClass(c)
+		v.classes[i] = classes.ClassifierClass(c)
 	}
 	v.nodes = nodes
 	v.loaded = time.Time{}

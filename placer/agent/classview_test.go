@@ -16,6 +16,7 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
@@ -80,7 +81,7 @@ type roomFixture struct {
 	now   time.Time
 }
 
-func newRoomFixture(t *testing.T, classes []classify.Class, nodes ...*nomadapi.Node) *roomFixture {
+func newRoomFixture(t *testing.T, table []classify.Class, nodes ...*nomadapi.Node) *roomFixture {
 	t.Helper()
 	f := &roomFixture{fake: &roomNomad{nodes: map[string]*nomadapi.Node{}}, store: history.NewStore(kv.NewMem(), "harvest/"),
 		now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
@@ -93,11 +94,11 @@ func newRoomFixture(t *testing.T, classes []classify.Class, nodes ...*nomadapi.N
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := api.ClassTable{}
-	for _, c := range classes {
-		table.Classes = append(table.Classes, wireClass(c))
+	stored := api.ClassTable{}
+	for _, c := range table {
+		stored.Classes = append(stored.Classes, classes.WireClass(c))
 	}
-	if err := f.store.PutDocument(context.Background(), contract.ClassesDocument, table); err != nil {
+	if err := f.store.PutDocument(context.Background(), contract.ClassesDocument, stored); err != nil {
 		t.Fatal(err)
 	}
 	f.view = &classView{store: f.store, view: newClusterView(client), ttl: time.Minute, now: func() time.Time { return f.now }}

@@ -10,6 +10,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/labels"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -213,12 +214,12 @@ func memoryMB(a *nomadapi.AllocationListStub) float64 {
 	return total
 }
 
-// viewNodes is the view as the refresher's NodeAPI: the node list from the
+// viewNodes is the view as the refresher's classes.NodeAPI: the node list from the
 // watch, each node read only when it changed, and the meta the placer
 // applied but the server does not show yet.
 type viewNodes struct{ v clusterView }
 
-var _ NodeAPI = viewNodes{}
+var _ classes.NodeAPI = viewNodes{}
 
 func (n viewNodes) Nodes(ctx context.Context) ([]labels.Node, error) {
 	nodes, err := n.v.allNodes(ctx)

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
 )
@@ -64,7 +65,7 @@ func pathTenant(r *http.Request) (history.TenantID, error) {
 }
 
 func (d *declared) tenantRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/tenants", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+api.PathTenants, func(w http.ResponseWriter, r *http.Request) {
 		decls, broken, err := d.tenants(r.Context())
 		if err == nil && len(broken) > 0 {
 			err = broken[slices.Sorted(maps.Keys(broken))[0]]
@@ -78,7 +79,7 @@ func (d *declared) tenantRoutes(mux *http.ServeMux) {
 		})
 		writeJSON(w, http.StatusOK, map[string][]TenantDeclaration{"tenants": append([]TenantDeclaration{}, list...)})
 	})
-	mux.HandleFunc("GET /v1/tenants/{environment}/{function}", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+api.PathTenants+"/{environment}/{function}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathTenant(r)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, err)
@@ -98,7 +99,7 @@ func (d *declared) tenantRoutes(mux *http.ServeMux) {
 			writeJSON(w, http.StatusOK, rec)
 		}
 	})
-	mux.HandleFunc("PUT /v1/tenants/{environment}/{function}", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("PUT "+api.PathTenants+"/{environment}/{function}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathTenant(r)
 		var body []byte
 		if err == nil {
@@ -119,7 +120,7 @@ func (d *declared) tenantRoutes(mux *http.ServeMux) {
 		d.publish(r.Context())
 		writeJSON(w, http.StatusOK, rec)
 	})
-	mux.HandleFunc("DELETE /v1/tenants/{environment}/{function}", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("DELETE "+api.PathTenants+"/{environment}/{function}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathTenant(r)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, err)

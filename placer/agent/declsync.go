@@ -52,7 +52,7 @@ type declared struct {
 // setupDeclarations wires the documents to what they change: the weights
 // (a.weights), the refresher's thresholds and the harvested nodes' meta.
 func (a *Agent) setupDeclarations(view clusterView) {
-	a.declared = &declared{store: a.store, view: view, weights: a.weights, base: a.set.weights, log: a.log.Named("declarations")}
+	a.declared = &declared{store: a.store, view: view, weights: a.weights, base: a.set.Weights, log: a.log.Named("declarations")}
 	a.refresher.Thresholds = a.declared.thresholds
 }
 

@@ -8,19 +8,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
-
-// GreylistReport is GET /v1/greylist.
-type GreylistReport struct {
-	Threshold  int            `json:"threshold"`
-	Reset      string         `json:"reset"`
-	Failures   map[string]int `json:"failures"` // node name -> failures counted since the last reset, by kind "node"
-	Greylisted []string       `json:"greylisted"`
-	Updated    time.Time      `json:"updated"`
-}
 
 // greylister counts failures of harvested allocations per node
 // (placement-escalation.txt, "Node reliability tracking"): evictions by
@@ -37,7 +29,7 @@ type greylister struct {
 
 	mu     sync.Mutex
 	seen   map[string]bool // failed allocations already counted
-	report GreylistReport
+	report api.GreylistReport
 }
 
 // failureKind says why a failed or lost allocation ended, as the tracker
@@ -65,7 +57,7 @@ func failureKind(a *nomadapi.AllocationListStub) greylist.FailureKind {
 	return greylist.NodeFault
 }
 
-func (g *greylister) Report() GreylistReport {
+func (g *greylister) Report() api.GreylistReport {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.report
@@ -104,7 +96,7 @@ func (g *greylister) pass(ctx context.Context) error {
 		g.log.Info("harvested allocation failed", "node", a.NodeName, "job", a.JobID, "alloc", a.ID, "kind", kind)
 	}
 	grey := g.tracker.Greylisted(now)
-	g.report = GreylistReport{Threshold: g.tracker.Threshold, Reset: g.reset.String(), Failures: g.tracker.Counts(now),
+	g.report = api.GreylistReport{Threshold: g.tracker.Threshold, Reset: g.reset.String(), Failures: g.tracker.Counts(now),
 		Greylisted: grey, Updated: now.UTC()}
 	g.mu.Unlock()
 	g.metrics.greylisted.Set(float64(len(grey)))

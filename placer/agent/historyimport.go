@@ -2,9 +2,7 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -12,87 +10,10 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/pluginimport"
-	"github.com/harvest-platform/harvest/internal/setting"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/plugins/historyimporter"
 	"github.com/harvest-platform/harvest/plugins/manager"
 )
-
-// Defaults of the history_import block.
-const (
-	defaultHistoryImportInterval = time.Hour
-	minHistoryImportLookback     = history.Slot
-)
-
-// importSettings is the history_import block, parsed and checked against
-// plugin_config.
-type importSettings struct {
-	plugins            *manager.Config // plugin_dir and the importer's block only
-	importer           string
-	interval, lookback time.Duration
-	tenants            []string
-}
-
-// historyImport parses plugin_config and the history_import block (nil, nil
-// when history_import is off).
-func (c Config) historyImport() (*importSettings, error) {
-	var plugins *manager.Config
-	if c.PluginConfig != "" {
-		src, err := os.ReadFile(c.PluginConfig)
-		if err != nil {
-			return nil, fmt.Errorf("plugin_config: %w", err)
-		}
-		if plugins, err = manager.ParseConfig(src, c.PluginConfig); err != nil {
-			return nil, fmt.Errorf("plugin_config %q: %w", c.PluginConfig, err)
-		}
-	}
-	h := c.HistoryImport
-	if h == nil {
-		return nil, nil
-	}
-	if h.Importer == "" {
-		return nil, errors.New("history_import: importer is required: the name of a history_importer block in plugin_config")
-	}
-	if plugins == nil {
-		return nil, fmt.Errorf("history_import: plugin_config is required: the file holding plugin_dir and the history_importer %q block", h.Importer)
-	}
-	s := &importSettings{importer: h.Importer, interval: defaultHistoryImportInterval}
-	var names []string
-	for _, b := range plugins.HistoryImporters {
-		names = append(names, b.Name)
-		if b.Name == h.Importer {
-			s.plugins = &manager.Config{PluginDir: plugins.PluginDir, HistoryImporters: []*manager.PluginConfig{b}}
-		}
-	}
-	if s.plugins == nil {
-		have := "it has none"
-		if len(names) > 0 {
-			have = "it has " + strings.Join(names, ", ")
-		}
-		return nil, fmt.Errorf("history_import: importer %q: plugin_config %q has no history_importer %q block (%s)", h.Importer, c.PluginConfig, h.Importer, have)
-	}
-	var err error
-	if s.interval, err = setting.PositiveDuration("history_import.interval", h.Interval, s.interval); err != nil {
-		return nil, err
-	}
-	s.lookback = 2 * s.interval
-	if h.Lookback != "" {
-		d, err := time.ParseDuration(h.Lookback)
-		if err != nil || d < minHistoryImportLookback {
-			return nil, fmt.Errorf("history_import.lookback %q: want a duration of at least %s (one history slot), such as \"2h\"", h.Lookback, minHistoryImportLookback)
-		}
-		s.lookback = d
-	}
-	if s.lookback < s.interval {
-		return nil, fmt.Errorf("history_import.lookback %s is shorter than interval %s: pulls would leave gaps in the history", s.lookback, s.interval)
-	}
-	for _, t := range h.Tenants {
-		if _, err := history.ParseTenantID(t); err != nil {
-			return nil, fmt.Errorf("history_import.tenants: %w", err)
-		}
-	}
-	s.tenants = h.Tenants
-	return s, nil
-}
 
 // historyImporter pulls tenant history through a history importer plugin
 // into the store: at start and every interval, [now - lookback, now) with
@@ -115,19 +36,19 @@ type historyImporter struct {
 // newHistoryImporter starts the plugin manager with the importer's block:
 // a built-in (csv-long, csv-reimages) or a binary in plugin_dir, its
 // harvest_plugin_* metrics in the placer's registry.
-func newHistoryImporter(s *importSettings, store *history.Store, metrics *Metrics, log hclog.Logger) (*historyImporter, error) {
-	m, err := manager.New(s.plugins, manager.Builtins{HistoryImporters: pluginimport.Builtins()},
+func newHistoryImporter(s *config.HistoryImportSettings, store *history.Store, metrics *Metrics, log hclog.Logger) (*historyImporter, error) {
+	m, err := manager.New(s.Plugins, manager.Builtins{HistoryImporters: pluginimport.Builtins()},
 		manager.Options{Logger: log.Named("plugins"), Registerer: metrics.Registry})
 	if err != nil {
 		return nil, fmt.Errorf("history_import: %w", err)
 	}
-	imp, err := m.HistoryImporter(s.importer)
-	if err != nil { // checked by historyImport
+	imp, err := m.HistoryImporter(s.Importer)
+	if err != nil { // checked by config.Decode
 		m.Close()
 		return nil, err
 	}
-	return &historyImporter{name: s.importer, importer: imp, store: store, interval: s.interval, lookback: s.lookback,
-		tenants: s.tenants, now: time.Now, log: log.Named("history_import"), metrics: metrics, plugins: m}, nil
+	return &historyImporter{name: s.Importer, importer: imp, store: store, interval: s.Interval, lookback: s.Lookback,
+		tenants: s.Tenants, now: time.Now, log: log.Named("history_import"), metrics: metrics, plugins: m}, nil
 }
 
 // pull imports one range. It may take at most the interval.

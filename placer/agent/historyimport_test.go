@@ -22,6 +22,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/plugins/base"
 	"github.com/harvest-platform/harvest/plugins/historyimporter"
 )
@@ -92,68 +93,20 @@ usage_source "node" {
 `, csv))
 }
 
-func TestHistoryImportConfig(t *testing.T) {
-	plugins := csvPlugins(t)
-	cfg, err := LoadConfig(writeConfig(t, fmt.Sprintf(`
-plugin_config = %q
-history_import {
-  importer = "csv"
-  tenants  = ["search/frontend"]
-}
-`, plugins)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := cfg.historyImport()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.importer != "csv" || s.interval != time.Hour || s.lookback != 2*time.Hour || len(s.tenants) != 1 ||
-		len(s.plugins.HistoryImporters) != 1 || s.plugins.HistoryImporters[0].Name != "csv" || len(s.plugins.UsageSources) != 0 {
-		t.Fatalf("settings %+v, plugins %+v", s, s.plugins)
-	}
-	if cfg, err := LoadConfig(writeConfig(t, ``)); err != nil || cfg.HistoryImport != nil {
-		t.Fatalf("history_import must be off by default: %+v, %v", cfg.HistoryImport, err)
-	}
-
-	badPlugins := writeFile(t, t.TempDir(), "bad.hcl", "history_importer \"x\" {\n  driver = \"csv-long\"\n  confg  = {}\n}\n")
-	block := func(body string) string {
-		return fmt.Sprintf("plugin_config = %q\nhistory_import {\n%s\n}\n", plugins, body)
-	}
-	cases := map[string]string{
-		`history_import { importer = "csv" }`:                   `history_import: plugin_config is required: the file holding plugin_dir and the history_importer "csv" block`,
-		block(``):                                               `Missing required argument; The argument "importer" is required`,
-		block(`importer = "prom"`):                              `history_import: importer "prom": plugin_config "` + plugins + `" has no history_importer "prom" block (it has csv, other)`,
-		block("importer = \"csv\"\ninterval = \"hourly\""):      `history_import.interval "hourly": want a positive duration`,
-		block("importer = \"csv\"\nlookback = \"1m\""):          `history_import.lookback "1m": want a duration of at least 2m0s`,
-		block("importer = \"csv\"\nlookback = \"30m\""):         `history_import.lookback 30m0s is shorter than interval 1h0m0s: pulls would leave gaps`,
-		block("importer = \"csv\"\ntenants = [\"nofunction\"]"): `history_import.tenants: tenant "nofunction": want environment/function`,
-		block("importer = \"csv\"\nimporter_name = \"x\""):      `Unsupported argument; An argument named "importer_name"`,
-		`plugin_config = "/nonexistent/plugins.hcl"`:            `plugin_config: open /nonexistent/plugins.hcl: no such file or directory`,
-		fmt.Sprintf(`plugin_config = %q`, badPlugins):           `plugin_config "` + badPlugins + `": ` + badPlugins + `:3,3-8: Unsupported argument; An argument named "confg"`,
-	}
-	for src, want := range cases {
-		_, err := LoadConfig(writeConfig(t, src))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q:\n err = %v\nwant %q", src, err, want)
-		}
-	}
-}
-
 // newCSVImporter is the placer's history_import of the "csv" block of
 // csvPlugins, on an in-memory store, at the test's now.
 func newCSVImporter(t *testing.T, lookback string) (*historyImporter, *history.Store, *Metrics) {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.PluginConfig = csvPlugins(t)
-	cfg.HistoryImport = &HistoryImportConfig{Importer: "csv"}
+	cfg.HistoryImport = &config.HistoryImportConfig{Importer: "csv"}
 	cfg.HistoryImport.Lookback = lookback
-	s, err := cfg.historyImport()
+	s, err := cfg.Decode()
 	if err != nil {
 		t.Fatal(err)
 	}
 	store, metrics := history.NewStore(kv.NewMem(), ""), NewMetrics()
-	h, err := newHistoryImporter(s, store, metrics, hclog.NewNullLogger())
+	h, err := newHistoryImporter(s.HistoryImport, store, metrics, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +280,7 @@ history_importer "prom" {
   restart_backoff_max = "200ms"
 }
 `, dir, prom.URL))
-	cfg, err := LoadConfig(writeConfig(t, fmt.Sprintf(`plugin_config = %q
+	cfg, err := config.Load(writeFile(t, dir, "placer.hcl", fmt.Sprintf(`plugin_config = %q
 history_import {
   importer = "prom"
   interval = "200ms"
@@ -337,12 +290,12 @@ history_import {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := cfg.historyImport()
+	s, err := cfg.Decode()
 	if err != nil {
 		t.Fatal(err)
 	}
 	store, metrics := history.NewStore(kv.NewMem(), ""), NewMetrics()
-	h, err := newHistoryImporter(s, store, metrics, hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: os.Stderr}))
+	h, err := newHistoryImporter(s.HistoryImport, store, metrics, hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: os.Stderr}))
 	if err != nil {
 		t.Fatal(err)
 	}

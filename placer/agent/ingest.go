@@ -1,6 +1,6 @@
 package agent
 
-// POST /v1/history/samples: per-node CPU samples of one tenant, folded into
+// POST /v1/history/samples (api.IngestRequest): per-node CPU samples of one tenant, folded into
 // its history. What one request may carry is bounded (body size, samples,
 // distinct nodes and days, how old and how new a sample may be, the shape
 // of node names), and so is what a tenant may grow to (nodes per tenant,
@@ -17,6 +17,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 )
 
@@ -36,19 +37,6 @@ const (
 // nodeName is what a node name may be: a host name or a Nomad node name.
 var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// IngestRequest is the body of POST /v1/history/samples.
-type IngestRequest struct {
-	Tenant  string         `json:"tenant"`
-	Samples []IngestSample `json:"samples"`
-}
-
-// IngestSample is one node's CPU utilisation (percent) at a time.
-type IngestSample struct {
-	Node string    `json:"node"`
-	Time time.Time `json:"time"`
-	CPU  float64   `json:"cpu_percent"`
-}
-
 // parsedIngest is a checked ingest request.
 type parsedIngest struct {
 	tenant  history.TenantID
@@ -61,7 +49,7 @@ type parsedIngest struct {
 // retention, now + ingestFuture], a bad node name or a value outside 0-100
 // refuse the whole request.
 func parseIngest(body []byte, now time.Time, retention time.Duration) (parsedIngest, error) {
-	var req IngestRequest
+	var req api.IngestRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
@@ -155,7 +143,7 @@ func (a *Agent) ingest(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, fmt.Errorf("ingest body: %w", err))
 		return
 	}
-	in, err := parseIngest(body, a.now(), a.set.retention)
+	in, err := parseIngest(body, a.now(), a.set.Retention)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
@@ -178,5 +166,5 @@ func (a *Agent) ingest(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"accepted": len(in.samples)})
+	writeJSON(w, http.StatusOK, api.IngestAnswer{Accepted: len(in.samples)})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 )
 
@@ -15,15 +16,15 @@ var ingestNow = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
 const ingestRetention = 42 * 24 * time.Hour
 
-func ingestBody(tenant string, samples ...IngestSample) string {
-	b, _ := json.Marshal(IngestRequest{Tenant: tenant, Samples: samples})
+func ingestBody(tenant string, samples ...api.IngestSample) string {
+	b, _ := json.Marshal(api.IngestRequest{Tenant: tenant, Samples: samples})
 	return string(b)
 }
 
 func TestIngestRefusesWhatWouldBloatConsul(t *testing.T) {
-	ok := IngestSample{Node: "client-1", Time: ingestNow.Add(-time.Hour), CPU: 40}
-	many := func(n int, f func(i int) IngestSample) []IngestSample {
-		out := make([]IngestSample, n)
+	ok := api.IngestSample{Node: "client-1", Time: ingestNow.Add(-time.Hour), CPU: 40}
+	many := func(n int, f func(i int) api.IngestSample) []api.IngestSample {
+		out := make([]api.IngestSample, n)
 		for i := range out {
 			out[i] = f(i)
 		}
@@ -37,22 +38,22 @@ func TestIngestRefusesWhatWouldBloatConsul(t *testing.T) {
 		"trailing data":   {ingestBody("search/frontend", ok) + `{"tenant":"x/y"}`, "data after"},
 		"bad tenant":      {ingestBody("../etc", ok), "must be 1-63 letters"},
 		"no samples":      {ingestBody("a/b"), "no samples"},
-		"future":          {ingestBody("a/b", IngestSample{Node: "n", Time: ingestNow.Add(time.Hour), CPU: 1}), "outside the history's window"},
-		"too old":         {ingestBody("a/b", IngestSample{Node: "n", Time: ingestNow.Add(-ingestRetention - time.Hour), CPU: 1}), "outside the history's window"},
+		"future":          {ingestBody("a/b", api.IngestSample{Node: "n", Time: ingestNow.Add(time.Hour), CPU: 1}), "outside the history's window"},
+		"too old":         {ingestBody("a/b", api.IngestSample{Node: "n", Time: ingestNow.Add(-ingestRetention - time.Hour), CPU: 1}), "outside the history's window"},
 		"year 1":          {`{"tenant":"a/b","samples":[{"node":"n","time":"0001-01-01T00:00:00Z","cpu_percent":1}]}`, "outside the history's window"},
-		"node with slash": {ingestBody("a/b", IngestSample{Node: "a/../b", Time: ok.Time, CPU: 1}), "node"},
-		"long node":       {ingestBody("a/b", IngestSample{Node: strings.Repeat("n", 129), Time: ok.Time, CPU: 1}), "node"},
-		"empty node":      {ingestBody("a/b", IngestSample{Time: ok.Time, CPU: 1}), "node"},
-		"over 100":        {ingestBody("a/b", IngestSample{Node: "n", Time: ok.Time, CPU: 100.5}), "outside 0-100"},
-		"negative":        {ingestBody("a/b", IngestSample{Node: "n", Time: ok.Time, CPU: -1}), "outside 0-100"},
-		"too many samples": {ingestBody("a/b", many(maxIngestSamples+1, func(i int) IngestSample {
-			return IngestSample{Node: "n", Time: ok.Time, CPU: 1}
+		"node with slash": {ingestBody("a/b", api.IngestSample{Node: "a/../b", Time: ok.Time, CPU: 1}), "node"},
+		"long node":       {ingestBody("a/b", api.IngestSample{Node: strings.Repeat("n", 129), Time: ok.Time, CPU: 1}), "node"},
+		"empty node":      {ingestBody("a/b", api.IngestSample{Time: ok.Time, CPU: 1}), "node"},
+		"over 100":        {ingestBody("a/b", api.IngestSample{Node: "n", Time: ok.Time, CPU: 100.5}), "outside 0-100"},
+		"negative":        {ingestBody("a/b", api.IngestSample{Node: "n", Time: ok.Time, CPU: -1}), "outside 0-100"},
+		"too many samples": {ingestBody("a/b", many(maxIngestSamples+1, func(i int) api.IngestSample {
+			return api.IngestSample{Node: "n", Time: ok.Time, CPU: 1}
 		})...), "samples, at most"},
-		"too many nodes": {ingestBody("a/b", many(maxIngestNodes+1, func(i int) IngestSample {
-			return IngestSample{Node: fmt.Sprintf("n%d", i), Time: ok.Time, CPU: 1}
+		"too many nodes": {ingestBody("a/b", many(maxIngestNodes+1, func(i int) api.IngestSample {
+			return api.IngestSample{Node: fmt.Sprintf("n%d", i), Time: ok.Time, CPU: 1}
 		})...), "distinct nodes"},
-		"too many days": {ingestBody("a/b", many(maxIngestDays+1, func(i int) IngestSample {
-			return IngestSample{Node: "n", Time: ingestNow.Add(-time.Duration(i) * 24 * time.Hour), CPU: 1}
+		"too many days": {ingestBody("a/b", many(maxIngestDays+1, func(i int) api.IngestSample {
+			return api.IngestSample{Node: "n", Time: ingestNow.Add(-time.Duration(i) * 24 * time.Hour), CPU: 1}
 		})...), "days"},
 	} {
 		_, err := parseIngest([]byte(c.body), ingestNow, ingestRetention)
@@ -87,7 +88,7 @@ func TestIngestBoundsWhatATenantMayGrowTo(t *testing.T) {
 // FuzzIngestBody: whatever the body, parseIngest never panics, and what it
 // accepts is inside every bound.
 func FuzzIngestBody(f *testing.F) {
-	f.Add(ingestBody("search/frontend", IngestSample{Node: "client-1", Time: ingestNow.Add(-time.Hour), CPU: 40}))
+	f.Add(ingestBody("search/frontend", api.IngestSample{Node: "client-1", Time: ingestNow.Add(-time.Hour), CPU: 40}))
 	f.Add(`{"tenant":"a/b","samples":[{"node":"n","time":"2026-03-10T11:00:00Z","cpu_percent":1e308}]}`)
 	f.Add(`{"tenant":"a/b","samples":[{"node":"n","time":"2026-03-10T11:00:00+14:00","cpu_percent":0}]}`)
 	f.Add(`{"tenant":"a/b","samples":null}`)

@@ -15,6 +15,7 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/packing"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -145,7 +146,7 @@ func TestGreylistPassCountsOnlyTheNodesFaults(t *testing.T) {
 func TestPartitionPassKeepsItsSizeOnReadyNodes(t *testing.T) {
 	fake, view := fakeCluster(t, 10, 1)
 	three := 3
-	p := &partitioner{view: view, store: history.NewStore(kv.NewMem(), ""), cfg: PartitionConfig{Enabled: true, InitialSize: &three},
+	p := &partitioner{view: view, store: history.NewStore(kv.NewMem(), ""), cfg: config.PartitionConfig{Enabled: true, InitialSize: &three},
 		log: hclog.NewNullLogger(), metrics: newStrategyMetrics(prometheus.NewRegistry()), now: time.Now}
 	short := func() (in []string) {
 		for i := range 10 {

@@ -3,12 +3,13 @@ package agent
 import (
 	"time"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/observability/metricset"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/plugins/manager"
 
-	"github.com/harvest-platform/harvest/api"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -114,7 +115,10 @@ func MetricNames() []string {
 	return rec.Names()
 }
 
-func (m *Metrics) observeRefresh(d time.Duration, err error) {
+var _ classes.Observer = (*Metrics)(nil)
+
+// ObserveRefresh counts a refresh and its duration (classes.Observer).
+func (m *Metrics) ObserveRefresh(d time.Duration, err error) {
 	if m == nil {
 		return
 	}
@@ -126,7 +130,8 @@ func (m *Metrics) observeRefresh(d time.Duration, err error) {
 	m.refreshDuration.Observe(d.Seconds())
 }
 
-func (m *Metrics) observeTable(t *api.ClassTable, updates int) {
+// ObserveTable records the stored class table and the label updates.
+func (m *Metrics) ObserveTable(t *api.ClassTable, updates int) {
 	if m == nil {
 		return
 	}
@@ -139,13 +144,15 @@ func (m *Metrics) observeTable(t *api.ClassTable, updates int) {
 	m.lastRefresh.Set(float64(t.Generated.Unix()))
 }
 
-func (m *Metrics) observeStage(stage string, d time.Duration) {
+// ObserveStage records how long a refresh stage took.
+func (m *Metrics) ObserveStage(stage string, d time.Duration) {
 	if m != nil {
 		m.stageDuration.WithLabelValues(stage).Observe(d.Seconds())
 	}
 }
 
-func (m *Metrics) observeRead(st history.CacheStats) {
+// ObserveRead records a history read.
+func (m *Metrics) ObserveRead(st history.CacheStats) {
 	if m == nil {
 		return
 	}

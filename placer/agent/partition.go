@@ -9,25 +9,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/partition"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
 // PartitionDocument is the name of the partition's state in Harvest's KV prefix.
 const PartitionDocument = "partition"
-
-// PartitionState is the short-job partition as kept in Consul KV and
-// served at GET /v1/partition.
-type PartitionState struct {
-	Cutoff  time.Duration   `json:"cutoff_ns"`
-	Size    int             `json:"size"`
-	Recent  []time.Duration `json:"recent_ns"`
-	Nodes   []string        `json:"nodes"` // the partition's nodes, by name
-	Seen    []string        `json:"seen"`  // the last job runs observed (restart-safe)
-	Updated time.Time       `json:"updated"`
-	Moves   int             `json:"cutoff_moves"` // times the cutoff moved
-}
 
 // partitioner keeps the short-job partition (hybrid-scheduling.txt): the
 // cutoff follows finished harvested jobs' durations, the partition's size
@@ -36,14 +26,14 @@ type PartitionState struct {
 type partitioner struct {
 	view    clusterView
 	store   *history.Store
-	cfg     PartitionConfig
+	cfg     config.PartitionConfig
 	log     hclog.Logger
 	metrics *strategyMetrics
 	now     func() time.Time
 
 	mu    sync.Mutex
 	state *partition.State // nil until the first pass knows the cluster's size
-	saved PartitionState
+	saved api.PartitionState
 }
 
 var _ interface{ Cutoff() time.Duration } = (*partitioner)(nil)
@@ -53,14 +43,14 @@ func (p *partitioner) Cutoff() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.state == nil {
-		c, _ := p.cfg.settings(1)
+		c, _ := p.cfg.Rule(1)
 		return c.InitialCutoff
 	}
 	return p.state.Cutoff
 }
 
 // State is the partition now.
-func (p *partitioner) State() PartitionState {
+func (p *partitioner) State() api.PartitionState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.saved
@@ -108,12 +98,12 @@ func (p *partitioner) pass(ctx context.Context) error {
 			p.mu.Unlock()
 			return nil
 		}
-		cfg, err := p.cfg.settings(len(nodes))
+		cfg, err := p.cfg.Rule(len(nodes))
 		if err != nil {
 			p.mu.Unlock()
 			return err
 		}
-		var kept PartitionState
+		var kept api.PartitionState
 		resumed, err := p.store.GetDocument(ctx, PartitionDocument, &kept)
 		if err != nil {
 			p.mu.Unlock()

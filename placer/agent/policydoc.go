@@ -16,8 +16,10 @@ import (
 	"maps"
 	"net/http"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
@@ -35,8 +37,8 @@ type PolicyDocument = declare.Policy
 // parsePolicyDocument reads and checks a PUT /v1/policy body.
 func parsePolicyDocument(data []byte) (PolicyDocument, error) { return declare.ParsePolicy(data) }
 
-func policyThresholds(p PolicyDocument) classifyThresholds {
-	return classifyThresholds{PeriodicStrength: p.PeriodicStrength, ConstantSD: p.ConstantSD,
+func policyThresholds(p PolicyDocument) config.ClassifyThresholds {
+	return config.ClassifyThresholds{PeriodicStrength: p.PeriodicStrength, ConstantSD: p.ConstantSD,
 		ClassSpread: p.ClassSpread, MaxClasses: p.MaxClasses}
 }
 
@@ -72,12 +74,12 @@ func (d *declared) thresholds(ctx context.Context, base classify.Config) (classi
 	if err != nil || p == nil {
 		return base, err
 	}
-	err = policyThresholds(*p).apply(&base, "")
+	err = policyThresholds(*p).Apply(&base, "")
 	return base, err
 }
 
 func (d *declared) policyRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/policy", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+api.PathPolicy, func(w http.ResponseWriter, r *http.Request) {
 		p, err := d.policy(r.Context())
 		switch {
 		case err != nil:
@@ -88,7 +90,7 @@ func (d *declared) policyRoutes(mux *http.ServeMux) {
 			writeJSON(w, http.StatusOK, p)
 		}
 	})
-	mux.HandleFunc("PUT /v1/policy", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("PUT "+api.PathPolicy, func(w http.ResponseWriter, r *http.Request) {
 		body, err := readBody(w, r)
 		var p PolicyDocument
 		if err == nil {
@@ -105,7 +107,7 @@ func (d *declared) policyRoutes(mux *http.ServeMux) {
 		d.publish(r.Context())
 		writeJSON(w, http.StatusOK, p)
 	})
-	mux.HandleFunc("DELETE /v1/policy", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("DELETE "+api.PathPolicy, func(w http.ResponseWriter, r *http.Request) {
 		if err := d.store.DeleteDocument(r.Context(), PolicyDocumentName); err != nil {
 			writeError(w, http.StatusInternalServerError, err)
 			return

@@ -85,18 +85,6 @@ func TestPolicyDocumentRefusesBadInput(t *testing.T) {
 	}
 }
 
-func TestConfigFileRefusesTheSameWeightsAndThresholds(t *testing.T) {
-	for src, want := range map[string]string{
-		`proxy { weights = { huge = { constant = 1 } } }`:  `proxy.weights: unknown job type "huge"`,
-		`proxy { weights = { long = { constant = -2 } } }`: "proxy.weights.long.constant -2",
-		`classify { constant_sd = -1 }`:                    "classify.constant_sd -1",
-	} {
-		if _, err := LoadConfig(writeConfig(t, src)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want %q", src, err, want)
-		}
-	}
-}
-
 func TestCorruptPolicyDocumentIs500AndStopsTheRefresh(t *testing.T) {
 	a, kv, _ := newTestAgent(t)
 	srv := httptest.NewServer(a.routes())

@@ -22,7 +22,7 @@ type loop struct {
 // refresh, the declarations' publishing, the history import, the stage
 // sequencer behind the proxy, and the placement strategies (strategies.go).
 func (a *Agent) loops() []loop {
-	out := []loop{{"classes", a.set.interval, func(ctx context.Context) error {
+	out := []loop{{"classes", a.set.Interval, func(ctx context.Context) error {
 		_, _ = a.refresher.Refresh(ctx) // errors are logged and counted
 		a.declared.publish(ctx)         // nodes the refresh saw first get their values
 		return nil

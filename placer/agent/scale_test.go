@@ -10,7 +10,9 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
@@ -70,11 +72,11 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 			t.Fatal(err)
 		}
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Packing.Enabled, cfg.Partition.Enabled, cfg.Greylist.Enabled, cfg.Escalation.Enabled = true, true, true, true
 	log := hclog.NewNullLogger()
 	a := &Agent{log: log, store: store, metrics: NewMetrics(), set: decoded(t, cfg), now: time.Now}
-	a.refresher = &Refresher{Store: store, Config: classify.Default(), Log: log, Metrics: a.metrics, Now: time.Now}
+	a.refresher = &classes.Refresher{Store: store, Config: classify.Default(), Log: log, Metrics: a.metrics, Now: time.Now}
 	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
 	a.setupStrategies(cfg, client)
 	a.refresher.Nodes = viewNodes{a.strategies.view}

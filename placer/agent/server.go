@@ -8,6 +8,7 @@ import (
 
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -31,10 +32,10 @@ func (a *Agent) handler() http.Handler { return a.auth.wrap(a.routes()) }
 //	GET  /v1/metrics              Prometheus metrics
 func (a *Agent) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+api.PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	mux.HandleFunc("GET /v1/classes", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+api.PathClasses, func(w http.ResponseWriter, r *http.Request) {
 		var t api.ClassTable
 		ok, err := a.store.GetDocument(r.Context(), contract.ClassesDocument, &t)
 		switch {
@@ -50,10 +51,10 @@ func (a *Agent) routes() http.Handler {
 				writeJSON(w, http.StatusOK, t)
 				return
 			}
-			writeJSON(w, http.StatusOK, withNodes(&t, members))
+			writeJSON(w, http.StatusOK, classes.WithNodes(&t, members))
 		}
 	})
-	mux.HandleFunc("POST /v1/classes/refresh", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST "+api.PathRefreshClasses, func(w http.ResponseWriter, r *http.Request) {
 		t, err := a.refresher.Refresh(r.Context())
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, err)
@@ -62,11 +63,11 @@ func (a *Agent) routes() http.Handler {
 		a.declared.publish(r.Context())
 		writeJSON(w, http.StatusOK, t)
 	})
-	mux.HandleFunc("POST /v1/history/samples", a.ingest)
+	mux.HandleFunc("POST "+api.PathHistorySamples, a.ingest)
 	a.declared.tenantRoutes(mux)
 	a.declared.policyRoutes(mux)
-	strategy := func(name string, on bool, report func() any) {
-		mux.HandleFunc("GET /v1/"+name, func(w http.ResponseWriter, r *http.Request) {
+	strategy := func(name, path string, on bool, report func() any) {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
 			if !on {
 				writeError(w, http.StatusNotFound, fmt.Errorf("%s is off: enable it in the placer's %s block", name, name))
 				return
@@ -75,10 +76,10 @@ func (a *Agent) routes() http.Handler {
 		})
 	}
 	p := a.strategies
-	strategy("packing", p.packer != nil, func() any { return p.packer.Report() })
-	strategy("partition", p.partition != nil, func() any { return p.partition.State() })
-	strategy("greylist", p.greylist != nil, func() any { return p.greylist.Report() })
-	mux.Handle("GET /v1/metrics", promhttp.HandlerFor(a.metrics.Registry, promhttp.HandlerOpts{}))
+	strategy("packing", api.PathPacking, p.packer != nil, func() any { return p.packer.Report() })
+	strategy("partition", api.PathPartition, p.partition != nil, func() any { return p.partition.State() })
+	strategy("greylist", api.PathGreylist, p.greylist != nil, func() any { return p.greylist.Report() })
+	mux.Handle("GET "+api.PathMetrics, promhttp.HandlerFor(a.metrics.Registry, promhttp.HandlerOpts{}))
 	return mux
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -25,32 +26,32 @@ type strategies struct {
 }
 
 // setupStrategies builds the loops the configuration enables, with their
-// settings as a.set decoded them.
-func (a *Agent) setupStrategies(cfg Config, nomad *nomadapi.Client) {
+// settings as config.Decode gave them (a.set).
+func (a *Agent) setupStrategies(cfg config.Config, nomad *nomadapi.Client) {
 	view := newClusterView(nomad)
 	metrics := newStrategyMetrics(a.metrics.Registry)
 	p := strategies{view: view, classes: &classView{store: a.store, view: view, ttl: 10 * time.Second, now: time.Now}}
 	set := a.set
 	if cfg.Packing.Enabled {
-		ps := set.packing
-		p.packer = &packer{view: view, cfg: ps.cfg, releaseAfter: ps.releaseAfter, log: a.log.Named("packing"), metrics: metrics, now: time.Now}
-		p.loops = append(p.loops, loop{"packing", ps.interval, p.packer.pass})
+		ps := set.Packing
+		p.packer = &packer{view: view, cfg: ps.Rule, releaseAfter: ps.ReleaseAfter, log: a.log.Named("packing"), metrics: metrics, now: time.Now}
+		p.loops = append(p.loops, loop{"packing", ps.Interval, p.packer.pass})
 	}
 	if cfg.Partition.Enabled {
 		p.partition = &partitioner{view: view, store: a.store, cfg: cfg.Partition, log: a.log.Named("partition"), metrics: metrics, now: time.Now}
 		p.loops = append(p.loops, loop{"partition", 10 * time.Second, p.partition.pass})
 	}
 	if cfg.Greylist.Enabled {
-		gs := set.greylist
-		p.greylist = &greylister{view: view, tracker: greylist.NewTracker(gs.threshold, gs.reset, time.Now()), reset: gs.reset,
+		gs := set.Greylist
+		p.greylist = &greylister{view: view, tracker: greylist.NewTracker(gs.Threshold, gs.Reset, time.Now()), reset: gs.Reset,
 			log: a.log.Named("greylist"), metrics: metrics, now: time.Now, seen: map[string]bool{}}
-		p.loops = append(p.loops, loop{"greylist", gs.interval, p.greylist.pass})
+		p.loops = append(p.loops, loop{"greylist", gs.Interval, p.greylist.pass})
 	}
 	if cfg.Escalation.Enabled {
-		es := set.escalation
-		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: a.weights, delay: es.delay, extra: es.extra,
+		es := set.Escalation
+		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: a.weights, delay: es.Delay, extra: es.ExtraClasses,
 			log: a.log.Named("escalation"), metrics: metrics, now: time.Now, admitted: admissions{store: a.store}}
-		p.loops = append(p.loops, loop{"escalation", es.interval, p.escalator.pass})
+		p.loops = append(p.loops, loop{"escalation", es.Interval, p.escalator.pass})
 	}
 	a.strategies = p
 }

@@ -1,24 +1,9 @@
-// Package agent runs the harvest placer as a daemon: it classifies primary
-// tenants on a schedule and on demand, keeps the class table in Consul KV,
-// labels Nomad nodes with their class, and serves its HTTP API and metrics.
-// It wires the pure packages (classify, labels) to Nomad and Consul. It also
-// keeps the tenant declarations and the policy document in Consul KV
-// (declarations.go, policydoc.go) and applies them (declsync.go), and can
-// pull tenant history through a history-importer plugin (historyimport.go).
-package agent
+package config
 
 import (
-	"fmt"
-	"github.com/dustin/go-humanize"
-	"time"
-
 	"github.com/hashicorp/hcl/v2/hclsimple"
 
 	"github.com/harvest-platform/harvest/internal/connect"
-	"github.com/harvest-platform/harvest/internal/setting"
-	"github.com/harvest-platform/harvest/placer/classify"
-	"github.com/harvest-platform/harvest/placer/jobtype"
-	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
 // Config is the placer's configuration file (HCL), Nomad-style:
@@ -49,7 +34,7 @@ type Config struct {
 	Consul   ConsulConfig        `hcl:"consul,block"`
 	Classify ClassifyConfig      `hcl:"classify,block"`
 	Proxy    ProxyConfig         `hcl:"proxy,block"`
-	// ACL says who may call the API (authconfig.go, auth.go).
+	// ACL says who may call the API (authconfig.go; placer/agent enforces it).
 	ACL ACLConfig `hcl:"acl,block"`
 	// Placement strategies of issue 8 (strategyconfig.go); each off unless enabled.
 	Packing    PackingConfig    `hcl:"packing,block"`
@@ -61,7 +46,7 @@ type Config struct {
 	// reads), for HistoryImport; without it, it is checked but nothing runs.
 	PluginConfig string `hcl:"plugin_config,optional"`
 	// HistoryImport pulls tenant history through a history importer on a
-	// schedule (historyimport.go); nil: off.
+	// schedule (historyimport.go; placer/agent pulls); nil: off.
 	HistoryImport *HistoryImportConfig `hcl:"history_import,block"`
 }
 
@@ -124,6 +109,11 @@ type fileConfig struct {
 	HistoryImport *HistoryImportConfig `hcl:"history_import,block"`
 }
 
+// ListenerTLS is the proxy's listener TLS.
+func (p ProxyConfig) ListenerTLS() connect.ListenerTLS {
+	return connect.ListenerTLS{CertFile: p.TLSCertFile, KeyFile: p.TLSKeyFile, ClientCAFile: p.TLSClientCAFile}
+}
+
 // NomadConfig says where Nomad's API is, with which token and TLS files
 // (connect.Nomad: the environment's NOMAD_* first, the block over it).
 type NomadConfig = connect.Nomad
@@ -153,26 +143,27 @@ type ClassifyConfig struct {
 	SurvivalSample *int `hcl:"survival_sample,optional"`
 }
 
-// DefaultConfig is what the placer runs with when nothing is said.
-func DefaultConfig() Config {
+// Default is what the placer runs with when nothing is said.
+func Default() Config {
 	return Config{
 		LogLevel: "INFO",
 		HTTPAddr: "127.0.0.1:4650",
 		Consul:   ConsulConfig{Prefix: connect.DefaultPrefix}, // addresses: the environment, else Nomad's and Consul's defaults
 		Classify: ClassifyConfig{Interval: "24h", Retention: "1008h"},
 		Proxy:    ProxyConfig{Address: "127.0.0.1:4656", ShortThreshold: "173s", LongThreshold: "433s", MaxBodyMB: 16},
-		ACL:      defaultACL(),
+		ACL:      DefaultACL(),
 	}
 }
 
-// LoadConfig reads an HCL file over the defaults.
-func LoadConfig(path string) (Config, error) {
-	cfg := DefaultConfig()
+// Load reads an HCL file over the defaults and checks it (Validate).
+func Load(path string) (Config, error) {
+	cfg := Default()
 	var file fileConfig
 	if err := hclsimple.DecodeFile(path, nil, &file); err != nil {
 		return cfg, err
 	}
-	src := Config{LogLevel: file.LogLevel, HTTPAddr: file.HTTPAddr, MemoryLimit: file.MemoryLimit}
+	src := Config{LogLevel: file.LogLevel, HTTPAddr: file.HTTPAddr, MemoryLimit: file.MemoryLimit,
+		PluginConfig: file.PluginConfig, HistoryImport: file.HistoryImport}
 	if file.Nomad != nil {
 		src.Nomad = *file.Nomad
 	}
@@ -188,28 +179,30 @@ func LoadConfig(path string) (Config, error) {
 	if file.Proxy != nil {
 		src.Proxy = *file.Proxy
 	}
-	merge(&cfg, src)
 	if file.ACL != nil {
-		mergeACL(&cfg.ACL, *file.ACL)
+		src.ACL = *file.ACL
 	}
-	// policy blocks are taken whole: their settings default when read
 	if file.Packing != nil {
-		cfg.Packing = *file.Packing
+		src.Packing = *file.Packing
 	}
 	if file.Partition != nil {
-		cfg.Partition = *file.Partition
+		src.Partition = *file.Partition
 	}
 	if file.Greylist != nil {
-		cfg.Greylist = *file.Greylist
+		src.Greylist = *file.Greylist
 	}
 	if file.Escalation != nil {
-		cfg.Escalation = *file.Escalation
+		src.Escalation = *file.Escalation
 	}
-	cfg.PluginConfig, cfg.HistoryImport = file.PluginConfig, file.HistoryImport
-	return cfg, cfg.validate()
+	cfg = cfg.Merge(src)
+	return cfg, cfg.Validate()
 }
 
-func merge(dst *Config, src Config) {
+// Merge returns c with what src says laid over it: a setting src leaves
+// empty (or nil) keeps c's. A placement strategy block src has (any setting
+// given) is taken whole: its settings default when decoded, not from c's.
+func (c Config) Merge(src Config) Config {
+	dst := &c
 	set := func(d *string, s string) {
 		if s != "" {
 			*d = s
@@ -221,169 +214,66 @@ func merge(dst *Config, src Config) {
 	dst.Nomad = dst.Nomad.Over(src.Nomad)
 	dst.Consul = dst.Consul.Over(src.Consul)
 	dst.TLS = dst.TLS.Over(src.TLS)
-	set(&dst.Proxy.TLSClientCAFile, src.Proxy.TLSClientCAFile)
-	if src.Proxy.MaxBodyMB != 0 {
-		dst.Proxy.MaxBodyMB = src.Proxy.MaxBodyMB
+	dst.Classify = dst.Classify.merge(src.Classify)
+	dst.Proxy = dst.Proxy.merge(src.Proxy)
+	dst.ACL = dst.ACL.merge(src.ACL)
+	if src.Packing != (PackingConfig{}) {
+		dst.Packing = src.Packing
 	}
-	set(&dst.Classify.Interval, src.Classify.Interval)
-	set(&dst.Classify.Window, src.Classify.Window)
-	set(&dst.Classify.MinHistory, src.Classify.MinHistory)
-	set(&dst.Classify.Retention, src.Classify.Retention)
-	set(&dst.Proxy.Address, src.Proxy.Address)
-	set(&dst.Proxy.TLSCertFile, src.Proxy.TLSCertFile)
-	set(&dst.Proxy.TLSKeyFile, src.Proxy.TLSKeyFile)
-	set(&dst.Proxy.ShortThreshold, src.Proxy.ShortThreshold)
-	set(&dst.Proxy.LongThreshold, src.Proxy.LongThreshold)
-	set(&dst.Proxy.ClassPlacement, src.Proxy.ClassPlacement)
-	if src.Proxy.Namespaces != nil {
-		dst.Proxy.Namespaces = src.Proxy.Namespaces
+	if src.Partition != (PartitionConfig{}) {
+		dst.Partition = src.Partition
 	}
-	if src.Proxy.Weights != nil {
-		dst.Proxy.Weights = src.Proxy.Weights
+	if src.Greylist != (GreylistConfig{}) {
+		dst.Greylist = src.Greylist
 	}
-	c := &dst.Classify
-	if src.Classify.PeriodicStrength != nil {
-		c.PeriodicStrength = src.Classify.PeriodicStrength
+	if src.Escalation != (EscalationConfig{}) {
+		dst.Escalation = src.Escalation
 	}
-	if src.Classify.ConstantSD != nil {
-		c.ConstantSD = src.Classify.ConstantSD
+	set(&dst.PluginConfig, src.PluginConfig)
+	if src.HistoryImport != nil {
+		dst.HistoryImport = src.HistoryImport
 	}
-	if src.Classify.ClassSpread != nil {
-		c.ClassSpread = src.Classify.ClassSpread
-	}
-	if src.Classify.MaxClasses != nil {
-		c.MaxClasses = src.Classify.MaxClasses
-	}
-	if src.Classify.Seed != nil {
-		c.Seed = src.Classify.Seed
-	}
-	if src.Classify.ReadConcurrency != nil {
-		c.ReadConcurrency = src.Classify.ReadConcurrency
-	}
-	if src.Classify.SurvivalSample != nil {
-		c.SurvivalSample = src.Classify.SurvivalSample
-	}
+	return c
 }
 
-// validate checks the config as New will decode it.
-func (c Config) validate() error {
-	_, err := c.decode()
-	return err
-}
-
-// validateConnections checks the Nomad, Consul and TLS settings and the
-// proxy's listener.
-func (c Config) validateConnections() error {
-	if err := c.Nomad.Validate("nomad"); err != nil {
-		return err
-	}
-	if err := c.Consul.Validate("consul"); err != nil {
-		return err
-	}
-	if err := c.TLS.Validate("tls"); err != nil {
-		return err
-	}
-	if err := c.Proxy.listenerTLS().Validate("proxy"); err != nil {
-		return err
-	}
-	if c.Proxy.MaxBodyMB < 1 || c.Proxy.MaxBodyMB > 1024 {
-		return fmt.Errorf("proxy.max_body_mb %d: want 1-1024", c.Proxy.MaxBodyMB)
-	}
-	return nil
-}
-
-func (c Config) retention() (time.Duration, error) {
-	d, err := time.ParseDuration(c.Classify.Retention)
-	if err != nil || d < 35*24*time.Hour {
-		return 0, fmt.Errorf("classify.retention %q: want a duration of at least 35 days (840h)", c.Classify.Retention)
-	}
-	return d, nil
-}
-
-// memoryLimit is memory_limit in bytes (0: none).
-func (c Config) memoryLimit() (int64, error) {
-	if c.MemoryLimit == "" {
-		return 0, nil
-	}
-	n, err := humanize.ParseBytes(c.MemoryLimit)
-	if err != nil || n < 64<<20 || n > 1<<50 {
-		return 0, fmt.Errorf("memory_limit %q: want a size of at least 64MiB such as \"900MiB\"", c.MemoryLimit)
-	}
-	return int64(n), nil
-}
-
-// readConcurrency is classify.read_concurrency (default 4).
-func (c Config) readConcurrency() (int, error) {
-	if c.Classify.ReadConcurrency == nil {
-		return 4, nil
-	}
-	if n := *c.Classify.ReadConcurrency; n >= 1 && n <= 64 {
-		return n, nil
-	}
-	return 0, fmt.Errorf("classify.read_concurrency %d: want 1-64", *c.Classify.ReadConcurrency)
-}
-
-// survivalSample is classify.survival_sample (default 100, 0: every member).
-func (c Config) survivalSample() (int, error) {
-	if c.Classify.SurvivalSample == nil {
-		return defaultSurvivalSample, nil
-	}
-	if n := *c.Classify.SurvivalSample; n >= 0 && n <= 1_000_000 {
-		return n, nil
-	}
-	return 0, fmt.Errorf("classify.survival_sample %d: want 0 (every member) to 1000000", *c.Classify.SurvivalSample)
-}
-
-func (c Config) thresholds() (jobtype.Thresholds, error) {
-	short, err1 := time.ParseDuration(c.Proxy.ShortThreshold)
-	long, err2 := time.ParseDuration(c.Proxy.LongThreshold)
-	if err1 != nil || err2 != nil || short <= 0 || long < short {
-		return jobtype.Thresholds{}, fmt.Errorf("proxy: short_threshold %q and long_threshold %q must be durations, short <= long",
-			c.Proxy.ShortThreshold, c.Proxy.LongThreshold)
-	}
-	return jobtype.Thresholds{Short: short, Long: long}, nil
-}
-
-// weights are the configured Algorithm 1 weights over the defaults.
-func (c Config) weights() selectclass.Weights {
-	w := selectclass.DefaultWeights()
-	for typ, byPattern := range c.Proxy.Weights {
-		if w[typ] == nil {
-			w[typ] = map[string]float64{}
-		}
-		for pat, v := range byPattern {
-			w[typ][pat] = v
+func (p ProxyConfig) merge(src ProxyConfig) ProxyConfig {
+	for _, f := range []struct{ d, s *string }{{&p.Address, &src.Address}, {&p.TLSCertFile, &src.TLSCertFile},
+		{&p.TLSKeyFile, &src.TLSKeyFile}, {&p.TLSClientCAFile, &src.TLSClientCAFile}, {&p.ShortThreshold, &src.ShortThreshold},
+		{&p.LongThreshold, &src.LongThreshold}, {&p.ClassPlacement, &src.ClassPlacement}} {
+		if *f.s != "" {
+			*f.d = *f.s
 		}
 	}
-	return w
+	if src.MaxBodyMB != 0 {
+		p.MaxBodyMB = src.MaxBodyMB
+	}
+	if src.Namespaces != nil {
+		p.Namespaces = src.Namespaces
+	}
+	if src.Weights != nil {
+		p.Weights = src.Weights
+	}
+	return p
 }
 
-// classifier turns the classify block into classify.Config.
-func (c Config) classifier() (classify.Config, error) {
-	out := classify.Default()
-	for _, d := range []struct {
-		name string
-		val  string
-		dst  *time.Duration
-	}{{"window", c.Classify.Window, &out.Window}, {"min_history", c.Classify.MinHistory, &out.MinHistory}} {
-		v, err := setting.PositiveDuration("classify."+d.name, d.val, *d.dst)
-		if err != nil {
-			return out, err
+func (c ClassifyConfig) merge(src ClassifyConfig) ClassifyConfig {
+	for _, f := range []struct{ d, s *string }{{&c.Interval, &src.Interval}, {&c.Window, &src.Window},
+		{&c.MinHistory, &src.MinHistory}, {&c.Retention, &src.Retention}} {
+		if *f.s != "" {
+			*f.d = *f.s
 		}
-		*d.dst = v
 	}
-	t := classifyThresholds{PeriodicStrength: c.Classify.PeriodicStrength, ConstantSD: c.Classify.ConstantSD,
-		ClassSpread: c.Classify.ClassSpread, MaxClasses: c.Classify.MaxClasses}
-	if err := t.apply(&out, "classify."); err != nil {
-		return out, err
+	for _, f := range []struct{ d, s **float64 }{{&c.PeriodicStrength, &src.PeriodicStrength}, {&c.ConstantSD, &src.ConstantSD},
+		{&c.ClassSpread, &src.ClassSpread}} {
+		if *f.s != nil {
+			*f.d = *f.s
+		}
 	}
-	if p := c.Classify.Seed; p != nil {
-		out.Seed = uint64(*p)
+	for _, f := range []struct{ d, s **int }{{&c.MaxClasses, &src.MaxClasses}, {&c.Seed, &src.Seed},
+		{&c.ReadConcurrency, &src.ReadConcurrency}, {&c.SurvivalSample, &src.SurvivalSample}} {
+		if *f.s != nil {
+			*f.d = *f.s
+		}
 	}
-	return out, nil
-}
-
-// listenerTLS is the proxy's listener TLS.
-func (p ProxyConfig) listenerTLS() connect.ListenerTLS {
-	return connect.ListenerTLS{CertFile: p.TLSCertFile, KeyFile: p.TLSKeyFile, ClientCAFile: p.TLSClientCAFile}
+	return c
 }

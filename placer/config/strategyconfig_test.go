@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestStrategyBlocksDefaultToTheirSources(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, `
+	cfg, err := Load(writeConfig(t, `
 packing    { enabled = true }
 partition  {
   enabled  = true
@@ -26,18 +26,18 @@ escalation {
 		t.Fatal(err)
 	}
 	set := decoded(t, cfg)
-	ps := set.packing
-	if !cfg.Packing.Enabled || ps.cfg.HighThreshold != 0.6 || ps.cfg.MinNodes != 5 || ps.interval != 10*time.Second || ps.releaseAfter != 10*time.Minute {
+	ps := set.Packing
+	if !cfg.Packing.Enabled || ps.Rule.HighThreshold != 0.6 || ps.Rule.MinNodes != 5 || ps.Interval != 10*time.Second || ps.ReleaseAfter != 10*time.Minute {
 		t.Fatalf("packing %+v", ps)
 	}
-	hc, _ := cfg.Partition.settings(20)
+	hc, _ := cfg.Partition.Rule(20)
 	if hc.Window != 5 || hc.Threshold != 0.1 || hc.Grow != 2 || hc.Shrink != 2 || hc.MaxPartition != 3 || hc.InitialCutoff != 90*time.Second {
 		t.Fatalf("partition %+v", hc)
 	}
-	if g, e := set.greylist, set.escalation; g.threshold != 2 || g.reset != 4*time.Hour || e.delay != 10*time.Second || e.extra != 1 {
+	if g, e := set.Greylist, set.Escalation; g.Threshold != 2 || g.Reset != 4*time.Hour || e.Delay != 10*time.Second || e.ExtraClasses != 1 {
 		t.Fatalf("greylist %+v, escalation %+v", g, e)
 	}
-	off, _ := LoadConfig(writeConfig(t, ``))
+	off, _ := Load(writeConfig(t, ``))
 	if off.Packing.Enabled || off.Partition.Enabled || off.Greylist.Enabled || off.Escalation.Enabled {
 		t.Fatalf("strategies must be off by default: %+v", off)
 	}
@@ -55,7 +55,7 @@ func TestStrategyBlocksRejectBadValues(t *testing.T) {
 		`escalation { extra_classes = 0 }`:                  "escalation.extra_classes 0",
 		"escalation {\n enabled = true\n dealy = \"1s\"\n}": `An argument named "dealy"`,
 	} {
-		_, err := LoadConfig(writeConfig(t, src))
+		_, err := Load(writeConfig(t, src))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want %q", src, err, want)
 		}

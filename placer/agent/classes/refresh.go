@@ -1,4 +1,4 @@
-package agent
+package classes
 
 import (
 	"context"
@@ -22,13 +22,21 @@ type NodeAPI interface {
 	ApplyMeta(ctx context.Context, u labels.Update) error
 }
 
+// Observer is what a refresh reports to (the placer's metrics).
+type Observer interface {
+	ObserveRefresh(d time.Duration, err error)        // one refresh, failed or not
+	ObserveStage(stage string, d time.Duration)       // "read", "classify", "survival"
+	ObserveTable(t *api.ClassTable, labelUpdates int) // the table stored
+	ObserveRead(st history.CacheStats)                // the history read
+}
+
 // Refresher runs one classification and labelling pass at a time.
 type Refresher struct {
 	Store   *history.Store
 	Nodes   NodeAPI
 	Config  classify.Config
 	Log     hclog.Logger
-	Metrics *Metrics
+	Metrics Observer // nil: none
 	Now     func() time.Time
 	// Retention, when set, prunes each tenant's days older than it.
 	Retention time.Duration
@@ -54,6 +62,21 @@ type Refresher struct {
 	members   map[string][]string
 }
 
+// metrics is the observer, or one that drops everything.
+func (r *Refresher) metrics() Observer {
+	if r.Metrics == nil {
+		return noObserver{}
+	}
+	return r.Metrics
+}
+
+type noObserver struct{}
+
+func (noObserver) ObserveRefresh(time.Duration, error) {}
+func (noObserver) ObserveStage(string, time.Duration)  {}
+func (noObserver) ObserveTable(*api.ClassTable, int)   {}
+func (noObserver) ObserveRead(history.CacheStats)      {}
+
 // Members is, for each class label, the Nomad nodes that carry it: as the
 // last refresh left them, or, before this process's first refresh
 // succeeded, read from Nomad once.
@@ -77,7 +100,7 @@ func (r *Refresher) Refresh(ctx context.Context) (*api.ClassTable, error) {
 	defer r.mu.Unlock()
 	start := time.Now()
 	table, err := r.refresh(ctx)
-	r.Metrics.observeRefresh(time.Since(start), err)
+	r.metrics().ObserveRefresh(time.Since(start), err)
 	if err != nil {
 		r.Log.Error("refresh failed", "error", err)
 		return nil, err
@@ -110,7 +133,7 @@ func (r *Refresher) refresh(ctx context.Context) (*api.ClassTable, error) {
 	classifyStart := time.Now()
 	table := classify.Classify(inputs, cfg)
 	table.Tenants = append(table.Tenants, broken...)
-	r.Metrics.observeStage("classify", time.Since(classifyStart))
+	r.metrics().ObserveStage("classify", time.Since(classifyStart))
 
 	nodes, err := r.Nodes.Nodes(ctx)
 	if err != nil {
@@ -134,8 +157,8 @@ func (r *Refresher) refresh(ctx context.Context) (*api.ClassTable, error) {
 		th = jobtype.Default()
 	}
 	survivalStart := time.Now()
-	stored.Classes = classSurvival(table.Classes, inputs, cfg.Window, nodes, th, r.SurvivalSample)
-	r.Metrics.observeStage("survival", time.Since(survivalStart))
+	stored.Classes = Survival(table.Classes, inputs, cfg.Window, nodes, th, r.SurvivalSample)
+	r.metrics().ObserveStage("survival", time.Since(survivalStart))
 	r.Log.Debug("survival replayed", "tenants", len(inputs), "took", time.Since(survivalStart).Round(time.Millisecond))
 	for _, t := range table.Tenants {
 		if t.Class == "" {
@@ -145,18 +168,18 @@ func (r *Refresher) refresh(ctx context.Context) (*api.ClassTable, error) {
 	if err := r.Store.PutDocument(ctx, contract.ClassesDocument, stored); err != nil {
 		return nil, err
 	}
-	r.Metrics.observeTable(stored, len(updates))
+	r.metrics().ObserveTable(stored, len(updates))
 	r.membersMu.Lock()
 	r.members = members
 	r.membersMu.Unlock()
-	return withNodes(stored, members), nil
+	return WithNodes(stored, members), nil
 }
 
-// withNodes is a copy of the table whose classes list the Nomad nodes that
+// WithNodes is a copy of the table whose classes list the Nomad nodes that
 // carry their labels (by name), as the API serves it: the stored table
 // keeps none, so that it stays far below Consul's value limit however many
 // nodes a class has.
-func withNodes(t *api.ClassTable, members map[string][]string) *api.ClassTable {
+func WithNodes(t *api.ClassTable, members map[string][]string) *api.ClassTable {
 	out := *t
 	out.Classes = make([]api.Class, len(t.Classes))
 	for i, c := range t.Classes {
@@ -208,7 +231,7 @@ func (r *Refresher) readHistory(ctx context.Context, now time.Time, window time.
 	if err != nil {
 		return nil, nil, err
 	}
-	r.Metrics.observeRead(st)
+	r.metrics().ObserveRead(st)
 	r.Log.Info("read tenant history", "cold", st.Cold, "days_checked", st.DaysChecked, "days_read", st.DaysRead,
 		"values", st.Keys, "bytes", st.Bytes, "took", st.Took.Round(time.Millisecond),
 		"infos_took", st.InfosTook.Round(time.Millisecond))
@@ -230,6 +253,6 @@ func (r *Refresher) readHistory(ctx context.Context, now time.Time, window time.
 			return r.cache.Series(name, now.Add(-window), now, buf).Until(now)
 		}})
 	}
-	r.Metrics.observeStage("read", time.Since(start))
+	r.metrics().ObserveStage("read", time.Since(start))
 	return inputs, broken, nil
 }

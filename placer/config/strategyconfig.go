@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"fmt"
@@ -85,26 +85,45 @@ type EscalationConfig struct {
 	ExtraClasses *int   `hcl:"extra_classes,optional"`
 }
 
-func (p PackingConfig) settings() (s packingSettings, err error) {
-	s.cfg = packing.Default()
+// PackingSettings are the packing block decoded.
+type PackingSettings struct {
+	Rule                   packing.Config
+	Interval, ReleaseAfter time.Duration
+}
+
+// GreylistSettings are the greylist block decoded.
+type GreylistSettings struct {
+	Threshold       int
+	Reset, Interval time.Duration
+}
+
+// EscalationSettings are the escalation block decoded.
+type EscalationSettings struct {
+	Delay, Interval time.Duration
+	ExtraClasses    int
+}
+
+func (p PackingConfig) settings() (s PackingSettings, err error) {
+	s.Rule = packing.Default()
 	if p.HighThreshold != nil {
 		if *p.HighThreshold <= 0 || *p.HighThreshold > 1 {
 			return s, fmt.Errorf("packing.high_threshold %g: want a share in (0, 1]", *p.HighThreshold)
 		}
-		s.cfg.HighThreshold = *p.HighThreshold
+		s.Rule.HighThreshold = *p.HighThreshold
 	}
 	if p.MinNodes != nil {
-		s.cfg.MinNodes = *p.MinNodes
+		s.Rule.MinNodes = *p.MinNodes
 	}
-	if s.interval, err = setting.PositiveDuration("packing.interval", p.Interval, 10*time.Second); err != nil {
+	if s.Interval, err = setting.PositiveDuration("packing.interval", p.Interval, 10*time.Second); err != nil {
 		return
 	}
-	s.releaseAfter, err = setting.PositiveDuration("packing.release_after", p.ReleaseAfter, 10*time.Minute)
+	s.ReleaseAfter, err = setting.PositiveDuration("packing.release_after", p.ReleaseAfter, 10*time.Minute)
 	return
 }
 
-// settings returns the partition's rule for a cluster of nodes harvested nodes.
-func (p PartitionConfig) settings(nodes int) (partition.Config, error) {
+// Rule returns the partition's rule for a cluster of nodes harvested
+// nodes (decoded per pass: its sizes follow the cluster).
+func (p PartitionConfig) Rule(nodes int) (partition.Config, error) {
 	cfg := partition.Default(nodes)
 	var err error
 	if cfg.InitialCutoff, err = setting.PositiveDuration("partition.initial_cutoff", p.InitialCutoff, cfg.InitialCutoff); err != nil {
@@ -138,32 +157,32 @@ func (p PartitionConfig) settings(nodes int) (partition.Config, error) {
 	return cfg, nil
 }
 
-func (g GreylistConfig) settings() (s greylistSettings, err error) {
-	s.threshold = 3
+func (g GreylistConfig) settings() (s GreylistSettings, err error) {
+	s.Threshold = 3
 	if g.Threshold != nil {
 		if *g.Threshold < 1 {
 			return s, fmt.Errorf("greylist.threshold %d: want at least 1", *g.Threshold)
 		}
-		s.threshold = *g.Threshold
+		s.Threshold = *g.Threshold
 	}
-	if s.reset, err = setting.PositiveDuration("greylist.reset", g.Reset, 4*time.Hour); err != nil {
+	if s.Reset, err = setting.PositiveDuration("greylist.reset", g.Reset, 4*time.Hour); err != nil {
 		return
 	}
-	s.interval, err = setting.PositiveDuration("greylist.interval", g.Interval, 10*time.Second)
+	s.Interval, err = setting.PositiveDuration("greylist.interval", g.Interval, 10*time.Second)
 	return
 }
 
-func (e EscalationConfig) settings() (s escalationSettings, err error) {
-	s.extra = 1
+func (e EscalationConfig) settings() (s EscalationSettings, err error) {
+	s.ExtraClasses = 1
 	if e.ExtraClasses != nil {
 		if *e.ExtraClasses < 1 {
 			return s, fmt.Errorf("escalation.extra_classes %d: want at least 1", *e.ExtraClasses)
 		}
-		s.extra = *e.ExtraClasses
+		s.ExtraClasses = *e.ExtraClasses
 	}
-	if s.delay, err = setting.PositiveDuration("escalation.delay", e.Delay, 30*time.Second); err != nil {
+	if s.Delay, err = setting.PositiveDuration("escalation.delay", e.Delay, 30*time.Second); err != nil {
 		return
 	}
-	s.interval, err = setting.PositiveDuration("escalation.interval", e.Interval, 5*time.Second)
+	s.Interval, err = setting.PositiveDuration("escalation.interval", e.Interval, 5*time.Second)
 	return
 }

@@ -1,4 +1,4 @@
-package agent
+package classes
 
 import (
 	"cmp"
@@ -20,15 +20,15 @@ import (
 	"github.com/harvest-platform/harvest/placer/survival"
 )
 
-// wireClass is the classifier's class as the class table keeps it,
+// WireClass is the classifier's class as the class table keeps it,
 // without its history's node names (the API serves Nomad's).
-func wireClass(c classify.Class) api.Class {
+func WireClass(c classify.Class) api.Class {
 	return api.Class{Name: c.Name, Pattern: string(c.Pattern), Average: c.Average, Peak: c.Peak, Current: c.Current,
 		Tenants: c.Tenants}
 }
 
-// classifierClass is a class table's class as Algorithm 1 ranks it.
-func classifierClass(c api.Class) classify.Class {
+// ClassifierClass is a class table's class as Algorithm 1 ranks it.
+func ClassifierClass(c api.Class) classify.Class {
 	return classify.Class{Name: c.Name, Pattern: classify.Pattern(c.Pattern), Average: c.Average, Peak: c.Peak,
 		Current: c.Current, Tenants: c.Tenants, Nodes: c.Nodes}
 }
@@ -73,7 +73,7 @@ func medianServer(sizes []survival.Server) survival.Server {
 	return sizes[(len(sizes)-1)/2]
 }
 
-// classSurvival gives every class its survival figures: each member
+// Survival gives every class its survival figures: each member
 // tenant's series over the classifier's window (percent, its node count as
 // its weight) replayed by survival.Curve on the median server of the class's
 // Nomad nodes (a node belongs to the class of the tenant its meta names).
@@ -81,7 +81,7 @@ func medianServer(sizes []survival.Server) survival.Server {
 // replayed once, so the cost is O(slots x tenants) in all, or, with sample
 // > 0, O(slots x classes x sample): a class of more members replays a
 // priority sample of them (sampleMembers), weighted to stand for the rest.
-func classSurvival(classes []classify.Class, inputs []classify.Input, window time.Duration,
+func Survival(classes []classify.Class, inputs []classify.Input, window time.Duration,
 	nodes []labels.Node, th jobtype.Thresholds, sample int) []api.Class {
 	classOf := map[string]int{}
 	for i, c := range classes {
@@ -112,7 +112,7 @@ func classSurvival(classes []classify.Class, inputs []classify.Input, window tim
 	out := make([]api.Class, len(classes))
 	order := make([]int, len(classes))
 	for i := range classes {
-		out[i] = wireClass(classes[i])
+		out[i] = WireClass(classes[i])
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(members[b]), len(members[a])) })
@@ -255,6 +255,3 @@ func survivalAt(curve []survival.Point, l time.Duration) survival.Probability {
 	f := math.Log(float64(l)/float64(lo.Length)) / math.Log(float64(hi.Length)/float64(lo.Length))
 	return lo.Probability + survival.Probability(f)*(hi.Probability-lo.Probability)
 }
-
-// defaultSurvivalSample is classify.survival_sample's default.
-const defaultSurvivalSample = 100

@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"bufio"
@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// ACLConfig is the acl block: who may call the placer's API (auth.go).
+// ACLConfig is the acl block: who may call the placer's API (placer/agent's
+// auth.go enforces it).
 //
 //	acl {
 //	  tokens         = []                # the placer's own tokens: read and write everything
@@ -33,13 +34,26 @@ type ACLConfig struct {
 // minTokenLength keeps guessable tokens out of the placer's config.
 const minTokenLength = 16
 
-func defaultACL() ACLConfig {
+// ACLSettings are the acl block decoded: tokens_file read, cache_ttl
+// parsed, the defaults applied.
+type ACLSettings struct {
+	Tokens        []string // the placer's own: the tokens list and tokens_file's lines
+	NomadTokens   bool
+	Namespace     string
+	VariablePath  string
+	AnonymousRead bool
+	CacheTTL      time.Duration
+}
+
+// DefaultACL is the acl block when the file has none.
+func DefaultACL() ACLConfig {
 	on, open := true, true
 	return ACLConfig{NomadTokens: &on, Namespace: "default", VariablePath: "harvest/placer", AnonymousRead: &open, CacheTTL: "30s"}
 }
 
-// mergeACL lays the file's acl block over the defaults.
-func mergeACL(dst *ACLConfig, src ACLConfig) {
+// merge lays src's acl block over c.
+func (c ACLConfig) merge(src ACLConfig) ACLConfig {
+	dst := &c
 	if src.Tokens != nil {
 		dst.Tokens = src.Tokens
 	}
@@ -55,21 +69,27 @@ func mergeACL(dst *ACLConfig, src ACLConfig) {
 	if src.AnonymousRead != nil {
 		dst.AnonymousRead = src.AnonymousRead
 	}
+	return c
 }
 
-// validate checks the block, reading tokens_file, and returns cache_ttl.
-func (c ACLConfig) validate() (cacheTTL time.Duration, err error) {
+// Decode checks the block, reading tokens_file.
+func (c ACLConfig) Decode() (ACLSettings, error) {
 	if c.NomadTokens == nil || c.AnonymousRead == nil {
-		return 0, fmt.Errorf("acl: internal: defaults not applied")
+		return ACLSettings{}, fmt.Errorf("acl: internal: defaults not applied")
 	}
-	if cacheTTL, err = time.ParseDuration(c.CacheTTL); err != nil || cacheTTL < 0 {
-		return 0, fmt.Errorf("acl.cache_ttl %q: want a duration such as \"30s\"", c.CacheTTL)
+	cacheTTL, err := time.ParseDuration(c.CacheTTL)
+	if err != nil || cacheTTL < 0 {
+		return ACLSettings{}, fmt.Errorf("acl.cache_ttl %q: want a duration such as \"30s\"", c.CacheTTL)
 	}
 	if *c.NomadTokens && (c.Namespace == "" || c.VariablePath == "" || strings.HasPrefix(c.VariablePath, "/")) {
-		return 0, fmt.Errorf("acl: namespace and variable_path (no leading '/') are needed with nomad_tokens")
+		return ACLSettings{}, fmt.Errorf("acl: namespace and variable_path (no leading '/') are needed with nomad_tokens")
 	}
-	_, err = c.tokens()
-	return cacheTTL, err
+	tokens, err := c.tokens()
+	if err != nil {
+		return ACLSettings{}, err
+	}
+	return ACLSettings{Tokens: tokens, NomadTokens: *c.NomadTokens, Namespace: c.Namespace, VariablePath: c.VariablePath,
+		AnonymousRead: *c.AnonymousRead, CacheTTL: cacheTTL}, nil
 }
 
 // tokens are the placer's own tokens: the tokens list and tokens_file's

@@ -1,4 +1,4 @@
-package agent
+package classes
 
 import (
 	"context"
@@ -91,8 +91,8 @@ func TestFormat4KeepsClassesAndSurvival(t *testing.T) {
 			moved++
 		}
 	}
-	fh := classSurvival(th.Classes, h, cfg.Window, nodes, jobtype.Default(), 0)
-	fd := classSurvival(th.Classes, d, cfg.Window, nodes, jobtype.Default(), 0)
+	fh := Survival(th.Classes, h, cfg.Window, nodes, jobtype.Default(), 0)
+	fd := Survival(th.Classes, d, cfg.Window, nodes, jobtype.Default(), 0)
 	worst, sum, count := survivalGaps(fh, fd, nil)
 	t.Logf("%d tenants: largest slot change %.3f point; %d changed class (%d classes, %d); survival |format 4 - format 3| mean %.4f, max %.4f over %d class lengths",
 		len(h), worstSlot, moved, len(th.Classes), len(td.Classes), sum/float64(count), worst, count)

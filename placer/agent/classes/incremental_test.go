@@ -1,4 +1,4 @@
-package agent
+package classes
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func TestIncrementalRefreshGivesTheColdReadsClasses(t *testing.T) {
 	clock := day32.Add(-time.Minute) // yesterday, just before midnight
 	refresher := func() *Refresher {
 		return &Refresher{Store: store, Nodes: &fakeNodes{nodes: nodes}, Config: classify.Default(), Log: hclog.NewNullLogger(),
-			Metrics: NewMetrics(), Now: func() time.Time { return clock }, Retention: 42 * 24 * time.Hour}
+			Now: func() time.Time { return clock }, Retention: 42 * 24 * time.Hour}
 	}
 	warm := refresher()
 	if _, err := warm.Refresh(ctx); err != nil {

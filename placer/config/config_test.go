@@ -1,8 +1,9 @@
-package agent
+package config
 
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +18,18 @@ func writeConfig(t *testing.T, src string) string {
 	return p
 }
 
+// decoded is cfg as the agent decodes it.
+func decoded(t *testing.T, cfg Config) Settings {
+	t.Helper()
+	s, err := cfg.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestLoadConfigOverDefaults(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, `
+	cfg, err := Load(writeConfig(t, `
 http_addr = "127.0.0.1:9999"
 consul {
   prefix = "other/"
@@ -46,11 +57,11 @@ classify {
 		t.Fatalf("NOMAD_ADDR not taken: %s", nomad)
 	}
 	set := decoded(t, cfg)
-	cc := set.classifier
-	if iv := set.interval; iv != 6*time.Hour || cc.Window != 240*time.Hour || cc.ConstantSD != 2.5 || cc.PeriodicStrength != 0.3 {
+	cc := set.Classifier
+	if iv := set.Interval; iv != 6*time.Hour || cc.Window != 240*time.Hour || cc.ConstantSD != 2.5 || cc.PeriodicStrength != 0.3 {
 		t.Fatalf("classify %+v", cc)
 	}
-	if _, err := LoadConfig(writeConfig(t, ``)); err != nil {
+	if _, err := Load(writeConfig(t, ``)); err != nil {
 		t.Fatalf("an empty file must mean the defaults: %v", err)
 	}
 }
@@ -66,7 +77,7 @@ func TestLoadConfigRejectsBadValuesClearly(t *testing.T) {
 		`http_addr = `:                       "Missing expression",
 	}
 	for src, want := range cases {
-		_, err := LoadConfig(writeConfig(t, src))
+		_, err := Load(writeConfig(t, src))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want %q", src, err, want)
 		}
@@ -74,28 +85,28 @@ func TestLoadConfigRejectsBadValuesClearly(t *testing.T) {
 }
 
 func TestMemoryLimitAndReadConcurrencyAreChecked(t *testing.T) {
-	c := DefaultConfig()
+	c := Default()
 	c.MemoryLimit = "900MiB"
 	if n, err := c.memoryLimit(); err != nil || n != 900<<20 {
 		t.Fatalf("900MiB read as %d, %v", n, err)
 	}
 	c.MemoryLimit = "12 potatoes"
-	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "memory_limit") {
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "memory_limit") {
 		t.Fatalf("a bad memory_limit passed validation: %v", err)
 	}
 	c.MemoryLimit = ""
 	bad := 0
 	c.Classify.ReadConcurrency = &bad
-	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "read_concurrency") {
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "read_concurrency") {
 		t.Fatalf("read_concurrency 0 passed validation: %v", err)
 	}
 	c.Classify.ReadConcurrency = nil
-	if n, err := c.survivalSample(); err != nil || n != defaultSurvivalSample {
+	if n, err := c.survivalSample(); err != nil || n != DefaultSurvivalSample {
 		t.Fatalf("survival_sample unset read as %d, %v", n, err)
 	}
 	negative := -1
 	c.Classify.SurvivalSample = &negative
-	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "survival_sample") {
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "survival_sample") {
 		t.Fatalf("survival_sample -1 passed validation: %v", err)
 	}
 	c.Classify.SurvivalSample = &bad
@@ -107,11 +118,55 @@ func TestMemoryLimitAndReadConcurrencyAreChecked(t *testing.T) {
 // memory_limit in the file reaches the config (it was parsed, then dropped
 // on the way over the defaults).
 func TestLoadConfigKeepsMemoryLimit(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, `memory_limit = "900MiB"`))
+	cfg, err := Load(writeConfig(t, `memory_limit = "900MiB"`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n, err := cfg.memoryLimit(); err != nil || n != 900<<20 {
 		t.Fatalf("memory_limit = %q, %d bytes (%v); want 900MiB", cfg.MemoryLimit, n, err)
+	}
+}
+
+func TestACLConfigChecksTokens(t *testing.T) {
+	cfg := DefaultACL()
+	cfg.Tokens = []string{"short"}
+	if _, err := cfg.Decode(); err == nil || !strings.Contains(err.Error(), "at least 16") {
+		t.Fatalf("short token: %v", err)
+	}
+	cfg.Tokens = nil
+	cfg.CacheTTL = "soon"
+	if _, err := cfg.Decode(); err == nil {
+		t.Fatal("bad cache_ttl accepted")
+	}
+}
+
+// The file refuses the weights and thresholds the policy document
+// (placer/agent) refuses, with the same checks.
+func TestConfigFileRefusesTheSameWeightsAndThresholds(t *testing.T) {
+	for src, want := range map[string]string{
+		`proxy { weights = { huge = { constant = 1 } } }`:  `proxy.weights: unknown job type "huge"`,
+		`proxy { weights = { long = { constant = -2 } } }`: "proxy.weights.long.constant -2",
+		`classify { constant_sd = -1 }`:                    "classify.constant_sd -1",
+	} {
+		if _, err := Load(writeConfig(t, src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", src, err, want)
+		}
+	}
+}
+
+// Merge lays what is given over a loaded file (as the agent command's
+// flags are), keeping everything else: an empty Config changes nothing.
+func TestMergeKeepsWhatIsNotGiven(t *testing.T) {
+	base, err := Load(writeConfig(t, "http_addr = \"127.0.0.1:9999\"\npacking { enabled = true }\nacl { anonymous_read = false }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(base.Merge(Config{}), base) {
+		t.Fatalf("merging nothing changed the config")
+	}
+	got := base.Merge(Config{LogLevel: "DEBUG", Proxy: ProxyConfig{Address: "127.0.0.1:1"}})
+	if got.LogLevel != "DEBUG" || got.Proxy.Address != "127.0.0.1:1" || got.HTTPAddr != "127.0.0.1:9999" ||
+		got.Proxy.ShortThreshold != "173s" || !got.Packing.Enabled || *got.ACL.AnonymousRead || !*got.ACL.NomadTokens {
+		t.Fatalf("merged %+v", got)
 	}
 }

@@ -1,12 +1,8 @@
-package agent
+package classes
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"slices"
 	"testing"
@@ -17,6 +13,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/placer/classify"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/jobtype"
 	"github.com/harvest-platform/harvest/placer/labels"
 	"github.com/harvest-platform/harvest/placer/survival"
@@ -74,7 +71,7 @@ func TestClassSurvivalFlatVersusHourlyRise(t *testing.T) {
 		{Tenant: "b/hourly", Nodes: []string{"b1"}, Series: hourly(30, 12.5, 10)}, // +2 of 16 cores
 	}
 	nodes := []labels.Node{driverNode("a1", "a/calm", "16", "4", "1"), driverNode("b1", "b/hourly", "16", "4", "1")}
-	out := classSurvival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default(), 0)
+	out := Survival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default(), 0)
 	calm, rough := out[0], out[1]
 	if len(calm.Survival) != len(survival.DefaultLengths()) || calm.SurvivalUnavailable != "" {
 		t.Fatalf("calm class: %+v", calm)
@@ -118,7 +115,7 @@ func TestClassSurvivalServerIsTheMedianNode(t *testing.T) {
 		{ID: "y3", Name: "y3", Meta: map[string]string{labels.TenantKey: "a/y"}}, // no harvest driver
 		{ID: "z1", Name: "z1", Meta: map[string]string{labels.TenantKey: "b/z"}},
 	}
-	out := classSurvival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default(), 0)
+	out := Survival(classes, inputs, 30*24*time.Hour, nodes, jobtype.Default(), 0)
 	if s := out[0].SurvivalServer; s == nil || *s != (api.SurvivalServer{Cores: 16, Reserve: 5.28, Nodes: 3}) {
 		t.Errorf("server %+v, want the 16-core node of the three that report", s)
 	}
@@ -144,70 +141,6 @@ func TestSurvivalAtInterpolatesOnALogScale(t *testing.T) {
 
 // GET /v1/classes after a refresh carries each class's survival figures,
 // at the job typing thresholds in effect.
-func TestClassesAPIServesSurvival(t *testing.T) {
-	a, _, nodes := newTestAgent(t)
-	ctx := context.Background()
-	for i, tenant := range []string{"search/frontend", "ads/indexer", "mail/store"} {
-		id, _ := history.ParseTenantID(tenant)
-		if err := a.store.PutSeries(ctx, id, flat(20+15*float64(i), 10), []string{nodes.nodes[i].Name}); err != nil {
-			t.Fatal(err)
-		}
-		nodes.nodes[i].Attributes = map[string]string{contract.AttrCapacityCores: "16", contract.AttrReserveCores: "4", contract.AttrAdmitMarginCores: "1"}
-	}
-	nodes.nodes[2].Attributes = nil // mail/store's only node has no harvest driver
-	a.refresher.JobTypes = jobtype.Thresholds{Short: 2 * time.Minute, Long: 10 * time.Minute}
-	if _, err := a.refresher.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.routes())
-	defer srv.Close()
-	lists := nodes.lists
-	for range 3 { // each node is one Nomad read: a GET must not list them all again
-		resp, err := http.Get(srv.URL + "/v1/classes")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
-	if nodes.lists != lists {
-		t.Errorf("3 GET /v1/classes listed Nomad's nodes %d times, want none after the refresh", nodes.lists-lists)
-	}
-	resp, err := http.Get(srv.URL + "/v1/classes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	// the API's own type decodes every field the placer serves
-	var got api.ClassTable
-	dec := json.NewDecoder(resp.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&got); err != nil || len(got.Classes) != 3 {
-		t.Fatalf("%s: %+v (%v)", resp.Status, got, err)
-	}
-	for _, c := range got.Classes {
-		if len(c.Nodes) != 1 {
-			t.Errorf("GET /v1/classes: class %s lists nodes %v, want the one node of its one tenant", c.Name, c.Nodes)
-		}
-		if c.Tenants[0] == "mail/store" {
-			if c.Survival != nil || c.SurvivalUnavailable == "" {
-				t.Errorf("%s: %+v, want no figures and the reason", c.Name, c)
-			}
-			continue
-		}
-		if len(c.Survival) != len(survival.DefaultLengths()) {
-			t.Fatalf("%s: survival %+v", c.Name, c.Survival)
-		}
-		for _, p := range c.Survival {
-			if p.Probability == nil || *p.Probability < 0 || *p.Probability > 1 || p.Tasks == 0 {
-				t.Errorf("%s at %s: %+v, want a probability from replayed tasks", c.Name, p.Length, p)
-			}
-		}
-		if c.SurvivalByJobType["short"].Length != 2*time.Minute || c.SurvivalByJobType["medium"].Length != 10*time.Minute || c.SurvivalByJobType["long"].Length != 20*time.Minute {
-			t.Errorf("%s: by job type %+v, want the configured 2m and 10m thresholds", c.Name, c.SurvivalByJobType)
-		}
-	}
-}
-
 // syntheticClasses is a synthetic datacenter of about n tenants' 30 days
 // (the classifier's default window), a 16-core driver node per tenant
 // server, the classifier's own classes and the largest class's size.
@@ -265,7 +198,7 @@ func BenchmarkClassSurvival(b *testing.B) {
 	})
 	b.Run("survival", func(b *testing.B) {
 		for range b.N {
-			classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), 0)
+			Survival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), 0)
 		}
 		b.ReportMetric(float64(len(table.Classes)), "classes")
 		b.ReportMetric(float64(largest), "largest-class-tenants")
@@ -282,14 +215,14 @@ func TestSurvivalSampleStaysNearTheFullReplay(t *testing.T) {
 	}
 	inputs, nodes, table, largest := syntheticClasses(2000)
 	cfg := classify.Default()
-	full := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), 0)
-	if same := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), largest); !reflect.DeepEqual(same, full) {
+	full := Survival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), 0)
+	if same := Survival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), largest); !reflect.DeepEqual(same, full) {
 		t.Fatal("a sample as large as the largest class changed the figures")
 	}
-	for _, n := range []int{25, 50, defaultSurvivalSample} {
-		sampled := classSurvival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), n)
+	for _, n := range []int{25, 50, config.DefaultSurvivalSample} {
+		sampled := Survival(table.Classes, inputs, cfg.Window, nodes, jobtype.Default(), n)
 		worst, sum, count := survivalGaps(full, sampled, func(c api.Class, a, b api.SurvivalPoint, d float64) {
-			if d > 0.05 && n == defaultSurvivalSample {
+			if d > 0.05 && n == config.DefaultSurvivalSample {
 				t.Logf("  %s %s: full %.3f (%d tasks), sampled %.3f (%d tasks)", c.Name, a.Length, *a.Probability, a.Tasks, *b.Probability, b.Tasks)
 			}
 		})
@@ -299,7 +232,7 @@ func TestSurvivalSampleStaysNearTheFullReplay(t *testing.T) {
 		// 0.086, in a class whose kills come from a few tenants) with room
 		// for noise: a sampler that loses the weight of heavy members or
 		// draws unevenly is several times worse on both
-		if mean := sum / float64(count); n == defaultSurvivalSample && (mean > 0.01 || worst > 0.12) {
+		if mean := sum / float64(count); n == config.DefaultSurvivalSample && (mean > 0.01 || worst > 0.12) {
 			t.Errorf("the default sample (%d) is %.4f from the full replay on average, %.3f at most; want within 0.01 and 0.12",
 				n, mean, worst)
 		}
