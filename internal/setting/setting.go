@@ -5,7 +5,11 @@
 package setting
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 )
 
@@ -42,4 +46,31 @@ func shortDuration(d time.Duration) string {
 		}
 	}
 	return s
+}
+
+// Tokens is a daemon's bearer tokens: those of its list setting and the
+// lines of its file setting (blank lines and # comments skipped), each at
+// least minLength characters with no spaces. fileSetting names the file
+// setting and what a token in the errors ("acl: token", "admin token").
+func Tokens(list []string, file, fileSetting, what string, minLength int) ([]string, error) {
+	out := append([]string{}, list...)
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fileSetting, err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			line, _, _ := strings.Cut(sc.Text(), "#")
+			if line = strings.TrimSpace(line); line != "" {
+				out = append(out, line)
+			}
+		}
+	}
+	for i, t := range out {
+		if len(t) < minLength || strings.ContainsAny(t, " \t\r\n") {
+			return nil, fmt.Errorf("%s %d: want at least %d characters and no spaces (e.g. a UUID)", what, i+1, minLength)
+		}
+	}
+	return out, nil
 }

@@ -1,6 +1,8 @@
 package setting
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,5 +28,24 @@ func TestShortDuration(t *testing.T) {
 		if got := shortDuration(d); got != want {
 			t.Errorf("%v: %q, want %q", d, got, want)
 		}
+	}
+}
+
+// Tokens joins the list and the file's lines (comments and blank lines
+// skipped) and refuses a short token or one with a space, naming it.
+func TestTokensJoinsTheListAndTheFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(file, []byte("# operators\n\n22222222-aaaa-bbbb  # ci\n33333333-cccc-dddd\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Tokens([]string{"11111111-0000-0000"}, file, "tokens_file", "token", 16)
+	if err != nil || strings.Join(got, ",") != "11111111-0000-0000,22222222-aaaa-bbbb,33333333-cccc-dddd" {
+		t.Fatalf("tokens %v, %v", got, err)
+	}
+	if _, err := Tokens([]string{"11111111-0000-0000", "short"}, "", "tokens_file", "admin token", 16); err == nil || !strings.Contains(err.Error(), "admin token 2: want at least 16 characters") {
+		t.Fatalf("a short token: %v", err)
+	}
+	if _, err := Tokens(nil, filepath.Join(t.TempDir(), "none"), "acl.tokens_file", "token", 16); err == nil || !strings.HasPrefix(err.Error(), "acl.tokens_file: ") {
+		t.Fatalf("a missing file: %v", err)
 	}
 }

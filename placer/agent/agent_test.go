@@ -21,33 +21,13 @@ import (
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/labels"
+	"github.com/harvest-platform/harvest/placer/labels/labelstest"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
 // fakeNodes is an in-memory Nomad for the refresher.
-type fakeNodes struct {
-	nodes []labels.Node
-	lists int // Nodes calls
-}
-
-func (f *fakeNodes) Nodes(context.Context) ([]labels.Node, error) {
-	f.lists++
-	return f.nodes, nil
-}
-func (f *fakeNodes) ApplyMeta(_ context.Context, u labels.Update) error {
-	for i := range f.nodes {
-		if f.nodes[i].ID == u.NodeID {
-			for k, v := range u.Set {
-				f.nodes[i].Meta[k] = v
-			}
-			for _, k := range u.Unset {
-				delete(f.nodes[i].Meta, k)
-			}
-		}
-	}
-	return nil
-}
+type fakeNodes = labelstest.Nodes
 
 // decoded is cfg as New decodes it.
 func decoded(t *testing.T, cfg config.Config) config.Settings {
@@ -65,7 +45,7 @@ func newTestAgent(t *testing.T) (*Agent, *kv.Mem, *fakeNodes) {
 	t.Helper()
 	kv := kv.NewMem()
 	store := history.NewStore(kv, "")
-	nodes := &fakeNodes{nodes: []labels.Node{
+	nodes := &fakeNodes{List: []labels.Node{
 		{ID: "1", Name: "a", Meta: map[string]string{labels.TenantKey: "search/frontend"}},
 		{ID: "2", Name: "b", Meta: map[string]string{labels.TenantKey: "ads/indexer"}},
 		{ID: "3", Name: "c", Meta: map[string]string{labels.TenantKey: "mail/store", labels.ClassKey: "stale"}},
@@ -109,7 +89,7 @@ func TestRefreshLabelsNodesAndSurvivesACorruptTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, n := range nodes.nodes {
+	for _, n := range nodes.List {
 		got[n.Name] = n.Meta[labels.ClassKey] + "/" + n.Meta[labels.PatternKey]
 	}
 	if got["a"] != "constant-1/constant" || got["c"] != "constant-2/constant" || got["b"] != "unclassified/unclassified" {

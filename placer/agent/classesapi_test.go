@@ -22,19 +22,19 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 	ctx := context.Background()
 	for i, tenant := range []string{"search/frontend", "ads/indexer", "mail/store"} {
 		id, _ := history.ParseTenantID(tenant)
-		if err := a.store.PutSeries(ctx, id, flat(20+15*float64(i), 10), []string{nodes.nodes[i].Name}); err != nil {
+		if err := a.store.PutSeries(ctx, id, flat(20+15*float64(i), 10), []string{nodes.List[i].Name}); err != nil {
 			t.Fatal(err)
 		}
-		nodes.nodes[i].Attributes = map[string]string{contract.AttrCapacityCores: "16", contract.AttrReserveCores: "4", contract.AttrAdmitMarginCores: "1"}
+		nodes.List[i].Attributes = map[string]string{contract.AttrCapacityCores: "16", contract.AttrReserveCores: "4", contract.AttrAdmitMarginCores: "1"}
 	}
-	nodes.nodes[2].Attributes = nil // mail/store's only node has no harvest driver
+	nodes.List[2].Attributes = nil // mail/store's only node has no harvest driver
 	a.refresher.JobTypes = jobtype.Thresholds{Short: 2 * time.Minute, Long: 10 * time.Minute}
 	if _, err := a.refresher.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
-	lists := nodes.lists
+	lists := nodes.Lists
 	for range 3 { // each node is one Nomad read: a GET must not list them all again
 		resp, err := http.Get(srv.URL + "/v1/classes")
 		if err != nil {
@@ -42,8 +42,8 @@ func TestClassesAPIServesSurvival(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	if nodes.lists != lists {
-		t.Errorf("3 GET /v1/classes listed Nomad's nodes %d times, want none after the refresh", nodes.lists-lists)
+	if nodes.Lists != lists {
+		t.Errorf("3 GET /v1/classes listed Nomad's nodes %d times, want none after the refresh", nodes.Lists-lists)
 	}
 	resp, err := http.Get(srv.URL + "/v1/classes")
 	if err != nil {

@@ -114,7 +114,7 @@ func TestRefreshClassifiesWithTheStoredThresholds(t *testing.T) {
 		if _, err := a.refresher.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return nodes.nodes[0].Meta[labels.PatternKey]
+		return nodes.List[0].Meta[labels.PatternKey]
 	}
 	if p := pattern(); p != "constant" {
 		t.Fatalf("with the file's thresholds: %s", p)

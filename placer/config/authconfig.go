@@ -1,12 +1,11 @@
 package config
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/harvest-platform/harvest/internal/setting"
 )
 
 // ACLConfig is the acl block: who may call the placer's API (placer/agent's
@@ -95,24 +94,5 @@ func (c ACLConfig) Decode() (ACLSettings, error) {
 // tokens are the placer's own tokens: the tokens list and tokens_file's
 // lines.
 func (c ACLConfig) tokens() ([]string, error) {
-	out := append([]string{}, c.Tokens...)
-	if c.TokensFile != "" {
-		data, err := os.ReadFile(c.TokensFile)
-		if err != nil {
-			return nil, fmt.Errorf("acl.tokens_file: %w", err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
-			line, _, _ := strings.Cut(sc.Text(), "#")
-			if line = strings.TrimSpace(line); line != "" {
-				out = append(out, line)
-			}
-		}
-	}
-	for i, t := range out {
-		if len(t) < minTokenLength || strings.ContainsAny(t, " \t\r\n") {
-			return nil, fmt.Errorf("acl: token %d: want at least %d characters and no spaces (e.g. a UUID)", i+1, minTokenLength)
-		}
-	}
-	return out, nil
+	return setting.Tokens(c.Tokens, c.TokensFile, "acl.tokens_file", "acl: token", minTokenLength)
 }

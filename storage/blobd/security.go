@@ -11,17 +11,16 @@ package blobd
 // admin_tls names a client_ca_file.
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/internal/setting"
 )
 
 // minAdminTokenLength keeps guessable tokens out.
@@ -55,26 +54,7 @@ func (c *Config) checkSecurity(path string) error {
 
 // adminTokens are admin_tokens and admin_tokens_file's lines.
 func (c *Config) adminTokens() ([]string, error) {
-	out := append([]string{}, c.AdminTokens...)
-	if c.AdminTokensFile != "" {
-		data, err := os.ReadFile(c.AdminTokensFile)
-		if err != nil {
-			return nil, fmt.Errorf("admin_tokens_file: %w", err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
-			line, _, _ := strings.Cut(sc.Text(), "#")
-			if line = strings.TrimSpace(line); line != "" {
-				out = append(out, line)
-			}
-		}
-	}
-	for i, t := range out {
-		if len(t) < minAdminTokenLength || strings.ContainsAny(t, " \t\r\n") {
-			return nil, fmt.Errorf("admin token %d: want at least %d characters and no spaces", i+1, minAdminTokenLength)
-		}
-	}
-	return out, nil
+	return setting.Tokens(c.AdminTokens, c.AdminTokensFile, "admin_tokens_file", "admin token", minAdminTokenLength)
 }
 
 // adminGuard puts the admin API behind its tokens.

@@ -51,7 +51,7 @@ func TestIncrementalRefreshGivesTheColdReadsClasses(t *testing.T) {
 	day32 := p.Start.Add(32 * 24 * time.Hour)
 	clock := day32.Add(-time.Minute) // yesterday, just before midnight
 	refresher := func() *Refresher {
-		return &Refresher{Store: store, Nodes: &fakeNodes{nodes: nodes}, Config: classify.Default(), Log: hclog.NewNullLogger(),
+		return &Refresher{Store: store, Nodes: &fakeNodes{List: nodes}, Config: classify.Default(), Log: hclog.NewNullLogger(),
 			Now: func() time.Time { return clock }, Retention: 42 * 24 * time.Hour}
 	}
 	warm := refresher()
