@@ -38,6 +38,10 @@ type jobSpec struct {
 	Reads      *taskReads // nil: the tasks only sleep
 }
 
+// stageStride moves each stage of a job to other objects than the stage
+// before it read (a prime, so the stages spread over any dataset size).
+const stageStride = 7
+
 // forJob is s for the stream's i-th job: its tasks start reading at
 // object i, so the jobs spread over the dataset.
 func (s jobSpec) forJob(i int) jobSpec {
@@ -76,7 +80,7 @@ func jobHCL(j *job, s jobSpec) string {
 		}
 		script, env := "", ""
 		if r := s.Reads; r != nil {
-			script = readCommand(r.First+st*7, r.Objects)
+			script = readCommand(r.First+st*stageStride, r.Objects)
 			env = fmt.Sprintf("      env {\n        HARVEST_S3_ENDPOINT   = %q\n        HARVEST_S3_ACCESS_KEY = %q\n        HARVEST_S3_SECRET_KEY = %q\n      }\n",
 				r.Endpoint, r.AccessKey, r.SecretKey)
 		}

@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,7 +142,7 @@ func TestUtilisationAveragesEachWindow(t *testing.T) {
 		t.Fatalf("points %+v, want %+v", got, want)
 	}
 	for i := range want {
-		if d := got[i].Harvested - want[i].Harvested; got[i].TraceSeconds != want[i].TraceSeconds || d*d > 1e-12 || got[i].Primary-want[i].Primary > 1e-9 || want[i].Primary-got[i].Primary > 1e-9 {
+		if got[i].TraceSeconds != want[i].TraceSeconds || math.Abs(got[i].Harvested-want[i].Harvested) > 1e-9 || math.Abs(got[i].Primary-want[i].Primary) > 1e-9 {
 			t.Fatalf("point %d %+v, want %+v", i, got[i], want[i])
 		}
 	}
