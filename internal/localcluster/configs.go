@@ -200,9 +200,11 @@ client {
   servers           = [%q]
   cgroup_parent     = %q
   network_interface = "lo"
+  min_dynamic_port  = %d
+  max_dynamic_port  = %d
 %s
   meta {
-`, c.server, c.cgroupParent, totalComputeLine(c.totalCompute))
+`, c.server, c.cgroupParent, p.DynamicMin, p.DynamicMax, totalComputeLine(c.totalCompute))
 	keys := make([]string, 0, len(c.meta))
 	for k := range c.meta {
 		keys = append(keys, k)

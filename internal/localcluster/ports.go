@@ -25,7 +25,18 @@ const (
 type Block struct{ Base int }
 
 type consulPorts struct{ HTTP, SerfLAN, SerfWAN, Server int }
-type nomadPorts struct{ HTTP, RPC, Serf int }
+type nomadPorts struct {
+	HTTP, RPC, Serf int
+	// DynamicMin and DynamicMax bound the ports a client gives tasks: the
+	// clients share one host, so each needs its own range, or two of them
+	// hand a task the same port and one task answers for both.
+	DynamicMin, DynamicMax int
+}
+
+// dynamicPorts is how many dynamic ports each client of a block has:
+// every block's clients fit in 20000-28400, inside Nomad's default range.
+const dynamicPorts = 24
+
 type minioPorts struct{ API, Console int }
 
 func (b Block) consulServer() consulPorts {
@@ -37,11 +48,14 @@ func (b Block) consulClient(i int) consulPorts {
 	return consulPorts{p, p + 1, p + 2, p + 3}
 }
 
-func (b Block) nomadServer() nomadPorts { return nomadPorts{b.Base + 40, b.Base + 41, b.Base + 42} }
+func (b Block) nomadServer() nomadPorts {
+	return nomadPorts{HTTP: b.Base + 40, RPC: b.Base + 41, Serf: b.Base + 42}
+}
 
 func (b Block) nomadClient(i int) nomadPorts {
 	p := b.Base + 50 + 3*i
-	return nomadPorts{p, p + 1, p + 2}
+	low := 20000 + (b.Base-portRangeStart)/blockSize*MaxClients*dynamicPorts + i*dynamicPorts
+	return nomadPorts{HTTP: p, RPC: p + 1, Serf: p + 2, DynamicMin: low, DynamicMax: low + dynamicPorts - 1}
 }
 
 func (b Block) minio(i int) minioPorts { p := b.Base + 80 + 2*i; return minioPorts{p, p + 1} }

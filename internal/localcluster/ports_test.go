@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 )
@@ -80,5 +81,25 @@ func TestClaimBlockRefusesClearlyWhenAllAreTaken(t *testing.T) {
 	_, _, err := claimBlock(dir, claim{RunDir: "/run/x"})
 	if !errors.Is(err, errNoBlock) {
 		t.Fatalf("err = %v, want errNoBlock", err)
+	}
+}
+
+// Every client of every block has a dynamic port range of its own, inside
+// Nomad's default range and apart from the blocks' static ports.
+func TestClientsHaveDisjointDynamicPorts(t *testing.T) {
+	seen := map[int]string{}
+	for base := portRangeStart; base+blockSize <= portRangeEnd; base += blockSize {
+		for i := range MaxClients {
+			p := Block{Base: base}.nomadClient(i)
+			if p.DynamicMin < portRangeEnd || p.DynamicMax > 32000 || p.DynamicMax-p.DynamicMin+1 != dynamicPorts {
+				t.Fatalf("block %d client %d: dynamic ports %d-%d", base, i, p.DynamicMin, p.DynamicMax)
+			}
+			for port := p.DynamicMin; port <= p.DynamicMax; port++ {
+				if other, ok := seen[port]; ok {
+					t.Fatalf("port %d is block %d client %d's and %s's", port, base, i, other)
+				}
+				seen[port] = fmt.Sprintf("block %d client %d", base, i)
+			}
+		}
 	}
 }

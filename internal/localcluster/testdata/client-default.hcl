@@ -31,6 +31,8 @@ client {
   servers           = ["127.0.0.1:15141"]
   cgroup_parent     = "/harvest-15100-client-2"
   network_interface = "lo"
+  min_dynamic_port  = 20192
+  max_dynamic_port  = 20215
 
   meta {
     harvest_environment = "ads"
