@@ -18,7 +18,9 @@ const RefusalPrefix = "harvest: starting this task "
 
 // The harvest driver's fingerprint attributes (driver.harvest.*): kept
 // coarse, since a changing attribute is a node update for Nomad's
-// scheduler; what changes every tick goes to the busy flag instead.
+// scheduler; what changes every tick goes to the busy flag instead. The
+// room alone moves with the node's tasks: the driver publishes it only when
+// it moved (driver/room.go).
 const (
 	AttrVersion             = "driver.harvest.version"
 	AttrUsageSource         = "driver.harvest.usage_source"
@@ -38,6 +40,12 @@ const (
 	// core: cpu.totalcompute / cpu.numcores, or / capacity_cores where the
 	// client's cpu_total_compute overrides the host's compute.
 	AttrCoreMHz = "driver.harvest.core_mhz"
+	// AttrRoomMHz and AttrRoomMemoryMB are the room the driver would
+	// admit a task into now (after the reserve, the admission margin and
+	// the primary's recent peak), in a task's units: MHz of CPU shares and
+	// MB of memory. The admission proxy constrains harvested groups on them.
+	AttrRoomMHz      = "driver.harvest.room_mhz"
+	AttrRoomMemoryMB = "driver.harvest.room_memory_mb"
 )
 
 // The harvest driver's task event annotations (Nomad keeps them as the

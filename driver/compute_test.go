@@ -45,7 +45,7 @@ func TestCPUSharesCountAtTheNodesMHzPerCore(t *testing.T) {
 	if got := askCores(d, 3000); got != 1.5 {
 		t.Errorf("overridden: 3000 MHz = %v cores, want 1.5", got)
 	}
-	if a := d.fingerprint().Attributes[contract.AttrCoreMHz]; a == nil || *a.Float != 2000 {
+	if a := d.fingerprint(roomAttr{}).Attributes[contract.AttrCoreMHz]; a == nil || *a.Float != 2000 {
 		t.Errorf("fingerprint %s = %v, want 2000", contract.AttrCoreMHz, a)
 	}
 	// no capacity known: Nomad's cores, as before

@@ -97,7 +97,7 @@ func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T)
 		if got := reserveOf(d); got != want {
 			t.Fatalf("%s: reserve %+v, want %+v", what, got, want)
 		}
-		fp := d.fingerprint()
+		fp := d.fingerprint(roomAttr{})
 		if a := fp.Attributes; *a["driver.harvest.reserve_cores"].Float != want.CPU ||
 			*a["driver.harvest.reserve_memory"].Int != int64(want.MemoryMiB) ||
 			*a["driver.harvest.reserve_cores_source"].String != want.CPUFrom ||
@@ -241,7 +241,7 @@ func TestFingerprintPublishesTheAdmissionMargin(t *testing.T) {
 		hysteresis: guard.Hysteresis{AdmitMargin: guard.Resources{CPU: 1.5, MemoryMiB: 256}}}
 	d.announced = d.reserveLocked()
 	d.mu.Unlock()
-	a := d.fingerprint().Attributes
+	a := d.fingerprint(roomAttr{}).Attributes
 	if c, m := a["driver.harvest.admit_margin_cores"], a["driver.harvest.admit_margin_memory"]; c == nil || m == nil ||
 		*c.Float != 1.5 || *m.Int != 256 || m.Unit != "MiB" {
 		t.Fatalf("fingerprint %v, want the 1.5-core, 256 MiB margin", a)

@@ -205,39 +205,49 @@ func or(s, def string) string {
 }
 
 // Fingerprint reports the driver's health now, then periodically and
-// whenever the effective reserve or the usage plugin's state changes, with
-// only coarse attributes (fast-changing ones would storm the scheduler).
+// whenever the effective reserve, the usage plugin's state or the room
+// (room.go) changes, with only coarse attributes (fast-changing ones would
+// storm the scheduler).
 func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, error) {
 	ch := make(chan *drivers.Fingerprint)
 	go func() {
 		defer close(ch)
 		ticker := time.NewTicker(fingerprintPeriod)
 		defer ticker.Stop()
+		roomTicker := time.NewTicker(roomCheckPeriod)
+		defer roomTicker.Stop()
 		for {
 			d.mu.Lock()
 			changed := d.fingerprintWake // taken before the fingerprint: no change is missed
 			d.mu.Unlock()
+			sent := d.roomNow()
 			select {
-			case ch <- d.fingerprint():
+			case ch <- d.fingerprint(sent):
 			case <-ctx.Done():
 				return
 			case <-d.ctx.Done():
 				return
 			}
-			select {
-			case <-ticker.C:
-			case <-changed:
-			case <-ctx.Done():
-				return
-			case <-d.ctx.Done():
-				return
+			for waiting := true; waiting; {
+				select {
+				case <-ticker.C:
+					waiting = false
+				case <-changed:
+					waiting = false
+				case <-roomTicker.C:
+					waiting = !sent.moved(d.roomNow())
+				case <-ctx.Done():
+					return
+				case <-d.ctx.Done():
+					return
+				}
 			}
 		}
 	}()
 	return ch, nil
 }
 
-func (d *Driver) fingerprint() *drivers.Fingerprint {
+func (d *Driver) fingerprint(room roomAttr) *drivers.Fingerprint {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
@@ -288,6 +298,7 @@ func (d *Driver) fingerprint() *drivers.Fingerprint {
 		fp.Attributes[contract.AttrUsagePlugin] = pstructs.NewStringAttribute(d.plugin.name)
 		fp.Attributes[contract.AttrUsagePluginState] = pstructs.NewStringAttribute(d.plugin.state())
 	}
+	room.addTo(fp.Attributes)
 	if mhz := d.coreMHzLocked(); mhz > 0 {
 		// the MHz of a task's CPU shares the driver counts as one core
 		fp.Attributes[contract.AttrCoreMHz] = pstructs.NewFloatAttribute(mhz, "")

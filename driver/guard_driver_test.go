@@ -99,7 +99,7 @@ func TestFailSafeOnStaleOrNaNAndRecovery(t *testing.T) {
 		if p := d.guardOnce(t0.Add(2 * time.Second)); p.Stale || len(p.Evict) != 0 {
 			t.Fatalf("%s within the window: %+v", mode, p)
 		}
-		if fp := d.fingerprint(); fp.Health != drivers.HealthStateHealthy {
+		if fp := d.fingerprint(roomAttr{}); fp.Health != drivers.HealthStateHealthy {
 			t.Fatalf("%s within the window: fingerprint %s", mode, fp.HealthDescription)
 		}
 		p := d.guardOnce(t0.Add(3*time.Second + time.Millisecond))
@@ -112,7 +112,7 @@ func TestFailSafeOnStaleOrNaNAndRecovery(t *testing.T) {
 				t.Fatalf("exit %+v", res)
 			}
 		}
-		if fp := d.fingerprint(); fp.Health != drivers.HealthStateUnhealthy || !strings.Contains(fp.HealthDescription, "failing safe") {
+		if fp := d.fingerprint(roomAttr{}); fp.Health != drivers.HealthStateUnhealthy || !strings.Contains(fp.HealthDescription, "failing safe") {
 			t.Fatalf("%s: fingerprint %s %q", mode, fp.Health, fp.HealthDescription)
 		}
 		extra := task(t, h, d, "extra", "/bin/sleep", "300")
@@ -128,7 +128,7 @@ func TestFailSafeOnStaleOrNaNAndRecovery(t *testing.T) {
 		if p := d.guardOnce(t0); p.Stale {
 			t.Fatalf("after recovery: %+v", p)
 		}
-		if fp := d.fingerprint(); fp.Health != drivers.HealthStateHealthy {
+		if fp := d.fingerprint(roomAttr{}); fp.Health != drivers.HealthStateHealthy {
 			t.Fatalf("after recovery: %q", fp.HealthDescription)
 		}
 		if i == 0 {

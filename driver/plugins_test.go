@@ -28,7 +28,7 @@ import (
 func TestUsagePluginDrivesTheGuard(t *testing.T) {
 	e := newExporter(t, 0.2)
 	h, d := newPluginHarness(t, e)
-	fp := d.fingerprint()
+	fp := d.fingerprint(roomAttr{})
 	if attr(fp, "driver.harvest.usage_plugin") != "node" || attr(fp, "driver.harvest.usage_plugin_state") != "up" ||
 		attr(fp, "driver.harvest.usage_source") != "proc" || d.settings.capacity != (guard.Resources{CPU: 4, MemoryMiB: 4096}) {
 		t.Fatalf("fingerprint %v, capacity %+v: want plugin node up over proc, the plugin's 4 cores and 4096 MiB", fp.Attributes, d.settings.capacity)
@@ -167,7 +167,7 @@ func TestUsagePluginHungFallsBack(t *testing.T) {
 	if p.MemoryMiB == 3072 || !near(p.MemoryMiB, hostUsedMiB(t), 512) || took < 900*time.Millisecond || took > 3*time.Second {
 		t.Fatalf("hung pass: primary %+v after %v, want this host's after ~1 s", p, took)
 	}
-	if s := attr(d.fingerprint(), "driver.harvest.usage_plugin_state"); s != "down(fallback)" ||
+	if s := attr(d.fingerprint(roomAttr{}), "driver.harvest.usage_plugin_state"); s != "down(fallback)" ||
 		metric(t, d, "harvest_plugin_failures_total", "kind=hang,plugin=node") < 1 {
 		t.Fatalf("state %q, hang failures %v", s, metric(t, d, "harvest_plugin_failures_total", "kind=hang,plugin=node"))
 	}
@@ -179,7 +179,7 @@ func TestUsagePluginHungFallsBack(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if s := attr(d.fingerprint(), "driver.harvest.usage_plugin_state"); s != "up" {
+	if s := attr(d.fingerprint(roomAttr{}), "driver.harvest.usage_plugin_state"); s != "up" {
 		t.Fatalf("state %q after recovery", s)
 	}
 }

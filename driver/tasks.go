@@ -78,16 +78,40 @@ func (d *Driver) coreMHzLocked() float64 {
 // saw the guard evict the surplus a moment later).
 func (d *Driver) admit(cfg *drivers.TaskConfig, ask guard.Resources) error {
 	d.mu.Lock()
-	s, reserve := d.settings, d.reserveLocked().Resources
-	primary, peak, failSafe, lastGood := d.primary, d.tracker.Peak(), d.failSafe, d.lastGood
+	staleAfter, failSafe, lastGood := d.settings.policy.StaleAfter, d.failSafe, d.lastGood
 	d.mu.Unlock()
 	if failSafe {
 		err := fmt.Errorf("harvest: the primary tenant has not been measured since %s (stale_after %s); this node admits no harvested task until it is",
-			lastGood.Format(time.RFC3339), s.policy.StaleAfter)
+			lastGood.Format(time.RFC3339), staleAfter)
 		return d.refuse(cfg, refusedStale, nstructs.NewRecoverableError(err, true))
 	}
 	d.admitMu.Lock()
 	defer d.admitMu.Unlock()
+	in := d.admissionLocked()
+	if err := guard.Admit(in.state, in.peak, in.hysteresis, ask); err != nil {
+		return d.refuse(cfg, refusedReserve, nstructs.NewRecoverableError(err, true))
+	}
+	if d.starting == nil {
+		d.starting = map[string]guard.Resources{}
+	}
+	d.starting[cfg.ID] = ask
+	return nil
+}
+
+// admission is the node as admission sees it.
+type admission struct {
+	state      guard.State
+	peak       guard.Resources // the primary's peak over the admission window
+	hysteresis guard.Hysteresis
+}
+
+// admissionLocked is the node as admission sees it now: the tracked tasks
+// and those admitted but not tracked yet. Call with admitMu held, not mu.
+func (d *Driver) admissionLocked() admission {
+	d.mu.Lock()
+	s, reserve := d.settings, d.reserveLocked().Resources
+	primary, peak := d.primary, d.tracker.Peak()
+	d.mu.Unlock()
 	tasks := d.guardTasks()
 	tracked := map[string]bool{}
 	for _, t := range tasks {
@@ -98,15 +122,8 @@ func (d *Driver) admit(cfg *drivers.TaskConfig, ask guard.Resources) error {
 			tasks = append(tasks, guard.Task{ID: id, Started: time.Now(), Alloc: r})
 		}
 	}
-	state := guard.State{Capacity: s.capacity, Reserve: reserve, Primary: primary, Tasks: tasks}
-	if err := guard.Admit(state, peak, s.hysteresis, ask); err != nil {
-		return d.refuse(cfg, refusedReserve, nstructs.NewRecoverableError(err, true))
-	}
-	if d.starting == nil {
-		d.starting = map[string]guard.Resources{}
-	}
-	d.starting[cfg.ID] = ask
-	return nil
+	return admission{state: guard.State{Capacity: s.capacity, Reserve: reserve, Primary: primary, Tasks: tasks},
+		peak: peak, hysteresis: s.hysteresis}
 }
 
 // unreserve releases the allocation admit held for a task, once the task

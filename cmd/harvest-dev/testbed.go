@@ -50,6 +50,8 @@ func testbedCommand() cli.CommandFactory {
 			fs.IntVar(&c.BlobObjects, "blob-objects", c.BlobObjects, "objects written through a harvest-blob front before the span, one read by each task with curl (0: no blob tier)")
 			fs.IntVar(&c.BlobObjectKB, "blob-object-kb", c.BlobObjectKB, "size of each of those objects (KiB)")
 			fs.BoolVar(&c.BoundedReschedule, "bounded-reschedule", false, "write the proxy's former reschedule block (5 attempts an hour) into every job, to measure the unlimited default against it")
+			fs.BoolVar(&c.NoRoomRule, "no-room-rule", false, "run the placer with proxy.room_placement = \"none\" (Nomad places by its own count; the driver refuses what does not fit), to measure the room rule against it")
+			fs.StringVar(&c.SchedulerAlgorithm, "scheduler-algorithm", "", "Nomad's scheduler algorithm for the runs (binpack or spread; default Nomad's, binpack)")
 			fs.BoolVar(&planOnly, "plan", false, "print what each run would ask of this host (jobs, tasks, allocations a second) and start nothing")
 			fs.StringVar(&c.Out, "out", "out/testbed", "folder of the reports and plots")
 			fs.StringVar(&c.RunDir, "run-dir", envOr("HARVEST_RUN_DIR", ".run/testbed"), "run folder of the testbed's cluster")

@@ -105,6 +105,36 @@ func TestAdmissionUsesPeakAndMargin(t *testing.T) {
 	}
 }
 
+// Room is exactly the largest ask Admit takes: an ask of the room is
+// admitted, one a little larger is refused, and a broken reserve leaves no
+// room rather than a negative one.
+func TestRoomIsTheLargestAdmittedAsk(t *testing.T) {
+	h := Hysteresis{AdmitWindow: 30 * time.Second, AdmitMargin: Resources{1, 256}}
+	s := State{Capacity: Resources{8, 16384}, Reserve: Resources{2, 1024}, Primary: Resources{1.2, 1000},
+		Tasks: []Task{{ID: "a", Alloc: Resources{0.5, 512}}}}
+	peak := Resources{2.5, 900} // rounded up: 3 cores
+	room := Room(s, peak, h)
+	if want := (Resources{8 - 3 - 0.5 - 2 - 1, 16384 - 1000 - 512 - 1024 - 256}); room != want {
+		t.Fatalf("room %+v, want %+v", room, want)
+	}
+	if err := Admit(s, peak, h, room); err != nil {
+		t.Fatalf("an ask of the room refused: %v", err)
+	}
+	if err := Admit(s, peak, h, Resources{room.CPU + 0.01, 1}); err == nil {
+		t.Fatal("an ask above the room's CPU admitted")
+	}
+	if err := Admit(s, peak, h, Resources{0.1, room.MemoryMiB + 1}); err == nil {
+		t.Fatal("an ask above the room's memory admitted")
+	}
+	s.Primary = Resources{7, 1000}
+	if r := Room(s, Resources{}, h); r.CPU != 0 || r.MemoryMiB != room.MemoryMiB {
+		t.Fatalf("room with the reserve broken %+v, want 0 cores and %v MiB", r, room.MemoryMiB)
+	}
+	if err := Admit(s, Resources{}, h, Resources{}); err == nil {
+		t.Fatal("an empty ask admitted while the reserve is broken")
+	}
+}
+
 func TestNoisyPrimaryDoesNotStorm(t *testing.T) {
 	// A primary oscillating across a core boundary every second: evictions
 	// happen, but hysteresis keeps the freed room from being re-admitted

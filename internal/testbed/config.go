@@ -64,6 +64,18 @@ type Config struct {
 	// block into every job (5 attempts an hour, 5 s apart; the user's block
 	// wins over the proxy's), to measure what the unlimited default changed.
 	BoundedReschedule bool
+	// NoRoomRule runs the placer with proxy.room_placement = "none": no
+	// group is constrained to the driver's published room, as before the
+	// rule existed, to measure what the rule changed (refused starts).
+	NoRoomRule bool
+	// SchedulerAlgorithm, when set, is Nomad's scheduler algorithm for
+	// the run ("binpack" or "spread"), set as an operator would with
+	// `nomad operator scheduler set-config -scheduler-algorithm`; "" keeps
+	// Nomad's default (binpack). RM-H schedules a container "to a
+	// heartbeating server of the correct class with a probability
+	// proportional to the server's available resources" (L219), nearer to
+	// spread than to binpack, which fills the fullest node first.
+	SchedulerAlgorithm string
 	// BlobObjects of BlobObjectKB each are written through a harvest-blob
 	// front over the clients' MinIO servers before the span; every task
 	// reads one through the S3 API with curl, and the run reads them all
@@ -126,6 +138,9 @@ func (c Config) Validate() error {
 	}
 	if c.Out == "" || c.RunDir == "" || c.Bin == "" || c.StackBin == "" {
 		errs = append(errs, errors.New("out, run dir, bin and stack bin are required"))
+	}
+	if c.SchedulerAlgorithm != "" && c.SchedulerAlgorithm != "binpack" && c.SchedulerAlgorithm != "spread" {
+		errs = append(errs, fmt.Errorf("scheduler algorithm %q: want binpack or spread", c.SchedulerAlgorithm))
 	}
 	if _, err := ParsePolicy(string(c.Policy)); err != nil {
 		errs = append(errs, err)

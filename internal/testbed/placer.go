@@ -34,6 +34,10 @@ func startPlacer(ctx context.Context, c Config, st *localcluster.State) (*placer
 	if c.Policy != H {
 		placement = "none"
 	}
+	roomPlacement := "constraint"
+	if c.NoRoomRule {
+		roomPlacement = "none"
+	}
 	config := filepath.Join(c.Out, "placer.hcl")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(`log_level = "INFO"
 http_addr = %q
@@ -50,11 +54,12 @@ classify {
 proxy {
   address         = %q
   class_placement = %q
+  room_placement  = %q
 }
 acl {
   tokens = [%q]
 }
-`, p.api, st.NomadAddr(), st.ConsulAddr(), contract.DefaultKVPrefix, p.proxyAddr, placement, st.PlacerToken)), 0o644); err != nil {
+`, p.api, st.NomadAddr(), st.ConsulAddr(), contract.DefaultKVPrefix, p.proxyAddr, placement, roomPlacement, st.PlacerToken)), 0o644); err != nil {
 		return nil, err
 	}
 	var err error

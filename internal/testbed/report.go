@@ -19,6 +19,11 @@ type Report struct {
 	TraceHours float64   `json:"trace_hours"`
 	SpanStart  time.Time `json:"span_start"`
 	JobScale   float64   `json:"job_scale"`
+	// NoRoomRule and SchedulerAlgorithm are the run's named deviations
+	// (Config): the proxy without the room rule, Nomad's scheduler
+	// algorithm when set.
+	NoRoomRule         bool   `json:"no_room_rule,omitempty"`
+	SchedulerAlgorithm string `json:"scheduler_algorithm,omitempty"`
 	// Labels are the clients' classes (pattern) when the span began.
 	Labels map[string]string `json:"labels"`
 
@@ -72,6 +77,10 @@ type Report struct {
 	// are not counted.
 	DaemonCPUSeconds map[string]float64 `json:"daemon_cpu_seconds"`
 	DaemonCores      float64            `json:"daemon_cores"`
+	// Evaluations counts Nomad's evaluations at the end by trigger: every
+	// refused start is an "alloc-failure" one, every published room that
+	// changed a node a "node-update" one per job on it.
+	Evaluations map[string]int `json:"evaluations_by_trigger"`
 	// Utilisation is the harvested allocations' and the primaries' share
 	// of all cores every 10 trace minutes, from the span's start to the
 	// end of the drain.

@@ -82,6 +82,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := setSchedulerAlgorithm(nomad, c.SchedulerAlgorithm); err != nil {
+		return nil, err
+	}
 	if err := importHistory(ctx, c, st, historyCSV); err != nil {
 		return nil, err
 	}
@@ -224,6 +227,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		logs = append(logs, blob.log)
 	}
 	rep.DaemonErrorLines = errorLines(logs)
+	if rep.Evaluations, err = evaluationsByTrigger(nomad); err != nil {
+		c.Logger.Error("counting Nomad's evaluations", "error", err)
+	}
 	rep.DaemonCPUSeconds = map[string]float64{}
 	total := 0.0
 	for role, after := range onCPUSeconds(daemons) {
@@ -251,6 +257,40 @@ func unfinished(jobs []*job, allocs []alloc) int {
 
 // mhzPerCore is the Nomad CPU shares of one core of a client: its total
 // compute (cpu_total_compute) over its NodeCores.
+// setSchedulerAlgorithm sets Nomad's scheduler algorithm, keeping the rest
+// of its scheduler configuration ("" leaves it as it is).
+func setSchedulerAlgorithm(nomad *nomadapi.Client, algorithm string) error {
+	if algorithm == "" {
+		return nil
+	}
+	cur, _, err := nomad.Operator().SchedulerGetConfiguration(nil)
+	if err != nil {
+		return fmt.Errorf("nomad's scheduler configuration: %w", err)
+	}
+	cfg := cur.SchedulerConfig
+	cfg.SchedulerAlgorithm = nomadapi.SchedulerAlgorithm(algorithm)
+	if _, _, err := nomad.Operator().SchedulerSetConfiguration(cfg, nil); err != nil {
+		return fmt.Errorf("setting nomad's scheduler algorithm to %s: %w", algorithm, err)
+	}
+	return nil
+}
+
+// evaluationsByTrigger counts Nomad's evaluations by what triggered them
+// ("job-register", "node-update", "alloc-failure", ...): the scheduler's
+// work the run caused. Nomad collects terminal evaluations older than its
+// eval_gc_threshold (an hour by default), so a longer run undercounts.
+func evaluationsByTrigger(nomad *nomadapi.Client) (map[string]int, error) {
+	evals, _, err := nomad.Evaluations().List(nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, e := range evals {
+		out[e.TriggeredBy]++
+	}
+	return out, nil
+}
+
 func mhzPerCore(nomad *nomadapi.Client, cores int) (int, error) {
 	nodes, _, err := nomad.Nodes().List(nil)
 	if err != nil || len(nodes) == 0 {

@@ -39,13 +39,13 @@ func WriteSummary(dir string, reports []*Report) error {
 			blob = fmt.Sprintf("%d, %d, %d, %d of %d", r.Blob.Reads, r.Blob.ReadFailures, r.Blob.BusyDenials, r.Blob.Lost, r.Blob.Objects)
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.0f | %.0f | %.0f | %d, %.0f | %d, %.0f | %d, %.0f | %d | %d | %d | %d | %.0f | %.0f | %d | %.1f (%.1f) | %.1f/%.1f (%.2f) | %d, %.2f, %.2f | %s | %d |\n",
-			r.Policy, r.Seed, r.Submitted, r.Finished, r.Unfinished, r.SubmitErrors, r.JobSeconds.Mean, r.JobSeconds.P50, r.JobSeconds.P90,
+			r.label(), r.Seed, r.Submitted, r.Finished, r.Unfinished, r.SubmitErrors, r.JobSeconds.Mean, r.JobSeconds.P50, r.JobSeconds.P90,
 			r.FinishedInSpan, r.JobSecondsInSpan.Mean, sim.Finished, sim.MeanJobSeconds, delayed.Finished, delayed.MeanJobSeconds, r.Kills, sim.Kills, r.Refused, r.Abandoned,
 			r.WastedTaskSeconds, sim.WastedTaskSeconds, len(r.Breaches), r.LongestBreach, r.BreachBound,
 			r.StartDelay.P50, r.StartDelay.P90, r.ShortestTaskWall, r.Allocations, r.HostCPUPerAllocation, r.DaemonCores, blob, errs)
 		times := append([]float64(nil), r.JobSecondsAll...)
 		sort.Float64s(times)
-		s := plots.Series{Name: fmt.Sprintf("%s seed %d", r.Policy, r.Seed)}
+		s := plots.Series{Name: fmt.Sprintf("%s seed %d", r.label(), r.Seed)}
 		for i, t := range times {
 			s.X = append(s.X, t)
 			s.Y = append(s.Y, float64(i+1)/float64(len(times)))
@@ -78,7 +78,7 @@ func utilisationSeries(reports []*Report) []plots.Series {
 		if len(r.Utilisation) == 0 {
 			continue
 		}
-		h := plots.Series{Name: fmt.Sprintf("harvested, %s seed %d", r.Policy, r.Seed)}
+		h := plots.Series{Name: fmt.Sprintf("harvested, %s seed %d", r.label(), r.Seed)}
 		p := plots.Series{Name: fmt.Sprintf("primaries, seed %d", r.Seed)}
 		for _, u := range r.Utilisation {
 			h.X, h.Y = append(h.X, u.TraceSeconds/3600), append(h.Y, u.Harvested)
@@ -91,4 +91,19 @@ func utilisationSeries(reports []*Report) []plots.Series {
 		}
 	}
 	return out
+}
+
+// label is the run's policy with its named deviations, if any.
+func (r *Report) label() string {
+	var dev []string
+	if r.NoRoomRule {
+		dev = append(dev, "no room rule")
+	}
+	if r.SchedulerAlgorithm != "" {
+		dev = append(dev, r.SchedulerAlgorithm)
+	}
+	if len(dev) == 0 {
+		return string(r.Policy)
+	}
+	return fmt.Sprintf("%s (%s)", r.Policy, strings.Join(dev, ", "))
 }

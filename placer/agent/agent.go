@@ -121,7 +121,8 @@ func (a *Agent) setupProxy(cfg config.Config, nomad *nomadapi.Client) error {
 	rw := &proxy.Rewriter{
 		Classes: a.strategies.classes, History: a.store, Strategies: a.strategies.rules(),
 		Thresholds: a.set.JobTypes, LiveWeights: a.weights, Namespaces: cfg.Proxy.Namespaces,
-		Affinity: cfg.Proxy.ClassPlacement == "affinity", NoClasses: cfg.Proxy.ClassPlacement == "none", Decisions: decisionLog{a.store},
+		Affinity: cfg.Proxy.ClassPlacement == "affinity", NoClasses: cfg.Proxy.ClassPlacement == "none",
+		NoRoomRule: cfg.Proxy.RoomPlacement == "none", Decisions: decisionLog{a.store},
 		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
 	l, err := net.Listen("tcp", cfg.Proxy.Address)

@@ -84,6 +84,11 @@ type ProxyConfig struct {
 	// "constraint" (default), "affinity" (a preference) or "none" (no
 	// class rule: the paper's primary-tenant-aware baseline, PT).
 	ClassPlacement string `hcl:"class_placement,optional"`
+	// RoomPlacement is whether each harvested group is constrained to
+	// nodes whose harvest driver publishes room for it: "constraint"
+	// (default) or "none" (Nomad places by its own count of allocations
+	// and the driver refuses what does not fit).
+	RoomPlacement string `hcl:"room_placement,optional"`
 	// Weights[type][pattern] for Algorithm 1 (defaults as the paper ranks).
 	Weights map[string]map[string]float64 `hcl:"weights,optional"`
 }
@@ -239,7 +244,7 @@ func (c Config) Merge(src Config) Config {
 func (p ProxyConfig) merge(src ProxyConfig) ProxyConfig {
 	for _, f := range []struct{ d, s *string }{{&p.Address, &src.Address}, {&p.TLSCertFile, &src.TLSCertFile},
 		{&p.TLSKeyFile, &src.TLSKeyFile}, {&p.TLSClientCAFile, &src.TLSClientCAFile}, {&p.ShortThreshold, &src.ShortThreshold},
-		{&p.LongThreshold, &src.LongThreshold}, {&p.ClassPlacement, &src.ClassPlacement}} {
+		{&p.LongThreshold, &src.LongThreshold}, {&p.ClassPlacement, &src.ClassPlacement}, {&p.RoomPlacement, &src.RoomPlacement}} {
 		if *f.s != "" {
 			*f.d = *f.s
 		}

@@ -69,6 +69,11 @@ func (c Config) Decode() (Settings, error) {
 	default:
 		return s, fmt.Errorf("proxy: class_placement %q: want \"constraint\", \"affinity\" or \"none\"", c.Proxy.ClassPlacement)
 	}
+	switch c.Proxy.RoomPlacement {
+	case "", "constraint", "none":
+	default:
+		return s, fmt.Errorf("proxy: room_placement %q: want \"constraint\" or \"none\"", c.Proxy.RoomPlacement)
+	}
 	if err := declare.ValidateWeights("proxy.weights", c.Proxy.Weights); err != nil {
 		return s, err
 	}

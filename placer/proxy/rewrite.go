@@ -4,8 +4,9 @@
 // untouched, except the register, plan and validate of harvested jobs,
 // which are rewritten first: DAG estimate, job type, Algorithm 1's classes,
 // a constraint on ${meta.harvest_class} (none when Algorithm 1 names no
-// class), restart/reschedule for evictions, deferred stages, and an
-// explanation in the job's meta.
+// class), a constraint on the driver's room for each group, restart and
+// reschedule for evictions, deferred stages, and an explanation in the
+// job's meta.
 //
 // The job JSON is edited as a generic tree, not decoded into Nomad's API
 // structs, so that fields this build does not know pass through intact.
@@ -75,6 +76,10 @@ type Rewriter struct {
 	// baseline (YARN-PT, history-based-harvesting.txt Section 6) does. The
 	// rest of the rewrite (stages, restart and reschedule, meta) stays.
 	NoClasses bool
+	// NoRoomRule leaves out the constraint on the driver's published room
+	// (room.go): Nomad then places by its own count of allocations, and
+	// the driver refuses the starts that do not fit.
+	NoRoomRule bool
 	// Strategies are the optional placement strategies (issue 8).
 	Strategies Strategies
 	// Decisions, when set, keeps each registered job's decision.
@@ -148,6 +153,9 @@ func (r *Rewriter) RewriteRequest(ctx context.Context, body []byte, req Request)
 	}
 	job["Namespace"] = ns
 	apply(job, d, r.Affinity)
+	if !r.NoRoomRule {
+		constrainToRoom(job)
+	}
 	r.Strategies.applyStrategies(job, d)
 	out, err := json.Marshal(tree)
 	return out, d, err
@@ -326,8 +334,9 @@ func num(v any, def int) int {
 // user wrote one: without limit, 5 s doubling up to a minute (Nomad's own
 // default for service jobs). A harvested allocation ends by no fault of its
 // own whenever its node's primary needs the room (an eviction) or the node
-// has none left (a refused start, which Nomad's scheduler cannot foresee:
-// it knows allocations, not the primary's use), so under a steady stream a
+// has none left (a refused start: Nomad's scheduler knows allocations, and
+// the primary's use only as of the room the driver last published), so
+// under a steady stream a
 // bounded policy (it was 5 attempts an hour) fails jobs for good that
 // would run a minute later (the testbed, docs/testbed.md, showed it).
 func defaultReschedule() map[string]any {

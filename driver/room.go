@@ -1,0 +1,81 @@
+package driver
+
+import (
+	"math"
+	"time"
+
+	pstructs "github.com/hashicorp/nomad/plugins/shared/structs"
+
+	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/driver/guard"
+)
+
+// The room: what admission would let start now, published in the
+// fingerprint (driver.harvest.room_mhz and driver.harvest.room_memory_mb)
+// so that the placer's admission proxy can constrain harvested groups to
+// nodes with room for them. Nomad's scheduler counts allocations against
+// the node's fixed resources and knows nothing of the primary tenant's use,
+// so without it Nomad keeps placing where the driver refuses (the testbed
+// measured 9 refused starts per allocation admitted at the paper's load).
+// YARN-H's NodeManager reports the primary's rounded use with the
+// containers' allocations in every heartbeat for the same reason
+// (history-based-harvesting.txt, Section 5, "Primary tenant awareness").
+const (
+	// roomCheckPeriod is how often the room is compared with what the
+	// fingerprint last published. Nomad's client sends node updates at
+	// most every 5 s, and every change re-evaluates the node's jobs, so
+	// the room is published only when it moved (roomAttr.moved).
+	roomCheckPeriod = time.Second
+	// roomMemoryStepMiB is how far the memory room must move before it is
+	// published again: the primary's memory moves by a few MiB all the
+	// time, and each publication costs Nomad a node update.
+	roomMemoryStepMiB = 128
+)
+
+// roomAttr is the room in Nomad's units: MHz of CPU shares and MiB.
+type roomAttr struct {
+	mhz, mib int64
+	known    bool // false while the driver has no core MHz or is not measuring
+}
+
+// moved reports whether now should be published over r: known or not
+// changed, the CPU room changed (tasks and whole cores of the primary
+// move it), or the memory room moved by roomMemoryStepMiB or more.
+func (r roomAttr) moved(now roomAttr) bool {
+	if r.known != now.known {
+		return true
+	}
+	return r.known && (r.mhz != now.mhz || abs64(r.mib-now.mib) >= roomMemoryStepMiB)
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// roomNow is guard.Room now, with the tasks admitted but not yet tracked,
+// in Nomad's units, rounded down.
+func (d *Driver) roomNow() roomAttr {
+	d.mu.Lock()
+	mhz, measuring := d.coreMHzLocked(), d.source != nil && !d.failSafe && d.config.Enabled
+	d.mu.Unlock()
+	if mhz <= 0 || !measuring {
+		return roomAttr{}
+	}
+	d.admitMu.Lock()
+	in := d.admissionLocked()
+	d.admitMu.Unlock()
+	r := guard.Room(in.state, in.peak, in.hysteresis)
+	return roomAttr{mhz: int64(math.Floor(r.CPU*mhz + 1e-6)), mib: int64(math.Floor(r.MemoryMiB + 1e-6)), known: true}
+}
+
+// addTo writes the room's attributes into a fingerprint's.
+func (r roomAttr) addTo(attrs map[string]*pstructs.Attribute) {
+	if !r.known {
+		return
+	}
+	attrs[contract.AttrRoomMHz] = pstructs.NewIntAttribute(r.mhz, "")
+	attrs[contract.AttrRoomMemoryMB] = pstructs.NewIntAttribute(r.mib, "")
+}
