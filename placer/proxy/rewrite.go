@@ -250,9 +250,9 @@ func stagesOf(job map[string]any) ([]dag.Stage, error) {
 		tasks, _ := group["Tasks"].([]any)
 		for _, t := range tasks {
 			task, _ := t.(map[string]any)
-			res, _ := task["Resources"].(map[string]any)
-			s.CPU += num(res["CPU"], 100)
-			s.MemoryMB += num(res["MemoryMB"], 300)
+			cpu, memory := askOf(task)
+			s.CPU += cpu
+			s.MemoryMB += memory
 		}
 		out = append(out, s)
 	}
@@ -307,6 +307,13 @@ func apply(job map[string]any, d *Decision, affinity bool) {
 	if len(d.Deferred) > 0 {
 		meta[StagesKey] = string(stages)
 	}
+}
+
+// askOf is a task's CPU (MHz) and memory (MB), with Nomad's defaults of
+// 100 MHz and 300 MB where the job leaves them out.
+func askOf(task map[string]any) (cpu, memoryMB int) {
+	res, _ := task["Resources"].(map[string]any)
+	return num(res["CPU"], 100), num(res["MemoryMB"], 300)
 }
 
 func str(v any, def string) string {

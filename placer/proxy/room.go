@@ -40,9 +40,9 @@ func constrainToRoom(job map[string]any) {
 				continue
 			}
 			tasks++
+			c, m := askOf(task)
+			cpu, memory = cpu+c, memory+m
 			res, _ := task["Resources"].(map[string]any)
-			cpu += num(res["CPU"], 100) // Nomad's defaults, as stagesOf
-			memory += num(res["MemoryMB"], 300)
 			cores = cores || num(res["Cores"], 0) > 0
 		}
 		if tasks == 0 {
