@@ -255,8 +255,6 @@ func unfinished(jobs []*job, allocs []alloc) int {
 	return n
 }
 
-// mhzPerCore is the Nomad CPU shares of one core of a client: its total
-// compute (cpu_total_compute) over its NodeCores.
 // setSchedulerAlgorithm sets Nomad's scheduler algorithm, keeping the rest
 // of its scheduler configuration ("" leaves it as it is).
 func setSchedulerAlgorithm(nomad *nomadapi.Client, algorithm string) error {
@@ -291,6 +289,8 @@ func evaluationsByTrigger(nomad *nomadapi.Client) (map[string]int, error) {
 	return out, nil
 }
 
+// mhzPerCore is the Nomad CPU shares of one core of a client: its total
+// compute (cpu_total_compute) over its NodeCores.
 func mhzPerCore(nomad *nomadapi.Client, cores int) (int, error) {
 	nodes, _, err := nomad.Nodes().List(nil)
 	if err != nil || len(nodes) == 0 {
