@@ -27,5 +27,7 @@ func commands() map[string]cli.CommandFactory {
 	cmds["measure"] = command.Group("harvest-dev measure", "Measure a mechanism of Harvest on this machine", "harvest-dev measure <readings>", "readings")
 	cmds["measure readings"] = readingsCommand()
 	cmds["testbed"] = testbedCommand()
+	cmds["standin"] = standinCommand()
+	cmds["burn"] = burnCommand()
 	return cmds
 }

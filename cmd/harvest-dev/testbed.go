@@ -32,7 +32,7 @@ func testbedCommand() cli.CommandFactory {
 		Usage:    "harvest-dev testbed [-policies h,pt,stock] [-seeds 1,2,3] [-clients 7] [-speedup 12] [-trace-hours 24] [-out DIR]",
 		Flags: func(fs *flag.FlagSet) {
 			exe, _ := os.Executable()
-			fs.StringVar(&policies, "policies", "h,pt,stock", "policies to run, in order: stock (Nomad alone, raw_exec), pt (the driver, no classes), h (everything)")
+			fs.StringVar(&policies, "policies", "h,pt,stock", "policies to run, in order: stock (Nomad alone, raw_exec), pt (the driver, no classes), h (everything), none (no job: the baseline of -real-primary)")
 			fs.StringVar(&seeds, "seeds", "1", "seeds (the stream and the tenants), comma-separated")
 			fs.IntVar(&c.Clients, "clients", c.Clients, fmt.Sprintf("Nomad clients, one primary tenant each (1-%d)", localcluster.MaxClients))
 			fs.IntVar(&c.NodeCores, "node-cores", c.NodeCores, "cores of each client to Nomad, the driver and the replay (L247: 12)")
@@ -52,6 +52,8 @@ func testbedCommand() cli.CommandFactory {
 			fs.BoolVar(&c.BoundedReschedule, "bounded-reschedule", false, "write the proxy's former reschedule block (5 attempts an hour) into every job, to measure the unlimited default against it")
 			fs.BoolVar(&c.NoRoomRule, "no-room-rule", false, "run the placer with proxy.room_placement = \"none\" (Nomad places by its own count; the driver refuses what does not fit), to measure the room rule against it")
 			fs.StringVar(&c.SchedulerAlgorithm, "scheduler-algorithm", "", "Nomad's scheduler algorithm for the runs (binpack or spread; default Nomad's, binpack)")
+			fs.BoolVar(&c.RealPrimary, "real-primary", false, "make the first client's primary a real latency-critical service burning its tenant's CPU, pinned to one host CPU with the harvested tasks placed there burning theirs, and report its p99 per minute (Figure 10)")
+			fs.IntVar(&c.RealPrimaryCPU, "real-primary-cpu", c.RealPrimaryCPU, "the host CPU the real primary's node stands on")
 			fs.BoolVar(&planOnly, "plan", false, "print what each run would ask of this host (jobs, tasks, allocations a second) and start nothing")
 			fs.StringVar(&c.Out, "out", "out/testbed", "folder of the reports and plots")
 			fs.StringVar(&c.RunDir, "run-dir", envOr("HARVEST_RUN_DIR", ".run/testbed"), "run folder of the testbed's cluster")

@@ -9,6 +9,7 @@ package standin
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"sort"
@@ -25,6 +26,15 @@ const RequestCPU = 2 * time.Millisecond
 // handling thread's CPU time (so a preempted request still does the same
 // work); it returns when the server fails.
 func Serve(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return ServeOn(l)
+}
+
+// ServeOn is Serve on a listener already open (one a parent passed down).
+func ServeOn(l net.Listener) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		runtime.LockOSThread()
@@ -32,8 +42,8 @@ func Serve(addr string) error {
 		burn.Spin(RequestCPU)
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	return srv.ListenAndServe()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	return srv.Serve(l)
 }
 
 // Latencies drives the stand-in on addr open loop: rate requests per
@@ -42,30 +52,11 @@ func Serve(addr string) error {
 // server is measured, not hidden). It returns the latencies (ms) and how
 // many requests failed.
 func Latencies(addr string, rate int, d time.Duration) ([]float64, int) {
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512, DisableCompression: true}}
-	defer client.CloseIdleConnections()
-	n := int(d.Seconds() * float64(rate))
-	interval := time.Second / time.Duration(rate)
-	out := make([]float64, 0, n)
+	out := make([]float64, 0, int(d.Seconds()*float64(rate)))
 	var mu sync.Mutex
-	var wg sync.WaitGroup
 	failed := 0
-	start := time.Now()
-	for i := range n {
-		at := start.Add(time.Duration(i) * interval)
-		time.Sleep(time.Until(at))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
-			resp, err := client.Do(req)
-			if err == nil {
-				_, err = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			lat := time.Since(at)
+	Drive(context.Background(), addr, time.Now(), d, func(time.Time) float64 { return float64(rate) },
+		func(_ time.Time, lat time.Duration, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -73,10 +64,50 @@ func Latencies(addr string, rate int, d time.Duration) ([]float64, int) {
 				return
 			}
 			out = append(out, float64(lat.Microseconds())/1000)
-		}()
-	}
-	wg.Wait()
+		})
 	return out, failed
+}
+
+// Drive sends requests to the stand-in on addr open loop from start for d
+// (or until ctx ends), at rateAt(t) requests a second, each sent when it is
+// due whatever the earlier ones are doing; record gets each request's due
+// time and its latency counted from then (so queueing behind a slow server
+// is measured, not hidden), or its error. It returns when every request
+// sent has been recorded. A rate at or below zero sends nothing until the
+// rate rises (looked at every 100 ms).
+func Drive(ctx context.Context, addr string, start time.Time, d time.Duration, rateAt func(time.Time) float64,
+	record func(due time.Time, latency time.Duration, err error)) {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512, DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	end := start.Add(d)
+	for due := start; due.Before(end); {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(due)):
+		}
+		rate := rateAt(due)
+		if rate <= 0 {
+			due = due.Add(100 * time.Millisecond)
+			continue
+		}
+		wg.Add(1)
+		go func(due time.Time) {
+			defer wg.Done()
+			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(rctx, http.MethodGet, "http://"+addr+"/", nil)
+			resp, err := client.Do(req)
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			record(due, time.Since(due), err)
+		}(due)
+		due = due.Add(time.Duration(float64(time.Second) / rate))
+	}
 }
 
 // Quantiles are p50, p99 and p999 of xs.

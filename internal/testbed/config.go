@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -22,15 +23,19 @@ const (
 	PT Policy = "pt"
 	// H is everything: the driver and Algorithm 1's classes.
 	H Policy = "h"
+	// None harvests nothing: the cluster, its primaries and the blob tier
+	// run through the span and no job is submitted, the baseline of Figure
+	// 10 ("no harvesting") for a run with a real primary.
+	None Policy = "none"
 )
 
-// ParsePolicy reads stock, pt or h.
+// ParsePolicy reads stock, pt, h or none.
 func ParsePolicy(s string) (Policy, error) {
 	switch p := Policy(s); p {
-	case Stock, PT, H:
+	case Stock, PT, H, None:
 		return p, nil
 	}
-	return "", fmt.Errorf("policy %q: want stock, pt or h", s)
+	return "", fmt.Errorf("policy %q: want stock, pt, h or none", s)
 }
 
 // Config is one testbed run.
@@ -82,6 +87,12 @@ type Config struct {
 	// back at the end. Zero starts no front.
 	BlobObjects  int
 	BlobObjectKB int
+	// RealPrimary makes the first client's primary a real latency-critical
+	// service pinned to the host's CPU RealPrimaryCPU, its load following
+	// its tenant, with the harvested tasks on that client burning their
+	// share of the same CPU (realprimary.go), for Figure 10.
+	RealPrimary    bool
+	RealPrimaryCPU int
 	// Drain is how long (wall) the run waits after the span for the jobs
 	// still running; what is left is counted unfinished.
 	Drain time.Duration
@@ -109,6 +120,7 @@ func Default() Config {
 		Policy: H, Seed: 1, Clients: 7, NodeCores: 12, ReserveCores: 4, Speedup: 12,
 		TraceHours: 24, HistoryDays: 14, Profile: 9, JobsPerHour: 12, OfferedLoad: 0.21,
 		BlobObjects: 32, BlobObjectKB: 256, Drain: 10 * time.Minute, Setup: 3 * time.Minute,
+		RealPrimaryCPU: runtime.NumCPU() - 1,
 	}
 }
 
@@ -141,6 +153,9 @@ func (c Config) Validate() error {
 	}
 	if c.SchedulerAlgorithm != "" && c.SchedulerAlgorithm != "binpack" && c.SchedulerAlgorithm != "spread" {
 		errs = append(errs, fmt.Errorf("scheduler algorithm %q: want binpack or spread", c.SchedulerAlgorithm))
+	}
+	if c.RealPrimary && (c.RealPrimaryCPU < 0 || c.RealPrimaryCPU >= runtime.NumCPU()) {
+		errs = append(errs, fmt.Errorf("real primary's CPU %d: this host has CPUs 0-%d", c.RealPrimaryCPU, runtime.NumCPU()-1))
 	}
 	if _, err := ParsePolicy(string(c.Policy)); err != nil {
 		errs = append(errs, err)

@@ -36,6 +36,28 @@ type jobSpec struct {
 	Speedup    float64
 	Bounded    bool       // the proxy's former reschedule block in every group
 	Reads      *taskReads // nil: the tasks only sleep
+	Burn       *taskBurn  // nil: no task burns CPU
+}
+
+// taskBurn has the tasks that land on the real primary's node burn their
+// share of its CPU (Share of one core, pinned to CPU, with Tool: harvest-dev)
+// instead of sleeping; if the pinning fails (the CPU outside the task's
+// cpuset) the task sleeps.
+type taskBurn struct {
+	Node  string
+	CPU   int
+	Share float64
+	Tool  string
+}
+
+// hold is the shell that holds a task's allocation for $1 seconds; sleep
+// is how it sleeps ("sleep" or "exec sleep").
+func (b *taskBurn) hold(sleep string) string {
+	if b == nil {
+		return sleep + " $1"
+	}
+	return fmt.Sprintf(`if [ "${node.unique.name}" = %q ]; then taskset -c %d %s burn -share %s -seconds $1 || %s $1; else %s $1; fi`,
+		b.Node, b.CPU, b.Tool, strconv.FormatFloat(b.Share, 'f', 4, 64), sleep, sleep)
 }
 
 // stageStride moves each stage of a job to other objects than the stage
@@ -86,9 +108,9 @@ func jobHCL(j *job, s jobSpec) string {
 		}
 		script += "set -- " + strings.Join(lengths, " ") + "; shift ${NOMAD_ALLOC_INDEX}; "
 		if s.Reads != nil {
-			script += "sleep $1; wait"
+			script += s.Burn.hold("sleep") + "; wait"
 		} else {
-			script += "exec sleep $1"
+			script += s.Burn.hold("exec sleep")
 		}
 		fmt.Fprintf(&b, `    task "t" {
       driver = %q

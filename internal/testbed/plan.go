@@ -30,7 +30,7 @@ func PlanOf(c Config) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	stream, scale, _, err := schedsim.Stream(c.simConfig(ps))
+	stream, scale, err := c.stream(c.simConfig(ps))
 	if err != nil {
 		return Plan{}, err
 	}
@@ -49,6 +49,19 @@ func PlanOf(c Config) (Plan, error) {
 		p.ShortestTaskWall, p.MedianTaskWall = lengths[0], lengths[len(lengths)/2]
 	}
 	return p, nil
+}
+
+// stream is the run's job stream and its job scale: the simulator's
+// (schedsim.Stream), and no job under None.
+func (c Config) stream(cfg schedsim.Config) ([]schedsim.StreamJob, float64, error) {
+	stream, scale, _, err := schedsim.Stream(cfg)
+	if err != nil {
+		return nil, 0, fmt.Errorf("the job stream: %w", err)
+	}
+	if c.Policy == None {
+		stream = nil
+	}
+	return stream, scale, nil
 }
 
 func (p Plan) String() string {

@@ -85,6 +85,9 @@ type Report struct {
 	// of all cores every 10 trace minutes, from the span's start to the
 	// end of the drain.
 	Utilisation []UtilisationPoint `json:"utilisation"`
+	// RealPrimary is the real primary's latency per minute (nil unless the
+	// run had one: Config.RealPrimary).
+	RealPrimary *RealPrimaryReport `json:"real_primary,omitempty"`
 	// Blob is the blob tier's part (nil when the run started none).
 	Blob             *BlobReport    `json:"blob,omitempty"`
 	WatchErrors      int            `json:"watch_errors"`

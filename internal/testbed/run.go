@@ -16,7 +16,6 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/localcluster"
-	"github.com/harvest-platform/harvest/sim/schedsim"
 )
 
 // Run starts the cluster, runs the span under c.Policy and returns its
@@ -24,6 +23,12 @@ import (
 // whatever happens.
 func Run(ctx context.Context, c Config) (*Report, error) {
 	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	// the placer and the blob front run in c.Out and read their configs
+	// by these paths: a relative -out would name c.Out/c.Out/...
+	var err error
+	if c.Out, err = filepath.Abs(c.Out); err != nil {
 		return nil, err
 	}
 	if c.Logger == nil {
@@ -44,9 +49,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	simCfg := c.simConfig(ps)
-	stream, scale, _, err := schedsim.Stream(simCfg)
+	stream, scale, err := c.stream(simCfg)
 	if err != nil {
-		return nil, fmt.Errorf("the job stream: %w", err)
+		return nil, err
 	}
 	traceCSV, historyCSV := filepath.Join(c.Out, "primaries.csv"), filepath.Join(c.Out, "history.csv")
 	end := spanStart.Add(time.Duration(len(ps[0].Series.Values)) * history.Slot)
@@ -102,6 +107,15 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	spec := jobSpec{Policy: c.Policy, MHzPerCore: mhz, Speedup: c.Speedup, Bounded: c.BoundedReschedule}
+	var rp *realPrimary
+	if c.RealPrimary {
+		if rp, err = startRealPrimary(ctx, c, st, nodes[0]); err != nil {
+			return nil, err
+		}
+		defer rp.stop()
+		spec.Burn = &taskBurn{Node: rp.node, CPU: rp.cpu, Share: 1 / float64(c.NodeCores), Tool: filepath.Join(c.Bin, "harvest-dev")}
+		fmt.Fprintf(c.Progress, "testbed: the real primary on %s (tenant %s) serves on %s, pinned to CPU %d\n", rp.node, rp.tenant, rp.addr, rp.cpu)
+	}
 	var blob *blobTier
 	if c.BlobObjects > 0 {
 		if blob, err = startBlob(ctx, c, st, nodes); err != nil {
@@ -143,10 +157,20 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go w.run(wctx)
+	spanEnd := began.Add(c.wall(c.TraceHours * 3600))
+	measured := make(chan *RealPrimaryReport, 1)
+	if rp != nil {
+		trace, err := st.Replay.Trace()
+		if err != nil {
+			return nil, err
+		}
+		go func() { measured <- rp.measure(wctx, trace, float64(c.NodeCores), c.Speedup, began, spanEnd) }()
+	} else {
+		measured <- nil
+	}
 	jobs := make([]*job, len(stream))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	spanEnd := began.Add(c.wall(c.TraceHours * 3600))
 	nextReport := time.Now()
 	for i, sj := range stream {
 		j := &job{ID: prefix + fmt.Sprintf("%05d", i+1), StreamJob: sj}
@@ -180,6 +204,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, ctx.Err()
 	case <-time.After(time.Until(spanEnd)):
 	}
+	realReport := <-measured
 	fmt.Fprintf(c.Progress, "testbed: span over; waiting up to %s for the jobs still running\n", c.Drain)
 	for deadline := time.Now().Add(c.Drain); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
 		allocs, _ := w.snapshot()
@@ -205,7 +230,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return trace.Cores(tenant, wall, float64(c.NodeCores)), ok
 	}
 	rep := c.report(jobs, allocs, primaryOf, spanStart, began, time.Now(), scale)
-	rep.WatchErrors, rep.Labels = watchErrs, labels
+	rep.WatchErrors, rep.Labels, rep.RealPrimary = watchErrs, labels, realReport
 	names := make([]string, len(nodes))
 	for i, n := range nodes {
 		names[i] = n.Name
@@ -237,7 +262,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		total += after - cpuBefore[role]
 	}
 	rep.DaemonCores = total / time.Since(measuredFrom).Seconds()
-	rep.Simulator, rep.SimulatorWithDelay = predict(simCfg, rep.StartDelay.P50*c.Speedup, c.Logger)
+	if c.Policy != None {
+		rep.Simulator, rep.SimulatorWithDelay = predict(simCfg, rep.StartDelay.P50*c.Speedup, c.Logger)
+	}
 	return rep, writeReport(c.Out, rep)
 }
 

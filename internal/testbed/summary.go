@@ -11,9 +11,11 @@ import (
 )
 
 // WriteSummary writes summary.md (a row per run: the testbed's figures
-// beside the simulator's prediction), job-times.png (the job-time CDF
-// of every run, Figure 11's form) and utilisation.png (the harvested and
-// primary share of the cores over time) into dir.
+// beside the simulator's prediction, and the real primary's when a run had
+// one), job-times.png (the job-time CDF of every run, Figure 11's form),
+// utilisation.png (the harvested and primary share of the cores over time)
+// and primary-p99.png (the real primary's p99 per minute, Figure 10's form)
+// into dir.
 func WriteSummary(dir string, reports []*Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -54,8 +56,15 @@ func WriteSummary(dir string, reports []*Report) error {
 			series = append(series, s)
 		}
 	}
+	b.WriteString(realPrimaryTable(reports))
 	if err := os.WriteFile(filepath.Join(dir, "summary.md"), []byte(b.String()), 0o644); err != nil {
 		return err
+	}
+	if p99 := realPrimarySeries(reports); len(p99) > 0 {
+		if err := plots.Lines(filepath.Join(dir, "primary-p99.png"), "The real primary's p99 latency per wall minute (Figure 10's form)",
+			"trace hours from the span's start", "p99 latency (ms)", p99); err != nil {
+			return err
+		}
 	}
 	if len(series) > 0 {
 		if err := plots.Lines(filepath.Join(dir, "job-times.png"), "Job times on the testbed (queueing counted)", "job time (trace seconds)", "share of jobs", series); err != nil {
@@ -66,6 +75,46 @@ func WriteSummary(dir string, reports []*Report) error {
 		return plots.Lines(filepath.Join(dir, "utilisation.png"), "Harvested allocations and primaries, every 10 trace minutes", "trace hours from the span's start", "share of all cores", use)
 	}
 	return nil
+}
+
+// realPrimaryTable is a row per run with a real primary (none: "").
+func realPrimaryTable(reports []*Report) string {
+	var b strings.Builder
+	for _, r := range reports {
+		p := r.RealPrimary
+		if p == nil {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nThe real primary (its p99 latency per wall minute, ms; its wait for a CPU per second on one, from schedstat):\n\n")
+			b.WriteString("| policy | seed | node (tenant), CPU | minutes | requests, failed | p99 per minute: mean, p50, p90, max | wait per CPU-second |\n")
+			b.WriteString("|---|---|---|---|---|---|---|\n")
+		}
+		s := p.P99PerMinute
+		fmt.Fprintf(&b, "| %s | %d | %s (%s), %d | %d | %d, %d | %.1f, %.1f, %.1f, %.1f | %.3f |\n",
+			r.label(), r.Seed, p.Node, p.Tenant, p.CPU, len(p.Minutes), p.Requests, p.Failed, s.Mean, s.P50, s.P90, s.Max, p.WaitPerCPUSecond)
+	}
+	return b.String()
+}
+
+// realPrimarySeries is a line per run of the real primary's p99 per minute.
+func realPrimarySeries(reports []*Report) []plots.Series {
+	var out []plots.Series
+	for _, r := range reports {
+		if r.RealPrimary == nil {
+			continue
+		}
+		s := plots.Series{Name: fmt.Sprintf("%s seed %d", r.label(), r.Seed)}
+		for _, m := range r.RealPrimary.Minutes {
+			if m.Requests > m.Failed {
+				s.X, s.Y = append(s.X, m.TraceHours), append(s.Y, m.P99ms)
+			}
+		}
+		if len(s.X) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // utilisationSeries is a line per run of the harvested allocations' share

@@ -1,0 +1,238 @@
+package testbed
+
+// The real primary (Config.RealPrimary), for Figure 10 (Section 6: the
+// primaries' p99 per minute under each policy and with no harvesting). The
+// first client's primary is a latency-critical service that burns real CPU:
+// the stand-in (internal/standin, every request 2 ms of CPU), pinned to one
+// of the host's CPUs, which stands for the client's NodeCores cores. Its load
+// follows the client's tenant in the trace: rate(t) = cores(t) / NodeCores /
+// 2 ms requests a second, so the stand-in uses the share of its CPU that the
+// tenant uses of its server. The harvested tasks that land on that client
+// burn one NodeCores-th of the same CPU each while they run (harvest-dev
+// burn), so the CPU holds, scaled down, what the server would. The driver
+// still reads the replayed trace for the client (the exporter serves it), as
+// it does for every client: the stand-in burns what the trace says.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/internal/proc"
+	"github.com/harvest-platform/harvest/internal/replay"
+	"github.com/harvest-platform/harvest/internal/standin"
+)
+
+// RealPrimaryReport is the real primary's part of a run: its requests'
+// latency per wall minute from the span's start, and the scheduler's own
+// account of its waits, the figure this shared host cannot blur by being
+// slow (a wait for a CPU is a wait whatever the CPU's speed).
+type RealPrimaryReport struct {
+	Node   string `json:"node"`
+	Tenant string `json:"tenant"`
+	// CPU is the host CPU the stand-in and the harvested tasks on Node are
+	// pinned to; it stands for Node's NodeCores cores.
+	CPU     int             `json:"cpu"`
+	Minutes []PrimaryMinute `json:"minutes"`
+	// P99PerMinute summarises the minutes' p99 latencies (ms): Figure 10's
+	// line as one distribution.
+	P99PerMinute Summary `json:"p99_per_minute_ms"`
+	Requests     int     `json:"requests"`
+	Failed       int     `json:"failed"`
+	// WaitPerCPUSecond is the stand-in's time runnable but waiting for a
+	// CPU per second it spent on one (/proc/PID/task/*/schedstat), over
+	// the span.
+	WaitPerCPUSecond float64 `json:"wait_per_cpu_second"`
+}
+
+// PrimaryMinute is one wall minute of the real primary.
+type PrimaryMinute struct {
+	Minute     int     `json:"minute"`      // wall minutes from the span's start
+	TraceHours float64 `json:"trace_hours"` // the minute's start, trace hours from the span's start
+	Requests   int     `json:"requests"`
+	Failed     int     `json:"failed"`
+	P50ms      float64 `json:"p50_ms"`
+	P99ms      float64 `json:"p99_ms"`
+	// OnCPUSeconds and WaitSeconds are the stand-in's, from schedstat.
+	OnCPUSeconds float64 `json:"on_cpu_seconds"`
+	WaitSeconds  float64 `json:"wait_seconds"`
+}
+
+// realPrimary is the running stand-in.
+type realPrimary struct {
+	cmd          *exec.Cmd
+	addr         string
+	node, tenant string
+	cpu          int
+}
+
+// startRealPrimary starts the stand-in pinned to c.RealPrimaryCPU on a
+// listener opened here (so no other process can take its port), joins it
+// to node's primary cgroup and waits until it answers.
+func startRealPrimary(ctx context.Context, c Config, st *localcluster.State, node localcluster.NodeSpec) (*realPrimary, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	f, err := l.(*net.TCPListener).File()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	logFile, err := os.Create(filepath.Join(c.Out, "standin.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	p := &realPrimary{addr: l.Addr().String(), node: node.Name, tenant: node.Tenant, cpu: c.RealPrimaryCPU}
+	p.cmd = exec.Command("taskset", "-c", strconv.Itoa(p.cpu), filepath.Join(c.Bin, "harvest-dev"), "standin", "-inherited")
+	p.cmd.ExtraFiles = []*os.File{f}
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("the real primary: %w", err)
+	}
+	if err := st.JoinPrimary(node.Name, p.cmd.Process.Pid); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("the real primary into %s's primary cgroup: %w", node.Name, err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			return p, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			p.stop()
+			return nil, fmt.Errorf("the real primary did not answer on %s: %v (log %s)", p.addr, err, logFile.Name())
+		}
+	}
+}
+
+func (p *realPrimary) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// rateAt is the stand-in's load at wall time t: the requests a second that
+// make it use the tenant's share of its server (trace cores over
+// nodeCores) of one CPU.
+func rateAt(trace *replay.Trace, tenant string, nodeCores float64) func(time.Time) float64 {
+	perRequest := standin.RequestCPU.Seconds()
+	return func(t time.Time) float64 {
+		return trace.Cores(tenant, t, nodeCores) / nodeCores / perRequest
+	}
+}
+
+// minuteLog gathers the requests' latencies by wall minute from began and
+// the stand-in's schedstat at each minute's start.
+type minuteLog struct {
+	mu        sync.Mutex
+	began     time.Time
+	latencies map[int][]float64
+	failed    map[int]int
+	on, wait  map[int]time.Duration // cumulative at the minute's start
+}
+
+func newMinuteLog(began time.Time) *minuteLog {
+	return &minuteLog{began: began, latencies: map[int][]float64{}, failed: map[int]int{},
+		on: map[int]time.Duration{}, wait: map[int]time.Duration{}}
+}
+
+func (m *minuteLog) minute(t time.Time) int { return int(t.Sub(m.began) / time.Minute) }
+
+func (m *minuteLog) record(due time.Time, lat time.Duration, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := m.minute(due)
+	if err != nil {
+		m.failed[k]++
+		return
+	}
+	m.latencies[k] = append(m.latencies[k], float64(lat.Microseconds())/1000)
+}
+
+func (m *minuteLog) sched(k int, on, wait time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.on[k], m.wait[k] = on, wait
+}
+
+// report is the minutes 0..minutes-1; a minute's CPU figures need the
+// schedstat at its start and at the next one's.
+func (m *minuteLog) report(minutes int, speedup float64) []PrimaryMinute {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]PrimaryMinute, 0, minutes)
+	for k := range minutes {
+		lat := m.latencies[k]
+		s := summarize(lat)
+		pm := PrimaryMinute{Minute: k, TraceHours: float64(k) * 60 * speedup / 3600, Requests: len(lat) + m.failed[k],
+			Failed: m.failed[k], P50ms: s.P50, P99ms: s.P99}
+		on0, ok0 := m.on[k]
+		on1, ok1 := m.on[k+1]
+		if ok0 && ok1 {
+			pm.OnCPUSeconds = (on1 - on0).Seconds()
+			pm.WaitSeconds = (m.wait[k+1] - m.wait[k]).Seconds()
+		}
+		out = append(out, pm)
+	}
+	return out
+}
+
+// measure drives the stand-in from began to end at its tenant's rate and
+// returns its report.
+func (p *realPrimary) measure(ctx context.Context, trace *replay.Trace, nodeCores, speedup float64, began, end time.Time) *RealPrimaryReport {
+	log := newMinuteLog(began)
+	minutes := int(end.Sub(began) / time.Minute)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for k := 0; k <= minutes; k++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(began.Add(time.Duration(k) * time.Minute))):
+			}
+			on, wait := proc.Schedstat(p.cmd.Process.Pid)
+			log.sched(k, on, wait)
+		}
+	}()
+	standin.Drive(ctx, p.addr, began, end.Sub(began), rateAt(trace, p.tenant, nodeCores), log.record)
+	wg.Wait()
+	rep := &RealPrimaryReport{Node: p.node, Tenant: p.tenant, CPU: p.cpu, Minutes: log.report(minutes, speedup)}
+	var p99s []float64
+	var on, wait float64
+	for _, m := range rep.Minutes {
+		rep.Requests += m.Requests
+		rep.Failed += m.Failed
+		on, wait = on+m.OnCPUSeconds, wait+m.WaitSeconds
+		if m.Requests > m.Failed {
+			p99s = append(p99s, m.P99ms)
+		}
+	}
+	rep.P99PerMinute = summarize(p99s)
+	if on > 0 {
+		rep.WaitPerCPUSecond = wait / on
+	}
+	return rep
+}

@@ -1,0 +1,131 @@
+package testbed
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/jobspec2"
+
+	"github.com/harvest-platform/harvest/internal/replay"
+	"github.com/harvest-platform/harvest/sim/schedsim"
+)
+
+// A task on the real primary's node burns a NodeCores-th of a core pinned
+// to its CPU for its length; on any other node it sleeps. Nomad fills in
+// ${node.unique.name} before the task starts, as this test does.
+func TestTasksOnTheRealPrimarysNodeBurnTheirShare(t *testing.T) {
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("taskset is not installed")
+	}
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	tool := filepath.Join(dir, "harvest-dev")
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\necho \"$@\" >> "+calls+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := &job{ID: "tb-h-1-00002", StreamJob: schedsim.StreamJob{Stages: [][]float64{{0.6, 1.2}}}}
+	for _, reads := range []bool{false, true} {
+		spec := jobSpec{Policy: H, MHzPerCore: 2500, Speedup: 12, Burn: &taskBurn{Node: "client-1", CPU: 0, Share: 1.0 / 12, Tool: tool}}
+		if reads {
+			spec.Reads = &taskReads{Endpoint: "http://127.0.0.1:1", AccessKey: "ak", SecretKey: "sk", Objects: 1}
+		}
+		parsed, err := jobspec2.ParseWithConfig(&jobspec2.ParseConfig{Path: "job.hcl", Body: []byte(jobHCL(j, spec)), Strict: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := parsed.TaskGroups[0].Tasks[0].Config["args"].([]any)[1].(string)
+		if !strings.Contains(script, `"${node.unique.name}" = "client-1"`) {
+			t.Fatalf("script %q: want the node's name for Nomad to fill in", script)
+		}
+		for _, node := range []string{"client-2", "client-1"} {
+			cmd := exec.Command("/bin/sh", "-c", strings.ReplaceAll(script, "${node.unique.name}", node))
+			cmd.Env = append(os.Environ(), "NOMAD_ALLOC_INDEX=1")
+			if out, err := cmd.CombinedOutput(); err != nil && !reads {
+				t.Fatalf("%s: %v: %s", node, err, out)
+			}
+		}
+		got, err := os.ReadFile(calls)
+		if err != nil || string(got) != "burn -share 0.0833 -seconds 0.10\n" {
+			t.Fatalf("reads %v: the tool was called %q (%v): want one burn, on client-1 only, of allocation 1's length", reads, got, err)
+		}
+		_ = os.Remove(calls)
+	}
+}
+
+// The stand-in's load is its tenant's share of its server on one CPU: a
+// tenant at 50% of 12 cores asks half a CPU, 250 requests of 2 ms a second.
+func TestTheRealPrimarysRateIsItsTenantsShare(t *testing.T) {
+	tr, err := replay.Read(strings.NewReader("tenant,timestamp,cpu_percent\na/b,2030-01-01T00:00:00Z,50\na/b,2030-01-01T00:02:00Z,25\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	tr.Start, tr.Began, tr.Speedup = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), w, 12
+	rate := rateAt(tr, "a/b", 12)
+	if got := rate(w); got < 249.9 || got > 250.1 {
+		t.Errorf("rate at 50%% = %v, want 250", got)
+	}
+	if got := rate(w.Add(10 * time.Second)); got < 124.9 || got > 125.1 { // 120 trace seconds later
+		t.Errorf("rate at 25%% = %v, want 125", got)
+	}
+}
+
+// Each wall minute has its own p99 and its own share of the stand-in's
+// CPU and waits; failures are counted apart from the latencies; a minute
+// without the next minute's schedstat has no CPU figures.
+func TestTheRealPrimaryIsReportedPerMinute(t *testing.T) {
+	began := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := newMinuteLog(began)
+	for i := range 100 {
+		m.record(began.Add(time.Duration(i)*100*time.Millisecond), time.Duration(i+1)*time.Millisecond, nil) // minute 0: 1..100 ms
+		m.record(began.Add(time.Minute+time.Duration(i)*100*time.Millisecond), 3*time.Millisecond, nil)    // minute 1: 3 ms
+	}
+	m.record(began.Add(90*time.Second), 0, os.ErrDeadlineExceeded)
+	m.sched(0, 10*time.Second, 1*time.Second)
+	m.sched(1, 40*time.Second, 4*time.Second)
+	got := m.report(2, 12)
+	if len(got) != 2 || got[0].Requests != 100 || got[1].Requests != 101 || got[1].Failed != 1 {
+		t.Fatalf("minutes %+v", got)
+	}
+	if got[0].P99ms < 98 || got[0].P99ms > 100 || got[1].P99ms != 3 || got[1].TraceHours != 0.2 {
+		t.Fatalf("p99 %v and %v, minute 1 at %v trace hours: want about 99, 3 and 0.2", got[0].P99ms, got[1].P99ms, got[1].TraceHours)
+	}
+	if got[0].OnCPUSeconds != 30 || got[0].WaitSeconds != 3 || got[1].OnCPUSeconds != 0 {
+		t.Fatalf("schedstat %+v", got)
+	}
+}
+
+// The summary has a row per run with a real primary and Figure 10's plot.
+func TestSummaryHasTheRealPrimary(t *testing.T) {
+	dir := t.TempDir()
+	rp := &RealPrimaryReport{Node: "client-1", Tenant: "dc-9/t1", CPU: 1, Requests: 200, Failed: 2, WaitPerCPUSecond: 0.25,
+		Minutes: []PrimaryMinute{{Minute: 0, Requests: 100, P99ms: 4}, {Minute: 1, TraceHours: 0.2, Requests: 100, Failed: 2, P99ms: 9}},
+		P99PerMinute: summarize([]float64{4, 9})}
+	if err := WriteSummary(dir, []*Report{{Policy: None, Seed: 1, RealPrimary: rp}, {Policy: H, Seed: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	table, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if !strings.Contains(string(table), "| none | 1 | client-1 (dc-9/t1), 1 | 2 | 200, 2 | 6.5, 4.0, 9.0, 9.0 | 0.250 |") {
+		t.Fatalf("summary %q: want the real primary's row", table)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "primary-p99.png")); err != nil || fi.Size() == 0 {
+		t.Fatalf("primary-p99.png: %v", err)
+	}
+}
+
+// No harvesting submits no job.
+func TestNoneSubmitsNoJob(t *testing.T) {
+	if p, err := ParsePolicy("none"); err != nil || p != None {
+		t.Fatalf("none: %v %v", p, err)
+	}
+	c := Default()
+	c.Policy, c.Out, c.RunDir, c.Bin, c.StackBin, c.Clients, c.TraceHours = None, "o", "r", "b", "s", 2, 1
+	p, err := PlanOf(c)
+	if err != nil || p.Jobs != 0 || p.JobScale <= 0 {
+		t.Fatalf("plan %+v (%v): want no job and the stream's scale", p, err)
+	}
+}
