@@ -82,7 +82,7 @@ func TestTheRealPrimaryIsReportedPerMinute(t *testing.T) {
 	m := newMinuteLog(began)
 	for i := range 100 {
 		m.record(began.Add(time.Duration(i)*100*time.Millisecond), time.Duration(i+1)*time.Millisecond, nil) // minute 0: 1..100 ms
-		m.record(began.Add(time.Minute+time.Duration(i)*100*time.Millisecond), 3*time.Millisecond, nil)    // minute 1: 3 ms
+		m.record(began.Add(time.Minute+time.Duration(i)*100*time.Millisecond), 3*time.Millisecond, nil)      // minute 1: 3 ms
 	}
 	m.record(began.Add(90*time.Second), 0, os.ErrDeadlineExceeded)
 	m.sched(0, 10*time.Second, 1*time.Second)
@@ -103,7 +103,7 @@ func TestTheRealPrimaryIsReportedPerMinute(t *testing.T) {
 func TestSummaryHasTheRealPrimary(t *testing.T) {
 	dir := t.TempDir()
 	rp := &RealPrimaryReport{Node: "client-1", Tenant: "dc-9/t1", CPU: 1, Requests: 200, Failed: 2, WaitPerCPUSecond: 0.25,
-		Minutes: []PrimaryMinute{{Minute: 0, Requests: 100, P99ms: 4}, {Minute: 1, TraceHours: 0.2, Requests: 100, Failed: 2, P99ms: 9}},
+		Minutes:      []PrimaryMinute{{Minute: 0, Requests: 100, P99ms: 4}, {Minute: 1, TraceHours: 0.2, Requests: 100, Failed: 2, P99ms: 9}},
 		P99PerMinute: summarize([]float64{4, 9})}
 	if err := WriteSummary(dir, []*Report{{Policy: None, Seed: 1, RealPrimary: rp}, {Policy: H, Seed: 1}}); err != nil {
 		t.Fatal(err)
