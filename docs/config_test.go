@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/plugins/shared/hclspec"
 
 	"github.com/harvest-platform/harvest/driver"
+	"github.com/harvest-platform/harvest/driver/roomdevice"
 	"github.com/harvest-platform/harvest/internal/connect"
 	"github.com/harvest-platform/harvest/placer/classify"
 	placerconfig "github.com/harvest-platform/harvest/placer/config"
@@ -212,6 +214,7 @@ func TestConfigurationReferenceMatchesTheCode(t *testing.T) {
 	d := &driver.Driver{}
 	cfgSpec, _ := d.ConfigSchema()
 	taskSpec, _ := d.TaskConfigSchema()
+	roomSpec, _ := roomdevice.New(hclog.NewNullLogger()).ConfigSchema()
 
 	code := map[string][]option{
 		"harvest-placer":      withDefaults(structOptions(reflect.TypeOf(placerconfig.Config{}), ""), placerDefaults),
@@ -222,6 +225,7 @@ func TestConfigurationReferenceMatchesTheCode(t *testing.T) {
 		"connect.tls":         structOptions(reflect.TypeOf(connect.ListenerTLS{}), ""),
 		"harvest-driver":      specOptions(t, cfgSpec),
 		"harvest-driver-task": specOptions(t, taskSpec),
+		"harvest-room":        specOptions(t, roomSpec),
 	}
 	docs := sections(t, "configuration.md", "options")
 	for name := range docs {

@@ -70,6 +70,9 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	// usage_source above is then its fallback while it is down
 	"plugin_config": hclspec.NewAttr("plugin_config", "string", false),
 	"usage_plugin":  hclspec.NewAttr("usage_plugin", "string", false),
+	// where the driver writes its room for the harvest-room device plugin
+	// (room.go); "" writes none
+	"room_file": hclspec.NewAttr("room_file", "string", false),
 	// where the driver serves its own Prometheus metrics (the plugin
 	// manager's harvest_plugin_* series); "" serves none
 	"metrics_address": hclspec.NewAttr("metrics_address", "string", false),
@@ -138,6 +141,7 @@ type Config struct {
 	PluginConfig        string  `codec:"plugin_config"`
 	UsagePlugin         string  `codec:"usage_plugin"`
 	MetricsAddress      string  `codec:"metrics_address"`
+	RoomFile            string  `codec:"room_file"`
 	Tenant              string  `codec:"tenant"`
 	NodeName            string  `codec:"node_name"`
 	ConsulAddress       string  `codec:"consul_address"`

@@ -46,26 +46,29 @@ type Driver struct {
 	compute     cpustats.Compute
 	cpuOverride bool // the client's cpu_total_compute overrides the fingerprinted compute (coreMHzLocked)
 	// admitMu serializes admissions; starting holds the allocations of
-	// admitted tasks not tracked yet (admit, unreserve).
-	admitMu     sync.Mutex
-	starting    map[string]guard.Resources
-	settings    settings
-	source      usage.Source
-	peeker      usage.Peeker // what the spike check peeks at (spike.go); nil for none
-	plugin      *usagePlugin // the external usage source (plugins.go); nil without one
-	sourceErr   error
-	tracker     *guard.Tracker
-	primary     guard.Resources // latest good measurement
-	lastGood    time.Time       // when it was taken
-	guard       *guard.Guard    // suppression and eviction across ticks
-	failSafe    bool            // the primary is unmeasured for longer than stale_after
-	suppressed  time.Time       // when the last suppression the tasks were told of began
-	cgroup      *harvestcg.Parent
-	loopStarted bool
-	looped      chan struct{} // closed once the guard loop's first tick is done
-	reporter    *reporter
-	declared    declared         // the last good declarations (declared.go)
-	announced   effectiveReserve // the effective reserve last logged
+	// admitted tasks not tracked yet (admit, unreserve), startingInstances
+	// the room device's instances they hold (room.go).
+	admitMu           sync.Mutex
+	starting          map[string]guard.Resources
+	startingInstances map[string][]string
+	roomFileFailing   bool // mu: the last room file write failed (writeRoomFile)
+	settings          settings
+	source            usage.Source
+	peeker            usage.Peeker // what the spike check peeks at (spike.go); nil for none
+	plugin            *usagePlugin // the external usage source (plugins.go); nil without one
+	sourceErr         error
+	tracker           *guard.Tracker
+	primary           guard.Resources // latest good measurement
+	lastGood          time.Time       // when it was taken
+	guard             *guard.Guard    // suppression and eviction across ticks
+	failSafe          bool            // the primary is unmeasured for longer than stale_after
+	suppressed        time.Time       // when the last suppression the tasks were told of began
+	cgroup            *harvestcg.Parent
+	loopStarted       bool
+	looped            chan struct{} // closed once the guard loop's first tick is done
+	reporter          *reporter
+	declared          declared         // the last good declarations (declared.go)
+	announced         effectiveReserve // the effective reserve last logged
 	// closed (and replaced) when the effective reserve or the usage
 	// plugin's state changes: the fingerprint loops wait on it
 	fingerprintWake chan struct{}
@@ -235,6 +238,7 @@ func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, 
 				case <-changed:
 					waiting = false
 				case <-roomTicker.C:
+					d.writeRoomFile()
 					waiting = !sent.moved(d.roomNow())
 				case <-ctx.Done():
 					return

@@ -1,8 +1,14 @@
 package driver
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/hashicorp/nomad/plugins/drivers"
 
 	pstructs "github.com/hashicorp/nomad/plugins/shared/structs"
 
@@ -78,4 +84,71 @@ func (r roomAttr) addTo(attrs map[string]*pstructs.Attribute) {
 	}
 	attrs[contract.AttrRoomMHz] = pstructs.NewIntAttribute(r.mhz, "")
 	attrs[contract.AttrRoomMemoryMB] = pstructs.NewIntAttribute(r.mib, "")
+}
+
+// The room file (room_file): what the driver could harvest now, for the
+// harvest-room device plugin on this client (driver/roomdevice), which
+// serves it to Nomad's scheduler as instances of contract.RoomDevice that
+// the proxy asks each harvest task for. It is the room with no harvested
+// task running (Nomad subtracts the allocations' instances itself) and the
+// instances the driver's tasks hold, rewritten every roomCheckPeriod so
+// that the device can tell a live driver from a stopped one.
+
+// roomInstances are the room device's instances Nomad gave a task (the
+// device's reservation sets them in its environment); none if it asked
+// for none.
+func roomInstances(cfg *drivers.TaskConfig) []string {
+	v := cfg.Env[contract.EnvRoomInstances]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// roomFileNow is the room file's content at now.
+func (d *Driver) roomFileNow(now time.Time) contract.RoomFile {
+	d.mu.Lock()
+	measuring := d.source != nil && !d.failSafe && d.config.Enabled
+	capacity := d.settings.capacity.CPU
+	d.mu.Unlock()
+	f := contract.RoomFile{At: now, Known: measuring, CapacityCores: capacity}
+	d.admitMu.Lock()
+	in := d.admissionLocked()
+	for _, ids := range d.startingInstances {
+		f.InUse = append(f.InUse, ids...)
+	}
+	d.admitMu.Unlock()
+	for _, h := range d.liveTasks() {
+		f.InUse = append(f.InUse, roomInstances(h.cfg)...)
+	}
+	if measuring {
+		in.state.Tasks = nil
+		f.HarvestableCores = guard.Room(in.state, in.peak, in.hysteresis).CPU
+	}
+	return f
+}
+
+// writeRoomFile writes the room file, whole or not at all (a temporary
+// file renamed over it), if the config names one; a failure is logged once
+// until a write succeeds again.
+func (d *Driver) writeRoomFile() {
+	d.mu.Lock()
+	path := d.config.RoomFile
+	d.mu.Unlock()
+	if path == "" {
+		return
+	}
+	data, err := json.Marshal(d.roomFileNow(time.Now()))
+	if err == nil {
+		tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+		if err = os.WriteFile(tmp, data, 0o644); err == nil {
+			err = os.Rename(tmp, path)
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil && !d.roomFileFailing {
+		d.logger.Error("writing the room file: the harvest-room device will offer nothing", "room_file", path, "error", err)
+	}
+	d.roomFileFailing = err != nil
 }

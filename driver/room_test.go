@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -92,5 +94,48 @@ func TestRoomMovesBySteps(t *testing.T) {
 	}
 	if (roomAttr{}).moved(roomAttr{}) {
 		t.Error("an unknown room moved to an unknown room")
+	}
+}
+
+// With room_file set, the driver writes its room for the harvest-room
+// device: the room with no task running (Nomad counts the tasks'
+// instances itself) and the instances its tasks hold, from their
+// environment.
+func TestTheRoomFileListsTheRoomAndTheTasksInstances(t *testing.T) {
+	h, d, _ := newHarness(t)
+	path := filepath.Join(t.TempDir(), "room.json")
+	d.mu.Lock()
+	d.config.RoomFile = path
+	margin := d.settings.hysteresis.AdmitMargin
+	d.mu.Unlock()
+	read := func() contract.RoomFile {
+		t.Helper()
+		d.writeRoomFile()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := contract.ParseRoomFile(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	want := 4 - 1 - margin.CPU // 4 cores, 1 reserved, the margin, no primary
+	if f := read(); !f.Known || f.CapacityCores != 4 || f.HarvestableCores != want || len(f.InUse) != 0 {
+		t.Fatalf("before any task: %+v, want %v harvestable of 4", f, want)
+	}
+	cfg := task(t, h, d, "holder", "/bin/sleep", "300")
+	cfg.Env = map[string]string{contract.EnvRoomInstances: "core-0,core-2"}
+	start(t, h, cfg)
+	f := read()
+	if f.HarvestableCores != want || len(f.InUse) != 2 || f.InUse[0] != "core-0" || f.InUse[1] != "core-2" {
+		t.Fatalf("with a task holding core-0 and core-2: %+v, want the same room and both instances in use", f)
+	}
+	d.mu.Lock()
+	d.failSafe = true
+	d.mu.Unlock()
+	if f := read(); f.Known || f.HarvestableCores != 0 {
+		t.Fatalf("failing safe: %+v, want nothing known", f)
 	}
 }

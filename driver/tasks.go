@@ -92,9 +92,9 @@ func (d *Driver) admit(cfg *drivers.TaskConfig, ask guard.Resources) error {
 		return d.refuse(cfg, refusedReserve, nstructs.NewRecoverableError(err, true))
 	}
 	if d.starting == nil {
-		d.starting = map[string]guard.Resources{}
+		d.starting, d.startingInstances = map[string]guard.Resources{}, map[string][]string{}
 	}
-	d.starting[cfg.ID] = ask
+	d.starting[cfg.ID], d.startingInstances[cfg.ID] = ask, roomInstances(cfg)
 	return nil
 }
 
@@ -132,6 +132,7 @@ func (d *Driver) unreserve(id string) {
 	d.admitMu.Lock()
 	defer d.admitMu.Unlock()
 	delete(d.starting, id)
+	delete(d.startingInstances, id)
 }
 
 // refuse logs and counts a refused start and returns err.
