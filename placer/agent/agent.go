@@ -125,6 +125,9 @@ func (a *Agent) setupProxy(cfg config.Config, nomad *nomadapi.Client) error {
 		NoRoomRule: cfg.Proxy.RoomPlacement == "none", Decisions: decisionLog{a.store},
 		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
+	if cfg.Proxy.RoomPlacement == "device" {
+		rw.RoomDevice = &coreMHz{view: a.strategies.view, now: time.Now}
+	}
 	l, err := net.Listen("tcp", cfg.Proxy.Address)
 	if err != nil {
 		return fmt.Errorf("proxy address: %w", err)

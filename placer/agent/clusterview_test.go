@@ -10,8 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/contract"
 )
 
 // countingNomad is a Nomad API serving a node list, node reads (counted)
@@ -25,6 +28,9 @@ type countingNomad struct {
 	down    map[string]bool
 	reads   int
 	applied []nomadapi.NodeMetaApplyRequest
+	// coreMHz is the driver.harvest.core_mhz of the nodes the harvest
+	// driver runs on (none: no node has the driver)
+	coreMHz map[string]string
 }
 
 func (f *countingNomad) ids() []string {
@@ -54,8 +60,12 @@ func (f *countingNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.down[id] {
 			status = "down"
 		}
-		json.NewEncoder(w).Encode(nomadapi.Node{ID: id, Name: id, ModifyIndex: f.index[id], Status: status,
-			SchedulingEligibility: "eligible", Meta: meta})
+		node := nomadapi.Node{ID: id, Name: id, ModifyIndex: f.index[id], Status: status, SchedulingEligibility: "eligible", Meta: meta}
+		if mhz, ok := f.coreMHz[id]; ok {
+			node.Attributes = map[string]string{contract.AttrCoreMHz: mhz}
+			node.Drivers = map[string]*nomadapi.DriverInfo{contract.DriverName: {Detected: true, Healthy: true}}
+		}
+		json.NewEncoder(w).Encode(node)
 	case r.URL.Path == "/v1/client/metadata" && r.Method == http.MethodPost:
 		var req nomadapi.NodeMetaApplyRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || f.meta[req.NodeID] == nil || f.down[req.NodeID] {
@@ -112,5 +122,34 @@ func TestNodeCacheReadsOnlyChangedNodes(t *testing.T) {
 	fake.mu.Unlock()
 	if n := pass(); n != 1 {
 		t.Fatalf("one changed node cost %d reads, want 1", n)
+	}
+}
+
+// The room device's core MHz is the least the harvest driver's nodes
+// publish (a node without the driver does not count), read again only
+// after coreMHzTTL.
+func TestCoreMHzIsTheLeastOfTheDriversNodes(t *testing.T) {
+	fake := &countingNomad{index: map[string]uint64{"n1": 1, "n2": 1, "n3": 1},
+		meta: map[string]map[string]string{"n1": {}, "n2": {}, "n3": {}}, coreMHz: map[string]string{"n1": "2095", "n2": "1800"}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := &coreMHz{view: newClusterView(client), now: func() time.Time { return now }}
+	if got, err := c.CoreMHz(context.Background()); err != nil || got != 1800 {
+		t.Fatalf("core MHz %v, %v: want 1800", got, err)
+	}
+	fake.mu.Lock()
+	fake.coreMHz["n2"], fake.index["n2"] = "2500", 2
+	fake.mu.Unlock()
+	if got, _ := c.CoreMHz(context.Background()); got != 1800 {
+		t.Fatalf("within the TTL: %v, want the 1800 read before", got)
+	}
+	now = now.Add(coreMHzTTL)
+	if got, _ := c.CoreMHz(context.Background()); got != 2095 {
+		t.Fatalf("after the TTL: %v, want 2095 (n2 now 2500)", got)
 	}
 }

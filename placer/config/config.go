@@ -86,8 +86,11 @@ type ProxyConfig struct {
 	ClassPlacement string `hcl:"class_placement,optional"`
 	// RoomPlacement is whether each harvested group is constrained to
 	// nodes whose harvest driver publishes room for it: "constraint"
-	// (default) or "none" (Nomad places by its own count of allocations
-	// and the driver refuses what does not fit).
+	// (default), "device" (each harvest task asks for its cores as
+	// instances of the harvest-room device, which Nomad counts against the
+	// room, and the group keeps the memory rule) or "none" (Nomad places by
+	// its own count of allocations and the driver refuses what does not
+	// fit).
 	RoomPlacement string `hcl:"room_placement,optional"`
 	// Weights[type][pattern] for Algorithm 1 (defaults as the paper ranks).
 	Weights map[string]map[string]float64 `hcl:"weights,optional"`

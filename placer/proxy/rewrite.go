@@ -80,6 +80,11 @@ type Rewriter struct {
 	// (room.go): Nomad then places by its own count of allocations, and
 	// the driver refuses the starts that do not fit.
 	NoRoomRule bool
+	// RoomDevice, when set (room_placement = "device"), has every harvest
+	// task ask for its cores as instances of the harvest-room device
+	// instead of the CPU rule (room.go); with no core MHz known the CPU rule
+	// stands.
+	RoomDevice CoreMHzSource
 	// Strategies are the optional placement strategies (issue 8).
 	Strategies Strategies
 	// Decisions, when set, keeps each registered job's decision.
@@ -154,7 +159,13 @@ func (r *Rewriter) RewriteRequest(ctx context.Context, body []byte, req Request)
 	job["Namespace"] = ns
 	apply(job, d, r.Affinity)
 	if !r.NoRoomRule {
-		constrainToRoom(job)
+		coreMHz := 0.0
+		if r.RoomDevice != nil {
+			if coreMHz, err = r.RoomDevice.CoreMHz(ctx); err != nil {
+				return nil, nil, fmt.Errorf("the harvest driver's core MHz for the room device: %w", err)
+			}
+		}
+		constrainToRoom(job, coreMHz)
 	}
 	r.Strategies.applyStrategies(job, d)
 	out, err := json.Marshal(tree)

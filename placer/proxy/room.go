@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"context"
+	"math"
 	"strconv"
 
 	"github.com/harvest-platform/harvest/contract"
@@ -25,7 +27,15 @@ const (
 // before, read back and sent again) is replaced, not doubled. A group
 // whose tasks ask for whole cores gets no CPU rule: their MHz depend on the
 // node.
-func constrainToRoom(job map[string]any) {
+//
+// With coreMHz above zero (room_placement = "device") each harvest task
+// asks instead for its cores as instances of the harvest-room device
+// (contract.RoomDevice: its cores if it asks for whole cores, else its MHz
+// over coreMHz, rounded up), and the group gets no CPU rule: Nomad's
+// scheduler then counts every placed allocation's instances against the
+// room, where an attribute is read by every placement of an evaluation
+// alike. The memory rule stays.
+func constrainToRoom(job map[string]any, coreMHz float64) {
 	groups, _ := job["TaskGroups"].([]any)
 	for _, g := range groups {
 		group, _ := g.(map[string]any)
@@ -44,12 +54,15 @@ func constrainToRoom(job map[string]any) {
 			cpu, memory = cpu+c, memory+m
 			res, _ := task["Resources"].(map[string]any)
 			cores = cores || num(res["Cores"], 0) > 0
+			if coreMHz > 0 {
+				askRoomDevice(task, c, coreMHz)
+			}
 		}
 		if tasks == 0 {
 			continue
 		}
 		rules := map[string]int{RoomMemoryAttribute: memory}
-		if !cores {
+		if !cores && coreMHz <= 0 {
 			rules[RoomCPUAttribute] = cpu
 		}
 		var kept []any
@@ -67,4 +80,36 @@ func constrainToRoom(job map[string]any) {
 		}
 		group["Constraints"] = kept
 	}
+}
+
+// askRoomDevice sets task's ask of the room device: its whole cores, else
+// cpuMHz over coreMHz rounded up (at least one), replacing an ask of the
+// device already there.
+func askRoomDevice(task map[string]any, cpuMHz int, coreMHz float64) {
+	res, _ := task["Resources"].(map[string]any)
+	if res == nil {
+		res = map[string]any{}
+		task["Resources"] = res
+	}
+	count := num(res["Cores"], 0)
+	if count <= 0 {
+		count = max(1, int(math.Ceil(float64(cpuMHz)/coreMHz-1e-9)))
+	}
+	var kept []any
+	devices, _ := res["Devices"].([]any)
+	for _, d := range devices {
+		if ask, ok := d.(map[string]any); ok && ask["Name"] == contract.RoomDevice {
+			continue
+		}
+		kept = append(kept, d)
+	}
+	res["Devices"] = append(kept, map[string]any{"Name": contract.RoomDevice, "Count": count})
+}
+
+// CoreMHzSource gives the MHz of one core of the harvest driver's nodes
+// (contract.AttrCoreMHz, the least among them, so that no task asks for
+// fewer instances than the driver counts cores), or 0 when none publishes
+// it.
+type CoreMHzSource interface {
+	CoreMHz(ctx context.Context) (float64, error)
 }

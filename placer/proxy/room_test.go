@@ -22,7 +22,7 @@ func TestGroupsAreConstrainedToTheDriversRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // the second pass is a rewritten job sent again
-		constrainToRoom(job)
+		constrainToRoom(job, 0)
 	}
 	rules := func(group int) map[string]string {
 		out := map[string]string{}
@@ -50,5 +50,48 @@ func TestGroupsAreConstrainedToTheDriversRoom(t *testing.T) {
 	}
 	if got := rules(2); got["all"] != "0" {
 		t.Errorf("a group without harvest tasks got %v", got)
+	}
+}
+
+// Under room_placement = "device" every harvest task asks for its cores in
+// instances of the room device (its MHz over the core's, rounded up; its
+// whole cores as they are), once however often the job is sent, and the
+// group keeps the memory rule but no CPU rule; tasks of other drivers ask
+// for nothing.
+func TestHarvestTasksAskForTheRoomDevice(t *testing.T) {
+	var job map[string]any
+	if err := json.Unmarshal([]byte(`{"TaskGroups": [
+	  {"Name": "map", "Tasks": [{"Driver": "harvest", "Resources": {"CPU": 2095, "MemoryMB": 32}},
+	                            {"Driver": "harvest", "Resources": {"CPU": 2500, "MemoryMB": 32,
+	                              "Devices": [{"Name": "nvidia/gpu", "Count": 1}]}},
+	                            {"Driver": "harvest", "Resources": {"Cores": 3}},
+	                            {"Driver": "docker", "Resources": {"CPU": 4000}}]}]}`), &job); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		constrainToRoom(job, 2095)
+	}
+	group := job["TaskGroups"].([]any)[0].(map[string]any)
+	asks := func(task int) map[string]int {
+		out := map[string]int{}
+		res, _ := group["Tasks"].([]any)[task].(map[string]any)["Resources"].(map[string]any)
+		devices, _ := res["Devices"].([]any)
+		for _, d := range devices {
+			ask := d.(map[string]any)
+			out[ask["Name"].(string)] += num(ask["Count"], 0)
+		}
+		return out
+	}
+	for task, want := range []map[string]int{{"harvest/room/cpu": 1}, {"harvest/room/cpu": 2, "nvidia/gpu": 1}, {"harvest/room/cpu": 3}, {}} {
+		if got := asks(task); len(got) != len(want) || got["harvest/room/cpu"] != want["harvest/room/cpu"] || got["nvidia/gpu"] != want["nvidia/gpu"] {
+			t.Errorf("task %d asks %v, want %v", task, got, want)
+		}
+	}
+	var targets []string
+	for _, c := range group["Constraints"].([]any) {
+		targets = append(targets, c.(map[string]any)["LTarget"].(string))
+	}
+	if len(targets) != 1 || targets[0] != RoomMemoryAttribute {
+		t.Errorf("rules on %v, want the memory rule alone", targets)
 	}
 }
