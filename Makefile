@@ -8,7 +8,7 @@ STACK_DIR  := $(CURDIR)/.cache/stack
 STACK_BIN  := $(STACK_DIR)/bin
 RUN_DIR    ?= $(CURDIR)/.run/cluster
 BINARIES   := harvest-driver harvest-placer harvest-blob harvest-sim harvestctl harvest-dev terraform-provider-harvest \
-              harvest-usage-prometheus harvest-import-prometheus
+              harvest-usage-prometheus harvest-import-prometheus harvest-room
 # Terraform installs Harvest's provider offline from this filesystem mirror
 # (registry layout), through the CLI config TF_CLI_CONFIG_FILE names.
 TF_PROVIDER_VERSION := $(shell sed -n 's/^\tVersion = "\(.*\)"/\1/p' internal/version/version.go)

@@ -17,6 +17,9 @@ import (
 // consumed, so one evaluation placed a whole group against one node's room
 // (the testbed counted 87% of its refused starts there).
 const (
+	// RoomDevicePlugin is the device plugin's name in a Nomad client's
+	// plugin block (and its binary's in plugin_dir).
+	RoomDevicePlugin = "harvest-room"
 	RoomDeviceVendor = "harvest"
 	RoomDeviceType   = "room"
 	RoomDeviceName   = "cpu"

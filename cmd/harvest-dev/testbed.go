@@ -51,6 +51,7 @@ func testbedCommand() cli.CommandFactory {
 			fs.IntVar(&c.BlobObjectKB, "blob-object-kb", c.BlobObjectKB, "size of each of those objects (KiB)")
 			fs.BoolVar(&c.BoundedReschedule, "bounded-reschedule", false, "write the proxy's former reschedule block (5 attempts an hour) into every job, to measure the unlimited default against it")
 			fs.BoolVar(&c.NoRoomRule, "no-room-rule", false, "run the placer with proxy.room_placement = \"none\" (Nomad places by its own count; the driver refuses what does not fit), to measure the room rule against it")
+			fs.BoolVar(&c.RoomDevice, "room-device", false, "run every client with the harvest-room device plugin and the placer with proxy.room_placement = \"device\" (Nomad counts each harvested allocation against the driver's room), to measure it against the attribute rule")
 			fs.StringVar(&c.SchedulerAlgorithm, "scheduler-algorithm", "", "Nomad's scheduler algorithm for the runs (binpack or spread; default Nomad's, binpack)")
 			fs.BoolVar(&c.RealPrimary, "real-primary", false, "make the first client's primary a real latency-critical service burning its tenant's CPU, pinned to one host CPU with the harvested tasks placed there burning theirs, and report its p99 per minute (Figure 10)")
 			fs.IntVar(&c.RealPrimaryCPU, "real-primary-cpu", c.RealPrimaryCPU, "the host CPU the real primary's node stands on")

@@ -19,17 +19,15 @@ import (
 	"github.com/hashicorp/nomad/plugins/device"
 	"github.com/hashicorp/nomad/plugins/shared/hclspec"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/internal/version"
 )
-
-// PluginName is the plugin's name in a Nomad client's plugin block.
-const PluginName = "harvest-room"
 
 var pluginInfo = &base.PluginInfoResponse{
 	Type:              base.PluginTypeDevice,
 	PluginApiVersions: []string{device.ApiVersion010},
 	PluginVersion:     version.Number(),
-	Name:              PluginName,
+	Name:              contract.RoomDevicePlugin,
 }
 
 // Defaults of the plugin's options.

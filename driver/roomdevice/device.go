@@ -32,7 +32,7 @@ type Device struct {
 
 // New is the plugin, unconfigured.
 func New(logger hclog.Logger) *Device {
-	return &Device{logger: logger.Named(PluginName), period: DefaultPeriod, staleAfter: DefaultStaleAfter, now: time.Now}
+	return &Device{logger: logger.Named(contract.RoomDevicePlugin), period: DefaultPeriod, staleAfter: DefaultStaleAfter, now: time.Now}
 }
 
 // PluginInfo describes the plugin.

@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -171,6 +172,25 @@ type nomadClientSpec struct {
 	cores                                                      int    // capacity_cpu (0: nodeCapacityCPU)
 	reserveCPU                                                 string // reserve_cpu ("": defaultReserveCPU)
 	totalCompute                                               int    // cpu_total_compute, MHz (0: Nomad's fingerprint)
+	roomFile                                                   string // the driver's and the room device's room_file ("": no room device)
+}
+
+// roomFileOf is a client's room file when the cluster has the room device.
+func roomFileOf(o *Options, clientDir string) string {
+	if o.RoomDevice == "" {
+		return ""
+	}
+	return filepath.Join(clientDir, "harvest-room.json")
+}
+
+// roomLines are the driver's room_file line and the room device's plugin
+// block, when the client has one.
+func roomLines(roomFile string) (driverLine, pluginBlock string) {
+	if roomFile == "" {
+		return "", ""
+	}
+	return fmt.Sprintf("    room_file           = %q\n", roomFile),
+		fmt.Sprintf("\nplugin %q {\n  config {\n    room_file = %q\n  }\n}\n", contract.RoomDevicePlugin, roomFile)
 }
 
 // Each client's harvest driver watches its own primary tenant's cgroup
@@ -228,6 +248,7 @@ plugin "raw_exec" {
 }
 `, fingerprintDenylist, driverDenylist)
 	if c.harvestDriver {
+		roomDriverLine, roomPlugin := roomLines(c.roomFile)
 		fmt.Fprintf(&b, `
 plugin "harvest-driver" {
   config {
@@ -246,10 +267,11 @@ plugin "harvest-driver" {
     consul_address      = %q
     metrics_address     = %q
     harvest_cgroup      = %q
-%s%s  }
+%s%s%s  }
 }
 `, c.primaryCgroup, orCores(c.cores), nodeCapacityMemory, or(c.reserveCPU, strconv.FormatFloat(defaultReserveCPU, 'g', -1, 64)),
-			c.meta[contract.NodeTenant], c.name, driverConsulAddr(c.consulAddr, c.secure), c.driverMetrics, or(c.harvestCgroup, "none"), usagePluginLines(c.usagePluginConfig), driverSecureLines(c.secure))
+			c.meta[contract.NodeTenant], c.name, driverConsulAddr(c.consulAddr, c.secure), c.driverMetrics, or(c.harvestCgroup, "none"), usagePluginLines(c.usagePluginConfig), driverSecureLines(c.secure), roomDriverLine)
+		b.WriteString(roomPlugin)
 	}
 	b.WriteString(nomadConsulBlock(c.consulAddr, c.secure, "nomad-client"))
 	return b.String()

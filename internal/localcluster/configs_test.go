@@ -114,3 +114,24 @@ func TestSecureConfigsTurnOnTLSAndACLs(t *testing.T) {
 		t.Errorf("nomad client config:\n%s", nc)
 	}
 }
+
+// With the room device, the driver writes its room file and the
+// harvest-room plugin reads the same one.
+func TestTheRoomDeviceReadsTheDriversRoomFile(t *testing.T) {
+	b := Block{Base: 15100}
+	src := nomadClientConfig(nomadClientSpec{name: "client-1", dataDir: "/tmp/run/data", pluginDir: "/tmp/run/plugins",
+		server: "127.0.0.1:15141", consulAddr: "127.0.0.1:15014", harvestDriver: true, roomFile: "/tmp/run/harvest-room.json"}, b.nomadClient(0))
+	cfg := decodeHCL(t, src)
+	files := map[string]any{}
+	for _, p := range cfg["plugin"].([]map[string]any) {
+		for name, body := range p {
+			files[name] = body.([]map[string]any)[0]["config"].([]map[string]any)[0]["room_file"]
+		}
+	}
+	if files["harvest-driver"] != "/tmp/run/harvest-room.json" || files["harvest-room"] != "/tmp/run/harvest-room.json" {
+		t.Fatalf("room files %v: want the same file in the driver's and the device's config\n%s", files, src)
+	}
+	if o := (&Options{}); roomFileOf(o, "/x") != "" {
+		t.Fatal("a cluster without the room device has a room file")
+	}
+}

@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,6 +23,10 @@ type Options struct {
 	// DriverBinary is the harvest-driver plugin installed in every client's
 	// plugin_dir. Empty means no harvest driver.
 	DriverBinary string
+	// RoomDevice, with DriverBinary, is the harvest-room device plugin
+	// installed beside it: every client's driver writes its room file and
+	// the device serves it (driver/roomdevice). Empty means none.
+	RoomDevice string
 	// UsagePlugin, when set with DriverBinary and DevTool, is the external
 	// usage-source plugin (harvest-usage-prometheus) every driver reads the
 	// primary tenant through, from the cluster's metrics exporter (started
@@ -131,6 +136,17 @@ func (o *Options) setDefaults() error {
 		}
 		if _, err := os.Stat(o.DriverBinary); err != nil {
 			return fmt.Errorf("localcluster: harvest driver: %w (run `make build` first)", err)
+		}
+	}
+	if o.RoomDevice != "" {
+		if o.DriverBinary == "" {
+			return errors.New("localcluster: the room device serves the harvest driver's room: it needs DriverBinary")
+		}
+		if o.RoomDevice, err = filepath.Abs(o.RoomDevice); err != nil {
+			return err
+		}
+		if _, err := os.Stat(o.RoomDevice); err != nil {
+			return fmt.Errorf("localcluster: room device: %w (run `make build` first)", err)
 		}
 	}
 	if o.UsagePlugin != "" {

@@ -148,8 +148,10 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		}
 		o.Logger.Info("secure cluster: TLS on, Consul and Nomad ACLs in default-deny, workload identities accepted by Consul")
 	}
-	if err := installPlugin(o.DriverBinary, s.PluginDir); err != nil {
-		return err
+	for _, plugin := range []string{o.DriverBinary, o.RoomDevice} {
+		if err := installPlugin(plugin, s.PluginDir); err != nil {
+			return err
+		}
 	}
 	exporterURL := ""
 	if o.UsagePlugin != "" && o.DriverBinary != "" && !o.Bare {
@@ -195,6 +197,7 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 			consulAddr: a.ConsulAgent, meta: a.Meta, harvestDriver: o.DriverBinary != "", primaryCgroup: a.PrimaryCgroup,
 			harvestCgroup: a.HarvestCgroup, secure: s.Secure,
 			cores: o.NodeCores, reserveCPU: o.reserveCPU(), totalCompute: totalCompute,
+			roomFile: roomFileOf(o, a.Dir),
 		}, p)
 		// harvested tasks run as nobody: they must pass through the client
 		// root and the client's folder to reach their task folders

@@ -73,6 +73,11 @@ type Config struct {
 	// group is constrained to the driver's published room, as before the
 	// rule existed, to measure what the rule changed (refused starts).
 	NoRoomRule bool
+	// RoomDevice runs every client with the harvest-room device plugin and
+	// the placer with proxy.room_placement = "device": Nomad's scheduler
+	// counts each harvested allocation against the driver's room, to
+	// measure it against the attribute rule (refused starts).
+	RoomDevice bool
 	// SchedulerAlgorithm, when set, is Nomad's scheduler algorithm for
 	// the run ("binpack" or "spread"), set as an operator would with
 	// `nomad operator scheduler set-config -scheduler-algorithm`; "" keeps
@@ -150,6 +155,9 @@ func (c Config) Validate() error {
 	}
 	if c.Out == "" || c.RunDir == "" || c.Bin == "" || c.StackBin == "" {
 		errs = append(errs, errors.New("out, run dir, bin and stack bin are required"))
+	}
+	if c.RoomDevice && c.NoRoomRule {
+		errs = append(errs, errors.New("room device and no room rule: want one or the other"))
 	}
 	if c.SchedulerAlgorithm != "" && c.SchedulerAlgorithm != "binpack" && c.SchedulerAlgorithm != "spread" {
 		errs = append(errs, fmt.Errorf("scheduler algorithm %q: want binpack or spread", c.SchedulerAlgorithm))

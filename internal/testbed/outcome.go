@@ -61,7 +61,7 @@ func predict(cfg schedsim.Config, delay float64, log hclog.Logger) (plain, delay
 func (c Config) report(jobs []*job, allocs []alloc, primary primaryAt, spanStart, began, end time.Time, scale float64) *Report {
 	rep := &Report{Policy: c.Policy, Seed: c.Seed, Clients: c.Clients, Speedup: c.Speedup, TraceHours: c.TraceHours,
 		SpanStart: spanStart, JobScale: scale, BreachBound: BreachBound, ShortestTaskWall: -1,
-		NoRoomRule: c.NoRoomRule, SchedulerAlgorithm: c.SchedulerAlgorithm}
+		NoRoomRule: c.NoRoomRule, RoomDevice: c.RoomDevice, SchedulerAlgorithm: c.SchedulerAlgorithm}
 	by := ofJob(allocs)
 	var times, inSpan, delays []float64
 	spanEnd := began.Add(c.wall(c.TraceHours * 3600))

@@ -35,6 +35,9 @@ func startPlacer(ctx context.Context, c Config, st *localcluster.State) (*placer
 		placement = "none"
 	}
 	roomPlacement := "constraint"
+	if c.RoomDevice {
+		roomPlacement = "device"
+	}
 	if c.NoRoomRule {
 		roomPlacement = "none"
 	}

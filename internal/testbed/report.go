@@ -23,6 +23,7 @@ type Report struct {
 	// (Config): the proxy without the room rule, Nomad's scheduler
 	// algorithm when set.
 	NoRoomRule         bool   `json:"no_room_rule,omitempty"`
+	RoomDevice         bool   `json:"room_device,omitempty"`
 	SchedulerAlgorithm string `json:"scheduler_algorithm,omitempty"`
 	// Labels are the clients' classes (pattern) when the span began.
 	Labels map[string]string `json:"labels"`

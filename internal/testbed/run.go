@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/localcluster"
 )
@@ -69,8 +70,13 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		nodes[i] = localcluster.NodeSpec{Name: fmt.Sprintf("client-%d", i+1), Tenant: p.ID.String(), Environment: p.ID.Environment,
 			Rack: fmt.Sprintf("rack-%d", i%3+1)}
 	}
+	roomDevice := ""
+	if c.RoomDevice {
+		roomDevice = filepath.Join(c.Bin, contract.RoomDevicePlugin)
+	}
 	st, err := localcluster.Up(ctx, localcluster.Options{
-		RunDir: c.RunDir, StackBin: c.StackBin, Logger: c.Logger.Named("cluster"),
+		RoomDevice: roomDevice,
+		RunDir:     c.RunDir, StackBin: c.StackBin, Logger: c.Logger.Named("cluster"),
 		DriverBinary: filepath.Join(c.Bin, "harvest-driver"), UsagePlugin: filepath.Join(c.Bin, "harvest-usage-prometheus"),
 		DevTool: filepath.Join(c.Bin, "harvest-dev"), Nodes: nodes, NodeCores: c.NodeCores, ReserveCores: c.ReserveCores,
 		Replay: &localcluster.ReplayOptions{File: traceCSV, Start: spanStart, Speedup: c.Speedup, Began: began},

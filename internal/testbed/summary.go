@@ -145,6 +145,9 @@ func utilisationSeries(reports []*Report) []plots.Series {
 // label is the run's policy with its named deviations, if any.
 func (r *Report) label() string {
 	var dev []string
+	if r.RoomDevice {
+		dev = append(dev, "room device")
+	}
 	if r.NoRoomRule {
 		dev = append(dev, "no room rule")
 	}
