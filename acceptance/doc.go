@@ -27,7 +27,8 @@
 // drivers' samples reach the history), history_import_test.go (an external
 // importer plugin), proxy_test.go (a DAG job stage by stage through the
 // admission proxy), room_test.go (no group placed beyond the drivers'
-// published room), policies_test.go (packing, the short-job partition;
+// published room; with the harvest-room device, allocations counted
+// against the room within an evaluation), policies_test.go (packing, the short-job partition;
 // helpers in policies_helpers_test.go), escalation_test.go (greylisting and
 // escalation), maintenance_test.go (maintenance by accumulated work).
 //

@@ -85,9 +85,12 @@ func run(m *testing.M) int {
 		// source (harvest-usage-prometheus over go-plugin), its cgroup
 		// source the fallback
 		UsagePlugin: filepath.Join(bin, "harvest-usage-prometheus"), DevTool: filepath.Join(bin, "harvest-dev"),
-		Nodes:  nodes, // a fourth tenant for the placer's "unclassified" case; six storage nodes in five environments
-		Secure: secureRun(),
-		Bare:   bareRun(),
+		// the harvest-room device beside every driver (room_test.go), but
+		// not on the bare run, which follows docs/install.md
+		RoomDevice: roomDevice(bin),
+		Nodes:      nodes, // a fourth tenant for the placer's "unclassified" case; six storage nodes in five environments
+		Secure:     secureRun(),
+		Bare:       bareRun(),
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acceptance: local cluster did not start: %v\n(logs in %s)\n", err, filepath.Join(runDir, "logs"))
@@ -153,4 +156,13 @@ func teardown(log hclog.Logger) error {
 	fmt.Printf("teardown: %d agent processes and %d tasks left running by tests are gone; no mount or cgroup left\n",
 		len(pids), len(mustBeGone))
 	return nil
+}
+
+// roomDevice is the harvest-room plugin for the cluster ("" on the bare
+// run).
+func roomDevice(bin string) string {
+	if bareRun() {
+		return ""
+	}
+	return filepath.Join(bin, "harvest-room")
 }

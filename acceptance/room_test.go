@@ -85,3 +85,111 @@ func TestNomadPlacesNoHarvestedGroupBeyondTheDriversRoom(t *testing.T) {
 	}
 	t.Logf("a group of %d MB (the largest room %d MiB) was blocked by %q on all %d clients, none placed", ask, most, rule, published)
 }
+
+// TestNomadCountsHarvestedAllocationsAgainstTheRoomDevice: with the
+// harvest-room device beside every driver and the proxy's room_placement =
+// "device", each harvest task asks for its cores as instances of
+// harvest/room/cpu, and Nomad's scheduler counts every placed allocation
+// against the instances the driver's room offers: a group of more one-core
+// tasks than the clients have room for is placed up to the room, node by
+// node, within one evaluation, and the rest waits in a blocked evaluation;
+// no start reaches a driver to be refused. (Under the attribute rule one
+// evaluation may place a whole group against one node's published room.)
+func TestNomadCountsHarvestedAllocationsAgainstTheRoomDevice(t *testing.T) {
+	if bareRun() {
+		t.Skip("the bare run has no room device")
+	}
+	_, proxyAddr, _ := startPlacerWith(t, "harvest/", "class_placement = \"none\"\n  room_placement = \"device\"", "")
+	offered, coreMHz := map[string]int{}, 0
+	total := 0
+	for _, c := range cluster.NomadClients {
+		healthy := -1
+		for deadline := time.Now().Add(time.Minute); healthy < 0 && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+			n, _, err := nomadClient(t).Nodes().Info(nodeID(t, c.Name), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mhz, err := strconv.Atoi(n.Attributes[contract.AttrCoreMHz]); err == nil && (coreMHz == 0 || mhz < coreMHz) {
+				coreMHz = mhz
+			}
+			for _, d := range n.NodeResources.Devices {
+				if d.Vendor+"/"+d.Type+"/"+d.Name != contract.RoomDevice {
+					continue
+				}
+				healthy = 0
+				for _, inst := range d.Instances {
+					if inst.Healthy {
+						healthy++
+					}
+				}
+			}
+		}
+		if healthy < 0 {
+			t.Fatalf("%s offers no %s device", c.Name, contract.RoomDevice)
+		}
+		offered[nodeID(t, c.Name)], total = healthy, total+healthy
+	}
+	if total == 0 || coreMHz == 0 {
+		t.Fatalf("the clients offer %d instances in all (core MHz %d): want some", total, coreMHz)
+	}
+	job := uniqueName("acc-room-device")
+	purgeJob(t, job)
+	count := total + 3
+	if out, err := nomadVia(t, proxyAddr, "job", "run", "-detach", harvestJobSpec{ID: job, Count: count, CPU: coreMHz, Memory: 32,
+		Command: "/bin/sleep", Args: []string{"120"}}.file(t)); err != nil {
+		t.Fatalf("nomad job run through the proxy: %v\n%s", err, out)
+	}
+	registered, _, err := nomadClient(t).Jobs().Info(job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if devs := registered.TaskGroups[0].Tasks[0].Resources.Devices; len(devs) != 1 || devs[0].Name != contract.RoomDevice || *devs[0].Count != 1 {
+		t.Fatalf("the task asks for devices %+v, want one instance of %s", devs, contract.RoomDevice)
+	}
+	var placed, refused int
+	perNode := map[string]int{}
+	blocked := false
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		allocs, _, err := nomadClient(t).Jobs().Allocations(job, true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		placed, refused, perNode = len(allocs), 0, map[string]int{}
+		running := 0
+		for _, a := range allocs {
+			perNode[a.NodeID]++
+			for _, ts := range a.TaskStates {
+				for _, e := range ts.Events {
+					if strings.Contains(e.DisplayMessage, contract.RefusalPrefix) || strings.Contains(e.DriverError, contract.RefusalPrefix) {
+						refused++
+					}
+				}
+			}
+			if a.ClientStatus == "running" {
+				running++
+			}
+		}
+		evals, _, err := nomadClient(t).Jobs().Evaluations(job, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evals {
+			blocked = blocked || e.Status == "blocked"
+		}
+		if running == placed && placed > 0 && blocked {
+			break
+		}
+	}
+	if refused != 0 {
+		t.Fatalf("%d starts refused: Nomad placed beyond the room the device offered", refused)
+	}
+	if placed == 0 || placed > total || !blocked {
+		t.Fatalf("%d of %d allocations placed against %d instances offered (blocked evaluation: %v): want some, at most the instances, the rest blocked", placed, count, total, blocked)
+	}
+	for node, n := range perNode {
+		if n > offered[node] {
+			t.Fatalf("node %s got %d allocations for %d instances offered", node, n, offered[node])
+		}
+	}
+	t.Logf("%d one-core tasks: %d placed against %d instances offered (%v per node), the rest blocked, none refused", count, placed, total, offered)
+}
