@@ -4,15 +4,12 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/nomad/plugins"
 
 	"github.com/harvest-platform/harvest/driver"
-	"github.com/harvest-platform/harvest/internal/version"
+	"github.com/harvest-platform/harvest/internal/command"
 )
 
 const usage = `Usage: harvest-driver [--version] [--help]
@@ -30,15 +27,8 @@ const usage = `Usage: harvest-driver [--version] [--help]
 `
 
 func main() {
-	for _, arg := range os.Args[1:] {
-		switch arg {
-		case "-h", "-help", "--help":
-			fmt.Print(usage)
-			return
-		case "-v", "-version", "--version", "version":
-			fmt.Println(version.String("harvest-driver"))
-			return
-		}
+	if command.PluginHelpOrVersion("harvest-driver", usage) {
+		return
 	}
 	var d *driver.Driver
 	plugins.Serve(func(logger hclog.Logger) interface{} { d = driver.New(logger); return d })

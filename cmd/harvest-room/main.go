@@ -6,14 +6,11 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/plugins"
 
 	"github.com/harvest-platform/harvest/driver/roomdevice"
-	"github.com/harvest-platform/harvest/internal/version"
+	"github.com/harvest-platform/harvest/internal/command"
 )
 
 const usage = `Usage: harvest-room [--version] [--help]
@@ -38,15 +35,8 @@ const usage = `Usage: harvest-room [--version] [--help]
 `
 
 func main() {
-	for _, arg := range os.Args[1:] {
-		switch arg {
-		case "-h", "-help", "--help":
-			fmt.Print(usage)
-			return
-		case "-v", "-version", "--version", "version":
-			fmt.Println(version.String("harvest-room"))
-			return
-		}
+	if command.PluginHelpOrVersion("harvest-room", usage) {
+		return
 	}
 	plugins.Serve(func(logger hclog.Logger) interface{} { return roomdevice.New(logger) })
 }
