@@ -3,6 +3,7 @@
 package acceptance
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,11 +101,12 @@ func TestNomadCountsHarvestedAllocationsAgainstTheRoomDevice(t *testing.T) {
 		t.Skip("the bare run has no room device")
 	}
 	_, proxyAddr, _ := startPlacerWith(t, "harvest/", "class_placement = \"none\"\n  room_placement = \"device\"", "")
-	offered, coreMHz := map[string]int{}, 0
-	total := 0
-	for _, c := range cluster.NomadClients {
-		healthy := -1
-		for deadline := time.Now().Add(time.Minute); healthy < 0 && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+	// the drivers write their room files and the devices follow within
+	// seconds of the cluster's start: wait until every client offers the
+	// same instances in two reads 3 s apart
+	read := func() (map[string]int, int, int) {
+		offered, total, coreMHz := map[string]int{}, 0, 0
+		for _, c := range cluster.NomadClients {
 			n, _, err := nomadClient(t).Nodes().Info(nodeID(t, c.Name), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -112,22 +114,36 @@ func TestNomadCountsHarvestedAllocationsAgainstTheRoomDevice(t *testing.T) {
 			if mhz, err := strconv.Atoi(n.Attributes[contract.AttrCoreMHz]); err == nil && (coreMHz == 0 || mhz < coreMHz) {
 				coreMHz = mhz
 			}
+			healthy := -1
 			for _, d := range n.NodeResources.Devices {
-				if d.Vendor+"/"+d.Type+"/"+d.Name != contract.RoomDevice {
-					continue
-				}
-				healthy = 0
-				for _, inst := range d.Instances {
-					if inst.Healthy {
-						healthy++
+				if d.Vendor+"/"+d.Type+"/"+d.Name == contract.RoomDevice {
+					healthy = 0
+					for _, inst := range d.Instances {
+						if inst.Healthy {
+							healthy++
+						}
 					}
 				}
 			}
+			if healthy < 0 {
+				return nil, 0, 0
+			}
+			offered[n.ID], total = healthy, total+healthy
 		}
-		if healthy < 0 {
-			t.Fatalf("%s offers no %s device", c.Name, contract.RoomDevice)
+		return offered, total, coreMHz
+	}
+	var offered map[string]int
+	var total, coreMHz int
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(3 * time.Second) {
+		now, sum, mhz := read()
+		if now != nil && offered != nil && maps.Equal(now, offered) && sum > 0 {
+			total, coreMHz = sum, mhz
+			break
 		}
-		offered[nodeID(t, c.Name)], total = healthy, total+healthy
+		offered = now
+		if time.Now().After(deadline) {
+			t.Fatalf("the clients' %s instances did not settle within 2 minutes: %v", contract.RoomDevice, now)
+		}
 	}
 	if total == 0 || coreMHz == 0 {
 		t.Fatalf("the clients offer %d instances in all (core MHz %d): want some", total, coreMHz)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -97,5 +98,33 @@ func TestSweepStaleTearsDownClusterOfDeadOwner(t *testing.T) {
 func TestUnescapeMount(t *testing.T) {
 	if got := unescapeMount(`/tmp/a\040b/c`); got != "/tmp/a b/c" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// A running `nomad agent` is seen, so the shared /nomad cgroups are kept
+// while one runs (a shell named nomad, running a script named agent,
+// stands in).
+func TestANomadAgentKeepsTheSharedCgroups(t *testing.T) {
+	dir := t.TempDir()
+	nomad := filepath.Join(dir, "nomad")
+	// /bin/sh named nomad, reading its script from a file named agent
+	if err := os.Symlink("/bin/sh", nomad); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent"), []byte("sleep 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if nomadAgentRunning() {
+		t.Skip("a nomad agent already runs on this machine")
+	}
+	cmd := exec.Command(nomad, "agent")
+	cmd.Args, cmd.Dir = []string{nomad, "agent"}, dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the shell and its sleep, killed together
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() }()
+	if !nomadAgentRunning() {
+		t.Fatal("a running nomad agent was not seen")
 	}
 }

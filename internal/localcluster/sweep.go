@@ -89,8 +89,15 @@ func allocCgroupDirs(s *State) []string {
 // removeSharedNomadCgroups removes the /nomad cgroups (and cpuset's
 // reserve/share partitions) that Nomad clients on cgroup v1 create and share.
 // rmdir only removes an empty cgroup, so one still in use stays.
+//
+// A Nomad agent still running on the machine keeps them: a cluster whose
+// claims live elsewhere (a test's temporary claim folder) would otherwise
+// take the cpuset partitions from under it while they are empty between
+// allocations, and its clients fail every allocation's setup after that
+// ("cpuparts_hook ... unable to update share cpuset", seen in a two-hour
+// testbed beside a unit test run).
 func removeSharedNomadCgroups() {
-	if cgroupV2() {
+	if cgroupV2() || nomadAgentRunning() {
 		return
 	}
 	ctrls, _ := os.ReadDir(cgroupRoot)
@@ -285,4 +292,21 @@ func (s *State) stackBinaries() []string {
 		}
 	}
 	return out
+}
+
+// nomadAgentRunning reports whether any `nomad agent` process runs on the
+// machine.
+func nomadAgentRunning() bool {
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range cmdlines {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) > 1 && filepath.Base(args[0]) == "nomad" && args[1] == "agent" {
+			return true
+		}
+	}
+	return false
 }
