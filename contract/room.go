@@ -15,7 +15,7 @@ import (
 // placed allocation's instances, within one evaluation and across them,
 // before the task starts: a published attribute (AttrRoomMHz) cannot be
 // consumed, so one evaluation placed a whole group against one node's room
-// (the testbed counted 87% of its refused starts there).
+// (the testbed counted 88% of its refused starts there).
 const (
 	// RoomDevicePlugin is the device plugin's name in a Nomad client's
 	// plugin block (and its binary's in plugin_dir).
