@@ -31,8 +31,11 @@ const (
 	EnvRoomInstances = "HARVEST_ROOM_INSTANCES"
 )
 
+// RoomInstancePrefix starts every instance ID of the room device.
+const RoomInstancePrefix = "core-"
+
 // RoomInstanceID is the i-th instance of the room device.
-func RoomInstanceID(i int) string { return fmt.Sprintf("core-%d", i) }
+func RoomInstanceID(i int) string { return fmt.Sprintf("%s%d", RoomInstancePrefix, i) }
 
 // RoomFile is the document the driver writes for the room device.
 type RoomFile struct {

@@ -238,8 +238,7 @@ func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, 
 				case <-changed:
 					waiting = false
 				case <-roomTicker.C:
-					d.writeRoomFile()
-					waiting = !sent.moved(d.roomNow())
+					waiting = !sent.moved(d.checkRoom())
 				case <-ctx.Done():
 					return
 				case <-d.ctx.Done():

@@ -61,20 +61,51 @@ func abs64(v int64) int64 {
 	return v
 }
 
-// roomNow is guard.Room now, with the tasks admitted but not yet tracked,
-// in Nomad's units, rounded down.
-func (d *Driver) roomNow() roomAttr {
+// roomSnapshot is what the room check reads, under one pass of the locks:
+// whether the driver measures, its core MHz and capacity, the node as
+// admission sees it, and the room device's instances its tasks hold.
+type roomSnapshot struct {
+	measuring     bool
+	mhz, capacity float64
+	in            admission
+	inUse         []string
+}
+
+func (d *Driver) roomSnapshot() roomSnapshot {
 	d.mu.Lock()
-	mhz, measuring := d.coreMHzLocked(), d.source != nil && !d.failSafe && d.config.Enabled
+	s := roomSnapshot{measuring: d.source != nil && !d.failSafe && d.config.Enabled, mhz: d.coreMHzLocked(), capacity: d.settings.capacity.CPU}
 	d.mu.Unlock()
-	if mhz <= 0 || !measuring {
+	d.admitMu.Lock()
+	s.in = d.admissionLocked()
+	for _, ids := range d.startingInstances {
+		s.inUse = append(s.inUse, ids...)
+	}
+	d.admitMu.Unlock()
+	for _, h := range d.liveTasks() {
+		s.inUse = append(s.inUse, roomInstances(h.cfg)...)
+	}
+	return s
+}
+
+// attr is guard.Room, with the tasks admitted but not yet tracked, in
+// Nomad's units, rounded down.
+func (s roomSnapshot) attr() roomAttr {
+	if s.mhz <= 0 || !s.measuring {
 		return roomAttr{}
 	}
-	d.admitMu.Lock()
-	in := d.admissionLocked()
-	d.admitMu.Unlock()
-	r := guard.Room(in.state, in.peak, in.hysteresis)
-	return roomAttr{mhz: int64(math.Floor(r.CPU*mhz + 1e-6)), mib: int64(math.Floor(r.MemoryMiB + 1e-6)), known: true}
+	r := guard.Room(s.in.state, s.in.peak, s.in.hysteresis)
+	return roomAttr{mhz: int64(math.Floor(r.CPU*s.mhz + 1e-6)), mib: int64(math.Floor(r.MemoryMiB + 1e-6)), known: true}
+}
+
+// roomNow is the room now.
+func (d *Driver) roomNow() roomAttr { return d.roomSnapshot().attr() }
+
+// checkRoom is the room check of every roomCheckPeriod: the room now, the
+// room file written from the same snapshot.
+func (d *Driver) checkRoom() roomAttr {
+	s := d.roomSnapshot()
+	d.writeRoomFile(s.file(time.Now()))
+	return s.attr()
 }
 
 // addTo writes the room's attributes into a fingerprint's.
@@ -105,25 +136,13 @@ func roomInstances(cfg *drivers.TaskConfig) []string {
 	return strings.Split(v, ",")
 }
 
-// roomFileNow is the room file's content at now.
-func (d *Driver) roomFileNow(now time.Time) contract.RoomFile {
-	d.mu.Lock()
-	measuring := d.source != nil && !d.failSafe && d.config.Enabled
-	capacity := d.settings.capacity.CPU
-	d.mu.Unlock()
-	f := contract.RoomFile{At: now, Known: measuring, CapacityCores: capacity}
-	d.admitMu.Lock()
-	in := d.admissionLocked()
-	for _, ids := range d.startingInstances {
-		f.InUse = append(f.InUse, ids...)
-	}
-	d.admitMu.Unlock()
-	for _, h := range d.liveTasks() {
-		f.InUse = append(f.InUse, roomInstances(h.cfg)...)
-	}
-	if measuring {
-		in.state.Tasks = nil
-		f.HarvestableCores = guard.Room(in.state, in.peak, in.hysteresis).CPU
+// file is the room file's content at now: the room with no task running.
+func (s roomSnapshot) file(now time.Time) contract.RoomFile {
+	f := contract.RoomFile{At: now, Known: s.measuring, CapacityCores: s.capacity, InUse: s.inUse}
+	if s.measuring {
+		in := s.in.state
+		in.Tasks = nil
+		f.HarvestableCores = guard.Room(in, s.in.peak, s.in.hysteresis).CPU
 	}
 	return f
 }
@@ -131,14 +150,14 @@ func (d *Driver) roomFileNow(now time.Time) contract.RoomFile {
 // writeRoomFile writes the room file, whole or not at all (a temporary
 // file renamed over it), if the config names one; a failure is logged once
 // until a write succeeds again.
-func (d *Driver) writeRoomFile() {
+func (d *Driver) writeRoomFile(f contract.RoomFile) {
 	d.mu.Lock()
 	path := d.config.RoomFile
 	d.mu.Unlock()
 	if path == "" {
 		return
 	}
-	data, err := json.Marshal(d.roomFileNow(time.Now()))
+	data, err := json.Marshal(f)
 	if err == nil {
 		tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
 		if err = os.WriteFile(tmp, data, 0o644); err == nil {

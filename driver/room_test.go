@@ -110,7 +110,7 @@ func TestTheRoomFileListsTheRoomAndTheTasksInstances(t *testing.T) {
 	d.mu.Unlock()
 	read := func() contract.RoomFile {
 		t.Helper()
-		d.writeRoomFile()
+		d.checkRoom()
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

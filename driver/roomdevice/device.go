@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/nomad/plugins/shared/hclspec"
 
 	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/internal/setting"
 )
 
 // Device is the harvest-room device plugin.
@@ -25,8 +27,8 @@ type Device struct {
 	roomFile   string
 	period     time.Duration
 	staleAfter time.Duration
-	known      map[string]bool // the instances last fingerprinted
-	lastErr    string          // the last room file error logged, so each is logged once
+	count      int    // the instances last fingerprinted (core-0 .. core-<count-1>)
+	lastErr    string // the last room file error logged, so each is logged once
 	now        func() time.Time
 }
 
@@ -52,11 +54,11 @@ func (d *Device) SetConfig(c *base.Config) error {
 	if cfg.RoomFile == "" {
 		return errors.New("harvest-room: room_file is required: the harvest driver's room_file on this client")
 	}
-	period, err := positiveDuration("period", cfg.Period, DefaultPeriod)
+	period, err := setting.PositiveDuration("harvest-room: period", cfg.Period, DefaultPeriod)
 	if err != nil {
 		return err
 	}
-	stale, err := positiveDuration("stale_after", cfg.StaleAfter, DefaultStaleAfter)
+	stale, err := setting.PositiveDuration("harvest-room: stale_after", cfg.StaleAfter, DefaultStaleAfter)
 	if err != nil {
 		return err
 	}
@@ -64,17 +66,6 @@ func (d *Device) SetConfig(c *base.Config) error {
 	defer d.mu.Unlock()
 	d.roomFile, d.period, d.staleAfter = cfg.RoomFile, period, stale
 	return nil
-}
-
-func positiveDuration(name, v string, def time.Duration) (time.Duration, error) {
-	if v == "" {
-		return def, nil
-	}
-	dur, err := time.ParseDuration(v)
-	if err != nil || dur <= 0 {
-		return 0, fmt.Errorf("harvest-room: %s %q: want a positive duration", name, v)
-	}
-	return dur, nil
 }
 
 // Fingerprint sends the device's instances now and again whenever their
@@ -134,13 +125,13 @@ func (d *Device) instancesNow() []*device.Device {
 	if err != nil {
 		d.lastErr = err.Error()
 	}
-	ds := instances(f, ok, d.now(), d.staleAfter)
-	if ok || d.known == nil {
-		d.known = map[string]bool{}
-		for _, dev := range ds {
-			d.known[dev.ID] = true
-		}
+	if !ok {
+		// the instances stay, all unhealthy: a device that vanished would
+		// leave the allocations holding its instances unaccounted
+		f = contract.RoomFile{CapacityCores: float64(d.count)}
 	}
+	ds := instances(f, ok, d.now(), d.staleAfter)
+	d.count = len(ds)
 	return ds
 }
 
@@ -150,11 +141,18 @@ func (d *Device) Reserve(ids []string) (*device.ContainerReservation, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, id := range ids {
-		if !d.known[id] {
+		if !d.has(id) {
 			return nil, fmt.Errorf("harvest-room: no instance %q", id)
 		}
 	}
 	return &device.ContainerReservation{Envs: map[string]string{contract.EnvRoomInstances: strings.Join(ids, ",")}}, nil
+}
+
+// has reports whether id is one of the instances last fingerprinted; d.mu
+// held.
+func (d *Device) has(id string) bool {
+	i, err := strconv.Atoi(strings.TrimPrefix(id, contract.RoomInstancePrefix))
+	return err == nil && i >= 0 && i < d.count && contract.RoomInstanceID(i) == id
 }
 
 // Stats sends nothing: an instance is a share of the node's CPU, whose use

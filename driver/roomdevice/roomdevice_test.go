@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,18 +24,6 @@ func healthyIDs(ds []*device.Device) []string {
 		}
 	}
 	return out
-}
-
-func eq(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Nomad sees exactly the room free: the instances the tasks hold plus as
@@ -61,7 +50,7 @@ func TestTheHealthyInstancesAreTheRoom(t *testing.T) {
 		if n := int(c.f.CapacityCores); len(ds) != n {
 			t.Fatalf("%s: %d instances, want %d", name, len(ds), n)
 		}
-		if got := healthyIDs(ds); !eq(got, c.want) {
+		if got := healthyIDs(ds); !slices.Equal(got, c.want) {
 			t.Errorf("%s: healthy %v, want %v", name, got, c.want)
 		}
 	}
@@ -121,12 +110,23 @@ func TestTheDeviceFollowsTheRoomFile(t *testing.T) {
 		}
 		return nil
 	}
-	if got := next(); !eq(got, []string{"core-0", "core-1"}) {
+	if got := next(); !slices.Equal(got, []string{"core-0", "core-1"}) {
 		t.Fatalf("healthy %v, want two", got)
 	}
 	writeRoom(t, path, contract.RoomFile{At: time.Now(), Known: true, CapacityCores: 3, HarvestableCores: 1, InUse: []string{"core-2"}})
-	if got := next(); !eq(got, []string{"core-2"}) {
+	if got := next(); !slices.Equal(got, []string{"core-2"}) {
 		t.Fatalf("after a task took core-2 with 1 harvestable: healthy %v, want core-2 alone", got)
+	}
+	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case fp := <-ch:
+		if ds := fp.Devices[0].Devices; len(ds) != 3 || len(healthyIDs(ds)) != 0 {
+			t.Fatalf("a corrupt room file: %d instances, healthy %v: want the 3 kept, none healthy", len(ds), healthyIDs(ds))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no fingerprint after the room file went bad")
 	}
 	res, err := d.Reserve([]string{"core-0", "core-2"})
 	if err != nil || res.Envs[contract.EnvRoomInstances] != "core-0,core-2" {
