@@ -164,12 +164,12 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	defer stopWatch()
 	go w.run(wctx)
 	spanEnd := began.Add(c.wall(c.TraceHours * 3600))
+	trace, err := st.Replay.Trace() // what the exporter replays: the real primary's load, the breaches
+	if err != nil {
+		return nil, err
+	}
 	measured := make(chan *RealPrimaryReport, 1)
 	if rp != nil {
-		trace, err := st.Replay.Trace()
-		if err != nil {
-			return nil, err
-		}
 		go func() { measured <- rp.measure(wctx, trace, float64(c.NodeCores), c.Speedup, began, spanEnd) }()
 	} else {
 		measured <- nil
@@ -223,10 +223,6 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		c.Logger.Warn("reading the allocations a last time", "error", err)
 	}
 	allocs, watchErrs := w.snapshot()
-	trace, err := st.Replay.Trace()
-	if err != nil {
-		return nil, err
-	}
 	tenantOf := map[string]string{}
 	for _, n := range nodes {
 		tenantOf[n.Name] = n.Tenant
