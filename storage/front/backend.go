@@ -8,7 +8,7 @@
 // deletes replicas an entry may have named (gc.go), the scrubber (scrub.go),
 // repair (repair.go), health checks and safe mode (health.go, safemode.go),
 // the ledgers it shares with the other fronts (ledger.go), deadlines
-// (request.go, limits.go) and the S3 errors it answers (errors.go). The
+// (request.go) and the S3 errors it answers (errors.go). The
 // storage nodes it writes to, with their clients, capacity accounting,
 // per-node limits and read choice, are a storage/nodes.Pool.
 package front
@@ -41,7 +41,7 @@ import (
 )
 
 // DataBucket is the bucket every storage node keeps replicas in.
-const DataBucket = "harvest-data"
+const DataBucket = nodes.DataBucket
 
 // Backend serves S3 requests from the harvested storage nodes.
 type Backend struct {

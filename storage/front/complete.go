@@ -186,7 +186,7 @@ func (c *completion) completeNodes(ctx context.Context, u upload, list []minio.C
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = b.nodeCall(ctx, n, func(ctx context.Context) error {
+			errs[i] = b.nodes.Call(ctx, n, func(ctx context.Context) error {
 				cl := b.nodes.Client(n)
 				_, err := cl.CompleteMultipartUpload(ctx, DataBucket, u.Name, u.NodeIDs[n], list, minio.PutObjectOptions{})
 				if err != nil && minio.ToErrorResponse(err).Code != "NoSuchUpload" {

@@ -25,6 +25,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // GCOptions tune the garbage collector.
@@ -178,7 +179,7 @@ func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
 				left += o.size
 				continue
 			}
-			err := b.nodeCall(ctx, node, func(ctx context.Context) error {
+			err := b.nodes.Call(ctx, node, func(ctx context.Context) error {
 				return b.nodes.Client(node).RemoveObject(ctx, DataBucket, o.name, minio.RemoveObjectOptions{})
 			})
 			if err != nil {
@@ -223,15 +224,15 @@ func (b *Backend) listNode(ctx context.Context, node string) ([]listed, error) {
 	defer release()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st := newStall(b.timeouts.Node, cancel)
-	defer st.stop()
+	st := nodes.NewStall(b.timeouts.Node, cancel)
+	defer st.Stop()
 	cl := b.nodes.Client(node)
 	var objs []listed
 	for o := range cl.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: b.namePrefix, Recursive: true}) {
 		if o.Err != nil {
 			return nil, o.Err
 		}
-		st.touch()
+		st.Touch()
 		objs = append(objs, listed{name: o.Key, size: o.Size, modified: o.LastModified})
 	}
 	return objs, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/integrity"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // missing is the error for an object or upload that is not there:
@@ -250,10 +251,10 @@ func (b *Backend) openRange(ctx context.Context, r catalog.Replica, offset, end,
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	st := newStall(b.timeouts.Node, cancel)
+	st := nodes.NewStall(b.timeouts.Node, cancel)
 	done := b.nodes.StartRead(r.Node)
 	finish := func() {
-		st.stop()
+		st.Stop()
 		cancel()
 		done()
 		release()
@@ -268,9 +269,9 @@ func (b *Backend) openRange(ctx context.Context, r catalog.Replica, offset, end,
 		finish()
 		return nil, err
 	}
-	st.touch()
+	st.Touch()
 	b.nodes.ObserveRead(r.Node, time.Since(began)) // the node's answer with its headers: its time to first byte
-	return &nodeBody{r: progressReader{r: body, s: st}, c: body, finish: finish}, nil
+	return &nodeBody{r: nodes.ProgressReader{R: body, S: st}, c: body, finish: finish}, nil
 }
 
 // nodeBody is one replica's bytes; closing it gives its slot back.

@@ -103,7 +103,7 @@ func (b *Backend) probe(ctx context.Context, node nodes.Node) probe {
 		p.err = errRemoved
 		return p
 	}
-	p.err = b.nodeCall(ctx, node.ID, func(ctx context.Context) (err error) {
+	p.err = b.nodes.Call(ctx, node.ID, func(ctx context.Context) (err error) {
 		p.marker, p.found, err = readMarker(ctx, b.nodes.Client(node.ID))
 		return err
 	})
@@ -117,7 +117,7 @@ func (b *Backend) probe(ctx context.Context, node nodes.Node) probe {
 // then only the capacity bounds the node).
 func (b *Backend) readDisk(ctx context.Context, id string) {
 	var free int64
-	err := b.nodeCall(ctx, id, func(ctx context.Context) (err error) {
+	err := b.nodes.Call(ctx, id, func(ctx context.Context) (err error) {
 		access, secret := b.nodes.Credentials(id)
 		free, err = diskfree.Read(ctx, b.diskClient, b.nodes.Client(id).EndpointURL().String(), access, secret)
 		return err

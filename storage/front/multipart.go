@@ -58,7 +58,7 @@ func (b *Backend) createUpload(ctx context.Context, in s3response.CreateMultipar
 	meta := catalog.Meta(u.Entry)
 	for _, n := range place.Nodes {
 		var nodeUpload string
-		err := b.nodeCall(ctx, n, func(ctx context.Context) (err error) {
+		err := b.nodes.Call(ctx, n, func(ctx context.Context) (err error) {
 			nodeUpload, err = b.nodes.Client(n).NewMultipartUpload(ctx, DataBucket, u.Name, minio.PutObjectOptions{UserMetadata: meta})
 			return err
 		})
@@ -238,7 +238,7 @@ func (b *Backend) ListMultipartUploads(ctx context.Context, in *s3.ListMultipart
 func (b *Backend) abortOnNodes(u upload) {
 	for n, id := range u.NodeIDs {
 		go func() {
-			_ = b.nodeCall(context.Background(), n, func(ctx context.Context) error {
+			_ = b.nodes.Call(context.Background(), n, func(ctx context.Context) error {
 				return b.nodes.Client(n).AbortMultipartUpload(ctx, DataBucket, u.Name, id)
 			})
 		}()

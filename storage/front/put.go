@@ -20,6 +20,7 @@ import (
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
 	"github.com/harvest-platform/harvest/storage/integrity"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // replicaName is a new, unique name on the nodes for one version of an
@@ -206,9 +207,9 @@ func (b *Backend) writeReplicas(ctx context.Context, nodeIDs []string, body io.R
 			defer wg.Done()
 			nctx, ncancel := context.WithCancel(ctx)
 			defer ncancel()
-			st := newStall(b.timeouts.Node, ncancel)
-			defer st.stop()
-			etags[i], errs[i] = write(nctx, id, progressReader{r: pr, s: st})
+			st := nodes.NewStall(b.timeouts.Node, ncancel)
+			defer st.Stop()
+			etags[i], errs[i] = write(nctx, id, nodes.ProgressReader{R: pr, S: st})
 			if errs[i] != nil && nctx.Err() != nil && ctx.Err() == nil {
 				errs[i] = fmt.Errorf("node %s took nothing for %s: %w", id, b.timeouts.Node, errs[i])
 			}
@@ -296,7 +297,7 @@ func (b *Backend) putReplica(ctx context.Context, node, name string, r io.Reader
 // the garbage collector's to delete.
 func (b *Backend) removeFresh(node, name string) {
 	go func() {
-		_ = b.nodeCall(context.Background(), node, func(ctx context.Context) error {
+		_ = b.nodes.Call(context.Background(), node, func(ctx context.Context) error {
 			return b.nodes.Client(node).RemoveObject(ctx, DataBucket, name, minio.RemoveObjectOptions{})
 		})
 	}()
