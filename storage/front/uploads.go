@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/versity/versitygw/s3err"
 
@@ -36,43 +35,13 @@ import (
 // writes the finished record in one transaction. So exactly one of them
 // wins, and the loser learns it from the finished record.
 
-// upload is a multipart upload in progress: placed when it starts, each
-// part streamed to every replica node's own multipart upload as it comes,
-// completed on every node before the catalogue shows the object. Any front
-// can continue it.
-type upload struct {
-	ID        string            `json:"id"`
-	Entry     catalog.Entry     `json:"entry"` // what the client declared; no size or ETag yet
-	Reason    string            `json:"degraded_reason,omitempty"`
-	Name      string            `json:"name"` // the replicas' name on the nodes
-	NodeIDs   map[string]string `json:"node_uploads"`
-	Nodes     []string          `json:"nodes"` // placement order
-	Initiated time.Time         `json:"initiated"`
-	// Claim is the token of the Complete working on the upload, until
-	// ClaimUntil; another Complete or an Abort waits for it, or takes the
-	// upload over once the claim has expired.
-	Claim      string    `json:"claim,omitempty"`
-	ClaimUntil time.Time `json:"claim_until,omitempty"`
-}
-
-// part is one part received.
-type part struct {
-	Number   int               `json:"number"`
-	Size     int64             `json:"size"`
-	MD5      string            `json:"md5"` // hex
-	Segment  integrity.Segment `json:"segment"`
-	Checksum *catalog.Checksum `json:"checksum,omitempty"`
-	Written  time.Time         `json:"written"`
-}
-
-// finished is how an upload ended.
-type finished struct {
-	Key      string    `json:"key"`
-	Aborted  bool      `json:"aborted,omitempty"`
-	ETag     string    `json:"etag,omitempty"`
-	Claim    string    `json:"claim,omitempty"` // the Complete that made it
-	Finished time.Time `json:"finished"`
-}
+// upload, part and finished are the three records, declared in
+// storage/catalog (the garbage collector, storage/upkeep, reads them too).
+type (
+	upload   = catalog.Upload
+	part     = catalog.Part
+	finished = catalog.Finished
+)
 
 func (b *Backend) uploadKey(bucket, id string) string {
 	return b.prefix + "blob/uploads/" + url.PathEscape(bucket) + "/" + id
