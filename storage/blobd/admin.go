@@ -48,7 +48,7 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 		writeJSON(w, o)
 	})
 	mux.HandleFunc("POST "+string(api.BlobScrub), func(w http.ResponseWriter, r *http.Request) {
-		rep, err := be.ScrubPass(r.Context())
+		rep, err := be.Upkeep().ScrubPass(r.Context())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
@@ -56,7 +56,7 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 		writeJSON(w, rep)
 	})
 	mux.HandleFunc("POST "+string(api.BlobCollectGarbage), func(w http.ResponseWriter, r *http.Request) {
-		rep, err := be.GCPass(r.Context())
+		rep, err := be.Upkeep().GCPass(r.Context())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return

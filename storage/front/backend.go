@@ -4,18 +4,21 @@
 // Algorithm 2 (storage/grid), with the catalogue (storage/catalog) as the
 // source of truth clients see. It owns the write protocol (one check-and-set
 // per version, commit.go; multipart claims and transactions, uploads.go and
-// complete.go), checked reads (get.go), the garbage collector that alone
-// deletes replicas an entry may have named (gc.go), the scrubber (scrub.go),
-// repair (repair.go), health checks and safe mode (health.go, safemode.go),
-// the ledgers it shares with the other fronts (ledger.go), deadlines
-// (request.go) and the S3 errors it answers (errors.go). The
-// storage nodes it writes to, with their clients, capacity accounting,
-// per-node limits and read choice, are a storage/nodes.Pool.
+// complete.go), checked reads (get.go), health checks and safe mode
+// (health.go, safemode.go), the ledgers it shares with the other fronts
+// (ledger.go), deadlines (request.go) and the S3 errors it answers
+// (errors.go). The storage nodes it writes to, with their clients, capacity
+// accounting, per-node limits and read choice, are a storage/nodes.Pool. Its
+// upkeep (the garbage collector that alone deletes replicas an entry may
+// have named, the scrubber, repair, the catalogue's rebuild and the
+// maintainer's part of them) is a storage/upkeep.Upkeep, which reaches the
+// front's read and write paths through upkeep.go.
 package front
 
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -38,6 +41,7 @@ import (
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
 // DataBucket is the bucket every storage node keeps replicas in.
@@ -62,16 +66,13 @@ type Backend struct {
 	rng  *rand.Rand
 
 	metrics      *metrics
-	repair       *repairer
-	gc           *collector
-	scrub        *scrubber
+	upkeep       *upkeep.Upkeep
 	safe         *safeMode
 	busyExpiry   time.Duration
 	diskClient   *http.Client    // reads the nodes' drive metrics
 	degradedSeen sync.Map        // reasons of degraded placements logged at WARN
 	episodes     sync.Map        // failures in an episode already logged (warnEpisode)
 	lostNodes    map[string]bool // nodes whose replicas were dropped; only the health checks touch it
-	follower     atomic.Bool     // another front maintains the tier (maintainer.go)
 	frontID      string          // this front's ledger among the fronts' (ledger.go), new at every start
 	frontsSeen   atomic.Int64    // fronts serving at the last health check (ledger.go)
 }
@@ -87,9 +88,9 @@ type Options struct {
 	Strict   bool // refuse writes that cannot keep every diversity rule; the policy document's diversity wins
 	Log      hclog.Logger
 	Seed     uint64
-	Repair   RepairOptions
-	GC       GCOptions
-	Scrub    ScrubOptions
+	Repair   upkeep.RepairOptions
+	GC       upkeep.GCOptions
+	Scrub    upkeep.ScrubOptions
 	SafeMode SafeModeOptions
 	// BusyExpiry is how old a busy flag may be and still count (default
 	// contract.BusyFlagMaxAge, the age the placer and harvestctl use too).
@@ -111,9 +112,9 @@ func New(o Options) *Backend {
 		rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}, frontID: newFrontID()}
 	b.defaults.Store(ptr(b.config.over(nil)))
 	b.frontsSeen.Store(1)
-	b.repair = newRepairer(b, o.Repair)
-	b.gc = newCollector(b, o.GC)
-	b.scrub = newScrubber(b, o.Scrub)
+	b.upkeep = upkeep.New(upkeep.Options{KV: o.KV, Prefix: b.prefix, Catalog: b.cat, Nodes: o.Nodes, Front: upkeepFront{b}, Log: o.Log,
+		Metrics: b.metrics.upkeep, NamePrefix: b.namePrefix, CommitWindow: CommitWindow(b.timeouts.Consul),
+		Repair: o.Repair, GC: o.GC, Scrub: o.Scrub})
 	b.safe = newSafeMode(o.SafeMode)
 	b.grid = o.Nodes.Grid()
 	o.Nodes.OnFirstByte(func(node string, secs float64) { b.metrics.firstByte.WithLabelValues(node).Set(secs) })
@@ -121,6 +122,10 @@ func New(o Options) *Backend {
 }
 
 func (b *Backend) String() string { return "harvest" }
+
+// Upkeep is the front's upkeep: the repairer, scrubber and garbage
+// collector to run, the rebuild, the maintainer's switch.
+func (b *Backend) Upkeep() *upkeep.Upkeep { return b.upkeep }
 
 // bucketInfo is a bucket's record in Consul KV.
 type bucketInfo struct {
@@ -185,6 +190,34 @@ func (b *Backend) mirrorBucket(ctx context.Context, name string, data []byte) {
 			b.log.Warn("mirroring a bucket record failed", "node", n.ID, "bucket", name, "error", err)
 		}
 	}
+}
+
+// restoreBuckets writes the bucket records a node mirrors that Consul KV
+// does not hold (a rebuild of the catalogue, storage/upkeep/rebuild.go),
+// and answers how many it wrote.
+func (b *Backend) restoreBuckets(ctx context.Context, c *minio.Core) (int, error) {
+	restored := 0
+	for info := range c.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: bucketPrefix, Recursive: true}) {
+		if info.Err != nil {
+			return restored, info.Err
+		}
+		body, _, _, err := c.GetObject(ctx, DataBucket, info.Key, minio.GetObjectOptions{})
+		if err != nil {
+			return restored, err
+		}
+		data, err := io.ReadAll(io.LimitReader(body, 1<<20))
+		body.Close()
+		var rec bucketInfo
+		if err != nil || json.Unmarshal(data, &rec) != nil || rec.Name == "" {
+			continue
+		}
+		if ok, err := b.kv.CAS(ctx, b.bucketKey(rec.Name), data, 0); err != nil {
+			return restored, err
+		} else if ok {
+			restored++
+		}
+	}
+	return restored, nil
 }
 
 func (b *Backend) HeadBucket(ctx context.Context, in *s3.HeadBucketInput) (*s3.HeadBucketOutput, error) {

@@ -133,11 +133,11 @@ func (b *Backend) uncommitted(e catalog.Entry, nodes []string, held int64, offer
 // as orphans, which the garbage collector deletes after its grace.
 func (b *Backend) superseded(old catalog.Entry, index uint64) {
 	if index == 0 {
-		b.repair.adjustObjects(1) // a new key
+		b.upkeep.AdjustObjects(1) // a new key
 		return
 	}
 	for _, r := range old.Replicas {
 		b.nodes.Orphan(r.Node, old.Size)
 	}
-	b.gc.hint(time.Now())
+	b.upkeep.HintGC(time.Now())
 }

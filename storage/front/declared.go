@@ -227,6 +227,6 @@ func (b *Backend) applyDeclarations(p *declare.Policy, tenants map[string]declar
 		kick = true // repairs that found no room may find it now
 	}
 	if kick {
-		b.repair.kick()
+		b.upkeep.KickRepair()
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
 // awayKV fails every read while down, like an unreachable Consul.
@@ -104,7 +105,7 @@ func frontOver(t testing.TB, mem kv.KV, cfgs []nodes.Config) (*Backend, *logBuff
 	}
 	logs := &logBuffer{}
 	b := New(Options{KV: mem, Prefix: "harvest/", Nodes: ns, Replicas: 3, Log: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}),
-		Seed: 7, Repair: RepairOptions{PerServerPerHour: 3600}})
+		Seed: 7, Repair: upkeep.RepairOptions{PerServerPerHour: 3600}})
 	for _, env := range declTenants {
 		ns.SetUp("n"+env, true)
 	}
@@ -413,12 +414,10 @@ func TestUntaggedBucketWritesThePolicysReplicaCount(t *testing.T) {
 	three := 3
 	putDoc(t, mem, declare.PolicyName, declare.Policy{Replicas: &three})
 	b.RefreshDeclarations(ctx)
-	select {
-	case <-b.repair.kickCh:
-	default:
+	if !b.upkeep.ScanPending() {
 		t.Fatal("a higher default did not kick the repairer")
 	}
-	if err := b.repair.scan(ctx); err != nil {
+	if err := b.upkeep.RepairScan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e, err := b.cat.Get(ctx, "plain", "k")

@@ -43,7 +43,7 @@ func (b *Backend) deleteKey(ctx context.Context, bucket, key string) error {
 		}
 		if ok {
 			b.superseded(e, index)
-			b.repair.adjustObjects(-1)
+			b.upkeep.AdjustObjects(-1)
 			return nil
 		}
 	}

@@ -300,13 +300,13 @@ func (b *Backend) replicaFailed(e catalog.Entry, r catalog.Replica, err error) b
 		b.metrics.corruptReads.Inc()
 		b.log.Warn("a replica failed its checksum; reading another and queueing it for the scrubber",
 			"bucket", e.Bucket, "key", e.Key, "node", r.Node, "error", err)
-		b.scrub.suspect(e.Bucket, e.Key, r)
+		b.upkeep.Suspect(e.Bucket, e.Key, r)
 		return true
 	case minio.ToErrorResponse(err).Code == "NoSuchKey":
 		b.metrics.missingReads.Inc()
 		b.log.Warn("a replica is missing on its node; reading another and queueing it for the scrubber",
 			"bucket", e.Bucket, "key", e.Key, "node", r.Node)
-		b.scrub.suspect(e.Bucket, e.Key, r)
+		b.upkeep.Suspect(e.Bucket, e.Key, r)
 		return true
 	default:
 		b.log.Warn("replica unreadable; trying the next", "bucket", e.Bucket, "key", e.Key, "node", r.Node, "error", err)

@@ -172,7 +172,7 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 		if wasUp {
 			b.log.Warn("storage node down", "node", node.ID, "error", p.err)
 		}
-		if down >= lostAfter && !lost[node.ID] && ctx.Err() == nil && forget && b.Maintainer() {
+		if down >= lostAfter && !lost[node.ID] && ctx.Err() == nil && forget && b.upkeep.Maintainer() {
 			b.log.Error("storage node lost: down too long; re-creating its replicas elsewhere", "node", node.ID, "down", down)
 			if b.forgetNode(ctx, node.ID) == nil {
 				lost[node.ID] = true
@@ -188,10 +188,10 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 		b.markDown(node.ID)
 		return
 	case looksReimaged:
-		if !b.Maintainer() && b.adoptMarker(ctx, reg, node.ID, p.marker) {
+		if !b.upkeep.Maintainer() && b.upkeep.AdoptMarker(ctx, reg, node.ID, p.marker) {
 			break // the maintainer re-marked it: up again
 		}
-		if !forget || !b.Maintainer() {
+		if !forget || !b.upkeep.Maintainer() {
 			b.markDown(node.ID)
 			return
 		}
@@ -202,7 +202,7 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 		b.metrics.lost.Inc()
 		fallthrough
 	case joining:
-		if !b.Maintainer() { // the maintainer gives it its marker
+		if !b.upkeep.Maintainer() { // the maintainer gives it its marker
 			b.markDown(node.ID)
 			return
 		}
@@ -213,7 +213,7 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 		}
 		p.marker = marker
 	case upNow:
-		if node.Marker == "" && !b.Maintainer() {
+		if node.Marker == "" && !b.upkeep.Maintainer() {
 			b.nodes.SetMarker(node.ID, p.marker) // the maintainer registers it
 		} else if node.Marker == "" {
 			node.Marker = p.marker
@@ -325,7 +325,7 @@ func (b *Backend) forgetNode(ctx context.Context, id string) error {
 		dropped++
 	}
 	b.log.Info("replicas of a lost node dropped from the catalogue", "node", id, "replicas", dropped)
-	b.repair.kick()
+	b.upkeep.KickRepair()
 	return nil
 }
 

@@ -52,7 +52,7 @@ func (b *Backend) shareLedger(ctx context.Context) int {
 		if b.warnEpisode("ledger-corrupt:"+p.Key, err, "skipping another front's ledger that does not decode", "key", p.Key); err != nil {
 			continue
 		}
-		if now.Sub(doc.Written) > nodes.LedgerKeep && !b.follower.Load() {
+		if now.Sub(doc.Written) > nodes.LedgerKeep && b.upkeep.Maintainer() {
 			_, _ = b.kv.DeleteCAS(ctx, p.Key, p.Index) // a front gone for long: its commits are counted by every scan since
 			continue
 		}

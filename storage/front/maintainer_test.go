@@ -32,8 +32,8 @@ func TestTwoFrontsFollowAReimagedNodeWithOneMaintainer(t *testing.T) {
 	}
 	maint, _ := frontOver(t, mem, cfgs)
 	standby, _ := frontOver(t, mem, cfgs)
-	standby.SetMaintainer(false)
-	if !maint.Maintainer() || standby.Maintainer() || !maint.Status().Maintainer || standby.Status().Maintainer {
+	standby.upkeep.SetMaintainer(false)
+	if !maint.upkeep.Maintainer() || standby.upkeep.Maintainer() || !maint.Status().Maintainer || standby.Status().Maintainer {
 		t.Fatal("maintainer flags not as set")
 	}
 	lostAfter := time.Hour
@@ -81,13 +81,13 @@ func TestTwoFrontsFollowAReimagedNodeWithOneMaintainer(t *testing.T) {
 	if got := markerOn(stores[wiped]); got != marker || !standby.nodes.Up(wiped) || !maint.nodes.Up(wiped) {
 		t.Fatalf("marker %q -> %q, up at the maintainer %v, at the other %v", marker, got, maint.nodes.Up(wiped), standby.nodes.Up(wiped))
 	}
-	if err := standby.repair.scan(ctx); err != nil {
+	if err := standby.upkeep.RepairScan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := maint.cat.Get(ctx, "data", "k"); len(e.Replicas) != 2 || standby.Status().UnderReplicated != 1 {
 		t.Fatalf("the standing-by front repaired (%d replicas) or did not count (%d under-replicated)", len(e.Replicas), standby.Status().UnderReplicated)
 	}
-	if err := maint.repair.scan(ctx); err != nil {
+	if err := maint.upkeep.RepairScan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := maint.cat.Get(ctx, "data", "k"); len(e.Replicas) != 3 {
@@ -95,25 +95,6 @@ func TestTwoFrontsFollowAReimagedNodeWithOneMaintainer(t *testing.T) {
 	}
 	if got := getBytes(t, standby, "data", "k"); !bytes.Equal(got, data) {
 		t.Fatalf("read back %d bytes", len(got))
-	}
-}
-
-// TestAStandbyAsksTheMaintainerToScan: a standing-by front kicked (as a
-// scrub of its reads kicks it) asks for a scan through Consul; the
-// maintainer's next retry sees the request once.
-func TestAStandbyAsksTheMaintainerToScan(t *testing.T) {
-	ctx := context.Background()
-	_, _, maint, standby := twoFronts(t)
-	standby.SetMaintainer(false)
-	if maint.repair.askedToScan(ctx) {
-		t.Fatal("the first read counted as a request")
-	}
-	standby.repair.askToScan(ctx)
-	if !maint.repair.askedToScan(ctx) {
-		t.Fatal("the maintainer missed the standby's request")
-	}
-	if maint.repair.askedToScan(ctx) {
-		t.Fatal("one request counted twice")
 	}
 }
 

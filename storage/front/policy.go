@@ -9,6 +9,7 @@ import (
 
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
 )
 
@@ -56,6 +57,29 @@ func (b *Backend) policyOf(info *bucketInfo) policy {
 	return p
 }
 
+// allEntries lists every object of every bucket, and each bucket's policy.
+func (b *Backend) allEntries(ctx context.Context) ([]catalog.Entry, map[string]policy, error) {
+	pairs, err := b.kv.List(ctx, b.prefix+"blob/buckets/")
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []catalog.Entry
+	policies := map[string]policy{}
+	for _, p := range pairs {
+		var info bucketInfo
+		if err := json.Unmarshal(p.Value, &info); err != nil {
+			continue
+		}
+		policies[info.Name] = b.policyOf(&info)
+		entries, _, err := b.cat.List(ctx, info.Name, "", "", -1)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, entries...)
+	}
+	return out, policies, nil
+}
+
 func validateTags(tags map[string]string) error {
 	if v, ok := tags[tagReplicas]; ok {
 		if _, ok := replicasTag(v); !ok {
@@ -100,7 +124,7 @@ func (b *Backend) PutBucketTagging(ctx context.Context, bucket string, tags map[
 	if err := b.updateBucket(ctx, bucket, func(info *bucketInfo) { info.Tags = tags }); err != nil {
 		return err
 	}
-	b.repair.kick()
+	b.upkeep.KickRepair()
 	return nil
 }
 

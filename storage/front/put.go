@@ -140,6 +140,15 @@ func (b *Backend) place(e catalog.Entry, size int64, pol policy, existing []stri
 	return place, nil
 }
 
+// regrid rebuilds Algorithm 2's grid from the nodes' bytes held and
+// effective capacities (the grid's cells split the free space in thirds).
+func (b *Backend) regrid() {
+	g := b.nodes.Grid()
+	b.mu.Lock()
+	b.grid = g
+	b.mu.Unlock()
+}
+
 // errRefused marks a write refused before its body was read.
 var errRefused = errors.New("refused before the body was read")
 

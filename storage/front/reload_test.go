@@ -61,7 +61,7 @@ func TestSetNodesAddsRemovesAndBringsBack(t *testing.T) {
 		t.Fatal("a removed node's replicas were forgotten before lost_after")
 	}
 	b.CheckNodes(ctx, reg, time.Nanosecond) // lost
-	if err := b.repair.scan(ctx); err != nil {
+	if err := b.upkeep.RepairScan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e, _ = b.cat.Get(ctx, "data", "k")
