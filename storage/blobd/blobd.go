@@ -42,7 +42,7 @@ func Run(ctx context.Context, c Config, log hclog.Logger, reloads <-chan Config)
 	be.RefreshDeclarations(ctx) // before any request: capacities and defaults as declared
 	<-maintaining
 	be.CheckNodes(ctx, reg, c.health.lostAfter) // the first health check, before any request
-	if err := be.RecountUploads(ctx); err != nil {
+	if err := be.Objects().RecountUploads(ctx); err != nil {
 		return fmt.Errorf("reading the open multipart uploads: %w", err)
 	}
 	go followReloads(ctx, reloads, c, be, reg, store, log)

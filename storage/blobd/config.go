@@ -12,6 +12,7 @@ import (
 	"github.com/harvest-platform/harvest/storage/front"
 	"github.com/harvest-platform/harvest/storage/grid"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/objects"
 	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
@@ -315,7 +316,7 @@ func LoadConfig(path string) (Config, error) {
 		}
 	}
 	c.gc = upkeep.DefaultGC(c.gc)
-	if window := front.CommitWindow(c.timeouts.Consul); c.gc.Grace < 2*window {
+	if window := objects.CommitWindow(c.timeouts.Consul); c.gc.Grace < 2*window {
 		return c, fmt.Errorf("%s: gc.grace = %s is shorter than twice the commit window (%s, six timeouts.consul): "+
 			"the collector could delete replicas whose entry is still being written", path, c.gc.Grace, window)
 	}

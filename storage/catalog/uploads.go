@@ -13,10 +13,10 @@ import (
 //	blob/parts/<bucket>/<id>/<number>  Part
 //	blob/finished/<bucket>/<id>        Finished
 //
-// Their protocol is the front's (storage/front/uploads.go); they are
-// declared here so that the garbage collector (storage/upkeep), which
-// reads every upload's name and expires the records, reads what the front
-// writes.
+// Their protocol is the write path's (storage/objects/uploads.go); they
+// are declared here so that the garbage collector (storage/upkeep), which
+// reads every upload's name and expires the records, reads what the write
+// path writes.
 
 // Upload is a multipart upload in progress: placed when it starts, each
 // part streamed to every replica node's own multipart upload as it comes,

@@ -2,24 +2,26 @@
 // protocol, SigV4, streaming payloads, ranges are versitygw's) whose objects
 // live as replicas on the MinIO servers of harvested nodes, placed by
 // Algorithm 2 (storage/grid), with the catalogue (storage/catalog) as the
-// source of truth clients see. It owns the write protocol (one check-and-set
-// per version, commit.go; multipart claims and transactions, uploads.go and
-// complete.go), checked reads (get.go), health checks and safe mode
-// (health.go, safemode.go), the ledgers it shares with the other fronts
-// (ledger.go), deadlines (request.go) and the S3 errors it answers
-// (errors.go). The storage nodes it writes to, with their clients, capacity
-// accounting, per-node limits and read choice, are a storage/nodes.Pool. Its
-// upkeep (the garbage collector that alone deletes replicas an entry may
-// have named, the scrubber, repair, the catalogue's rebuild and the
-// maintainer's part of them) is a storage/upkeep.Upkeep, which reaches the
-// front's read and write paths through upkeep.go.
+// source of truth clients see. It is the S3 adapter: it owns the buckets
+// and their policies (backend.go, policy.go, declared.go), each request's
+// context and deadlines (request.go), the S3 errors it answers (errors.go),
+// the answers themselves, checked reads (get.go, redirect.go, prefetch.go),
+// health checks and safe mode (health.go, safemode.go) and the ledgers it
+// shares with the other fronts (ledger.go). Its writes go through the write
+// path, a storage/objects.Writer: placement, the replicas, the one
+// check-and-set per version, deletes, and the multipart records, claims and
+// transactions. The storage nodes, with their clients, capacity accounting,
+// per-node limits and read choice, are a storage/nodes.Pool. Its upkeep (the
+// garbage collector that alone deletes replicas an entry may have named, the
+// scrubber, repair, the catalogue's rebuild and the maintainer's part of
+// them) is a storage/upkeep.Upkeep, which reaches the read and write paths
+// through upkeep.go.
 package front
 
 import (
 	"context"
 	"encoding/json"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"sort"
@@ -39,8 +41,8 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	"github.com/harvest-platform/harvest/storage/grid"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/objects"
 	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
@@ -50,31 +52,26 @@ const DataBucket = nodes.DataBucket
 // Backend serves S3 requests from the harvested storage nodes.
 type Backend struct {
 	backend.BackendUnsupported
-	log        hclog.Logger
-	kv         kv.KV
-	prefix     string
-	namePrefix string // the deployment's folder of replicas on the nodes
-	cat        *catalog.Store
-	nodes      *nodes.Pool
-	timeouts   nodes.Timeouts           // the pool's
-	config     policy                   // the front's replicas and strict
-	defaults   atomic.Pointer[defaults] // of buckets without policy tags: the policy document's over config (declared.go)
-	decl       *declarations
+	log      hclog.Logger
+	kv       kv.KV
+	prefix   string
+	cat      *catalog.Store
+	nodes    *nodes.Pool
+	timeouts nodes.Timeouts           // the pool's
+	config   policy                   // the front's replicas and strict
+	defaults atomic.Pointer[defaults] // of buckets without policy tags: the policy document's over config (declared.go)
+	decl     *declarations
 
-	mu   sync.Mutex // guards the grid and rng
-	grid *grid.Grid
-	rng  *rand.Rand
-
-	metrics      *metrics
-	upkeep       *upkeep.Upkeep
-	safe         *safeMode
-	busyExpiry   time.Duration
-	diskClient   *http.Client    // reads the nodes' drive metrics
-	degradedSeen sync.Map        // reasons of degraded placements logged at WARN
-	episodes     sync.Map        // failures in an episode already logged (warnEpisode)
-	lostNodes    map[string]bool // nodes whose replicas were dropped; only the health checks touch it
-	frontID      string          // this front's ledger among the fronts' (ledger.go), new at every start
-	frontsSeen   atomic.Int64    // fronts serving at the last health check (ledger.go)
+	objects    *objects.Writer // the write path
+	metrics    *metrics
+	upkeep     *upkeep.Upkeep
+	safe       *safeMode
+	busyExpiry time.Duration
+	diskClient *http.Client    // reads the nodes' drive metrics
+	episodes   sync.Map        // failures in an episode already logged (warnEpisode)
+	lostNodes  map[string]bool // nodes whose replicas were dropped; only the health checks touch it
+	frontID    string          // this front's ledger among the fronts' (ledger.go), new at every start
+	frontsSeen atomic.Int64    // fronts serving at the last health check (ledger.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -106,17 +103,21 @@ func New(o Options) *Backend {
 		o.BusyExpiry = contract.BusyFlagMaxAge
 	}
 	b := &Backend{log: o.Log, kv: o.KV, prefix: history.KeyPrefix(o.Prefix), cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes, timeouts: o.Nodes.Timeouts(),
-		namePrefix: namePrefixFor(history.KeyPrefix(o.Prefix)), busyExpiry: o.BusyExpiry,
+		busyExpiry: o.BusyExpiry,
 		diskClient: &http.Client{Transport: nodes.Transport(o.Nodes.Timeouts().Node)},
 		config:     policy{replicas: o.Replicas, strict: o.Strict}, decl: &declarations{store: history.NewStore(o.KV, o.Prefix)},
-		rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}, frontID: newFrontID()}
+		metrics: newMetrics(), lostNodes: map[string]bool{}, frontID: newFrontID()}
 	b.defaults.Store(ptr(b.config.over(nil)))
 	b.frontsSeen.Store(1)
 	b.upkeep = upkeep.New(upkeep.Options{KV: o.KV, Prefix: b.prefix, Catalog: b.cat, Nodes: o.Nodes, Front: upkeepFront{b}, Log: o.Log,
-		Metrics: b.metrics.upkeep, NamePrefix: b.namePrefix, CommitWindow: CommitWindow(b.timeouts.Consul),
+		Metrics: b.metrics.upkeep, NamePrefix: objects.ReplicaFolder(o.Prefix), CommitWindow: objects.CommitWindow(b.timeouts.Consul),
 		Repair: o.Repair, GC: o.GC, Scrub: o.Scrub})
 	b.safe = newSafeMode(o.SafeMode)
-	b.grid = o.Nodes.Grid()
+	m := b.metrics
+	b.objects = objects.New(objects.Options{KV: o.KV, Prefix: b.prefix, Catalog: b.cat, Nodes: o.Nodes, Upkeep: b.upkeep, Log: o.Log,
+		Metrics: objects.Metrics{Writes: m.writes, WriteFailures: m.writeFailures, Degraded: m.degraded, StorageFull: m.storageFull,
+			AmbiguousWrites: m.ambiguousWrites},
+		Seed: o.Seed, Missing: b.missing})
 	o.Nodes.OnFirstByte(func(node string, secs float64) { b.metrics.firstByte.WithLabelValues(node).Set(secs) })
 	return b
 }
@@ -126,6 +127,10 @@ func (b *Backend) String() string { return "harvest" }
 // Upkeep is the front's upkeep: the repairer, scrubber and garbage
 // collector to run, the rebuild, the maintainer's switch.
 func (b *Backend) Upkeep() *upkeep.Upkeep { return b.upkeep }
+
+// Objects is the front's write path (storage/objects): RecountUploads at
+// start.
+func (b *Backend) Objects() *objects.Writer { return b.objects }
 
 // bucketInfo is a bucket's record in Consul KV.
 type bucketInfo struct {
@@ -316,7 +321,7 @@ func (b *Backend) FollowBusy(ctx context.Context, every time.Duration) {
 		}
 		if len(changed) > 0 {
 			for _, id := range changed {
-				b.markInGrid(id)
+				b.objects.MarkInGrid(id)
 			}
 			b.log.Info("busy flags changed", "nodes", changed)
 		}

@@ -27,7 +27,7 @@ func TestMissesTellANoSuchBucketFromANoSuchKey(t *testing.T) {
 			t.Errorf("delete in %s: %v", c.bucket, err)
 		}
 		want := map[string]string{"there": "NoSuchUpload", "gone": "NoSuchBucket"}[c.bucket]
-		if _, _, err := b.loadUpload(ctx, c.bucket, "k", "0123"); err == nil || !strings.Contains(err.Error(), want) {
+		if _, _, err := b.objects.LoadUpload(ctx, c.bucket, "k", "0123"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("upload in %s: %v, want %s", c.bucket, err, want)
 		}
 	}

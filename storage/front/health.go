@@ -229,7 +229,7 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 		b.log.Info("storage node up", "node", node.ID, "marker", p.marker)
 	}
 	b.nodes.SetUp(node.ID, true)
-	b.markInGrid(node.ID)
+	b.objects.MarkInGrid(node.ID)
 	b.metrics.nodeUp.WithLabelValues(node.ID).Set(1)
 }
 
@@ -237,7 +237,7 @@ func (b *Backend) settle(ctx context.Context, reg *nodes.Registry, node nodes.No
 // has been down.
 func (b *Backend) markDown(id string) time.Duration {
 	down := b.nodes.SetUp(id, false)
-	b.markInGrid(id)
+	b.objects.MarkInGrid(id)
 	b.metrics.nodeUp.WithLabelValues(id).Set(0)
 	return down
 }
@@ -327,15 +327,4 @@ func (b *Backend) forgetNode(ctx context.Context, id string) error {
 	b.log.Info("replicas of a lost node dropped from the catalogue", "node", id, "replicas", dropped)
 	b.upkeep.KickRepair()
 	return nil
-}
-
-// markInGrid keeps a node's standing in the grid: busy or down nodes take
-// no new replicas.
-func (b *Backend) markInGrid(id string) {
-	busy := b.nodes.Busy(id) || !b.nodes.Up(id)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if n, ok := b.grid.Node(id); ok {
-		n.Busy = busy
-	}
 }

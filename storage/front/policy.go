@@ -11,6 +11,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/objects"
 )
 
 // A bucket's durability policy is set with ordinary S3 bucket tags, so any
@@ -34,6 +35,12 @@ const (
 type policy struct {
 	replicas int
 	strict   bool
+}
+
+// placement is the policy as the write path (storage/objects) and the
+// upkeep take it.
+func (p policy) placement() objects.Policy {
+	return objects.Policy{Replicas: p.replicas, Strict: p.strict}
 }
 
 // replicasTag reads a harvest-replicas value: 1 to one replica per grid cell.

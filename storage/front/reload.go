@@ -29,8 +29,8 @@ func (b *Backend) SetNodes(cfgs []nodes.Config, stats map[string]nodes.TenantSta
 		return ch, err
 	}
 	for _, id := range slices.Concat(ch.Added, ch.Changed, ch.Removed) {
-		b.markInGrid(id)
+		b.objects.MarkInGrid(id)
 	}
-	b.regrid()
+	b.objects.Regrid()
 	return ch, nil
 }

@@ -16,12 +16,12 @@ type (
 // repair's, with its ETA, and the last collector and scrubber passes).
 func (b *Backend) Status() Status {
 	up := 0
-	b.mu.Lock()
 	cells := map[string]grid.Cell{}
-	for _, n := range b.nodes.List() {
-		cells[n.Tenant], _ = b.grid.CellOf(n.Tenant)
-	}
-	b.mu.Unlock()
+	b.objects.WithGrid(func(g *grid.Grid) {
+		for _, n := range b.nodes.List() {
+			cells[n.Tenant], _ = g.CellOf(n.Tenant)
+		}
+	})
 	var list []NodeStatus
 	for _, n := range b.nodes.Snapshot() {
 		list = append(list, NodeStatus{ID: n.ID, Tenant: n.Tenant, Environment: n.Environment, Rack: n.Rack,

@@ -78,32 +78,6 @@ func TestStatusListsEveryNodeWithTheUpkeeps(t *testing.T) {
 	}
 }
 
-func TestDownNodesTakeNoReplicas(t *testing.T) {
-	b := testBackend(t, upkeep.RepairOptions{})
-	for _, id := range []string{"na", "nb", "nc"} {
-		b.nodes.SetUp(id, true)
-	}
-	b.grid = b.nodes.Grid()
-	for i := 0; i < 50; i++ {
-		p, err := b.place(catalog.Entry{}, 1, policy{replicas: 3}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range p.Nodes {
-			if n == "nd" {
-				t.Fatalf("a replica placed on a node never seen up: %v", p.Nodes)
-			}
-		}
-	}
-	if down := b.nodes.SetUp("na", false); down > time.Second {
-		t.Fatalf("a node just gone down reports %s down", down)
-	}
-	b.markInGrid("na")
-	if _, err := b.place(catalog.Entry{}, 1, policy{replicas: 3}, nil); err == nil {
-		t.Fatal("three replicas placed with two nodes up")
-	}
-}
-
 func TestBigChunksCopiesEverything(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789"), 300_000)
 	var out bytes.Buffer

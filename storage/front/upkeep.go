@@ -12,19 +12,13 @@ import (
 )
 
 // upkeepFront is the front as its upkeep (storage/upkeep) reaches it: the
-// buckets' policies, safe mode, the grid, and the read and write paths a
-// repair's copies and the scrubber's reads go through. Its methods are
-// kept off the Backend, whose own are the S3 API's.
+// buckets' policies, safe mode, the read path the scrubber's reads and a
+// repair's sources go through, and the write path (storage/objects: the
+// grid, a repair's placement and copies, the abort of an upload left
+// open). Its methods are kept off the Backend, whose own are the S3 API's.
 type upkeepFront struct{ b *Backend }
 
 var _ upkeep.Front = upkeepFront{}
-
-// forUpkeep and fromUpkeep carry a bucket's policy across the seam.
-func (p policy) forUpkeep() upkeep.Policy {
-	return upkeep.Policy{Replicas: p.replicas, Strict: p.strict}
-}
-
-func fromUpkeep(p upkeep.Policy) policy { return policy{replicas: p.Replicas, strict: p.Strict} }
 
 func (f upkeepFront) SafeMode() string { return f.b.safe.reason() }
 
@@ -35,7 +29,7 @@ func (f upkeepFront) Entries(ctx context.Context) ([]catalog.Entry, map[string]u
 	}
 	out := make(map[string]upkeep.Policy, len(policies))
 	for bucket, p := range policies {
-		out[bucket] = p.forUpkeep()
+		out[bucket] = p.placement()
 	}
 	return entries, out, nil
 }
@@ -45,11 +39,11 @@ func (f upkeepFront) BucketPolicy(ctx context.Context, bucket string) (upkeep.Po
 	if err != nil {
 		return upkeep.Policy{}, err
 	}
-	return f.b.policyOf(info).forUpkeep(), nil
+	return f.b.policyOf(info).placement(), nil
 }
 
 func (f upkeepFront) Place(e catalog.Entry, pol upkeep.Policy, existing []string) (grid.Placement, error) {
-	return f.b.place(e, e.Size, fromUpkeep(pol), existing)
+	return f.b.objects.Place(e, e.Size, pol, existing)
 }
 
 // OpenObject reads as a GET does, under a request of its own that ends
@@ -69,25 +63,23 @@ func (f upkeepFront) OpenReplica(ctx context.Context, r catalog.Replica, size in
 }
 
 func (f upkeepFront) WriteReplicas(ctx context.Context, nodeIDs []string, e catalog.Entry, body io.Reader) (string, []byte, error) {
-	name := f.b.replicaName(e.Bucket, e.Key)
-	res, err := f.b.putReplicas(ctx, nodeIDs, name, body, e)
-	return name, res.md5, err
+	return f.b.objects.WriteReplicas(ctx, nodeIDs, e, body)
 }
 
-func (f upkeepFront) Regrid() { f.b.regrid() }
+func (f upkeepFront) Regrid() { f.b.objects.Regrid() }
 
 func (f upkeepFront) RepairRisks(survivors [][]string) []float64 {
 	risk := make([]float64, len(survivors))
-	f.b.mu.Lock()
-	defer f.b.mu.Unlock()
-	for i, ids := range survivors {
-		risk[i] = f.b.grid.RepairRisk(ids)
-	}
+	f.b.objects.WithGrid(func(g *grid.Grid) {
+		for i, ids := range survivors {
+			risk[i] = g.RepairRisk(ids)
+		}
+	})
 	return risk
 }
 
 func (f upkeepFront) AbortUpload(ctx context.Context, bucket, key, id string) error {
-	return f.b.abort(ctx, bucket, key, id)
+	return f.b.objects.AbortOnce(ctx, bucket, key, id)
 }
 
 func (f upkeepFront) RestoreBuckets(ctx context.Context, node *minio.Core) (int, error) {

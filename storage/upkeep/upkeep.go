@@ -12,10 +12,11 @@
 //
 // It works on the catalogue (storage/catalog), the node pool
 // (storage/nodes) and Consul KV directly, and on the S3 front
-// (storage/front) through Front: the buckets' policies, safe mode, and the
-// front's own read and write paths, which a repair's copies and the
-// scrubber's reads go through. The front tells it what it sees through
-// KickRepair, HintGC, Suspect and AdjustObjects.
+// (storage/front) through Front: the buckets' policies, safe mode, the
+// front's read path, which the scrubber's reads and a repair's sources go
+// through, and the write path (storage/objects), which places a repair's
+// copies and writes them. The front and the write path tell it what they
+// see through KickRepair, HintGC, Suspect and AdjustObjects.
 package upkeep
 
 import (
@@ -94,10 +95,10 @@ type Options struct {
 	Log     hclog.Logger
 	Metrics *Metrics
 	// NamePrefix is the folder of the deployment's replicas on the nodes
-	// (front.ReplicaFolder): the only one the collector lists.
+	// (objects.ReplicaFolder): the only one the collector lists.
 	NamePrefix string
 	// CommitWindow is how long after its replicas are written a write may
-	// still send its entry's check-and-set (front.CommitWindow): a repair's
+	// still send its entry's check-and-set (objects.CommitWindow): a repair's
 	// copies are named by their entry within it, or never.
 	CommitWindow time.Duration
 	Repair       RepairOptions

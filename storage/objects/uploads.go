@@ -1,4 +1,4 @@
-package front
+package objects
 
 import (
 	"context"
@@ -43,20 +43,20 @@ type (
 	finished = catalog.Finished
 )
 
-func (b *Backend) uploadKey(bucket, id string) string {
-	return b.prefix + "blob/uploads/" + url.PathEscape(bucket) + "/" + id
+func (w *Writer) uploadKey(bucket, id string) string {
+	return w.prefix + "blob/uploads/" + url.PathEscape(bucket) + "/" + id
 }
 
-func (b *Backend) partsDir(bucket, id string) string {
-	return b.prefix + "blob/parts/" + url.PathEscape(bucket) + "/" + id + "/"
+func (w *Writer) partsDir(bucket, id string) string {
+	return w.prefix + "blob/parts/" + url.PathEscape(bucket) + "/" + id + "/"
 }
 
-func (b *Backend) partKey(bucket, id string, number int) string {
-	return fmt.Sprintf("%s%05d", b.partsDir(bucket, id), number)
+func (w *Writer) partKey(bucket, id string, number int) string {
+	return fmt.Sprintf("%s%05d", w.partsDir(bucket, id), number)
 }
 
-func (b *Backend) finishedKey(bucket, id string) string {
-	return b.prefix + "blob/finished/" + url.PathEscape(bucket) + "/" + id
+func (w *Writer) finishedKey(bucket, id string) string {
+	return w.prefix + "blob/finished/" + url.PathEscape(bucket) + "/" + id
 }
 
 // validUploadID refuses IDs that are not ours (they would name other keys).
@@ -67,22 +67,22 @@ func validUploadID(id string) bool {
 	return strings.Trim(id, "0123456789abcdef") == ""
 }
 
-// loadUpload reads an upload record and its index; NoSuchUpload (or
+// LoadUpload reads an upload record and its index; NoSuchUpload (or
 // NoSuchBucket) when there is none for the key.
-func (b *Backend) loadUpload(ctx context.Context, bucket, key, id string) (upload, uint64, error) {
+func (w *Writer) LoadUpload(ctx context.Context, bucket, key, id string) (upload, uint64, error) {
 	var u upload
 	if !validUploadID(id) {
-		return u, 0, b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchUpload))
+		return u, 0, w.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchUpload))
 	}
-	data, index, err := b.kv.Get(ctx, b.uploadKey(bucket, id))
+	data, index, err := w.kv.Get(ctx, w.uploadKey(bucket, id))
 	if err != nil {
 		return u, 0, err
 	}
 	if index == 0 {
-		return u, 0, b.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchUpload))
+		return u, 0, w.missing(ctx, bucket, s3err.GetAPIError(s3err.ErrNoSuchUpload))
 	}
 	if err := json.Unmarshal(data, &u); err != nil {
-		return u, 0, &history.CorruptError{Key: b.uploadKey(bucket, id), Err: err}
+		return u, 0, &history.CorruptError{Key: w.uploadKey(bucket, id), Err: err}
 	}
 	if u.Entry.Key != key {
 		return u, 0, s3err.GetAPIError(s3err.ErrNoSuchUpload)
@@ -91,21 +91,21 @@ func (b *Backend) loadUpload(ctx context.Context, bucket, key, id string) (uploa
 }
 
 // loadFinished reads how an upload ended (ok false: no record).
-func (b *Backend) loadFinished(ctx context.Context, bucket, id string) (finished, bool, error) {
+func (w *Writer) loadFinished(ctx context.Context, bucket, id string) (finished, bool, error) {
 	var f finished
-	data, index, err := b.kv.Get(ctx, b.finishedKey(bucket, id))
+	data, index, err := w.kv.Get(ctx, w.finishedKey(bucket, id))
 	if err != nil || index == 0 {
 		return f, false, err
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
-		return f, false, &history.CorruptError{Key: b.finishedKey(bucket, id), Err: err}
+		return f, false, &history.CorruptError{Key: w.finishedKey(bucket, id), Err: err}
 	}
 	return f, true, nil
 }
 
-// loadParts reads an upload's part records, by number.
-func (b *Backend) loadParts(ctx context.Context, bucket, id string) (map[int]part, error) {
-	pairs, err := b.kv.List(ctx, b.partsDir(bucket, id))
+// LoadParts reads an upload's part records, by number.
+func (w *Writer) LoadParts(ctx context.Context, bucket, id string) (map[int]part, error) {
+	pairs, err := w.kv.List(ctx, w.partsDir(bucket, id))
 	if err != nil {
 		return nil, err
 	}
@@ -125,10 +125,10 @@ func (b *Backend) loadParts(ctx context.Context, bucket, id string) (map[int]par
 
 // finishOps are the transaction ops that retire an upload read at index
 // and record how it ended.
-func (b *Backend) finishOps(u upload, index uint64, f finished) []kv.Op {
+func (w *Writer) finishOps(u upload, index uint64, f finished) []kv.Op {
 	data, _ := json.Marshal(f)
-	return []kv.Op{{Verb: kv.DeleteCAS, Key: b.uploadKey(u.Entry.Bucket, u.ID), Index: index},
-		{Verb: kv.Set, Key: b.finishedKey(u.Entry.Bucket, u.ID), Value: data}}
+	return []kv.Op{{Verb: kv.DeleteCAS, Key: w.uploadKey(u.Entry.Bucket, u.ID), Index: index},
+		{Verb: kv.Set, Key: w.finishedKey(u.Entry.Bucket, u.ID), Value: data}}
 }
 
 // partBytes is what an upload's recorded parts hold on each of its nodes.
@@ -142,12 +142,12 @@ func partBytes(parts map[int]part) int64 {
 
 // dropParts deletes an upload's part records once it has ended (in the
 // background; the garbage collector removes what this misses).
-func (b *Backend) dropParts(bucket, id string, parts map[int]part) {
+func (w *Writer) dropParts(bucket, id string, parts map[int]part) {
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 4*b.timeouts.Consul)
+		ctx, cancel := context.WithTimeout(context.Background(), 4*w.timeouts.Consul)
 		defer cancel()
 		for n := range parts {
-			_ = b.kv.Delete(ctx, b.partKey(bucket, id, n))
+			_ = w.kv.Delete(ctx, w.partKey(bucket, id, n))
 		}
 	}()
 }
@@ -155,8 +155,8 @@ func (b *Backend) dropParts(bucket, id string, parts map[int]part) {
 // RecountUploads holds the bytes of every open upload's recorded parts on
 // its nodes (at start: they count against the nodes' capacity until the
 // upload ends).
-func (b *Backend) RecountUploads(ctx context.Context) error {
-	pairs, err := b.kv.List(ctx, b.prefix+"blob/uploads/")
+func (w *Writer) RecountUploads(ctx context.Context) error {
+	pairs, err := w.kv.List(ctx, w.prefix+"blob/uploads/")
 	if err != nil {
 		return err
 	}
@@ -165,12 +165,12 @@ func (b *Backend) RecountUploads(ctx context.Context) error {
 		if json.Unmarshal(p.Value, &u) != nil {
 			continue
 		}
-		parts, err := b.loadParts(ctx, u.Entry.Bucket, u.ID)
+		parts, err := w.LoadParts(ctx, u.Entry.Bucket, u.ID)
 		if err != nil {
 			return err
 		}
 		for _, n := range u.Nodes {
-			b.nodes.AddPending(n, partBytes(parts))
+			w.nodes.AddPending(n, partBytes(parts))
 		}
 	}
 	return nil
