@@ -64,7 +64,7 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 		writeJSON(w, rep)
 	})
 	mux.HandleFunc("POST "+string(api.BlobConfirmSafeMode), func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]bool{"was_on": be.ConfirmSafeMode()})
+		writeJSON(w, map[string]bool{"was_on": be.Health().ConfirmSafeMode()})
 	})
 	handler, err := c.adminGuard(mux, log) // security.go
 	if err != nil {

@@ -41,13 +41,13 @@ func Run(ctx context.Context, c Config, log hclog.Logger, reloads <-chan Config)
 	maintaining := holdMaintainerLock(ctx, lockClient, c, be.Upkeep(), log.Named("maintainer"))
 	be.RefreshDeclarations(ctx) // before any request: capacities and defaults as declared
 	<-maintaining
-	be.CheckNodes(ctx, reg, c.health.lostAfter) // the first health check, before any request
+	be.Health().CheckNodes(ctx, reg, c.health.lostAfter) // the first health check, before any request
 	if err := be.Objects().RecountUploads(ctx); err != nil {
 		return fmt.Errorf("reading the open multipart uploads: %w", err)
 	}
 	go followReloads(ctx, reloads, c, be, reg, store, log)
 	go be.FollowDeclarations(ctx, front.DeclarationsInterval)
-	go be.Watch(ctx, reg, c.health.interval, c.health.lostAfter)
+	go be.Health().Watch(ctx, reg, c.health.interval, c.health.lostAfter)
 	go be.Upkeep().Repair(ctx)
 	go be.FollowBusy(ctx, 2*time.Second)
 	go be.Upkeep().CollectGarbage(ctx)

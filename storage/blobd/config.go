@@ -9,8 +9,8 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/connect"
 	"github.com/harvest-platform/harvest/internal/setting"
-	"github.com/harvest-platform/harvest/storage/front"
 	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/health"
 	"github.com/harvest-platform/harvest/storage/nodes"
 	"github.com/harvest-platform/harvest/storage/objects"
 	"github.com/harvest-platform/harvest/storage/upkeep"
@@ -78,7 +78,7 @@ type Config struct {
 	limits     LimitsConfig
 	gc         upkeep.GCOptions
 	scrub      upkeep.ScrubOptions
-	safeMode   front.SafeModeOptions
+	safeMode   health.SafeModeOptions
 	busyExpiry time.Duration
 	minFreeMB  int64
 	placement  placement

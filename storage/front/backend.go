@@ -5,14 +5,15 @@
 // source of truth clients see. It is the S3 adapter: it owns the buckets
 // and their policies (backend.go, policy.go, declared.go), each request's
 // context and deadlines (request.go), the S3 errors it answers (errors.go),
-// the answers themselves, checked reads (get.go, redirect.go, prefetch.go),
-// health checks and safe mode (health.go, safemode.go) and the ledgers it
-// shares with the other fronts (ledger.go). Its writes go through the write
-// path, a storage/objects.Writer: placement, the replicas, the one
-// check-and-set per version, deletes, and the multipart records, claims and
-// transactions. The storage nodes, with their clients, capacity accounting,
-// per-node limits and read choice, are a storage/nodes.Pool. Its upkeep (the
-// garbage collector that alone deletes replicas an entry may have named, the
+// the answers themselves and checked reads (get.go, redirect.go,
+// prefetch.go). Its writes go through the write path, a
+// storage/objects.Writer: placement, the replicas, the one check-and-set per
+// version, deletes, and the multipart records, claims and transactions. The
+// storage nodes, with their clients, capacity accounting, per-node limits
+// and read choice, are a storage/nodes.Pool, which a storage/health.Checker
+// watches: health checks, safe mode and the ledgers shared with the other
+// fronts (it reaches the buckets through health.go). Its upkeep (the garbage
+// collector that alone deletes replicas an entry may have named, the
 // scrubber, repair, the catalogue's rebuild and the maintainer's part of
 // them) is a storage/upkeep.Upkeep, which reaches the read and write paths
 // through upkeep.go.
@@ -22,10 +23,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"net/url"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +40,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/health"
 	"github.com/harvest-platform/harvest/storage/nodes"
 	"github.com/harvest-platform/harvest/storage/objects"
 	"github.com/harvest-platform/harvest/storage/upkeep"
@@ -63,15 +63,10 @@ type Backend struct {
 	decl     *declarations
 
 	objects    *objects.Writer // the write path
+	health     *health.Checker // the nodes' health checks, safe mode, the ledgers
 	metrics    *metrics
 	upkeep     *upkeep.Upkeep
-	safe       *safeMode
 	busyExpiry time.Duration
-	diskClient *http.Client    // reads the nodes' drive metrics
-	episodes   sync.Map        // failures in an episode already logged (warnEpisode)
-	lostNodes  map[string]bool // nodes whose replicas were dropped; only the health checks touch it
-	frontID    string          // this front's ledger among the fronts' (ledger.go), new at every start
-	frontsSeen atomic.Int64    // fronts serving at the last health check (ledger.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -88,7 +83,7 @@ type Options struct {
 	Repair   upkeep.RepairOptions
 	GC       upkeep.GCOptions
 	Scrub    upkeep.ScrubOptions
-	SafeMode SafeModeOptions
+	SafeMode health.SafeModeOptions
 	// BusyExpiry is how old a busy flag may be and still count (default
 	// contract.BusyFlagMaxAge, the age the placer and harvestctl use too).
 	BusyExpiry time.Duration
@@ -104,20 +99,20 @@ func New(o Options) *Backend {
 	}
 	b := &Backend{log: o.Log, kv: o.KV, prefix: history.KeyPrefix(o.Prefix), cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes, timeouts: o.Nodes.Timeouts(),
 		busyExpiry: o.BusyExpiry,
-		diskClient: &http.Client{Transport: nodes.Transport(o.Nodes.Timeouts().Node)},
 		config:     policy{replicas: o.Replicas, strict: o.Strict}, decl: &declarations{store: history.NewStore(o.KV, o.Prefix)},
-		metrics: newMetrics(), lostNodes: map[string]bool{}, frontID: newFrontID()}
+		metrics: newMetrics()}
 	b.defaults.Store(ptr(b.config.over(nil)))
-	b.frontsSeen.Store(1)
 	b.upkeep = upkeep.New(upkeep.Options{KV: o.KV, Prefix: b.prefix, Catalog: b.cat, Nodes: o.Nodes, Front: upkeepFront{b}, Log: o.Log,
 		Metrics: b.metrics.upkeep, NamePrefix: objects.ReplicaFolder(o.Prefix), CommitWindow: objects.CommitWindow(b.timeouts.Consul),
 		Repair: o.Repair, GC: o.GC, Scrub: o.Scrub})
-	b.safe = newSafeMode(o.SafeMode)
 	m := b.metrics
 	b.objects = objects.New(objects.Options{KV: o.KV, Prefix: b.prefix, Catalog: b.cat, Nodes: o.Nodes, Upkeep: b.upkeep, Log: o.Log,
 		Metrics: objects.Metrics{Writes: m.writes, WriteFailures: m.writeFailures, Degraded: m.degraded, StorageFull: m.storageFull,
 			AmbiguousWrites: m.ambiguousWrites},
 		Seed: o.Seed, Missing: b.missing})
+	b.health = health.New(health.Options{KV: o.KV, Prefix: b.prefix, Catalog: b.cat, Nodes: o.Nodes, Objects: b.objects, Upkeep: b.upkeep,
+		Front: healthFront{b}, Log: o.Log, SafeMode: o.SafeMode,
+		Metrics: health.Metrics{SafeMode: m.safeMode, Lost: m.lost, NodeUp: m.nodeUp, NodeFree: m.nodeFree, Fronts: m.fronts}})
 	o.Nodes.OnFirstByte(func(node string, secs float64) { b.metrics.firstByte.WithLabelValues(node).Set(secs) })
 	return b
 }
@@ -131,6 +126,15 @@ func (b *Backend) Upkeep() *upkeep.Upkeep { return b.upkeep }
 // Objects is the front's write path (storage/objects): RecountUploads at
 // start.
 func (b *Backend) Objects() *objects.Writer { return b.objects }
+
+// Health is the front's watch over its nodes (storage/health): the health
+// checks to run, safe mode's confirmation.
+func (b *Backend) Health() *health.Checker { return b.health }
+
+// bucketPrefix is where every node mirrors the bucket records, beside its
+// identity marker (health.MarkerObject), so the catalogue can be rebuilt
+// from the nodes.
+const bucketPrefix = ".harvest/buckets/"
 
 // bucketInfo is a bucket's record in Consul KV.
 type bucketInfo struct {
@@ -189,12 +193,30 @@ func (b *Backend) mirrorBucket(ctx context.Context, name string, data []byte) {
 		if data == nil {
 			err = c.RemoveObject(ctx, DataBucket, bucketPrefix+name, minio.RemoveObjectOptions{})
 		} else {
-			err = putSmall(ctx, c, bucketPrefix+name, data)
+			err = nodes.PutSmall(ctx, c, bucketPrefix+name, data)
 		}
 		if err != nil {
 			b.log.Warn("mirroring a bucket record failed", "node", n.ID, "bucket", name, "error", err)
 		}
 	}
+}
+
+// mirrorBuckets writes every bucket record onto a node (one that joins,
+// storage/health).
+func (b *Backend) mirrorBuckets(ctx context.Context, c *minio.Core) error {
+	pairs, err := b.kv.List(ctx, b.prefix+"blob/buckets/")
+	if err != nil {
+		return err
+	}
+	for _, p := range pairs {
+		var info bucketInfo
+		if json.Unmarshal(p.Value, &info) == nil {
+			if err := nodes.PutSmall(ctx, c, bucketPrefix+info.Name, p.Value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // restoreBuckets writes the bucket records a node mirrors that Consul KV

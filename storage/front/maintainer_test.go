@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/storage/health"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // markerOn is the identity marker a memory node holds ("" when none).
-func markerOn(m *memNode) string { return string(m.get(markerObject)) }
+func markerOn(m *memNode) string { return string(m.get(health.MarkerObject)) }
 
 // TestTwoFrontsFollowAReimagedNodeWithOneMaintainer: two fronts over the
 // same catalogue and nodes, one of them the maintainer. When a node holding
@@ -37,14 +38,14 @@ func TestTwoFrontsFollowAReimagedNodeWithOneMaintainer(t *testing.T) {
 		t.Fatal("maintainer flags not as set")
 	}
 	lostAfter := time.Hour
-	standby.CheckNodes(ctx, reg, lostAfter) // nobody has a marker yet: the standby leaves them to the maintainer
+	standby.health.CheckNodes(ctx, reg, lostAfter) // nobody has a marker yet: the standby leaves them to the maintainer
 	for id, m := range stores {
 		if markerOn(m) != "" || standby.nodes.Up(id) {
 			t.Fatalf("the standing-by front marked or used %s before the maintainer joined it", id)
 		}
 	}
-	maint.CheckNodes(ctx, reg, lostAfter)
-	standby.CheckNodes(ctx, reg, lostAfter)
+	maint.health.CheckNodes(ctx, reg, lostAfter)
+	standby.health.CheckNodes(ctx, reg, lostAfter)
 	for id, m := range stores {
 		if markerOn(m) == "" || !maint.nodes.Up(id) || !standby.nodes.Up(id) {
 			t.Fatalf("%s: marker %q, up at the maintainer %v, at the other %v", id, markerOn(m), maint.nodes.Up(id), standby.nodes.Up(id))
@@ -64,19 +65,19 @@ func TestTwoFrontsFollowAReimagedNodeWithOneMaintainer(t *testing.T) {
 	clear(stores[wiped].objects)
 	stores[wiped].mu.Unlock()
 
-	standby.CheckNodes(ctx, reg, lostAfter)
+	standby.health.CheckNodes(ctx, reg, lostAfter)
 	if e, _ := maint.cat.Get(ctx, "data", "k"); len(e.Replicas) != 3 || standby.nodes.Up(wiped) || markerOn(stores[wiped]) != "" {
 		t.Fatalf("the standing-by front acted on the wiped node: %d replicas named, up %v, marker %q",
 			len(e.Replicas), standby.nodes.Up(wiped), markerOn(stores[wiped]))
 	}
-	maint.CheckNodes(ctx, reg, lostAfter)
+	maint.health.CheckNodes(ctx, reg, lostAfter)
 	marker := markerOn(stores[wiped])
 	if e, _ := maint.cat.Get(ctx, "data", "k"); len(e.Replicas) != 2 || e.HasReplicaOn(wiped) || marker == "" {
 		t.Fatalf("the maintainer did not forget and re-mark the wiped node: %+v, marker %q", e, marker)
 	}
 	for round := 0; round < 3; round++ {
-		standby.CheckNodes(ctx, reg, lostAfter)
-		maint.CheckNodes(ctx, reg, lostAfter)
+		standby.health.CheckNodes(ctx, reg, lostAfter)
+		maint.health.CheckNodes(ctx, reg, lostAfter)
 	}
 	if got := markerOn(stores[wiped]); got != marker || !standby.nodes.Up(wiped) || !maint.nodes.Up(wiped) {
 		t.Fatalf("marker %q -> %q, up at the maintainer %v, at the other %v", marker, got, maint.nodes.Up(wiped), standby.nodes.Up(wiped))

@@ -33,8 +33,8 @@ func (b *Backend) Status() Status {
 	}
 	st := b.upkeep.Status(up)
 	st.Nodes = list
-	st.SafeMode = b.safe.reason()
-	st.Fronts = int(b.frontsSeen.Load())
+	st.SafeMode = b.health.SafeMode()
+	st.Fronts = b.health.Fronts()
 	def := b.defaultPolicy()
 	st.Replicas, st.ReplicasFrom = def.replicas, def.replicasFrom
 	st.Diversity, st.DiversityFrom = diversity(def.strict), def.diversityFrom

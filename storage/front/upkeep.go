@@ -20,7 +20,7 @@ type upkeepFront struct{ b *Backend }
 
 var _ upkeep.Front = upkeepFront{}
 
-func (f upkeepFront) SafeMode() string { return f.b.safe.reason() }
+func (f upkeepFront) SafeMode() string { return f.b.health.SafeMode() }
 
 func (f upkeepFront) Entries(ctx context.Context) ([]catalog.Entry, map[string]upkeep.Policy, error) {
 	entries, policies, err := f.b.allEntries(ctx)
