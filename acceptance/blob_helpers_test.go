@@ -24,6 +24,7 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/front"
+	"github.com/harvest-platform/harvest/storage/objects"
 )
 
 // fastGC is front configuration for tests that wait for the garbage
@@ -96,7 +97,7 @@ func (f *blobFront) post(t *testing.T, path string, out any) {
 func orphans(t *testing.T, prefix string) []string {
 	t.Helper()
 	ctx := context.Background()
-	folder := front.ReplicaFolder(prefix)
+	folder := objects.ReplicaFolder(prefix)
 	type onNode struct{ node, name string }
 	var objects []onNode
 	var uploads []string

@@ -22,6 +22,7 @@ import (
 	blobkv "github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/front"
+	"github.com/harvest-platform/harvest/storage/objects"
 )
 
 // spoil corrupts one replica in place on its MinIO (one byte flipped, as
@@ -235,7 +236,7 @@ func TestBlobRefusesPartsBeyondTheDeclaredStorage(t *testing.T) {
 	wg.Wait()
 	// what each node holds: the deployment's objects, and the parts of the
 	// uploads its records name (MinIO lists uploads by object name only)
-	folder := front.ReplicaFolder(prefix)
+	folder := objects.ReplicaFolder(prefix)
 	records, _, err := consulAPI(t, cluster.ConsulAddr()).KV().List(prefix+"blob/uploads/", nil)
 	if err != nil || len(records) != 3 {
 		t.Fatalf("%d upload records, want 3 (%v)", len(records), err)

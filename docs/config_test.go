@@ -22,8 +22,8 @@ import (
 	"github.com/harvest-platform/harvest/placer/partition"
 	"github.com/harvest-platform/harvest/plugins/manager"
 	"github.com/harvest-platform/harvest/storage/blobd"
-	"github.com/harvest-platform/harvest/storage/front"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
 // option is one configuration option as the code declares it.
@@ -200,7 +200,7 @@ func TestConfigurationReferenceMatchesTheCode(t *testing.T) {
 		"partition.grow": partition.Default(10).Grow, "partition.shrink": partition.Default(10).Shrink} {
 		placerDefaults[k] = v
 	}
-	to, gc := nodes.DefaultTimeouts(nodes.Timeouts{}), front.DefaultGC(front.GCOptions{})
+	to, gc := nodes.DefaultTimeouts(nodes.Timeouts{}), upkeep.DefaultGC(upkeep.GCOptions{})
 	blobDefaults := map[string]any{"timeouts.node": to.Node, "timeouts.consul": to.Consul, "timeouts.request": to.Request,
 		"timeouts.queue": to.Queue, "timeouts.idle": to.Idle, "gc.interval": gc.Interval, "gc.grace": gc.Grace,
 		"gc.finished_retention": gc.FinishedRetention, "gc.tombstone_retention": gc.TombstoneRetention,

@@ -17,7 +17,7 @@ const (
 	RepairLimitReimaged = "reimaged"
 	// RepairLimitReceiver: each live server receives at most the rate,
 	// from one queue of the datacenter's under-replicated blocks, as the
-	// blob repairer does (storage/front/repair.go: a token bucket of one
+	// blob repairer does (storage/upkeep/repair.go: a token bucket of one
 	// per receiving server; a block whose chosen server has no token waits
 	// for the next pass).
 	RepairLimitReceiver = "receiver"

@@ -48,7 +48,7 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 		writeJSON(w, o)
 	})
 	mux.HandleFunc("POST "+string(api.BlobScrub), func(w http.ResponseWriter, r *http.Request) {
-		rep, err := be.ScrubPass(r.Context())
+		rep, err := be.Upkeep().ScrubPass(r.Context())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
@@ -56,7 +56,7 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 		writeJSON(w, rep)
 	})
 	mux.HandleFunc("POST "+string(api.BlobCollectGarbage), func(w http.ResponseWriter, r *http.Request) {
-		rep, err := be.GCPass(r.Context())
+		rep, err := be.Upkeep().GCPass(r.Context())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
@@ -64,7 +64,7 @@ func serveAdmin(c *Config, be *front.Backend, log hclog.Logger) (func(), error) 
 		writeJSON(w, rep)
 	})
 	mux.HandleFunc("POST "+string(api.BlobConfirmSafeMode), func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]bool{"was_on": be.ConfirmSafeMode()})
+		writeJSON(w, map[string]bool{"was_on": be.Health().ConfirmSafeMode()})
 	})
 	handler, err := c.adminGuard(mux, log) // security.go
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/front"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
 // Run serves until ctx ends: it reads the declarations (the tenants'
@@ -37,20 +38,20 @@ func Run(ctx context.Context, c Config, log hclog.Logger, reloads <-chan Config)
 	// the first try for the maintainer lock ends before the first health
 	// check, so a lone front (or the first of several) gives new nodes
 	// their markers before it serves
-	maintaining := holdMaintainerLock(ctx, lockClient, c, be, log.Named("maintainer"))
+	maintaining := holdMaintainerLock(ctx, lockClient, c, be.Upkeep(), log.Named("maintainer"))
 	be.RefreshDeclarations(ctx) // before any request: capacities and defaults as declared
 	<-maintaining
-	be.CheckNodes(ctx, reg, c.health.lostAfter) // the first health check, before any request
-	if err := be.RecountUploads(ctx); err != nil {
+	be.Health().CheckNodes(ctx, reg, c.health.lostAfter) // the first health check, before any request
+	if err := be.Objects().RecountUploads(ctx); err != nil {
 		return fmt.Errorf("reading the open multipart uploads: %w", err)
 	}
 	go followReloads(ctx, reloads, c, be, reg, store, log)
 	go be.FollowDeclarations(ctx, front.DeclarationsInterval)
-	go be.Watch(ctx, reg, c.health.interval, c.health.lostAfter)
-	go be.Repair(ctx)
+	go be.Health().Watch(ctx, reg, c.health.interval, c.health.lostAfter)
+	go be.Upkeep().Repair(ctx)
 	go be.FollowBusy(ctx, 2*time.Second)
-	go be.CollectGarbage(ctx)
-	go be.Scrub(ctx)
+	go be.Upkeep().CollectGarbage(ctx)
+	go be.Upkeep().Scrub(ctx)
 	if c.Admin != "" {
 		stop, err := serveAdmin(&c, be, log)
 		if err != nil {
@@ -72,12 +73,12 @@ func Run(ctx context.Context, c Config, log hclog.Logger, reloads <-chan Config)
 }
 
 // Rebuild recreates the catalogue from the storage nodes alone.
-func Rebuild(ctx context.Context, c Config, log hclog.Logger) (front.RebuildReport, error) {
+func Rebuild(ctx context.Context, c Config, log hclog.Logger) (upkeep.RebuildReport, error) {
 	be, _, _, err := open(ctx, c, log)
 	if err != nil {
-		return front.RebuildReport{}, err
+		return upkeep.RebuildReport{}, err
 	}
-	return be.Rebuild(ctx)
+	return be.Upkeep().Rebuild(ctx)
 }
 
 // open registers the configured nodes (keeping the identity markers the

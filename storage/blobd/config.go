@@ -9,9 +9,11 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/connect"
 	"github.com/harvest-platform/harvest/internal/setting"
-	"github.com/harvest-platform/harvest/storage/front"
 	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/health"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/objects"
+	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
 // Config is harvest-blob's HCL configuration:
@@ -70,13 +72,13 @@ type Config struct {
 	Maintainer         *MaintainerConfig    `hcl:"maintainer,block"`
 	Nodes              []NodeConfig         `hcl:"node,block"`
 
-	repair     front.RepairOptions
+	repair     upkeep.RepairOptions
 	health     struct{ interval, lostAfter time.Duration }
 	timeouts   nodes.Timeouts
 	limits     LimitsConfig
-	gc         front.GCOptions
-	scrub      front.ScrubOptions
-	safeMode   front.SafeModeOptions
+	gc         upkeep.GCOptions
+	scrub      upkeep.ScrubOptions
+	safeMode   health.SafeModeOptions
 	busyExpiry time.Duration
 	minFreeMB  int64
 	placement  placement
@@ -159,7 +161,7 @@ type LimitsConfig struct {
 	PerNode        int `hcl:"per_node,optional"`
 }
 
-// GCConfig tunes the garbage collector (front.GCOptions).
+// GCConfig tunes the garbage collector (upkeep.GCOptions).
 type GCConfig struct {
 	Interval           string `hcl:"interval,optional"`
 	Grace              string `hcl:"grace,optional"`
@@ -313,8 +315,8 @@ func LoadConfig(path string) (Config, error) {
 			return c, err
 		}
 	}
-	c.gc = front.DefaultGC(c.gc)
-	if window := front.CommitWindow(c.timeouts.Consul); c.gc.Grace < 2*window {
+	c.gc = upkeep.DefaultGC(c.gc)
+	if window := objects.CommitWindow(c.timeouts.Consul); c.gc.Grace < 2*window {
 		return c, fmt.Errorf("%s: gc.grace = %s is shorter than twice the commit window (%s, six timeouts.consul): "+
 			"the collector could delete replicas whose entry is still being written", path, c.gc.Grace, window)
 	}

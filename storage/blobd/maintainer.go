@@ -9,7 +9,7 @@ import (
 	consulapi "github.com/hashicorp/consul/api"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/harvest-platform/harvest/storage/front"
+	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
 // maintainerWait is how long one blocking read of the maintainer lock waits
@@ -25,15 +25,15 @@ func maintainerKey(c Config) string { return c.Consul.KVPrefix() + "blob/maintai
 
 // holdMaintainerLock makes this front the tier's maintainer whenever it
 // holds the Consul session lock at <prefix>blob/maintainer (see
-// storage/front/maintainer.go for what the maintainer does), and a standing-by
+// storage/upkeep/maintainer.go for what the maintainer does), and a standing-by
 // front otherwise, until ctx ends; then it releases the lock, so another
 // front takes over at once. A front that dies without releasing it holds it
 // until its session's TTL runs out (maintainer.session_ttl), and Consul then
 // keeps the lock free for maintainer.lock_delay, so a maintainer cut off
 // from Consul has stopped before another starts. The returned channel is
 // closed once the first try has ended, taken or not.
-func holdMaintainerLock(ctx context.Context, client *consulapi.Client, c Config, be *front.Backend, log hclog.Logger) <-chan struct{} {
-	be.SetMaintainer(false)
+func holdMaintainerLock(ctx context.Context, client *consulapi.Client, c Config, up *upkeep.Upkeep, log hclog.Logger) <-chan struct{} {
+	up.SetMaintainer(false)
 	first := make(chan struct{})
 	host, _ := os.Hostname()
 	value, _ := json.Marshal(map[string]any{"listen": c.Listen, "admin_listen": c.Admin, "host": host, "pid": os.Getpid()})
@@ -64,14 +64,14 @@ func holdMaintainerLock(ctx context.Context, client *consulapi.Client, c Config,
 			case lost == nil:
 				continue // held by another front (or ctx ended): try again
 			}
-			be.SetMaintainer(true)
+			up.SetMaintainer(true)
 			select {
 			case <-lost:
-				be.SetMaintainer(false)
+				up.SetMaintainer(false)
 				_ = lock.Unlock() // stops renewing the session
 				log.Warn("maintainer lock lost (Consul unreachable or the session ended); standing by")
 			case <-ctx.Done():
-				be.SetMaintainer(false)
+				up.SetMaintainer(false)
 				if err := lock.Unlock(); err != nil {
 					log.Warn("releasing the maintainer lock", "error", err)
 				} else {

@@ -14,7 +14,9 @@
 // Every change of an entry is a check-and-set on its ModifyIndex (one
 // linearisation point per key); a delete leaves a tombstone
 // (blob/tombstones/<bucket>/<key>) in the same transaction, so a rebuild
-// from the nodes never brings the deleted version back.
+// from the nodes never brings the deleted version back. The records of
+// multipart uploads, which become entries, are declared here too
+// (uploads.go).
 package catalog
 
 import (

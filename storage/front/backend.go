@@ -2,25 +2,29 @@
 // protocol, SigV4, streaming payloads, ranges are versitygw's) whose objects
 // live as replicas on the MinIO servers of harvested nodes, placed by
 // Algorithm 2 (storage/grid), with the catalogue (storage/catalog) as the
-// source of truth clients see. It owns the write protocol (one check-and-set
-// per version, commit.go; multipart claims and transactions, uploads.go and
-// complete.go), checked reads (get.go), the garbage collector that alone
-// deletes replicas an entry may have named (gc.go), the scrubber (scrub.go),
-// repair (repair.go), health checks and safe mode (health.go, safemode.go),
-// the ledgers it shares with the other fronts (ledger.go), deadlines
-// (request.go, limits.go) and the S3 errors it answers (errors.go). The
-// storage nodes it writes to, with their clients, capacity accounting,
-// per-node limits and read choice, are a storage/nodes.Pool.
+// source of truth clients see. It is the S3 adapter: it owns the buckets
+// and their policies (backend.go, policy.go, declared.go), each request's
+// context and deadlines (request.go), the S3 errors it answers (errors.go),
+// the answers themselves and checked reads (get.go, redirect.go,
+// prefetch.go). Its writes go through the write path, a
+// storage/objects.Writer: placement, the replicas, the one check-and-set per
+// version, deletes, and the multipart records, claims and transactions. The
+// storage nodes, with their clients, capacity accounting, per-node limits
+// and read choice, are a storage/nodes.Pool, which a storage/health.Checker
+// watches: health checks, safe mode and the ledgers shared with the other
+// fronts (it reaches the buckets through health.go). Its upkeep (the garbage
+// collector that alone deletes replicas an entry may have named, the
+// scrubber, repair, the catalogue's rebuild and the maintainer's part of
+// them) is a storage/upkeep.Upkeep, which reaches the read and write paths
+// through upkeep.go.
 package front
 
 import (
 	"context"
 	"encoding/json"
-	"math/rand/v2"
-	"net/http"
+	"io"
 	"net/url"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,44 +40,33 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
-	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/health"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/objects"
+	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
 // DataBucket is the bucket every storage node keeps replicas in.
-const DataBucket = "harvest-data"
+const DataBucket = nodes.DataBucket
 
 // Backend serves S3 requests from the harvested storage nodes.
 type Backend struct {
 	backend.BackendUnsupported
-	log        hclog.Logger
-	kv         kv.KV
-	prefix     string
-	namePrefix string // the deployment's folder of replicas on the nodes
-	cat        *catalog.Store
-	nodes      *nodes.Pool
-	timeouts   nodes.Timeouts           // the pool's
-	config     policy                   // the front's replicas and strict
-	defaults   atomic.Pointer[defaults] // of buckets without policy tags: the policy document's over config (declared.go)
-	decl       *declarations
+	log      hclog.Logger
+	kv       kv.KV
+	prefix   string
+	cat      *catalog.Store
+	nodes    *nodes.Pool
+	timeouts nodes.Timeouts           // the pool's
+	config   policy                   // the front's replicas and strict
+	defaults atomic.Pointer[defaults] // of buckets without policy tags: the policy document's over config (declared.go)
+	decl     *declarations
 
-	mu   sync.Mutex // guards the grid and rng
-	grid *grid.Grid
-	rng  *rand.Rand
-
-	metrics      *metrics
-	repair       *repairer
-	gc           *collector
-	scrub        *scrubber
-	safe         *safeMode
-	busyExpiry   time.Duration
-	diskClient   *http.Client    // reads the nodes' drive metrics
-	degradedSeen sync.Map        // reasons of degraded placements logged at WARN
-	episodes     sync.Map        // failures in an episode already logged (warnEpisode)
-	lostNodes    map[string]bool // nodes whose replicas were dropped; only the health checks touch it
-	follower     atomic.Bool     // another front maintains the tier (maintainer.go)
-	frontID      string          // this front's ledger among the fronts' (ledger.go), new at every start
-	frontsSeen   atomic.Int64    // fronts serving at the last health check (ledger.go)
+	objects    *objects.Writer // the write path
+	health     *health.Checker // the nodes' health checks, safe mode, the ledgers
+	metrics    *metrics
+	upkeep     *upkeep.Upkeep
+	busyExpiry time.Duration
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -87,10 +80,10 @@ type Options struct {
 	Strict   bool // refuse writes that cannot keep every diversity rule; the policy document's diversity wins
 	Log      hclog.Logger
 	Seed     uint64
-	Repair   RepairOptions
-	GC       GCOptions
-	Scrub    ScrubOptions
-	SafeMode SafeModeOptions
+	Repair   upkeep.RepairOptions
+	GC       upkeep.GCOptions
+	Scrub    upkeep.ScrubOptions
+	SafeMode health.SafeModeOptions
 	// BusyExpiry is how old a busy flag may be and still count (default
 	// contract.BusyFlagMaxAge, the age the placer and harvestctl use too).
 	BusyExpiry time.Duration
@@ -105,22 +98,43 @@ func New(o Options) *Backend {
 		o.BusyExpiry = contract.BusyFlagMaxAge
 	}
 	b := &Backend{log: o.Log, kv: o.KV, prefix: history.KeyPrefix(o.Prefix), cat: catalog.NewStore(o.KV, o.Prefix), nodes: o.Nodes, timeouts: o.Nodes.Timeouts(),
-		namePrefix: namePrefixFor(history.KeyPrefix(o.Prefix)), busyExpiry: o.BusyExpiry,
-		diskClient: &http.Client{Transport: nodes.Transport(o.Nodes.Timeouts().Node)},
+		busyExpiry: o.BusyExpiry,
 		config:     policy{replicas: o.Replicas, strict: o.Strict}, decl: &declarations{store: history.NewStore(o.KV, o.Prefix)},
-		rng: rand.New(rand.NewPCG(o.Seed, 99)), metrics: newMetrics(), lostNodes: map[string]bool{}, frontID: newFrontID()}
+		metrics: newMetrics()}
 	b.defaults.Store(ptr(b.config.over(nil)))
-	b.frontsSeen.Store(1)
-	b.repair = newRepairer(b, o.Repair)
-	b.gc = newCollector(b, o.GC)
-	b.scrub = newScrubber(b, o.Scrub)
-	b.safe = newSafeMode(o.SafeMode)
-	b.grid = o.Nodes.Grid()
+	b.upkeep = upkeep.New(upkeep.Options{KV: o.KV, Prefix: b.prefix, Catalog: b.cat, Nodes: o.Nodes, Front: upkeepFront{b}, Log: o.Log,
+		Metrics: b.metrics.upkeep, NamePrefix: objects.ReplicaFolder(o.Prefix), CommitWindow: objects.CommitWindow(b.timeouts.Consul),
+		Repair: o.Repair, GC: o.GC, Scrub: o.Scrub})
+	m := b.metrics
+	b.objects = objects.New(objects.Options{KV: o.KV, Prefix: b.prefix, Catalog: b.cat, Nodes: o.Nodes, Upkeep: b.upkeep, Log: o.Log,
+		Metrics: objects.Metrics{Writes: m.writes, WriteFailures: m.writeFailures, Degraded: m.degraded, StorageFull: m.storageFull,
+			AmbiguousWrites: m.ambiguousWrites},
+		Seed: o.Seed, Missing: b.missing})
+	b.health = health.New(health.Options{KV: o.KV, Prefix: b.prefix, Catalog: b.cat, Nodes: o.Nodes, Objects: b.objects, Upkeep: b.upkeep,
+		Front: healthFront{b}, Log: o.Log, SafeMode: o.SafeMode,
+		Metrics: health.Metrics{SafeMode: m.safeMode, Lost: m.lost, NodeUp: m.nodeUp, NodeFree: m.nodeFree, Fronts: m.fronts}})
 	o.Nodes.OnFirstByte(func(node string, secs float64) { b.metrics.firstByte.WithLabelValues(node).Set(secs) })
 	return b
 }
 
 func (b *Backend) String() string { return "harvest" }
+
+// Upkeep is the front's upkeep: the repairer, scrubber and garbage
+// collector to run, the rebuild, the maintainer's switch.
+func (b *Backend) Upkeep() *upkeep.Upkeep { return b.upkeep }
+
+// Objects is the front's write path (storage/objects): RecountUploads at
+// start.
+func (b *Backend) Objects() *objects.Writer { return b.objects }
+
+// Health is the front's watch over its nodes (storage/health): the health
+// checks to run, safe mode's confirmation.
+func (b *Backend) Health() *health.Checker { return b.health }
+
+// bucketPrefix is where every node mirrors the bucket records, beside its
+// identity marker (health.MarkerObject), so the catalogue can be rebuilt
+// from the nodes.
+const bucketPrefix = ".harvest/buckets/"
 
 // bucketInfo is a bucket's record in Consul KV.
 type bucketInfo struct {
@@ -179,12 +193,58 @@ func (b *Backend) mirrorBucket(ctx context.Context, name string, data []byte) {
 		if data == nil {
 			err = c.RemoveObject(ctx, DataBucket, bucketPrefix+name, minio.RemoveObjectOptions{})
 		} else {
-			err = putSmall(ctx, c, bucketPrefix+name, data)
+			err = nodes.PutSmall(ctx, c, bucketPrefix+name, data)
 		}
 		if err != nil {
 			b.log.Warn("mirroring a bucket record failed", "node", n.ID, "bucket", name, "error", err)
 		}
 	}
+}
+
+// mirrorBuckets writes every bucket record onto a node (one that joins,
+// storage/health).
+func (b *Backend) mirrorBuckets(ctx context.Context, c *minio.Core) error {
+	pairs, err := b.kv.List(ctx, b.prefix+"blob/buckets/")
+	if err != nil {
+		return err
+	}
+	for _, p := range pairs {
+		var info bucketInfo
+		if json.Unmarshal(p.Value, &info) == nil {
+			if err := nodes.PutSmall(ctx, c, bucketPrefix+info.Name, p.Value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// restoreBuckets writes the bucket records a node mirrors that Consul KV
+// does not hold (a rebuild of the catalogue, storage/upkeep/rebuild.go),
+// and answers how many it wrote.
+func (b *Backend) restoreBuckets(ctx context.Context, c *minio.Core) (int, error) {
+	restored := 0
+	for info := range c.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: bucketPrefix, Recursive: true}) {
+		if info.Err != nil {
+			return restored, info.Err
+		}
+		body, _, _, err := c.GetObject(ctx, DataBucket, info.Key, minio.GetObjectOptions{})
+		if err != nil {
+			return restored, err
+		}
+		data, err := io.ReadAll(io.LimitReader(body, 1<<20))
+		body.Close()
+		var rec bucketInfo
+		if err != nil || json.Unmarshal(data, &rec) != nil || rec.Name == "" {
+			continue
+		}
+		if ok, err := b.kv.CAS(ctx, b.bucketKey(rec.Name), data, 0); err != nil {
+			return restored, err
+		} else if ok {
+			restored++
+		}
+	}
+	return restored, nil
 }
 
 func (b *Backend) HeadBucket(ctx context.Context, in *s3.HeadBucketInput) (*s3.HeadBucketOutput, error) {
@@ -283,7 +343,7 @@ func (b *Backend) FollowBusy(ctx context.Context, every time.Duration) {
 		}
 		if len(changed) > 0 {
 			for _, id := range changed {
-				b.markInGrid(id)
+				b.objects.MarkInGrid(id)
 			}
 			b.log.Info("busy flags changed", "nodes", changed)
 		}

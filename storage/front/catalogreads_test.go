@@ -106,7 +106,7 @@ func TestAListPageReadsOnlyItsEntries(t *testing.T) {
 func TestRepairRetriesReadOnlyWhatItLeftShort(t *testing.T) {
 	ctx := context.Background()
 	b, counting := countingFront(t)
-	b.repair = newRepairer(b, RepairOptions{PerServerPerHour: 1}) // one repair per receiving node, then none for an hour
+	b.upkeep.SetRepairLimit(1) // one repair per receiving node, then none for an hour
 	for i := 0; i < 8; i++ {
 		key := fmt.Sprintf("k%d", i)
 		if err := putBytes(t, b, "data", key, []byte(strings.Repeat(key, 100))); err != nil {
@@ -116,17 +116,21 @@ func TestRepairRetriesReadOnlyWhatItLeftShort(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.repair.scan(ctx); err != nil {
+	if err := b.upkeep.RepairScan(ctx); err != nil {
 		t.Fatal(err)
 	}
-	left := len(b.repair.left)
+	left := 0
+	for i := 0; i < 8; i++ {
+		if e, _ := b.cat.Get(ctx, "data", fmt.Sprintf("k%d", i)); len(e.Replicas) < 3 {
+			left++
+		}
+	}
 	if left < 4 || b.Status().UnderReplicated != left {
 		t.Fatalf("after the scan %d objects left short, %d counted; want at least 4 (4 nodes, one repair each)", left, b.Status().UnderReplicated)
 	}
-	b.repair.opts.PerServerPerHour = math.Inf(1) // no limit now
-	clear(b.repair.limits)
+	b.upkeep.SetRepairLimit(math.Inf(1)) // no limit now
 	listed, gets := counting.values.Load(), counting.gets.Load()
-	if err := b.repair.retry(ctx); err != nil {
+	if err := b.upkeep.RetryRepairs(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := counting.values.Load() - listed; n != 0 {
@@ -140,7 +144,7 @@ func TestRepairRetriesReadOnlyWhatItLeftShort(t *testing.T) {
 			t.Fatalf("k%d has %d replicas after the retry", i, len(e.Replicas))
 		}
 	}
-	if len(b.repair.left) != 0 || b.Status().UnderReplicated != 0 {
-		t.Fatalf("after the retry: %d left, %d under-replicated", len(b.repair.left), b.Status().UnderReplicated)
+	if b.Status().UnderReplicated != 0 {
+		t.Fatalf("after the retry: %d under-replicated", b.Status().UnderReplicated)
 	}
 }

@@ -3,7 +3,6 @@ package front
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -59,16 +58,7 @@ func (b *Backend) copyObject(req *request, in s3response.CopyObjectInput) (s3res
 		// only the metadata changes, on the version the client read (the
 		// ETag it names): a version written meanwhile is not overwritten
 		// with the old one's replicas
-		e, err := b.cat.Update(ctx, srcBucket, srcKey, func(cur *catalog.Entry) error {
-			if !sameVersion(*cur, src) {
-				return s3err.GetAPIError(s3err.ErrPreconditionFailed)
-			}
-			cur.UserMeta, cur.ContentType = dst.UserMeta, dst.ContentType
-			return nil
-		})
-		if errors.Is(err, catalog.ErrNotFound) {
-			return s3response.CopyObjectOutput{}, s3err.GetAPIError(s3err.ErrNoSuchKey)
-		}
+		e, err := b.objects.SetMeta(ctx, srcBucket, srcKey, src, dst.UserMeta, dst.ContentType)
 		if err != nil {
 			return s3response.CopyObjectOutput{}, err
 		}
@@ -80,7 +70,7 @@ func (b *Backend) copyObject(req *request, in s3response.CopyObjectInput) (s3res
 	}
 	defer body.Close()
 	dst.Checksum = src.Checksum
-	dst, err = b.store(ctx, dst, body, b.policyOf(dstInfo), nil)
+	dst, err = b.objects.Store(ctx, dst, body, b.policyOf(dstInfo).placement(), nil)
 	if err != nil {
 		return s3response.CopyObjectOutput{}, err
 	}

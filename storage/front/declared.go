@@ -215,7 +215,7 @@ func (b *Backend) applyDeclarations(p *declare.Policy, tenants map[string]declar
 		}
 	}
 	if changes := b.nodes.SetDeclaredStorage(storage); len(changes) > 0 {
-		b.regrid()
+		b.objects.Regrid()
 		for _, c := range changes {
 			b.log.Info("storage node capacity changed", "node", c.Node, "capacity_bytes", c.To,
 				"from", c.Source, "was_bytes", c.From, "used_bytes", c.Used)
@@ -227,6 +227,6 @@ func (b *Backend) applyDeclarations(p *declare.Policy, tenants map[string]declar
 		kick = true // repairs that found no room may find it now
 	}
 	if kick {
-		b.repair.kick()
+		b.upkeep.KickRepair()
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/objects"
+	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
 // awayKV fails every read while down, like an unreachable Consul.
@@ -104,11 +106,11 @@ func frontOver(t testing.TB, mem kv.KV, cfgs []nodes.Config) (*Backend, *logBuff
 	}
 	logs := &logBuffer{}
 	b := New(Options{KV: mem, Prefix: "harvest/", Nodes: ns, Replicas: 3, Log: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}),
-		Seed: 7, Repair: RepairOptions{PerServerPerHour: 3600}})
+		Seed: 7, Repair: upkeep.RepairOptions{PerServerPerHour: 3600}})
 	for _, env := range declTenants {
 		ns.SetUp("n"+env, true)
 	}
-	b.regrid()
+	b.objects.Regrid()
 	return b, logs
 }
 
@@ -245,12 +247,12 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 	if got := capacities(b); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("declared: %v, want %v", got, want)
 	}
-	if n, _ := b.grid.Node("na"); n.Free != 3000<<20 {
+	if n, _ := b.objects.Grid().Node("na"); n.Free != 3000<<20 {
 		t.Fatalf("na's free space in the grid %d, want the declared 3000 MiB", n.Free)
 	}
 	// an object of 20 MiB fits three nodes only: nb (10 MiB) is left out
 	for i := 0; i < 20; i++ {
-		p, err := b.place(catalog.Entry{}, 20<<20, policy{replicas: 3}, nil)
+		p, err := b.objects.Place(catalog.Entry{}, 20<<20, objects.Policy{Replicas: 3}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +266,7 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 	b.nodes.SetCommitted(map[string]int64{"na": 500 << 20}, time.Now())
 	putDoc(t, mem, tenantDoc("a"), tenantDecl("a", 100))
 	b.RefreshDeclarations(ctx)
-	if n, _ := b.grid.Node("na"); n.Free != 0 {
+	if n, _ := b.objects.Grid().Node("na"); n.Free != 0 {
 		t.Fatalf("na holding 500 MiB of 100: %d bytes free in the grid, want 0", n.Free)
 	}
 	if st := b.Status(); st.Nodes[0].ID != "na" || st.Nodes[0].Used != 500<<20 || st.Nodes[0].Capacity != 100<<20 {
@@ -273,7 +275,7 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 	if logs.count("storage node holds more than its capacity") != 1 {
 		t.Fatalf("the shrink below the bytes held was not logged:\n%s", logs)
 	}
-	if _, err := b.place(catalog.Entry{}, 1, policy{replicas: 4}, nil); err == nil {
+	if _, err := b.objects.Place(catalog.Entry{}, 1, objects.Policy{Replicas: 4}, nil); err == nil {
 		t.Fatal("four replicas placed with na full")
 	}
 
@@ -282,7 +284,7 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 	if got := capacities(b)["na"]; got != "1024 config" {
 		t.Fatalf("declaration deleted: na %s, want the configured 1024 MiB", got)
 	}
-	if n, _ := b.grid.Node("na"); n.Free != 524<<20 {
+	if n, _ := b.objects.Grid().Node("na"); n.Free != 524<<20 {
 		t.Fatalf("na back to 1024 MiB holding 500: %d MiB free", n.Free>>20)
 	}
 }
@@ -413,12 +415,10 @@ func TestUntaggedBucketWritesThePolicysReplicaCount(t *testing.T) {
 	three := 3
 	putDoc(t, mem, declare.PolicyName, declare.Policy{Replicas: &three})
 	b.RefreshDeclarations(ctx)
-	select {
-	case <-b.repair.kickCh:
-	default:
+	if !b.upkeep.ScanPending() {
 		t.Fatal("a higher default did not kick the repairer")
 	}
-	if err := b.repair.scan(ctx); err != nil {
+	if err := b.upkeep.RepairScan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e, err := b.cat.Get(ctx, "plain", "k")

@@ -3,51 +3,23 @@ package front
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
-
-	"github.com/harvest-platform/harvest/storage/catalog"
 )
 
 // DeleteObject removes the catalogue entry with check-and-set, leaving a
 // tombstone in the same transaction; its replicas become orphans, which
-// the garbage collector deletes after its grace.
+// the garbage collector deletes after its grace (objects.Writer.Delete).
 func (b *Backend) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput) (*s3.DeleteObjectOutput, error) {
 	req := b.request(ctx)
 	defer req.cancel()
-	if err := b.deleteKey(req.ctx, *in.Bucket, *in.Key); err != nil {
+	if err := b.objects.Delete(req.ctx, *in.Bucket, *in.Key); err != nil {
 		return nil, b.fail("delete", err)
 	}
 	return &s3.DeleteObjectOutput{}, nil
-}
-
-func (b *Backend) deleteKey(ctx context.Context, bucket, key string) error {
-	for attempt := 0; attempt < commitAttempts; attempt++ {
-		e, index, err := b.cat.Lookup(ctx, bucket, key)
-		if errors.Is(err, catalog.ErrNotFound) {
-			return b.missing(ctx, bucket, nil) // as S3: deleting nothing succeeds
-		}
-		if err != nil {
-			return err
-		}
-		ok, err := b.cat.Delete(ctx, e, index, time.Now())
-		if err != nil {
-			// unconfirmed: whatever happened, the replicas are the GC's
-			// (it deletes them only if no entry reaches them)
-			b.metrics.ambiguousWrites.Inc()
-			return err
-		}
-		if ok {
-			b.superseded(e, index)
-			b.repair.adjustObjects(-1)
-			return nil
-		}
-	}
-	return errors.New("too many concurrent writes of the key")
 }
 
 // DeleteObjects deletes each key in turn (aws s3 rm --recursive, rclone
@@ -64,7 +36,7 @@ func (b *Backend) DeleteObjects(ctx context.Context, in *s3.DeleteObjectsInput) 
 		if o.Key == nil {
 			continue
 		}
-		if err := b.fail("delete", b.deleteKey(req.ctx, *in.Bucket, *o.Key)); err != nil {
+		if err := b.fail("delete", b.objects.Delete(req.ctx, *in.Bucket, *o.Key)); err != nil {
 			var api s3err.APIError
 			if !errors.As(err, &api) {
 				api = s3err.GetAPIError(s3err.ErrInternalError)

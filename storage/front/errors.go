@@ -9,19 +9,12 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/objects"
 )
 
 // The S3 errors the front answers beyond versitygw's own. Each says what
 // happened in the client's terms; no internal detail (Consul keys, node
 // addresses) goes to the client: the front logs it.
-
-// errStorageFull answers a write no set of nodes has room for: a 507 with
-// MinIO's code for a full drive, which clients do not retry.
-func errStorageFull(replicas int, size int64) error {
-	return s3err.APIError{Code: "XMinioStorageFull", HTTPStatusCode: http.StatusInsufficientStorage,
-		Description: fmt.Sprintf("Storage is full: fewer than %d harvested storage nodes have room for %d more bytes within "+
-			"their declared capacity and free disk. Delete objects or ask for more capacity.", replicas, size)}
-}
 
 // errPartStorageFull answers a part the upload's nodes have no room for.
 func errPartStorageFull(size int64) error {
@@ -31,14 +24,11 @@ func errPartStorageFull(size int64) error {
 }
 
 // errUnavailable answers a request a storage node or the catalogue failed
-// or did not answer in time: nothing changed, and a retry may succeed.
-var errUnavailable = s3err.APIError{Code: "ServiceUnavailable", HTTPStatusCode: http.StatusServiceUnavailable,
-	Description: "A storage node or the catalogue failed or did not answer in time; nothing was changed. Please retry."}
-
-// errUnconfirmed answers a write whose catalogue update was sent but not
-// confirmed: it may or may not be visible; a retry makes it so.
-var errUnconfirmed = s3err.APIError{Code: "ServiceUnavailable", HTTPStatusCode: http.StatusServiceUnavailable,
-	Description: "The write could not be confirmed: the catalogue did not answer. It may or may not be visible; please retry."}
+// or did not answer in time: nothing changed, and a retry may succeed. The
+// write path answers it too (objects.ErrUnavailable), as it answers its
+// other errors: storage full, an unconfirmed write, a client's body that
+// failed (storage/objects/errors.go).
+var errUnavailable = objects.ErrUnavailable
 
 // errBusy answers a read whose every replica is on a node its primary
 // tenant needs now, or a request refused because a node has too many calls

@@ -22,9 +22,7 @@ func (b *Backend) Explain(ctx context.Context, bucket, key string) (ObjectExplan
 		return ObjectExplanation{}, err
 	}
 	out := ObjectExplanation{Bucket: e.Bucket, Key: e.Key, Version: e.Version, Size: e.Size, ETag: e.ETag, Degraded: e.Degraded}
-	b.mu.Lock()
-	g := b.grid
-	b.mu.Unlock()
+	g := b.objects.Grid()
 	tenants := make([]*grid.Tenant, 0, len(e.Replicas))
 	ns := b.nodes.Snapshot() // one look at the nodes, as Status takes it
 	for _, r := range e.Replicas {

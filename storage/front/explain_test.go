@@ -34,9 +34,7 @@ func TestExplainSaysWhereAnObjectIsAndWhatAReadFindsThere(t *testing.T) {
 		stats[env+"/fn"] = nodes.TenantStats{ReimageRate: float64(i), PeakCPU: 20 * float64(i+1), BusyHours: hours}
 	}
 	b.nodes.SetStats(stats)
-	b.mu.Lock()
-	b.grid = b.nodes.Grid()
-	b.mu.Unlock()
+	b.objects.Regrid()
 	makeBucket(t, b, "data", nil)
 	body := bytes.Repeat([]byte("x"), 1000)
 	if _, err := b.PutObject(ctx, s3response.PutObjectInput{Bucket: ptr("data"), Key: ptr("a/b c"),

@@ -16,6 +16,7 @@ import (
 
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/integrity"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // missing is the error for an object or upload that is not there:
@@ -250,10 +251,10 @@ func (b *Backend) openRange(ctx context.Context, r catalog.Replica, offset, end,
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	st := newStall(b.timeouts.Node, cancel)
+	st := nodes.NewStall(b.timeouts.Node, cancel)
 	done := b.nodes.StartRead(r.Node)
 	finish := func() {
-		st.stop()
+		st.Stop()
 		cancel()
 		done()
 		release()
@@ -268,9 +269,9 @@ func (b *Backend) openRange(ctx context.Context, r catalog.Replica, offset, end,
 		finish()
 		return nil, err
 	}
-	st.touch()
+	st.Touch()
 	b.nodes.ObserveRead(r.Node, time.Since(began)) // the node's answer with its headers: its time to first byte
-	return &nodeBody{r: progressReader{r: body, s: st}, c: body, finish: finish}, nil
+	return &nodeBody{r: nodes.ProgressReader{R: body, S: st}, c: body, finish: finish}, nil
 }
 
 // nodeBody is one replica's bytes; closing it gives its slot back.
@@ -299,13 +300,13 @@ func (b *Backend) replicaFailed(e catalog.Entry, r catalog.Replica, err error) b
 		b.metrics.corruptReads.Inc()
 		b.log.Warn("a replica failed its checksum; reading another and queueing it for the scrubber",
 			"bucket", e.Bucket, "key", e.Key, "node", r.Node, "error", err)
-		b.scrub.suspect(e.Bucket, e.Key, r)
+		b.upkeep.Suspect(e.Bucket, e.Key, r)
 		return true
 	case minio.ToErrorResponse(err).Code == "NoSuchKey":
 		b.metrics.missingReads.Inc()
 		b.log.Warn("a replica is missing on its node; reading another and queueing it for the scrubber",
 			"bucket", e.Bucket, "key", e.Key, "node", r.Node)
-		b.scrub.suspect(e.Bucket, e.Key, r)
+		b.upkeep.Suspect(e.Bucket, e.Key, r)
 		return true
 	default:
 		b.log.Warn("replica unreadable; trying the next", "bucket", e.Bucket, "key", e.Key, "node", r.Node, "error", err)

@@ -3,8 +3,6 @@ package front
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,10 +37,10 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 	for _, r := range e.Replicas {
 		holds[r.Node] = true
 	}
-	if n := a.shareLedger(ctx); n != 1 {
+	if n := a.health.ShareLedger(ctx); n != 1 {
 		t.Fatalf("front A saw %d fronts, want itself only", n)
 	}
-	if n := b.shareLedger(ctx); n != 2 || b.Status().Fronts != 2 {
+	if n := b.health.ShareLedger(ctx); n != 2 || b.Status().Fronts != 2 {
 		t.Fatalf("front B saw %d fronts (status %d), want both", n, b.Status().Fronts)
 	}
 	for _, c := range cfgs {
@@ -62,7 +60,7 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 		used[id] = int64(len(data))
 	}
 	b.nodes.SetCommitted(used, time.Now().Add(nodes.LedgerSlot))
-	b.shareLedger(ctx)
+	b.health.ShareLedger(ctx)
 	for id := range holds {
 		if got := b.nodes.Room(id); got != before[id]-int64(len(data)) {
 			t.Errorf("node %s after B's scan: room %d, want %d (counted once)", id, got, before[id]-int64(len(data)))
@@ -78,17 +76,17 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 	if !a.nodes.Reserve([]string{node}, 5<<20) {
 		t.Fatal("no room for the reservation")
 	}
-	a.shareLedger(ctx)
-	b.shareLedger(ctx)
+	a.health.ShareLedger(ctx)
+	b.health.ShareLedger(ctx)
 	if got := b.nodes.Room(node); got != before[node]-int64(len(data))-5<<20 {
 		t.Fatalf("node %s: B's room %d with A's 5 MiB in flight, want %d", node, got, before[node]-int64(len(data))-5<<20)
 	}
 	stale := a.nodes.OwnLedger(time.Now().Add(-2 * nodes.LedgerFresh))
 	raw, _ := json.Marshal(stale)
-	if _, err := mem.Txn(ctx, []kv.Op{{Verb: kv.Set, Key: a.prefix + ledgerFolder + a.frontID, Value: raw}}); err != nil {
+	if _, err := mem.Txn(ctx, []kv.Op{{Verb: kv.Set, Key: a.health.LedgerKey(), Value: raw}}); err != nil {
 		t.Fatal(err)
 	}
-	b.shareLedger(ctx)
+	b.health.ShareLedger(ctx)
 	if got := b.nodes.Room(node); got != before[node]-int64(len(data)) {
 		t.Fatalf("node %s: B's room %d with A's ledger stale, want A's pending bytes no longer counted (%d)", node, got, before[node]-int64(len(data)))
 	}
@@ -96,30 +94,14 @@ func TestFrontsCountEachOthersWritesThroughTheirLedgers(t *testing.T) {
 	// the maintainer deletes a ledger gone for nodes.LedgerKeep and skips a corrupt one
 	gone, _ := json.Marshal(nodes.Ledger{Written: time.Now().Add(-nodes.LedgerKeep - time.Minute), Pending: map[string]int64{node: 1 << 30}})
 	for key, value := range map[string][]byte{"gone": gone, "corrupt": []byte("{not json")} {
-		if _, err := mem.Txn(ctx, []kv.Op{{Verb: kv.Set, Key: a.prefix + ledgerFolder + key, Value: value}}); err != nil {
+		if _, err := mem.Txn(ctx, []kv.Op{{Verb: kv.Set, Key: a.prefix + "blob/fronts/" + key, Value: value}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := b.shareLedger(ctx); n != 1 {
+	if n := b.health.ShareLedger(ctx); n != 1 {
 		t.Fatalf("B saw %d fronts serving, want itself only (A's ledger stale, the gone one deleted, the corrupt one skipped)", n)
 	}
-	if _, index, _ := mem.Get(ctx, a.prefix+ledgerFolder+"gone"); index != 0 {
+	if _, index, _ := mem.Get(ctx, a.prefix+"blob/fronts/gone"); index != 0 {
 		t.Fatal("the ledger of a front gone for nodes.LedgerKeep is still there")
-	}
-}
-
-// TestWarnEpisodeLogsOncePerEpisode: a failure is logged when it begins an
-// episode, not again while it lasts, and again after a success ended it.
-func TestWarnEpisodeLogsOncePerEpisode(t *testing.T) {
-	_, cfgs := memNodes(t)
-	b, logs := frontOver(t, kv.NewMem(), cfgs)
-	failed := errors.New("consul down")
-	for _, err := range []error{failed, failed, nil, failed} {
-		if got := b.warnEpisode("x", err, "ledger trouble"); got != err {
-			t.Fatalf("warnEpisode returned %v, want %v", got, err)
-		}
-	}
-	if n := strings.Count(logs.String(), "ledger trouble"); n != 2 {
-		t.Fatalf("logged %d times, want 2 (two episodes):\n%s", n, logs)
 	}
 }

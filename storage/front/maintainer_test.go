@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/storage/health"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // markerOn is the identity marker a memory node holds ("" when none).
-func markerOn(m *memNode) string { return string(m.get(markerObject)) }
+func markerOn(m *memNode) string { return string(m.get(health.MarkerObject)) }
 
 // TestTwoFrontsFollowAReimagedNodeWithOneMaintainer: two fronts over the
 // same catalogue and nodes, one of them the maintainer. When a node holding
@@ -32,19 +33,19 @@ func TestTwoFrontsFollowAReimagedNodeWithOneMaintainer(t *testing.T) {
 	}
 	maint, _ := frontOver(t, mem, cfgs)
 	standby, _ := frontOver(t, mem, cfgs)
-	standby.SetMaintainer(false)
-	if !maint.Maintainer() || standby.Maintainer() || !maint.Status().Maintainer || standby.Status().Maintainer {
+	standby.upkeep.SetMaintainer(false)
+	if !maint.upkeep.Maintainer() || standby.upkeep.Maintainer() || !maint.Status().Maintainer || standby.Status().Maintainer {
 		t.Fatal("maintainer flags not as set")
 	}
 	lostAfter := time.Hour
-	standby.CheckNodes(ctx, reg, lostAfter) // nobody has a marker yet: the standby leaves them to the maintainer
+	standby.health.CheckNodes(ctx, reg, lostAfter) // nobody has a marker yet: the standby leaves them to the maintainer
 	for id, m := range stores {
 		if markerOn(m) != "" || standby.nodes.Up(id) {
 			t.Fatalf("the standing-by front marked or used %s before the maintainer joined it", id)
 		}
 	}
-	maint.CheckNodes(ctx, reg, lostAfter)
-	standby.CheckNodes(ctx, reg, lostAfter)
+	maint.health.CheckNodes(ctx, reg, lostAfter)
+	standby.health.CheckNodes(ctx, reg, lostAfter)
 	for id, m := range stores {
 		if markerOn(m) == "" || !maint.nodes.Up(id) || !standby.nodes.Up(id) {
 			t.Fatalf("%s: marker %q, up at the maintainer %v, at the other %v", id, markerOn(m), maint.nodes.Up(id), standby.nodes.Up(id))
@@ -64,30 +65,30 @@ func TestTwoFrontsFollowAReimagedNodeWithOneMaintainer(t *testing.T) {
 	clear(stores[wiped].objects)
 	stores[wiped].mu.Unlock()
 
-	standby.CheckNodes(ctx, reg, lostAfter)
+	standby.health.CheckNodes(ctx, reg, lostAfter)
 	if e, _ := maint.cat.Get(ctx, "data", "k"); len(e.Replicas) != 3 || standby.nodes.Up(wiped) || markerOn(stores[wiped]) != "" {
 		t.Fatalf("the standing-by front acted on the wiped node: %d replicas named, up %v, marker %q",
 			len(e.Replicas), standby.nodes.Up(wiped), markerOn(stores[wiped]))
 	}
-	maint.CheckNodes(ctx, reg, lostAfter)
+	maint.health.CheckNodes(ctx, reg, lostAfter)
 	marker := markerOn(stores[wiped])
 	if e, _ := maint.cat.Get(ctx, "data", "k"); len(e.Replicas) != 2 || e.HasReplicaOn(wiped) || marker == "" {
 		t.Fatalf("the maintainer did not forget and re-mark the wiped node: %+v, marker %q", e, marker)
 	}
 	for round := 0; round < 3; round++ {
-		standby.CheckNodes(ctx, reg, lostAfter)
-		maint.CheckNodes(ctx, reg, lostAfter)
+		standby.health.CheckNodes(ctx, reg, lostAfter)
+		maint.health.CheckNodes(ctx, reg, lostAfter)
 	}
 	if got := markerOn(stores[wiped]); got != marker || !standby.nodes.Up(wiped) || !maint.nodes.Up(wiped) {
 		t.Fatalf("marker %q -> %q, up at the maintainer %v, at the other %v", marker, got, maint.nodes.Up(wiped), standby.nodes.Up(wiped))
 	}
-	if err := standby.repair.scan(ctx); err != nil {
+	if err := standby.upkeep.RepairScan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := maint.cat.Get(ctx, "data", "k"); len(e.Replicas) != 2 || standby.Status().UnderReplicated != 1 {
 		t.Fatalf("the standing-by front repaired (%d replicas) or did not count (%d under-replicated)", len(e.Replicas), standby.Status().UnderReplicated)
 	}
-	if err := maint.repair.scan(ctx); err != nil {
+	if err := maint.upkeep.RepairScan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := maint.cat.Get(ctx, "data", "k"); len(e.Replicas) != 3 {
@@ -95,25 +96,6 @@ func TestTwoFrontsFollowAReimagedNodeWithOneMaintainer(t *testing.T) {
 	}
 	if got := getBytes(t, standby, "data", "k"); !bytes.Equal(got, data) {
 		t.Fatalf("read back %d bytes", len(got))
-	}
-}
-
-// TestAStandbyAsksTheMaintainerToScan: a standing-by front kicked (as a
-// scrub of its reads kicks it) asks for a scan through Consul; the
-// maintainer's next retry sees the request once.
-func TestAStandbyAsksTheMaintainerToScan(t *testing.T) {
-	ctx := context.Background()
-	_, _, maint, standby := twoFronts(t)
-	standby.SetMaintainer(false)
-	if maint.repair.askedToScan(ctx) {
-		t.Fatal("the first read counted as a request")
-	}
-	standby.repair.askToScan(ctx)
-	if !maint.repair.askedToScan(ctx) {
-		t.Fatal("the maintainer missed the standby's request")
-	}
-	if maint.repair.askedToScan(ctx) {
-		t.Fatal("one request counted twice")
 	}
 }
 

@@ -2,27 +2,22 @@ package front
 
 import (
 	"context"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/minio/minio-go/v7"
+	"github.com/versity/versitygw/backend"
 	"github.com/versity/versitygw/s3err"
 	"github.com/versity/versitygw/s3response"
 
-	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 )
 
-// minPart is the smallest part a multipart upload must have room for when
-// it starts (S3's minimum part size).
-const minPart = 5 << 20
+// The multipart requests. The upload, part and finished records, the
+// claims and the transactions that complete or abort an upload are the
+// write path's (storage/objects: multipart.go, uploads.go, complete.go).
 
 // CreateMultipartUpload places the object (its size is not known yet: each
 // part's bytes are reserved on the nodes when it arrives; the nodes must
@@ -45,44 +40,11 @@ func (b *Backend) createUpload(ctx context.Context, in s3response.CreateMultipar
 	}
 	e := catalog.Entry{Bucket: bucket, Key: key, ContentType: deref(in.ContentType), UserMeta: in.Metadata,
 		LastModified: time.Now().UTC().Truncate(time.Second)}
-	place, err := b.place(e, minPart, b.policyOf(info), nil)
+	id, err := b.objects.CreateUpload(ctx, e, b.policyOf(info).placement())
 	if err != nil {
 		return s3response.InitiateMultipartUploadResult{}, err
 	}
-	b.nodes.Unreserve(place.Nodes, minPart) // only a check: parts reserve their own bytes
-	var id [16]byte
-	_, _ = randRead(id[:])
-	e.Degraded = place.Degraded
-	u := upload{ID: hex.EncodeToString(id[:]), Name: b.replicaName(bucket, key), Nodes: place.Nodes, NodeIDs: map[string]string{},
-		Initiated: time.Now().UTC(), Entry: e, Reason: place.Reason}
-	meta := catalog.Meta(u.Entry)
-	for _, n := range place.Nodes {
-		var nodeUpload string
-		err := b.nodeCall(ctx, n, func(ctx context.Context) (err error) {
-			nodeUpload, err = b.nodes.Client(n).NewMultipartUpload(ctx, DataBucket, u.Name, minio.PutObjectOptions{UserMetadata: meta})
-			return err
-		})
-		if err != nil {
-			b.log.Warn("opening an upload on a node failed", "node", n, "error", err)
-			b.abortOnNodes(u)
-			if minio.ToErrorResponse(err).Code == "MetadataTooLarge" {
-				return s3response.InitiateMultipartUploadResult{}, s3err.GetAPIError(s3err.ErrMetadataTooLarge)
-			}
-			return s3response.InitiateMultipartUploadResult{}, errUnavailable
-		}
-		u.NodeIDs[n] = nodeUpload
-	}
-	data, _ := json.Marshal(u)
-	if ok, err := b.kv.CAS(ctx, b.uploadKey(bucket, u.ID), data, 0); err != nil || !ok {
-		if err == nil { // an ID drawn twice: nothing of this upload is recorded
-			b.abortOnNodes(u)
-			err = errors.New("upload ID collision")
-		}
-		// unconfirmed: the nodes' uploads are the GC's (it aborts those no
-		// upload record names)
-		return s3response.InitiateMultipartUploadResult{}, err
-	}
-	return s3response.InitiateMultipartUploadResult{Bucket: bucket, Key: key, UploadId: u.ID}, nil
+	return s3response.InitiateMultipartUploadResult{Bucket: bucket, Key: key, UploadId: id}, nil
 }
 
 // UploadPart reserves the part's bytes on every node of the upload (a full
@@ -97,7 +59,7 @@ func (b *Backend) UploadPart(ctx context.Context, in *s3.UploadPartInput) (*s3.U
 
 func (b *Backend) uploadPart(req *request, in *s3.UploadPartInput) (*s3.UploadPartOutput, error) {
 	ctx := req.ctx
-	u, index, err := b.loadUpload(ctx, *in.Bucket, *in.Key, *in.UploadId)
+	u, index, err := b.objects.LoadUpload(ctx, *in.Bucket, *in.Key, *in.UploadId)
 	if err != nil {
 		return nil, err
 	}
@@ -120,18 +82,8 @@ func (b *Backend) uploadPart(req *request, in *s3.UploadPartInput) (*s3.UploadPa
 		b.nodes.Unreserve(u.Nodes, size)
 		return nil, err
 	}
-	res, err := b.writeReplicas(ctx, u.Nodes, body, size, func(ctx context.Context, node string, r io.Reader) (string, error) {
-		p, err := b.nodes.Client(node).PutObjectPart(ctx, DataBucket, u.Name, u.NodeIDs[node], number, r, size,
-			minio.PutObjectPartOptions{DisableContentSha256: true})
-		return p.ETag, err
-	}, func(string) {}) // a part written to some nodes only is overwritten by the client's retry
+	pt, err := b.objects.WritePart(ctx, u, index, number, size, body, recorded)
 	if err != nil {
-		b.nodes.Unreserve(u.Nodes, size)
-		return nil, err
-	}
-	pt := part{Number: number, Size: size, MD5: hex.EncodeToString(res.md5), Segment: res.segment, Checksum: recorded(), Written: time.Now().UTC()}
-	if err := b.recordPart(ctx, u, index, pt); err != nil {
-		b.nodes.Unreserve(u.Nodes, size)
 		return nil, err
 	}
 	out := &s3.UploadPartOutput{ETag: ptr(`"` + pt.MD5 + `"`)}
@@ -139,48 +91,15 @@ func (b *Backend) uploadPart(req *request, in *s3.UploadPartInput) (*s3.UploadPa
 	return out, nil
 }
 
-// recordPart writes a part record while the upload record is still at
-// index (open, unclaimed); a part that replaces one of the same number
-// gives the old one's bytes back.
-func (b *Backend) recordPart(ctx context.Context, u upload, index uint64, pt part) error {
-	key := b.partKey(u.Entry.Bucket, u.ID, pt.Number)
-	old, oldIndex, err := b.kv.Get(ctx, key)
-	if err != nil {
-		return err
-	}
-	data, _ := json.Marshal(pt)
-	ok, err := b.kv.Txn(ctx, []kv.Op{{Verb: kv.CheckIndex, Key: b.uploadKey(u.Entry.Bucket, u.ID), Index: index},
-		{Verb: kv.CAS, Key: key, Value: data, Index: oldIndex}})
-	if err != nil { // unconfirmed: read back
-		rctx, cancel := context.WithTimeout(context.Background(), b.timeouts.Consul)
-		defer cancel()
-		got, _, rerr := b.kv.Get(rctx, key)
-		if rerr != nil || string(got) != string(data) {
-			return err
-		}
-		ok = true
-	}
-	if !ok {
-		// claimed, aborted, or the same part written twice at once: the
-		// client is told the upload is not open for it
-		return s3err.GetAPIError(s3err.ErrNoSuchUpload)
-	}
-	var prev part
-	if oldIndex != 0 && json.Unmarshal(old, &prev) == nil {
-		b.nodes.Unreserve(u.Nodes, prev.Size)
-	}
-	return nil
-}
-
 // ListParts lists the parts recorded.
 func (b *Backend) ListParts(ctx context.Context, in *s3.ListPartsInput) (s3response.ListPartsResult, error) {
 	req := b.request(ctx)
 	defer req.cancel()
-	u, _, err := b.loadUpload(req.ctx, *in.Bucket, *in.Key, *in.UploadId)
+	u, _, err := b.objects.LoadUpload(req.ctx, *in.Bucket, *in.Key, *in.UploadId)
 	if err != nil {
 		return s3response.ListPartsResult{}, b.fail("list parts", err)
 	}
-	parts, err := b.loadParts(req.ctx, u.Entry.Bucket, u.ID)
+	parts, err := b.objects.LoadParts(req.ctx, u.Entry.Bucket, u.ID)
 	if err != nil {
 		return s3response.ListPartsResult{}, b.fail("list parts", err)
 	}
@@ -218,14 +137,13 @@ func (b *Backend) ListMultipartUploads(ctx context.Context, in *s3.ListMultipart
 	if _, err := b.bucket(req.ctx, bucket); err != nil {
 		return s3response.ListMultipartUploadsResult{}, b.fail("list uploads", err)
 	}
-	pairs, err := b.kv.List(req.ctx, b.uploadKey(bucket, ""))
+	uploads, err := b.objects.Uploads(req.ctx, bucket)
 	if err != nil {
 		return s3response.ListMultipartUploadsResult{}, b.fail("list uploads", err)
 	}
 	out := s3response.ListMultipartUploadsResult{Bucket: bucket, Prefix: deref(in.Prefix), MaxUploads: 1000}
-	for _, p := range pairs {
-		var u upload
-		if json.Unmarshal(p.Value, &u) != nil || !strings.HasPrefix(u.Entry.Key, out.Prefix) {
+	for _, u := range uploads {
+		if !strings.HasPrefix(u.Entry.Key, out.Prefix) {
 			continue
 		}
 		out.Uploads = append(out.Uploads, s3response.Upload{Key: u.Entry.Key, UploadID: u.ID, Initiated: u.Initiated})
@@ -234,13 +152,37 @@ func (b *Backend) ListMultipartUploads(ctx context.Context, in *s3.ListMultipart
 	return out, nil
 }
 
-// abortOnNodes drops the nodes' uploads of u, in the background.
-func (b *Backend) abortOnNodes(u upload) {
-	for n, id := range u.NodeIDs {
-		go func() {
-			_ = b.nodeCall(context.Background(), n, func(ctx context.Context) error {
-				return b.nodes.Client(n).AbortMultipartUpload(ctx, DataBucket, u.Name, id)
-			})
-		}()
+// CompleteMultipartUpload claims the upload, completes it on every node,
+// checks what each node made of it, then writes the entry and retires the
+// upload in one transaction (objects.Writer.Complete). A retried Complete
+// of an upload completed with the same parts answers as the first did.
+func (b *Backend) CompleteMultipartUpload(ctx context.Context, in *s3.CompleteMultipartUploadInput) (s3response.CompleteMultipartUploadResult, string, error) {
+	req := b.request(ctx)
+	defer req.cancel()
+	var out s3response.CompleteMultipartUploadResult
+	if in.MultipartUpload == nil || len(in.MultipartUpload.Parts) == 0 {
+		return out, "", s3err.GetAPIError(s3err.ErrMalformedXML)
 	}
+	etag, err := backend.ComputeMultipartETagFromPartETags(in.MultipartUpload.Parts)
+	if err != nil {
+		return out, "", err
+	}
+	// fasthttp reuses the request's buffers once it ends: the names are
+	// cloned, since the upload's clean-up outlives the request
+	bucket, key, id := strings.Clone(*in.Bucket), strings.Clone(*in.Key), strings.Clone(*in.UploadId)
+	if err := b.objects.Complete(req.ctx, bucket, key, id, etag, in.MultipartUpload.Parts); err != nil {
+		return out, "", b.fail("complete multipart upload", err)
+	}
+	return s3response.CompleteMultipartUploadResult{Bucket: &bucket, Key: &key, ETag: &etag}, "", nil
+}
+
+// AbortMultipartUpload retires the upload (waiting for a Complete that is
+// working on it): an Abort after a Complete answers NoSuchUpload, a retried
+// Abort succeeds. Once retired, no entry can ever name its replicas, so
+// the nodes' uploads and anything completed of them are removed at once.
+func (b *Backend) AbortMultipartUpload(ctx context.Context, in *s3.AbortMultipartUploadInput) error {
+	req := b.request(ctx)
+	defer req.cancel()
+	bucket, key, id := strings.Clone(*in.Bucket), strings.Clone(*in.Key), strings.Clone(*in.UploadId)
+	return b.fail("abort multipart upload", b.objects.Abort(req.ctx, bucket, key, id))
 }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
+	"github.com/harvest-platform/harvest/storage/objects"
 )
 
 // A bucket's durability policy is set with ordinary S3 bucket tags, so any
@@ -35,6 +37,12 @@ type policy struct {
 	strict   bool
 }
 
+// placement is the policy as the write path (storage/objects) and the
+// upkeep take it.
+func (p policy) placement() objects.Policy {
+	return objects.Policy{Replicas: p.replicas, Strict: p.strict}
+}
+
 // replicasTag reads a harvest-replicas value: 1 to one replica per grid cell.
 func replicasTag(v string) (int, bool) {
 	n, err := strconv.Atoi(v)
@@ -54,6 +62,29 @@ func (b *Backend) policyOf(info *bucketInfo) policy {
 		p.strict = false
 	}
 	return p
+}
+
+// allEntries lists every object of every bucket, and each bucket's policy.
+func (b *Backend) allEntries(ctx context.Context) ([]catalog.Entry, map[string]policy, error) {
+	pairs, err := b.kv.List(ctx, b.prefix+"blob/buckets/")
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []catalog.Entry
+	policies := map[string]policy{}
+	for _, p := range pairs {
+		var info bucketInfo
+		if err := json.Unmarshal(p.Value, &info); err != nil {
+			continue
+		}
+		policies[info.Name] = b.policyOf(&info)
+		entries, _, err := b.cat.List(ctx, info.Name, "", "", -1)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, entries...)
+	}
+	return out, policies, nil
 }
 
 func validateTags(tags map[string]string) error {
@@ -100,7 +131,7 @@ func (b *Backend) PutBucketTagging(ctx context.Context, bucket string, tags map[
 	if err := b.updateBucket(ctx, bucket, func(info *bucketInfo) { info.Tags = tags }); err != nil {
 		return err
 	}
-	b.repair.kick()
+	b.upkeep.KickRepair()
 	return nil
 }
 

@@ -25,7 +25,7 @@ func TestAPrefixWithoutASlashKeepsEveryKeyUnderIt(t *testing.T) {
 	for _, env := range declTenants {
 		ns.SetUp("n"+env, true)
 	}
-	b.regrid()
+	b.objects.Regrid()
 	makeBucket(t, b, "data", nil)
 	if err := putBytes(t, b, "data", "k", []byte("hello")); err != nil {
 		t.Fatal(err)

@@ -188,9 +188,9 @@ func TestCorruptAndMissingReplicasAreSkippedThenScrubbedAndRepaired(t *testing.T
 	if testutil.ToFloat64(b.metrics.corruptReads) != 1 {
 		t.Fatalf("corrupt reads counted %v, want 1", testutil.ToFloat64(b.metrics.corruptReads))
 	}
-	if testutil.ToFloat64(b.metrics.missingReads) != 1 || len(b.scrub.queue) != 2 {
+	if testutil.ToFloat64(b.metrics.missingReads) != 1 || b.upkeep.Suspects() != 2 {
 		t.Fatalf("missing reads %v, %d replicas queued for the scrubber; want 1 and both bad ones",
-			testutil.ToFloat64(b.metrics.missingReads), len(b.scrub.queue))
+			testutil.ToFloat64(b.metrics.missingReads), b.upkeep.Suspects())
 	}
 	// a ranged read that starts in the bad block is served too
 	out, err := b.GetObject(ctx, &s3.GetObjectInput{Bucket: ptr("data"), Key: ptr("k"), Range: ptr("bytes=1048576-1048600")})
@@ -203,11 +203,11 @@ func TestCorruptAndMissingReplicasAreSkippedThenScrubbedAndRepaired(t *testing.T
 		t.Fatalf("ranged read: %q", part)
 	}
 
-	rep, err := b.ScrubPass(ctx)
+	rep, err := b.upkeep.ScrubPass(ctx)
 	if err != nil || rep.Corrupt != 1 || rep.Missing != 1 || rep.Dropped != 2 {
 		t.Fatalf("scrub: %+v %v", rep, err)
 	}
-	if err := b.repair.scan(ctx); err != nil {
+	if err := b.upkeep.RepairScan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := b.cat.Get(ctx, "data", "k")
@@ -223,7 +223,7 @@ func TestCorruptAndMissingReplicasAreSkippedThenScrubbedAndRepaired(t *testing.T
 		}
 	}
 	everyReplicaOnItsNode(t, b, stores, "data", "k", data)
-	if rep, _ := b.ScrubPass(ctx); rep.Corrupt != 0 || rep.Missing != 0 || rep.Replicas != 3 {
+	if rep, _ := b.upkeep.ScrubPass(ctx); rep.Corrupt != 0 || rep.Missing != 0 || rep.Replicas != 3 {
 		t.Fatalf("a second scrub: %+v", rep)
 	}
 }

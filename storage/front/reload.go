@@ -1,16 +1,10 @@
 package front
 
 import (
-	"errors"
 	"slices"
 
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
-
-// errRemoved is the health check's answer for a node the configuration no
-// longer lists: it is down, and lost once down for lost_after, like a node
-// whose allocation is gone (the maintainer then re-creates its replicas).
-var errRemoved = errors.New("removed from the configuration")
 
 // SetNodes brings the node list in line with a reloaded configuration
 // (harvest-blob on SIGHUP, when Nomad's template re-renders the list from
@@ -29,8 +23,8 @@ func (b *Backend) SetNodes(cfgs []nodes.Config, stats map[string]nodes.TenantSta
 		return ch, err
 	}
 	for _, id := range slices.Concat(ch.Added, ch.Changed, ch.Removed) {
-		b.markInGrid(id)
+		b.objects.MarkInGrid(id)
 	}
-	b.regrid()
+	b.objects.Regrid()
 	return ch, nil
 }

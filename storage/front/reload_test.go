@@ -21,7 +21,7 @@ func TestSetNodesAddsRemovesAndBringsBack(t *testing.T) {
 	stores, cfgs := memNodes(t)
 	reg := nodes.NewRegistry(mem, "harvest/")
 	b, _ := frontOver(t, mem, cfgs[:3])
-	b.CheckNodes(ctx, reg, time.Hour)
+	b.health.CheckNodes(ctx, reg, time.Hour)
 	makeBucket(t, b, "data", nil)
 	data := bytes.Repeat([]byte("reload "), 500)
 	if err := putBytes(t, b, "data", "k", data); err != nil {
@@ -34,7 +34,7 @@ func TestSetNodesAddsRemovesAndBringsBack(t *testing.T) {
 	if b.nodes.Up(added) {
 		t.Fatal("a new node is used before its health check")
 	}
-	b.CheckNodes(ctx, reg, time.Hour)
+	b.health.CheckNodes(ctx, reg, time.Hour)
 	if !b.nodes.Up(added) || markerOn(stores[added]) == "" {
 		t.Fatalf("the added node: up %v, marker %q", b.nodes.Up(added), markerOn(stores[added]))
 	}
@@ -53,15 +53,15 @@ func TestSetNodesAddsRemovesAndBringsBack(t *testing.T) {
 	if ch, err := b.SetNodes(rest, nil); err != nil || !slices.Equal(ch.Removed, []string{gone}) {
 		t.Fatalf("remove: %+v %v", ch, err)
 	}
-	b.CheckNodes(ctx, reg, time.Hour) // down, not yet lost
+	b.health.CheckNodes(ctx, reg, time.Hour) // down, not yet lost
 	if b.nodes.Up(gone) {
 		t.Fatal("a removed node that still answers is used")
 	}
 	if e, _ := b.cat.Get(ctx, "data", "k"); !e.HasReplicaOn(gone) {
 		t.Fatal("a removed node's replicas were forgotten before lost_after")
 	}
-	b.CheckNodes(ctx, reg, time.Nanosecond) // lost
-	if err := b.repair.scan(ctx); err != nil {
+	b.health.CheckNodes(ctx, reg, time.Nanosecond) // lost
+	if err := b.upkeep.RepairScan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e, _ = b.cat.Get(ctx, "data", "k")
@@ -82,7 +82,7 @@ func TestSetNodesAddsRemovesAndBringsBack(t *testing.T) {
 	if ch, err := b.SetNodes(cfgs, nil); err != nil || !slices.Equal(ch.Changed, []string{gone}) {
 		t.Fatalf("listed again: %+v %v", ch, err)
 	}
-	b.CheckNodes(ctx, reg, time.Hour)
+	b.health.CheckNodes(ctx, reg, time.Hour)
 	if !b.nodes.Up(gone) || markerOn(stores[gone]) != marker {
 		t.Fatalf("listed again: up %v, marker %q -> %q", b.nodes.Up(gone), marker, markerOn(stores[gone]))
 	}

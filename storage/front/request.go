@@ -2,14 +2,11 @@ package front
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
-	"os"
 	"time"
 
 	"github.com/valyala/fasthttp"
-	"github.com/versity/versitygw/s3err"
 )
 
 // request is one S3 request's context: its deadline (nodes.Timeouts.Request),
@@ -81,21 +78,4 @@ func (r *request) drain(body io.Reader, size int64) {
 		return
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(r.body(body), size))
-}
-
-// clientBodyError is what the client is told when reading its body
-// failed: versitygw's own S3 errors (a bad chunk signature, a checksum
-// that does not match) as they are, a stalled client RequestTimeout, a
-// body cut short IncompleteBody.
-func clientBodyError(err error) error {
-	var s3e s3err.S3Error
-	switch {
-	case errors.As(err, &s3e):
-		return err
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return s3err.APIError{Code: "RequestTimeout", HTTPStatusCode: 400,
-			Description: "Your socket connection to the server was not read from or written to within the timeout period."}
-	default:
-		return s3err.GetAPIError(s3err.ErrIncompleteBody)
-	}
 }

@@ -3,6 +3,7 @@ package front
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,9 +18,10 @@ import (
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/nodes"
+	"github.com/harvest-platform/harvest/storage/upkeep"
 )
 
-func testBackend(t *testing.T, repair RepairOptions) *Backend {
+func testBackend(t *testing.T, repair upkeep.RepairOptions) *Backend {
 	t.Helper()
 	var cfgs []nodes.Config
 	for i, env := range []string{"a", "b", "c", "d"} {
@@ -33,26 +35,37 @@ func testBackend(t *testing.T, repair RepairOptions) *Backend {
 	return New(Options{KV: kv.NewMem(), Prefix: "harvest/", Nodes: ns, Log: hclog.NewNullLogger(), Repair: repair})
 }
 
-func TestStatusETAFollowsTheMeasuredRepairRate(t *testing.T) {
-	b := testBackend(t, RepairOptions{PerServerPerHour: 30})
+// TestStatusListsEveryNodeWithTheUpkeeps: the status lists every node,
+// up or not, beside the upkeep's part, whose time left (nothing repaired
+// yet) is at the repair limit of the servers up (storage/upkeep's
+// TestStatusETAFollowsTheMeasuredRepairRate checks it at a measured rate).
+func TestStatusListsEveryNodeWithTheUpkeeps(t *testing.T) {
+	ctx := context.Background()
+	b := testBackend(t, upkeep.RepairOptions{PerServerPerHour: 30})
 	b.nodes.SetUp("na", true)
 	b.nodes.SetUp("nb", true)
-	b.repair.setScan(100, 12, 1)
+	// 12 objects with their one replica on a node down (not repairable
+	// now), one with none (lost)
+	record, _ := json.Marshal(bucketInfo{Name: "data"})
+	if ok, err := b.kv.CAS(ctx, b.bucketKey("data"), record, 0); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	for i := 0; i <= 12; i++ {
+		e := catalog.Entry{Bucket: "data", Key: fmt.Sprintf("k%d", i), Size: 1, ETag: `"e"`}
+		if i < 12 {
+			e.Replicas = []catalog.Replica{{Node: "nc", Name: "x"}}
+		}
+		if _, err := b.cat.Replace(ctx, e, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.upkeep.RepairScan(ctx); err != nil {
+		t.Fatal(err)
+	}
 	st := b.Status()
-	// nothing repaired yet: the limit of two live servers, 60 per hour, 12 left
-	if st.UnderReplicated != 12 || st.Lost != 1 || st.ETASeconds != 12.0/60*3600 {
-		t.Fatalf("before any repair: %+v", st)
-	}
-	for i := 0; i < 6; i++ {
-		b.repair.repaired(1, 10)
-	}
-	b.repair.mu.Lock()
-	b.repair.done = append([]time.Time{time.Now().Add(-time.Hour)}, b.repair.done...) // outside the window
-	b.repair.mu.Unlock()
-	st = b.Status()
-	// 6 in the last ten minutes: 36 per hour; 6 objects left: 10 minutes
-	if st.Repaired != 6 || st.UnderReplicated != 6 || st.RepairRatePerHour != 36 || st.ETASeconds != 600 {
-		t.Fatalf("after six repairs: %+v", st)
+	// the limit of two live servers, 60 per hour, 12 left
+	if st.UnderReplicated != 12 || st.Lost != 1 || st.LimitPerHour != 30 || st.ETASeconds != 12.0/60*3600 || !st.Maintainer {
+		t.Fatalf("the upkeep's part: %+v", st)
 	}
 	up := 0
 	for _, n := range st.Nodes {
@@ -62,32 +75,6 @@ func TestStatusETAFollowsTheMeasuredRepairRate(t *testing.T) {
 	}
 	if len(st.Nodes) != 4 || up != 2 {
 		t.Fatalf("nodes %+v", st.Nodes)
-	}
-}
-
-func TestDownNodesTakeNoReplicas(t *testing.T) {
-	b := testBackend(t, RepairOptions{})
-	for _, id := range []string{"na", "nb", "nc"} {
-		b.nodes.SetUp(id, true)
-	}
-	b.grid = b.nodes.Grid()
-	for i := 0; i < 50; i++ {
-		p, err := b.place(catalog.Entry{}, 1, policy{replicas: 3}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range p.Nodes {
-			if n == "nd" {
-				t.Fatalf("a replica placed on a node never seen up: %v", p.Nodes)
-			}
-		}
-	}
-	if down := b.nodes.SetUp("na", false); down > time.Second {
-		t.Fatalf("a node just gone down reports %s down", down)
-	}
-	b.markInGrid("na")
-	if _, err := b.place(catalog.Entry{}, 1, policy{replicas: 3}, nil); err == nil {
-		t.Fatal("three replicas placed with two nodes up")
 	}
 }
 

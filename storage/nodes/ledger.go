@@ -7,7 +7,7 @@ package nodes
 // default), filling a node past its owner's declared capacity in between.
 //
 // At every health check each front writes its ledger (OwnLedger) to
-// <prefix>blob/fronts/<id> (storage/front/ledger.go): the bytes it has in
+// <prefix>blob/fronts/<id> (storage/health/ledger.go): the bytes it has in
 // flight on each node (pending: writes being streamed, open uploads'
 // parts) and the bytes it committed to each node, by LedgerSlot, over the
 // last LedgerKeep. It then reads the other fronts' ledgers and counts

@@ -3,8 +3,12 @@ package nodes
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
+
+// DataBucket is the bucket every storage node keeps replicas in.
+const DataBucket = "harvest-data"
 
 // Timeouts bound every call the front makes, so that a stalled Consul or
 // storage node fails the requests that need it instead of holding them.
@@ -69,6 +73,50 @@ func (p *Pool) Acquire(ctx context.Context, id string) (func(), error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// Call runs fn against a node within one of its slots and the node
+// timeout.
+func (p *Pool) Call(ctx context.Context, id string, fn func(ctx context.Context) error) error {
+	release, err := p.Acquire(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, p.timeouts.Node)
+	defer cancel()
+	return fn(ctx)
+}
+
+// Stall cancels a call that makes no progress for its timeout.
+type Stall struct {
+	t *time.Timer
+	d time.Duration
+}
+
+// NewStall calls cancel once d passes without Touch.
+func NewStall(d time.Duration, cancel func()) *Stall {
+	return &Stall{t: time.AfterFunc(d, cancel), d: d}
+}
+
+// Touch says the call made progress.
+func (s *Stall) Touch() { s.t.Reset(s.d) }
+
+// Stop ends the watch.
+func (s *Stall) Stop() { s.t.Stop() }
+
+// ProgressReader touches its stall on every read that moves bytes.
+type ProgressReader struct {
+	R io.Reader
+	S *Stall
+}
+
+func (p ProgressReader) Read(b []byte) (int, error) {
+	n, err := p.R.Read(b)
+	if n > 0 {
+		p.S.Touch()
+	}
+	return n, err
 }
 
 // DefaultTimeouts fills in the defaults of what t leaves zero.

@@ -12,7 +12,8 @@
 // S3 clients, up and down and identity markers, busy flags, effective
 // capacity and the grid over them; the bytes each holds and may still take
 // (space.go) and what the other fronts' ledgers add (ledger.go); the calls
-// in flight to each and the timeouts (limits.go); which replica a read
+// in flight to each, the timeouts and a stalled stream's cancelling, and
+// the bucket replicas live in (limits.go); which replica a read
 // starts from (readchoice.go); and a reloaded node list (reload.go).
 package nodes
 

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -243,6 +244,13 @@ func (p *Pool) Client(id string) *minio.Core {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.clients[id]
+}
+
+// PutSmall writes a small object to a node's data bucket through its
+// client c: an identity marker, a mirrored bucket record.
+func PutSmall(ctx context.Context, c *minio.Core, name string, data []byte) error {
+	_, err := c.PutObject(ctx, DataBucket, name, bytes.NewReader(data), int64(len(data)), "", "", minio.PutObjectOptions{})
+	return err
 }
 
 // Busy reports a node's busy flag.

@@ -1,10 +1,12 @@
-package front
+package objects
 
 import (
 	"context"
 	"encoding/hex"
 	"errors"
 	"time"
+
+	"github.com/versity/versitygw/s3err"
 
 	"github.com/harvest-platform/harvest/storage/catalog"
 )
@@ -37,46 +39,46 @@ var errSuperseded = errors.New("a later write of the key was committed")
 // commit records e (whose replicas are written and whose bytes, held,
 // are reserved on their nodes) as the key's current version: the last
 // writer wins, as in S3. The replaced version's replicas become orphans.
-func (b *Backend) commit(ctx context.Context, e catalog.Entry, held int64) error {
+func (w *Writer) commit(ctx context.Context, e catalog.Entry, held int64) error {
 	nodes := make([]string, len(e.Replicas))
 	for i, r := range e.Replicas {
 		nodes[i] = r.Node
 	}
 	offered := false // a check-and-set was sent and its fate not learnt
-	deadline := time.Now().Add(CommitWindow(b.timeouts.Consul) - b.timeouts.Consul)
+	deadline := time.Now().Add(CommitWindow(w.timeouts.Consul) - w.timeouts.Consul)
 	for attempt := 0; attempt < commitAttempts && time.Now().Before(deadline); attempt++ {
-		cur, index, err := b.cat.Lookup(ctx, e.Bucket, e.Key)
+		cur, index, err := w.cat.Lookup(ctx, e.Bucket, e.Key)
 		if err != nil && !errors.Is(err, catalog.ErrNotFound) {
-			return b.uncommitted(e, nodes, held, offered, err)
+			return w.uncommitted(e, nodes, held, offered, err)
 		}
-		ok, err := b.cat.Replace(ctx, e, index)
+		ok, err := w.cat.Replace(ctx, e, index)
 		if err == nil && ok {
-			b.nodes.Commit(nodes, held, e.Size)
-			b.superseded(cur, index)
+			w.nodes.Commit(nodes, held, e.Size)
+			w.superseded(cur, index)
 			return nil
 		}
 		if err == nil {
 			continue // another writer of the key got there first: read again
 		}
 		offered = true
-		b.metrics.ambiguousWrites.Inc()
-		switch learnt := b.learn(e, index); {
+		w.metrics.AmbiguousWrites.Inc()
+		switch learnt := w.learn(e, index); {
 		case learnt == nil: // it committed
-			b.nodes.Commit(nodes, held, e.Size)
-			b.superseded(cur, index)
+			w.nodes.Commit(nodes, held, e.Size)
+			w.superseded(cur, index)
 			return nil
 		case errors.Is(learnt, errSuperseded): // a later write won; ours is overwritten either way
-			b.nodes.Unreserve(nodes, held)
-			b.log.Info("a write's commit was not confirmed and a later write replaced the key; acknowledged as overwritten",
+			w.nodes.Unreserve(nodes, held)
+			w.log.Info("a write's commit was not confirmed and a later write replaced the key; acknowledged as overwritten",
 				"bucket", e.Bucket, "key", e.Key, "error", err)
 			return nil
 		case errors.Is(learnt, errNotCommitted):
 			continue
 		default:
-			return b.uncommitted(e, nodes, held, true, err)
+			return w.uncommitted(e, nodes, held, true, err)
 		}
 	}
-	return b.uncommitted(e, nodes, held, offered, errors.New("too many concurrent writes of the key"))
+	return w.uncommitted(e, nodes, held, offered, errors.New("too many concurrent writes of the key"))
 }
 
 var errNotCommitted = errors.New("the entry was not written")
@@ -85,10 +87,10 @@ var errNotCommitted = errors.New("the entry was not written")
 // nil when e is what the key holds, errNotCommitted when the key is
 // unchanged (the write did not happen), errSuperseded when another version
 // is there now, or the read's error.
-func (b *Backend) learn(e catalog.Entry, index uint64) error {
-	ctx, cancel := context.WithTimeout(context.Background(), b.timeouts.Consul)
+func (w *Writer) learn(e catalog.Entry, index uint64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), w.timeouts.Consul)
 	defer cancel()
-	got, now, err := b.cat.Lookup(ctx, e.Bucket, e.Key)
+	got, now, err := w.cat.Lookup(ctx, e.Bucket, e.Key)
 	switch {
 	case err != nil && !errors.Is(err, catalog.ErrNotFound):
 		return err
@@ -114,30 +116,77 @@ func newVersion() string {
 // uncommitted ends a write that is not visible: its replicas are removed
 // when no check-and-set naming them was ever sent, else left to the
 // garbage collector (the client is told the write is unconfirmed).
-func (b *Backend) uncommitted(e catalog.Entry, nodes []string, held int64, offered bool, err error) error {
-	b.nodes.Unreserve(nodes, held)
-	b.metrics.writeFailures.Inc()
+func (w *Writer) uncommitted(e catalog.Entry, nodes []string, held int64, offered bool, err error) error {
+	w.nodes.Unreserve(nodes, held)
+	w.metrics.WriteFailures.Inc()
 	if !offered {
 		for _, r := range e.Replicas {
-			b.removeFresh(r.Node, r.Name)
+			w.removeFresh(r.Node, r.Name)
 		}
-		b.log.Warn("a write could not be recorded; its replicas are removed", "bucket", e.Bucket, "key", e.Key, "error", err)
+		w.log.Warn("a write could not be recorded; its replicas are removed", "bucket", e.Bucket, "key", e.Key, "error", err)
 		return err
 	}
-	b.log.Warn("a write's commit could not be confirmed; its replicas are left to the garbage collector",
+	w.log.Warn("a write's commit could not be confirmed; its replicas are left to the garbage collector",
 		"bucket", e.Bucket, "key", e.Key, "error", err)
 	return errUnconfirmed
 }
 
 // superseded accounts the replicas of a version no entry lists any more
 // as orphans, which the garbage collector deletes after its grace.
-func (b *Backend) superseded(old catalog.Entry, index uint64) {
+func (w *Writer) superseded(old catalog.Entry, index uint64) {
 	if index == 0 {
-		b.repair.adjustObjects(1) // a new key
+		w.upkeep.AdjustObjects(1) // a new key
 		return
 	}
 	for _, r := range old.Replicas {
-		b.nodes.Orphan(r.Node, old.Size)
+		w.nodes.Orphan(r.Node, old.Size)
 	}
-	b.gc.hint(time.Now())
+	w.upkeep.HintGC(time.Now())
+}
+
+// Delete removes the key's catalogue entry with check-and-set, leaving a
+// tombstone in the same transaction; its replicas become orphans, which
+// the garbage collector deletes after its grace. A key that is not there
+// is deleted already (as in S3), unless its bucket is gone too.
+func (w *Writer) Delete(ctx context.Context, bucket, key string) error {
+	for attempt := 0; attempt < commitAttempts; attempt++ {
+		e, index, err := w.cat.Lookup(ctx, bucket, key)
+		if errors.Is(err, catalog.ErrNotFound) {
+			return w.missing(ctx, bucket, nil) // as S3: deleting nothing succeeds
+		}
+		if err != nil {
+			return err
+		}
+		ok, err := w.cat.Delete(ctx, e, index, time.Now())
+		if err != nil {
+			// unconfirmed: whatever happened, the replicas are the GC's
+			// (it deletes them only if no entry reaches them)
+			w.metrics.AmbiguousWrites.Inc()
+			return err
+		}
+		if ok {
+			w.superseded(e, index)
+			w.upkeep.AdjustObjects(-1)
+			return nil
+		}
+	}
+	return errors.New("too many concurrent writes of the key")
+}
+
+// SetMeta changes only the user metadata and content type of bucket/key,
+// on the version src the client read (the ETag it names): a version
+// written meanwhile is not overwritten with the old one's replicas
+// (PreconditionFailed). A key gone is NoSuchKey.
+func (w *Writer) SetMeta(ctx context.Context, bucket, key string, src catalog.Entry, userMeta map[string]string, contentType string) (catalog.Entry, error) {
+	e, err := w.cat.Update(ctx, bucket, key, func(cur *catalog.Entry) error {
+		if !sameVersion(*cur, src) {
+			return s3err.GetAPIError(s3err.ErrPreconditionFailed)
+		}
+		cur.UserMeta, cur.ContentType = userMeta, contentType
+		return nil
+	})
+	if errors.Is(err, catalog.ErrNotFound) {
+		return e, s3err.GetAPIError(s3err.ErrNoSuchKey)
+	}
+	return e, err
 }

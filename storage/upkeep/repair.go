@@ -1,9 +1,8 @@
-package front
+package upkeep
 
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"github.com/versity/versitygw/s3err"
 	"golang.org/x/time/rate"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
@@ -51,13 +51,13 @@ func (o RepairOptions) withDefaults() RepairOptions {
 // repairer re-creates missing replicas, fewest-replicas-left first, by the
 // same placement rules as a write (Algorithm 2 around the survivors).
 type repairer struct {
-	b      *Backend
+	u      *Upkeep
 	opts   RepairOptions
 	kickCh chan struct{}
 	mu     sync.Mutex
 	limits map[string]*rate.Limiter
 	done   []time.Time // when each replica of the last rateWindow was re-created
-	status Status
+	status api.BlobStatus
 	total  int64
 	left   []entryRef // short objects the last pass could not repair, for the next retry
 	// scanSeen is the index of the scan-wanted key at the maintainer's last
@@ -72,8 +72,8 @@ type entryRef struct{ bucket, key string }
 // rateWindow is how far back the repair rate is measured.
 const rateWindow = 10 * time.Minute
 
-func newRepairer(b *Backend, o RepairOptions) *repairer {
-	return &repairer{b: b, opts: o.withDefaults(), kickCh: make(chan struct{}, 1), limits: map[string]*rate.Limiter{}}
+func newRepairer(u *Upkeep, o RepairOptions) *repairer {
+	return &repairer{u: u, opts: o.withDefaults(), kickCh: make(chan struct{}, 1), limits: map[string]*rate.Limiter{}}
 }
 
 func (r *repairer) kick() {
@@ -86,14 +86,14 @@ func (r *repairer) kick() {
 // Repair scans and repairs until ctx ends: a scan of the whole catalogue at
 // start, on a kick and every ScanInterval; between them, every Interval, a
 // retry of the objects the last pass left short, which reads only theirs.
-func (b *Backend) Repair(ctx context.Context) {
-	r := b.repair
+func (u *Upkeep) Repair(ctx context.Context) {
+	r := u.repair
 	retry, full := time.NewTicker(r.opts.Interval), time.NewTicker(r.opts.ScanInterval)
 	defer retry.Stop()
 	defer full.Stop()
 	scan, kicked := true, false
 	for {
-		if !scan && b.Maintainer() && r.askedToScan(ctx) {
+		if !scan && u.Maintainer() && r.askedToScan(ctx) {
 			scan = true // another front found something to repair
 		}
 		var err error
@@ -103,9 +103,9 @@ func (b *Backend) Repair(ctx context.Context) {
 			err = r.retry(ctx)
 		}
 		if err != nil && ctx.Err() == nil {
-			b.log.Warn("repair pass failed", "full_scan", scan, "error", err)
+			u.log.Warn("repair pass failed", "full_scan", scan, "error", err)
 		}
-		if kicked && !b.Maintainer() {
+		if kicked && !u.Maintainer() {
 			r.askToScan(ctx) // what called for a scan here (a scrub's drop) is the maintainer's to repair
 		}
 		select {
@@ -128,9 +128,9 @@ func (b *Backend) Repair(ctx context.Context) {
 const scanWanted = "blob/maintainer-scan"
 
 func (r *repairer) askToScan(ctx context.Context) {
-	b := r.b
-	if _, err := b.kv.Txn(ctx, []kv.Op{{Verb: kv.Set, Key: b.prefix + scanWanted, Value: []byte(time.Now().UTC().Format(time.RFC3339))}}); err != nil {
-		b.log.Warn("could not ask the maintainer for a scan; it scans at its interval", "error", err)
+	u := r.u
+	if _, err := u.kv.Txn(ctx, []kv.Op{{Verb: kv.Set, Key: u.prefix + scanWanted, Value: []byte(time.Now().UTC().Format(time.RFC3339))}}); err != nil {
+		u.log.Warn("could not ask the maintainer for a scan; it scans at its interval", "error", err)
 	}
 }
 
@@ -138,7 +138,7 @@ func (r *repairer) askToScan(ctx context.Context) {
 // maintainer last read the key (its first read only notes the index; the
 // maintainer scans when it starts anyway).
 func (r *repairer) askedToScan(ctx context.Context) bool {
-	_, index, err := r.b.kv.Get(ctx, r.b.prefix+scanWanted)
+	_, index, err := r.u.kv.Get(ctx, r.u.prefix+scanWanted)
 	if err != nil {
 		return false
 	}
@@ -149,37 +149,14 @@ func (r *repairer) askedToScan(ctx context.Context) bool {
 	return asked
 }
 
-// allEntries lists every object of every bucket, and each bucket's policy.
-func (b *Backend) allEntries(ctx context.Context) ([]catalog.Entry, map[string]policy, error) {
-	pairs, err := b.kv.List(ctx, b.prefix+"blob/buckets/")
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []catalog.Entry
-	policies := map[string]policy{}
-	for _, p := range pairs {
-		var info bucketInfo
-		if err := json.Unmarshal(p.Value, &info); err != nil {
-			continue
-		}
-		policies[info.Name] = b.policyOf(&info)
-		entries, _, err := b.cat.List(ctx, info.Name, "", "", -1)
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, entries...)
-	}
-	return out, policies, nil
-}
-
 // scan counts what every node holds (the capacity accounting survives a
 // restart this way, and follows the other fronts' writes), rebuilds the
 // grid, and, on the maintainer, repairs the objects short of replicas,
 // fewest left first.
 func (r *repairer) scan(ctx context.Context) error {
-	b := r.b
+	u := r.u
 	began := time.Now()
-	entries, policies, err := b.allEntries(ctx)
+	entries, policies, err := u.front.Entries(ctx)
 	if err != nil {
 		return err
 	}
@@ -193,12 +170,12 @@ func (r *repairer) scan(ctx context.Context) error {
 		switch {
 		case len(e.Replicas) == 0:
 			lost++
-		case len(e.Replicas) < policies[e.Bucket].replicas:
+		case len(e.Replicas) < policies[e.Bucket].Replicas:
 			short = append(short, e)
 		}
 	}
-	b.nodes.SetCommitted(used, began)
-	b.regrid()
+	u.nodes.SetCommitted(used, began)
+	u.front.Regrid()
 	r.setScan(len(entries), len(short), lost)
 	r.repairAll(ctx, short, policies)
 	return nil
@@ -206,8 +183,8 @@ func (r *repairer) scan(ctx context.Context) error {
 
 // repairAll repairs the short objects on the maintainer, fewest replicas
 // left first, and keeps those it could not repair for the next retry.
-func (r *repairer) repairAll(ctx context.Context, short []catalog.Entry, policies map[string]policy) {
-	b := r.b
+func (r *repairer) repairAll(ctx context.Context, short []catalog.Entry, policies map[string]Policy) {
+	u := r.u
 	left := short
 	defer func() {
 		refs := make([]entryRef, len(left))
@@ -218,27 +195,27 @@ func (r *repairer) repairAll(ctx context.Context, short []catalog.Entry, policie
 		r.left = refs
 		r.mu.Unlock()
 	}()
-	if reason := b.safe.reason(); reason != "" {
+	if reason := u.front.SafeMode(); reason != "" {
 		if len(short) > 0 {
-			b.log.Warn("repair held back: safe mode", "reason", reason, "under_replicated", len(short))
+			u.log.Warn("repair held back: safe mode", "reason", reason, "under_replicated", len(short))
 		}
 		return
 	}
-	if !b.Maintainer() {
+	if !u.Maintainer() {
 		return // the maintainer repairs (maintainer.go); this front only counted
 	}
-	b.orderRepairs(short)
+	u.orderRepairs(short)
 	left = nil
 	for i, e := range short {
-		if ctx.Err() != nil || !b.Maintainer() {
+		if ctx.Err() != nil || !u.Maintainer() {
 			left = append(left, short[i:]...)
 			return
 		}
 		if err := r.repairOne(ctx, e, policies[e.Bucket]); err != nil {
 			left = append(left, e)
 			if !errors.Is(err, errRateLimited) {
-				b.metrics.repairFailures.Inc()
-				b.log.Warn("repair failed; retried later", "bucket", e.Bucket, "key", e.Key, "error", err)
+				u.metrics.repairFailures.Inc()
+				u.log.Warn("repair failed; retried later", "bucket", e.Bucket, "key", e.Key, "error", err)
 			}
 		}
 	}
@@ -247,17 +224,17 @@ func (r *repairer) repairAll(ctx context.Context, short []catalog.Entry, policie
 // retry reads the entries of the objects the last pass left short (and
 // nothing else) and repairs those still short.
 func (r *repairer) retry(ctx context.Context) error {
-	b := r.b
+	u := r.u
 	r.mu.Lock()
 	refs := r.left
 	r.mu.Unlock()
-	if len(refs) == 0 || !b.Maintainer() {
+	if len(refs) == 0 || !u.Maintainer() {
 		return nil
 	}
-	policies := map[string]policy{}
+	policies := map[string]Policy{}
 	var short []catalog.Entry
 	for _, ref := range refs {
-		e, err := b.cat.Get(ctx, ref.bucket, ref.key)
+		e, err := u.cat.Get(ctx, ref.bucket, ref.key)
 		if errors.Is(err, catalog.ErrNotFound) {
 			continue // deleted since
 		}
@@ -266,7 +243,7 @@ func (r *repairer) retry(ctx context.Context) error {
 		}
 		pol, ok := policies[ref.bucket]
 		if !ok {
-			info, err := b.bucket(ctx, ref.bucket)
+			found, err := u.front.BucketPolicy(ctx, ref.bucket)
 			var gone s3err.BucketError
 			if errors.As(err, &gone) {
 				continue // the bucket is gone: so is the object
@@ -274,17 +251,17 @@ func (r *repairer) retry(ctx context.Context) error {
 			if err != nil {
 				return err // the same objects are retried next time
 			}
-			pol = b.policyOf(info)
+			pol = found
 			policies[ref.bucket] = pol
 		}
-		if len(e.Replicas) > 0 && len(e.Replicas) < pol.replicas {
+		if len(e.Replicas) > 0 && len(e.Replicas) < pol.Replicas {
 			short = append(short, e)
 		}
 	}
 	r.mu.Lock()
 	r.status.UnderReplicated = len(short)
 	r.mu.Unlock()
-	b.metrics.underReplicated.Set(float64(len(short)))
+	u.metrics.underReplicated.Set(float64(len(short)))
 	r.repairAll(ctx, short, policies)
 	return nil
 }
@@ -293,17 +270,16 @@ func (r *repairer) retry(ctx context.Context) error {
 // then the highest risk of losing the survivors (grid.RepairFirst: their
 // tenants' reimage rates), so what a next reimage could lose is repaired
 // first.
-func (b *Backend) orderRepairs(short []catalog.Entry) {
-	risk := make([]float64, len(short))
-	b.mu.Lock()
+func (u *Upkeep) orderRepairs(short []catalog.Entry) {
+	survivors := make([][]string, len(short))
 	for i, e := range short {
 		ids := make([]string, len(e.Replicas))
 		for k, r := range e.Replicas {
 			ids[k] = r.Node
 		}
-		risk[i] = b.grid.RepairRisk(ids)
+		survivors[i] = ids
 	}
-	b.mu.Unlock()
+	risk := u.front.RepairRisks(survivors)
 	order := make([]int, len(short))
 	for i := range order {
 		order[i] = i
@@ -317,15 +293,6 @@ func (b *Backend) orderRepairs(short []catalog.Entry) {
 		sorted[k] = short[i]
 	}
 	copy(short, sorted)
-}
-
-// regrid rebuilds Algorithm 2's grid from the nodes' bytes held and
-// effective capacities (the grid's cells split the free space in thirds).
-func (b *Backend) regrid() {
-	g := b.nodes.Grid()
-	b.mu.Lock()
-	b.grid = g
-	b.mu.Unlock()
 }
 
 var (
@@ -364,39 +331,37 @@ func (r *repairer) allow(nodes []string) bool {
 // reads each new copy back and checks it, then adds the copies to the
 // entry. A copy that fails its check, or that the entry cannot take (the
 // object changed meanwhile), is left to the garbage collector.
-func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) error {
-	b := r.b
+func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol Policy) error {
+	u := r.u
 	existing := make([]string, 0, len(e.Replicas))
 	for _, rep := range e.Replicas {
 		existing = append(existing, rep.Node)
 	}
-	place, err := b.place(e, e.Size, pol, existing)
+	place, err := u.front.Place(e, pol, existing)
 	if err != nil {
 		return err
 	}
 	if !r.allow(place.Nodes) {
-		b.nodes.Unreserve(place.Nodes, e.Size)
+		u.nodes.Unreserve(place.Nodes, e.Size)
 		return errRateLimited
 	}
-	req := &request{idle: b.timeouts.Idle}
-	req.ctx, req.cancel = context.WithTimeout(ctx, b.timeouts.Request)
-	defer req.cancel()
-	body, err := b.openObject(req, e, 0, e.Size)
+	rctx, cancel := context.WithTimeout(ctx, u.timeouts.Request)
+	defer cancel()
+	body, err := u.front.OpenObject(rctx, e)
 	if err != nil {
-		b.nodes.Unreserve(place.Nodes, e.Size)
+		u.nodes.Unreserve(place.Nodes, e.Size)
 		return err
 	}
 	defer body.Close()
 	// a name of its own: a copy never lands on a name an earlier copy (now
 	// an orphan the GC may be deleting) had on the same node
-	name := b.replicaName(e.Bucket, e.Key)
-	res, err := b.putReplicas(req.ctx, place.Nodes, name, body, e)
+	name, sum, err := u.front.WriteReplicas(rctx, place.Nodes, e, body)
 	if err != nil {
-		b.nodes.Unreserve(place.Nodes, e.Size)
+		u.nodes.Unreserve(place.Nodes, e.Size)
 		return err
 	}
 	written := time.Now()
-	if !strings.Contains(e.ETag, "-") && `"`+hex.EncodeToString(res.md5)+`"` != e.ETag {
+	if !strings.Contains(e.ETag, "-") && `"`+hex.EncodeToString(sum)+`"` != e.ETag {
 		err = errors.New("the bytes read do not match the object's ETag")
 	}
 	var good []string
@@ -404,21 +369,21 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) e
 		if err != nil {
 			break
 		}
-		if verr := b.verifyReplica(req.ctx, e, catalog.Replica{Node: n, Name: name}, &ScrubReport{}); verr != nil &&
+		if verr := u.verifyReplica(rctx, e, catalog.Replica{Node: n, Name: name}, &ScrubReport{}); verr != nil &&
 			!errors.Is(verr, errNothingToCheck) {
-			b.metrics.repairVerifyFails.Inc()
-			b.log.Warn("a repaired copy failed its check; left to the garbage collector", "bucket", e.Bucket, "key", e.Key, "node", n, "error", verr)
+			u.metrics.repairVerifyFails.Inc()
+			u.log.Warn("a repaired copy failed its check; left to the garbage collector", "bucket", e.Bucket, "key", e.Key, "node", n, "error", verr)
 			continue
 		}
 		good = append(good, n)
 	}
-	if left := CommitWindow(b.timeouts.Consul) - time.Since(written); err == nil && len(good) > 0 && left > 0 {
+	if left := u.commitWindow - time.Since(written); err == nil && len(good) > 0 && left > 0 {
 		// the entry names the copies within the commit window, or never
 		// (the GC's grace is twice that window)
 		uctx, cancel := context.WithTimeout(ctx, left)
 		defer cancel()
-		_, err = b.cat.Update(uctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
-			if !sameVersion(*cur, e) {
+		_, err = u.cat.Update(uctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
+			if !catalog.SameVersion(*cur, e) {
 				return errStale
 			}
 			for _, n := range good {
@@ -433,25 +398,25 @@ func (r *repairer) repairOne(ctx context.Context, e catalog.Entry, pol policy) e
 	}
 	if err != nil {
 		// the copies are not named by the entry (or not surely): the GC's
-		b.nodes.Unreserve(place.Nodes, e.Size)
+		u.nodes.Unreserve(place.Nodes, e.Size)
 		return err
 	}
-	b.nodes.Commit(good, e.Size, e.Size)
+	u.nodes.Commit(good, e.Size, e.Size)
 	var bad []string
 	for _, n := range place.Nodes {
 		if !slices.Contains(good, n) {
 			bad = append(bad, n)
 		}
 	}
-	b.nodes.Unreserve(bad, e.Size)
+	u.nodes.Unreserve(bad, e.Size)
 	r.repaired(len(good), e.Size)
-	b.log.Info("replicas re-created", "bucket", e.Bucket, "key", e.Key, "nodes", good, "degraded", place.Degraded)
+	u.log.Info("replicas re-created", "bucket", e.Bucket, "key", e.Key, "nodes", good, "degraded", place.Degraded)
 	return nil
 }
 
 func (r *repairer) repaired(n int, size int64) {
-	r.b.metrics.repaired.Add(float64(n))
-	r.b.metrics.repairBytes.Add(float64(n) * float64(size))
+	r.u.metrics.repaired.Add(float64(n))
+	r.u.metrics.repairBytes.Add(float64(n) * float64(size))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
@@ -465,7 +430,7 @@ func (r *repairer) repaired(n int, size int64) {
 	}
 	r.total += int64(n)
 	r.status.UnderReplicated = max(0, r.status.UnderReplicated-1)
-	r.b.metrics.underReplicated.Set(float64(r.status.UnderReplicated))
+	r.u.metrics.underReplicated.Set(float64(r.status.UnderReplicated))
 }
 
 // adjustObjects keeps the object count current between scans (a write of
@@ -474,7 +439,7 @@ func (r *repairer) adjustObjects(delta int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.status.Objects = max(0, r.status.Objects+delta)
-	r.b.metrics.objects.Set(float64(r.status.Objects))
+	r.u.metrics.objects.Set(float64(r.status.Objects))
 }
 
 func (r *repairer) setScan(objects, under, lost int) {
@@ -482,6 +447,6 @@ func (r *repairer) setScan(objects, under, lost int) {
 	defer r.mu.Unlock()
 	r.status.Objects, r.status.UnderReplicated, r.status.Lost = objects, under, lost
 	r.status.LastScan = time.Now().UTC()
-	r.b.metrics.objects.Set(float64(objects))
-	r.b.metrics.underReplicated.Set(float64(under))
+	r.u.metrics.objects.Set(float64(objects))
+	r.u.metrics.underReplicated.Set(float64(under))
 }

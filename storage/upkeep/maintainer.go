@@ -1,4 +1,4 @@
-package front
+package upkeep
 
 import (
 	"context"
@@ -21,32 +21,32 @@ import (
 // check-and-set, and the collector deletes only replicas older than its
 // grace).
 
-// SetMaintainer says whether this front is the maintainer now. A Backend
+// SetMaintainer says whether this front is the maintainer now. An Upkeep
 // is its own maintainer until told otherwise (one front, or a test).
-func (b *Backend) SetMaintainer(on bool) {
-	if b.follower.Swap(!on) == !on {
+func (u *Upkeep) SetMaintainer(on bool) {
+	if u.follower.Swap(!on) == !on {
 		return
 	}
 	if on {
-		b.log.Info("maintaining the blob tier: forgetting lost nodes, repairs, scrubs and garbage collection")
-		b.metrics.maintainer.Set(1)
-		b.repair.kick()
+		u.log.Info("maintaining the blob tier: forgetting lost nodes, repairs, scrubs and garbage collection")
+		u.metrics.maintainer.Set(1)
+		u.repair.kick()
 		return
 	}
-	b.log.Info("standing by: another front maintains the blob tier")
-	b.metrics.maintainer.Set(0)
+	u.log.Info("standing by: another front maintains the blob tier")
+	u.metrics.maintainer.Set(0)
 }
 
 // Maintainer reports whether this front runs the tier's maintenance.
-func (b *Backend) Maintainer() bool { return !b.follower.Load() }
+func (u *Upkeep) Maintainer() bool { return !u.follower.Load() }
 
-// adoptMarker is how a front that is not the maintainer follows a node whose
+// AdoptMarker is how a front that is not the maintainer follows a node whose
 // identity marker is not the one it knew: the maintainer registers every
 // marker it writes before it places anything on the node, so a marker the
 // registry holds is the node's own (the maintainer re-marked it), and any
 // other is not yet: the node stays down for this front until the registry
 // says so.
-func (b *Backend) adoptMarker(ctx context.Context, reg *nodes.Registry, id, marker string) bool {
+func (u *Upkeep) AdoptMarker(ctx context.Context, reg *nodes.Registry, id, marker string) bool {
 	if marker == "" {
 		return false
 	}
@@ -56,7 +56,7 @@ func (b *Backend) adoptMarker(ctx context.Context, reg *nodes.Registry, id, mark
 	}
 	for _, n := range known {
 		if n.ID == id && n.Marker == marker {
-			b.nodes.SetMarker(id, marker)
+			u.nodes.SetMarker(id, marker)
 			return true
 		}
 	}

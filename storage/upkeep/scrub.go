@@ -1,4 +1,4 @@
-package front
+package upkeep
 
 // The scrubber reads every replica, rate-limited, and checks it against
 // the entry's block checksums (entries written before them: a single-part
@@ -43,7 +43,7 @@ func (o ScrubOptions) withDefaults() ScrubOptions {
 }
 
 type scrubber struct {
-	b      *Backend
+	u      *Upkeep
 	opts   ScrubOptions
 	limit  *rate.Limiter
 	queue  chan suspectReplica
@@ -57,10 +57,10 @@ type suspectReplica struct {
 	replica     catalog.Replica
 }
 
-func newScrubber(b *Backend, o ScrubOptions) *scrubber {
+func newScrubber(u *Upkeep, o ScrubOptions) *scrubber {
 	o = o.withDefaults()
 	burst := int(max(o.BytesPerSecond, 1<<20))
-	return &scrubber{b: b, opts: o, limit: rate.NewLimiter(rate.Limit(o.BytesPerSecond), burst), queue: make(chan suspectReplica, 256)}
+	return &scrubber{u: u, opts: o, limit: rate.NewLimiter(rate.Limit(o.BytesPerSecond), burst), queue: make(chan suspectReplica, 256)}
 }
 
 // suspect queues a replica a read found bad or missing (dropped when the
@@ -74,8 +74,8 @@ func (s *scrubber) suspect(bucket, key string, r catalog.Replica) {
 
 // Scrub runs a pass every interval and checks suspects as they come,
 // until ctx ends.
-func (b *Backend) Scrub(ctx context.Context) {
-	s := b.scrub
+func (u *Upkeep) Scrub(ctx context.Context) {
+	s := u.scrub
 	t := time.NewTicker(s.opts.Interval)
 	defer t.Stop()
 	for {
@@ -83,43 +83,43 @@ func (b *Backend) Scrub(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case sus := <-s.queue:
-			b.checkSuspect(ctx, sus)
+			u.checkSuspect(ctx, sus)
 		case <-t.C:
-			if !b.Maintainer() {
+			if !u.Maintainer() {
 				continue // the maintainer's pass covers every replica
 			}
-			if _, err := b.ScrubPass(ctx); err != nil && ctx.Err() == nil {
-				b.log.Warn("scrub pass failed", "error", err)
+			if _, err := u.ScrubPass(ctx); err != nil && ctx.Err() == nil {
+				u.log.Warn("scrub pass failed", "error", err)
 			}
 		}
 	}
 }
 
 // LastScrub is the report of the last pass.
-func (b *Backend) LastScrub() ScrubReport {
-	b.scrub.lastMu.Lock()
-	defer b.scrub.lastMu.Unlock()
-	return b.scrub.last
+func (u *Upkeep) LastScrub() ScrubReport {
+	u.scrub.lastMu.Lock()
+	defer u.scrub.lastMu.Unlock()
+	return u.scrub.last
 }
 
-func (b *Backend) checkSuspect(ctx context.Context, sus suspectReplica) {
-	s := b.scrub
+func (u *Upkeep) checkSuspect(ctx context.Context, sus suspectReplica) {
+	s := u.scrub
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, err := b.cat.Get(ctx, sus.bucket, sus.key)
+	e, err := u.cat.Get(ctx, sus.bucket, sus.key)
 	if err != nil || !hasReplica(e, sus.replica) {
 		return
 	}
 	var rep ScrubReport
-	b.scrubReplica(ctx, e, sus.replica, &rep)
+	u.scrubReplica(ctx, e, sus.replica, &rep)
 	if rep.Dropped > 0 {
-		b.repair.kick()
+		u.repair.kick()
 	}
 }
 
 // ScrubPass checks every replica of every object once.
-func (b *Backend) ScrubPass(ctx context.Context) (rep ScrubReport, err error) {
-	s := b.scrub
+func (u *Upkeep) ScrubPass(ctx context.Context) (rep ScrubReport, err error) {
+	s := u.scrub
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep = ScrubReport{Started: time.Now().UTC()}
@@ -129,11 +129,11 @@ func (b *Backend) ScrubPass(ctx context.Context) (rep ScrubReport, err error) {
 		s.last = rep
 		s.lastMu.Unlock()
 	}()
-	if reason := b.safe.reason(); reason != "" {
+	if reason := u.front.SafeMode(); reason != "" {
 		rep.Held = "safe mode: " + reason
 		return rep, nil
 	}
-	entries, _, err := b.allEntries(ctx)
+	entries, _, err := u.front.Entries(ctx)
 	if err != nil {
 		return rep, err
 	}
@@ -143,14 +143,14 @@ func (b *Backend) ScrubPass(ctx context.Context) (rep ScrubReport, err error) {
 		}
 		rep.Objects++
 		for _, r := range e.Replicas {
-			b.scrubReplica(ctx, e, r, &rep)
+			u.scrubReplica(ctx, e, r, &rep)
 		}
 	}
-	b.metrics.scrubPasses.Inc()
+	u.metrics.scrubPasses.Inc()
 	if rep.Dropped > 0 {
-		b.repair.kick()
+		u.repair.kick()
 	}
-	b.log.Info("scrub pass", "objects", rep.Objects, "replicas", rep.Replicas, "bytes", rep.Bytes, "corrupt", rep.Corrupt,
+	u.log.Info("scrub pass", "objects", rep.Objects, "replicas", rep.Replicas, "bytes", rep.Bytes, "corrupt", rep.Corrupt,
 		"missing", rep.Missing, "dropped", rep.Dropped, "skipped", rep.Skipped, "unchecked", rep.Unchecked)
 	return rep, nil
 }
@@ -169,12 +169,12 @@ var errNothingToCheck = errors.New("nothing to check the replica against")
 
 // scrubReplica checks one replica and drops it from its entry when it is
 // bad or missing.
-func (b *Backend) scrubReplica(ctx context.Context, e catalog.Entry, r catalog.Replica, rep *ScrubReport) {
-	if !b.nodes.Up(r.Node) || b.nodes.Busy(r.Node) {
+func (u *Upkeep) scrubReplica(ctx context.Context, e catalog.Entry, r catalog.Replica, rep *ScrubReport) {
+	if !u.nodes.Up(r.Node) || u.nodes.Busy(r.Node) {
 		rep.Skipped++
 		return
 	}
-	err := b.verifyReplica(ctx, e, r, rep)
+	err := u.verifyReplica(ctx, e, r, rep)
 	switch {
 	case err == nil:
 		return
@@ -183,18 +183,18 @@ func (b *Backend) scrubReplica(ctx context.Context, e catalog.Entry, r catalog.R
 		return
 	case errors.Is(err, integrity.ErrCorrupt):
 		rep.Corrupt++
-		b.metrics.scrubCorrupt.Inc()
+		u.metrics.scrubCorrupt.Inc()
 	case minio.ToErrorResponse(err).Code == "NoSuchKey":
 		rep.Missing++
-		b.metrics.scrubMissing.Inc()
+		u.metrics.scrubMissing.Inc()
 	default:
 		rep.Skipped++
-		b.log.Debug("scrub: replica unreadable now; checked again next pass", "node", r.Node, "bucket", e.Bucket, "key", e.Key, "error", err)
+		u.log.Debug("scrub: replica unreadable now; checked again next pass", "node", r.Node, "bucket", e.Bucket, "key", e.Key, "error", err)
 		return
 	}
-	b.log.Warn("scrub: bad replica; dropping it for repair", "bucket", e.Bucket, "key", e.Key, "node", r.Node, "error", err)
-	_, uerr := b.cat.Update(ctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
-		if !sameVersion(*cur, e) || !hasReplica(*cur, r) {
+	u.log.Warn("scrub: bad replica; dropping it for repair", "bucket", e.Bucket, "key", e.Key, "node", r.Node, "error", err)
+	_, uerr := u.cat.Update(ctx, e.Bucket, e.Key, func(cur *catalog.Entry) error {
+		if !catalog.SameVersion(*cur, e) || !hasReplica(*cur, r) {
 			return errStale
 		}
 		if len(cur.Replicas) == 1 {
@@ -212,28 +212,28 @@ func (b *Backend) scrubReplica(ctx context.Context, e catalog.Entry, r catalog.R
 	switch {
 	case uerr == nil:
 		rep.Dropped++
-		b.nodes.Orphan(r.Node, e.Size)
+		u.nodes.Orphan(r.Node, e.Size)
 	case errors.Is(uerr, errLastReplica):
-		b.log.Error("scrub: the only replica of an object is bad; kept for an operator", "bucket", e.Bucket, "key", e.Key, "node", r.Node)
+		u.log.Error("scrub: the only replica of an object is bad; kept for an operator", "bucket", e.Bucket, "key", e.Key, "node", r.Node)
 	case !errors.Is(uerr, errStale) && !errors.Is(uerr, catalog.ErrNotFound):
-		b.log.Warn("scrub: dropping a bad replica failed; tried again next pass", "bucket", e.Bucket, "key", e.Key, "error", uerr)
+		u.log.Warn("scrub: dropping a bad replica failed; tried again next pass", "bucket", e.Bucket, "key", e.Key, "error", uerr)
 	}
 }
 
 var errLastReplica = errors.New("the last replica is not dropped")
 
 // verifyReplica reads a whole replica (rate-limited) and checks it.
-func (b *Backend) verifyReplica(ctx context.Context, e catalog.Entry, r catalog.Replica, rep *ScrubReport) error {
+func (u *Upkeep) verifyReplica(ctx context.Context, e catalog.Entry, r catalog.Replica, rep *ScrubReport) error {
 	single := !strings.Contains(e.ETag, "-")
 	if len(e.Layout) == 0 && !single {
 		return errNothingToCheck
 	}
-	body, err := b.openRange(ctx, r, 0, e.Size, e.Size)
+	body, err := u.front.OpenReplica(ctx, r, e.Size)
 	if err != nil {
 		return err
 	}
 	defer body.Close()
-	src := &limitedReader{ctx: ctx, r: body, l: b.scrub.limit}
+	src := &limitedReader{ctx: ctx, r: body, l: u.scrub.limit}
 	if len(e.Layout) > 0 {
 		err = integrity.Check(e.Layout, src)
 	} else {
@@ -244,8 +244,8 @@ func (b *Backend) verifyReplica(ctx context.Context, e catalog.Entry, r catalog.
 	}
 	rep.Replicas++
 	rep.Bytes += src.n
-	b.metrics.scrubbedReplicas.Inc()
-	b.metrics.scrubbedBytes.Add(float64(src.n))
+	u.metrics.scrubbedReplicas.Inc()
+	u.metrics.scrubbedBytes.Add(float64(src.n))
 	return err
 }
 

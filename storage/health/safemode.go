@@ -1,4 +1,4 @@
-package front
+package health
 
 // Safe mode, as HDFS has it: a node that answers without its identity
 // marker looks reimaged, and one that stays unreachable for lost_after
@@ -103,11 +103,15 @@ func (s *safeMode) confirm() bool {
 	return was
 }
 
+// SafeMode is why safe mode holds back forgetting replicas, repairs and
+// garbage collection ("" when it is off).
+func (h *Checker) SafeMode() string { return h.safe.reason() }
+
 // ConfirmSafeMode lets the front forget the nodes that put it in safe mode.
-func (b *Backend) ConfirmSafeMode() bool {
-	was := b.safe.confirm()
+func (h *Checker) ConfirmSafeMode() bool {
+	was := h.safe.confirm()
 	if was {
-		b.log.Warn("safe mode confirmed by an operator: forgetting the nodes that look gone")
+		h.log.Warn("safe mode confirmed by an operator: forgetting the nodes that look gone")
 	}
 	return was
 }

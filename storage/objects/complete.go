@@ -1,4 +1,4 @@
-package front
+package objects
 
 import (
 	"context"
@@ -9,71 +9,56 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/minio/minio-go/v7"
-	"github.com/versity/versitygw/backend"
 	"github.com/versity/versitygw/s3err"
-	"github.com/versity/versitygw/s3response"
 
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/grid"
 	"github.com/harvest-platform/harvest/storage/integrity"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // claimTTL is how long a Complete's claim on an upload holds before
 // another Complete or an Abort may take it over.
-func (b *Backend) claimTTL() time.Duration { return max(time.Minute, 6*b.timeouts.Node) }
+func (w *Writer) claimTTL() time.Duration { return max(time.Minute, 6*w.timeouts.Node) }
 
 // errRetry makes Complete and Abort read the upload again.
 var errRetry = errors.New("the upload changed; reading it again")
 
-// CompleteMultipartUpload claims the upload, completes it on every node,
-// checks what each node made of it, then writes the entry and retires the
-// upload in one transaction. A retried Complete of an upload completed
-// with the same parts answers as the first did.
-func (b *Backend) CompleteMultipartUpload(ctx context.Context, in *s3.CompleteMultipartUploadInput) (s3response.CompleteMultipartUploadResult, string, error) {
-	req := b.request(ctx)
-	defer req.cancel()
-	var out s3response.CompleteMultipartUploadResult
-	if in.MultipartUpload == nil || len(in.MultipartUpload.Parts) == 0 {
-		return out, "", s3err.GetAPIError(s3err.ErrMalformedXML)
-	}
-	etag, err := backend.ComputeMultipartETagFromPartETags(in.MultipartUpload.Parts)
-	if err != nil {
-		return out, "", err
-	}
+// Complete claims the upload id of bucket/key, completes it on every
+// node, checks what each node made of it, then writes the entry and
+// retires the upload in one transaction. etag is the multipart ETag of the
+// client's part list, parts. A retried Complete of an upload completed
+// with the same parts answers as the first did. The names must not be
+// buffers a server reuses: the upload's clean-up outlives the request.
+func (w *Writer) Complete(ctx context.Context, bucket, key, id, etag string, parts []types.CompletedPart) error {
 	var token [8]byte
 	_, _ = randRead(token[:])
-	// fasthttp reuses the request's buffers once it ends: the names are
-	// cloned, since the upload's clean-up outlives the request
-	c := &completion{b: b, bucket: strings.Clone(*in.Bucket), key: strings.Clone(*in.Key), id: strings.Clone(*in.UploadId),
-		etag: etag, claim: hex.EncodeToString(token[:]), in: in}
+	c := &completion{w: w, bucket: bucket, key: key, id: id, etag: etag, claim: hex.EncodeToString(token[:]), parts: parts}
 	for {
-		err := c.attempt(req.ctx)
+		err := c.attempt(ctx)
 		if errors.Is(err, errRetry) {
 			continue
 		}
-		if err != nil {
-			return out, "", b.fail("complete multipart upload", err)
-		}
-		return s3response.CompleteMultipartUploadResult{Bucket: &c.bucket, Key: &c.key, ETag: &c.etag}, "", nil
+		return err
 	}
 }
 
 // completion is one Complete request's work.
 type completion struct {
-	b               *Backend
+	w               *Writer
 	bucket, key, id string
 	etag, claim     string
-	in              *s3.CompleteMultipartUploadInput
+	parts           []types.CompletedPart // the client's list
 }
 
 // attempt reads the upload and takes it one step towards the end:
 // errRetry when it has to read it again.
 func (c *completion) attempt(ctx context.Context) error {
-	b := c.b
-	u, index, err := b.loadUpload(ctx, c.bucket, c.key, c.id)
+	w := c.w
+	u, index, err := w.LoadUpload(ctx, c.bucket, c.key, c.id)
 	if err != nil {
 		var api s3err.APIError
 		if errors.As(err, &api) && api.Code == "NoSuchUpload" {
@@ -84,13 +69,13 @@ func (c *completion) attempt(ctx context.Context) error {
 	if u.Claim != "" && u.Claim != c.claim && time.Now().Before(u.ClaimUntil) {
 		return waitClaim(ctx, u.ClaimUntil) // another Complete works on it
 	}
-	parts, err := b.loadParts(ctx, c.bucket, c.id)
+	parts, err := w.LoadParts(ctx, c.bucket, c.id)
 	if err != nil {
 		return err
 	}
 	// part records go only once the upload record has: read while it is
 	// still at index, they are the upload's
-	if _, now, err := b.kv.Get(ctx, b.uploadKey(c.bucket, c.id)); err != nil {
+	if _, now, err := w.kv.Get(ctx, w.uploadKey(c.bucket, c.id)); err != nil {
 		return err
 	} else if now != index {
 		return errRetry
@@ -100,9 +85,9 @@ func (c *completion) attempt(ctx context.Context) error {
 		return err
 	}
 	if u.Claim != c.claim { // claim it (or take over an expired claim)
-		u.Claim, u.ClaimUntil = c.claim, time.Now().Add(b.claimTTL())
+		u.Claim, u.ClaimUntil = c.claim, time.Now().Add(w.claimTTL())
 		data, _ := json.Marshal(u)
-		ok, err := b.kv.CAS(ctx, b.uploadKey(c.bucket, c.id), data, index)
+		ok, err := w.kv.CAS(ctx, w.uploadKey(c.bucket, c.id), data, index)
 		if err != nil || !ok {
 			return errRetry // lost the race, or unconfirmed: read again
 		}
@@ -112,10 +97,10 @@ func (c *completion) attempt(ctx context.Context) error {
 		c.release(u, index)
 		return err
 	}
-	if time.Now().After(u.ClaimUntil.Add(-b.timeouts.Consul)) {
-		u.ClaimUntil = time.Now().Add(b.claimTTL()) // renew before committing
+	if time.Now().After(u.ClaimUntil.Add(-w.timeouts.Consul)) {
+		u.ClaimUntil = time.Now().Add(w.claimTTL()) // renew before committing
 		data, _ := json.Marshal(u)
-		if ok, err := b.kv.CAS(ctx, b.uploadKey(c.bucket, c.id), data, index); err != nil || !ok {
+		if ok, err := w.kv.CAS(ctx, w.uploadKey(c.bucket, c.id), data, index); err != nil || !ok {
 			return errRetry
 		}
 		return errRetry
@@ -133,7 +118,7 @@ func (c *completion) attempt(ctx context.Context) error {
 // it ended: the same answer as the first Complete when it completed with
 // these parts, NoSuchUpload otherwise.
 func (c *completion) ended(ctx context.Context, noSuchUpload error) error {
-	f, ok, err := c.b.loadFinished(ctx, c.bucket, c.id)
+	f, ok, err := c.w.loadFinished(ctx, c.bucket, c.id)
 	if err != nil {
 		return err
 	}
@@ -151,7 +136,7 @@ func (c *completion) check(parts map[int]part) (integrity.Layout, int64, []minio
 	var size int64
 	var list []minio.CompletePart
 	last := 0
-	for i, p := range c.in.MultipartUpload.Parts {
+	for i, p := range c.parts {
 		if p.PartNumber == nil || p.ETag == nil {
 			return nil, 0, nil, s3err.GetAPIError(s3err.ErrInvalidPart)
 		}
@@ -164,7 +149,7 @@ func (c *completion) check(parts map[int]part) (integrity.Layout, int64, []minio
 		if !ok || strings.Trim(*p.ETag, `"`) != rec.MD5 {
 			return nil, 0, nil, s3err.GetAPIError(s3err.ErrInvalidPart)
 		}
-		if rec.Size < minPart && i < len(c.in.MultipartUpload.Parts)-1 {
+		if rec.Size < minPart && i < len(c.parts)-1 {
 			return nil, 0, nil, s3err.GetAPIError(s3err.ErrEntityTooSmall)
 		}
 		layout = append(layout, rec.Segment)
@@ -179,20 +164,20 @@ func (c *completion) check(parts map[int]part) (integrity.Layout, int64, []minio
 // A node that already completed it (a Complete before this one, whose
 // claim expired) is checked the same way.
 func (c *completion) completeNodes(ctx context.Context, u upload, list []minio.CompletePart, size int64) error {
-	b := c.b
+	w := c.w
 	errs := make([]error, len(u.Nodes))
 	var wg sync.WaitGroup
 	for i, n := range u.Nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = b.nodeCall(ctx, n, func(ctx context.Context) error {
-				cl := b.nodes.Client(n)
-				_, err := cl.CompleteMultipartUpload(ctx, DataBucket, u.Name, u.NodeIDs[n], list, minio.PutObjectOptions{})
+			errs[i] = w.nodes.Call(ctx, n, func(ctx context.Context) error {
+				cl := w.nodes.Client(n)
+				_, err := cl.CompleteMultipartUpload(ctx, nodes.DataBucket, u.Name, u.NodeIDs[n], list, minio.PutObjectOptions{})
 				if err != nil && minio.ToErrorResponse(err).Code != "NoSuchUpload" {
 					return err
 				}
-				info, serr := cl.StatObject(ctx, DataBucket, u.Name, minio.StatObjectOptions{})
+				info, serr := cl.StatObject(ctx, nodes.DataBucket, u.Name, minio.StatObjectOptions{})
 				switch {
 				case serr != nil && err != nil:
 					return err
@@ -212,9 +197,9 @@ func (c *completion) completeNodes(ctx context.Context, u upload, list []minio.C
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		b.metrics.writeFailures.Inc()
-		b.log.Warn("completing an upload on its nodes failed; the client may retry", "bucket", c.bucket, "key", c.key, "error", err)
-		return errUnavailable
+		w.metrics.WriteFailures.Inc()
+		w.log.Warn("completing an upload on its nodes failed; the client may retry", "bucket", c.bucket, "key", c.key, "error", err)
+		return ErrUnavailable
 	}
 	return nil
 }
@@ -229,43 +214,43 @@ var clientErrors = map[string]s3err.ErrorCode{"InvalidPart": s3err.ErrInvalidPar
 func (c *completion) release(u upload, index uint64) {
 	u.Claim, u.ClaimUntil = "", time.Time{}
 	data, _ := json.Marshal(u)
-	ctx, cancel := context.WithTimeout(context.Background(), c.b.timeouts.Consul)
+	ctx, cancel := context.WithTimeout(context.Background(), c.w.timeouts.Consul)
 	defer cancel()
-	_, _ = c.b.kv.CAS(ctx, c.b.uploadKey(c.bucket, c.id), data, index)
+	_, _ = c.w.kv.CAS(ctx, c.w.uploadKey(c.bucket, c.id), data, index)
 }
 
 // commit writes the entry (check-and-set on the key's current index),
 // deletes the upload record at the claimed index and records the end, in
 // one transaction.
 func (c *completion) commit(ctx context.Context, u upload, index uint64, e catalog.Entry, parts map[int]part) error {
-	b := c.b
+	w := c.w
 	held := partBytes(parts)
 	f := finished{Key: c.key, ETag: c.etag, Claim: c.claim, Finished: time.Now().UTC()}
 	for attempt := 0; attempt < commitAttempts; attempt++ {
-		cur, curIndex, err := b.cat.Lookup(ctx, c.bucket, c.key)
+		cur, curIndex, err := w.cat.Lookup(ctx, c.bucket, c.key)
 		if err != nil && !errors.Is(err, catalog.ErrNotFound) {
 			return err
 		}
-		put, err := b.cat.PutOp(e, curIndex)
+		put, err := w.cat.PutOp(e, curIndex)
 		if err != nil {
 			return err
 		}
-		ok, err := b.kv.Txn(ctx, append([]kv.Op{put}, b.finishOps(u, index, f)...))
+		ok, err := w.kv.Txn(ctx, append([]kv.Op{put}, w.finishOps(u, index, f)...))
 		if err != nil {
-			b.metrics.ambiguousWrites.Inc()
+			w.metrics.AmbiguousWrites.Inc()
 			ok, err = c.learn(), nil
 			if !ok {
 				return errRetry // not committed, or another took over: read again
 			}
 		}
 		if ok {
-			b.nodes.Commit(u.Nodes, held, e.Size)
-			b.superseded(cur, curIndex)
-			b.dropParts(c.bucket, c.id, parts)
-			b.wrote(e, grid.Placement{Nodes: u.Nodes, Degraded: e.Degraded, Reason: u.Reason})
+			w.nodes.Commit(u.Nodes, held, e.Size)
+			w.superseded(cur, curIndex)
+			w.dropParts(c.bucket, c.id, parts)
+			w.wrote(e, grid.Placement{Nodes: u.Nodes, Degraded: e.Degraded, Reason: u.Reason})
 			return nil
 		}
-		if _, now, err := b.kv.Get(ctx, b.uploadKey(c.bucket, c.id)); err != nil || now != index {
+		if _, now, err := w.kv.Get(ctx, w.uploadKey(c.bucket, c.id)); err != nil || now != index {
 			return errRetry // the claim was taken over
 		}
 		// the key changed under us: write over the newer version (last writer wins)
@@ -276,9 +261,9 @@ func (c *completion) commit(ctx context.Context, u upload, index uint64, e catal
 // learn reads the finished record after an unconfirmed commit: true when
 // this Complete's transaction committed.
 func (c *completion) learn() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), c.b.timeouts.Consul)
+	ctx, cancel := context.WithTimeout(context.Background(), c.w.timeouts.Consul)
 	defer cancel()
-	f, ok, err := c.b.loadFinished(ctx, c.bucket, c.id)
+	f, ok, err := c.w.loadFinished(ctx, c.bucket, c.id)
 	return err == nil && ok && f.Claim == c.claim
 }
 
@@ -294,28 +279,33 @@ func waitClaim(ctx context.Context, until time.Time) error {
 	}
 }
 
-// AbortMultipartUpload retires the upload (waiting for a Complete that is
-// working on it): an Abort after a Complete answers NoSuchUpload, a retried
-// Abort succeeds. Once retired, no entry can ever name its replicas, so
-// the nodes' uploads and anything completed of them are removed at once.
-func (b *Backend) AbortMultipartUpload(ctx context.Context, in *s3.AbortMultipartUploadInput) error {
-	req := b.request(ctx)
-	defer req.cancel()
-	bucket, key, id := strings.Clone(*in.Bucket), strings.Clone(*in.Key), strings.Clone(*in.UploadId)
+// Abort retires the upload id of bucket/key (waiting for a Complete that
+// is working on it): an Abort after a Complete answers NoSuchUpload, a
+// retried Abort succeeds. Once retired, no entry can ever name its
+// replicas, so the nodes' uploads and anything completed of them are
+// removed at once. The names must not be buffers a server reuses.
+func (w *Writer) Abort(ctx context.Context, bucket, key, id string) error {
 	for {
-		err := b.abort(req.ctx, bucket, key, id)
+		err := w.abort(ctx, bucket, key, id)
 		if !errors.Is(err, errRetry) {
-			return b.fail("abort multipart upload", err)
+			return err
 		}
 	}
 }
 
-func (b *Backend) abort(ctx context.Context, bucket, key, id string) error {
-	u, index, err := b.loadUpload(ctx, bucket, key, id)
+// AbortOnce is one attempt of Abort (the garbage collector's, for an
+// upload left open too long): an error, a Complete working on the upload
+// among them, leaves it for a later attempt.
+func (w *Writer) AbortOnce(ctx context.Context, bucket, key, id string) error {
+	return w.abort(ctx, bucket, key, id)
+}
+
+func (w *Writer) abort(ctx context.Context, bucket, key, id string) error {
+	u, index, err := w.LoadUpload(ctx, bucket, key, id)
 	if err != nil {
 		var api s3err.APIError
 		if errors.As(err, &api) && api.Code == "NoSuchUpload" {
-			if f, ok, ferr := b.loadFinished(ctx, bucket, id); ferr == nil && ok && f.Aborted && f.Key == key {
+			if f, ok, ferr := w.loadFinished(ctx, bucket, id); ferr == nil && ok && f.Aborted && f.Key == key {
 				return nil // a retried Abort
 			}
 		}
@@ -324,22 +314,22 @@ func (b *Backend) abort(ctx context.Context, bucket, key, id string) error {
 	if u.Claim != "" && time.Now().Before(u.ClaimUntil) {
 		return waitClaim(ctx, u.ClaimUntil)
 	}
-	ok, err := b.kv.Txn(ctx, b.finishOps(u, index, finished{Key: key, Aborted: true, Finished: time.Now().UTC()}))
+	ok, err := w.kv.Txn(ctx, w.finishOps(u, index, finished{Key: key, Aborted: true, Finished: time.Now().UTC()}))
 	if err != nil {
-		b.metrics.ambiguousWrites.Inc()
+		w.metrics.AmbiguousWrites.Inc()
 		return err // unconfirmed: a retry, or the GC, finishes it
 	}
 	if !ok {
 		return errRetry
 	}
 	// no part can be recorded any more: read them now
-	rctx, cancel := context.WithTimeout(context.Background(), b.timeouts.Consul)
+	rctx, cancel := context.WithTimeout(context.Background(), w.timeouts.Consul)
 	defer cancel()
-	parts, err := b.loadParts(rctx, bucket, id)
+	parts, err := w.LoadParts(rctx, bucket, id)
 	if err != nil {
-		b.log.Warn("an aborted upload's parts could not be read; their bytes stay counted until a restart", "bucket", bucket, "key", key, "error", err)
+		w.log.Warn("an aborted upload's parts could not be read; their bytes stay counted until a restart", "bucket", bucket, "key", key, "error", err)
 	}
-	b.retired(u, parts)
+	w.retired(u, parts)
 	return nil
 }
 
@@ -348,11 +338,11 @@ func (b *Backend) abort(ctx context.Context, bucket, key, id string) error {
 // removed (no entry can name it: the upload record is gone and only the
 // transaction that deletes it writes such an entry), its parts' bytes
 // given back.
-func (b *Backend) retired(u upload, parts map[int]part) {
-	b.abortOnNodes(u)
+func (w *Writer) retired(u upload, parts map[int]part) {
+	w.abortOnNodes(u)
 	for _, n := range u.Nodes {
-		b.removeFresh(n, u.Name)
+		w.removeFresh(n, u.Name)
 	}
-	b.nodes.Unreserve(u.Nodes, partBytes(parts))
-	b.dropParts(u.Entry.Bucket, u.ID, parts)
+	w.nodes.Unreserve(u.Nodes, partBytes(parts))
+	w.dropParts(u.Entry.Bucket, u.ID, parts)
 }

@@ -1,17 +1,16 @@
-package front
+package upkeep
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 
 	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // RebuildReport says what a catalogue rebuild found and wrote.
@@ -28,13 +27,13 @@ type RebuildReport struct {
 // and every node the bucket records. Where a key has replicas of several
 // versions, the newest wins; entries already in the catalogue that are as
 // new or newer are kept. Running it twice writes nothing the second time.
-func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
+func (u *Upkeep) Rebuild(ctx context.Context) (RebuildReport, error) {
 	var rep RebuildReport
 	type version struct {
 		entry catalog.Entry
 		name  string
 	}
-	tombs, err := b.cat.Tombstones(ctx)
+	tombs, err := u.cat.Tombstones(ctx)
 	if err != nil {
 		return rep, err
 	}
@@ -43,18 +42,20 @@ func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
 		buried[t.Bucket+"\x00"+t.Key] = t
 	}
 	newest := map[string]*version{} // bucket + "\x00" + key
-	for _, node := range b.nodes.List() {
+	for _, node := range u.nodes.List() {
 		rep.Nodes++
-		c := b.nodes.Client(node.ID)
-		if err := b.rebuildBuckets(ctx, c, &rep); err != nil {
+		c := u.nodes.Client(node.ID)
+		restored, err := u.front.RestoreBuckets(ctx, c)
+		rep.Buckets += restored
+		if err != nil {
 			rep.Unreachable++
 			continue
 		}
-		for info := range c.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: "o/", Recursive: true, WithMetadata: true}) {
+		for info := range c.Client.ListObjects(ctx, nodes.DataBucket, minio.ListObjectsOptions{Prefix: "o/", Recursive: true, WithMetadata: true}) {
 			if info.Err != nil {
 				return rep, fmt.Errorf("node %s: %w", node.ID, info.Err)
 			}
-			if !b.ownReplica(info.Key) {
+			if !u.ownReplica(info.Key) {
 				continue // another deployment's
 			}
 			e, err := catalog.FromMeta(info.UserMetadata)
@@ -89,7 +90,7 @@ func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
 	}
 	for _, v := range newest {
 		rep.Objects++
-		cur, index, err := b.cat.Lookup(ctx, v.entry.Bucket, v.entry.Key)
+		cur, index, err := u.cat.Lookup(ctx, v.entry.Bucket, v.entry.Key)
 		if err == nil && !cur.LastModified.Before(v.entry.LastModified) {
 			rep.KeptNewer++
 			continue
@@ -97,7 +98,7 @@ func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
 		if err != nil && !errors.Is(err, catalog.ErrNotFound) {
 			return rep, err
 		}
-		if ok, err := b.cat.Replace(ctx, v.entry, index); err != nil {
+		if ok, err := u.cat.Replace(ctx, v.entry, index); err != nil {
 			return rep, err
 		} else if !ok {
 			rep.KeptNewer++ // written meanwhile: that is newer
@@ -105,41 +106,16 @@ func (b *Backend) Rebuild(ctx context.Context) (RebuildReport, error) {
 		}
 		rep.Written++
 	}
-	b.repair.kick()
+	u.repair.kick()
 	return rep, nil
 }
 
 // ownReplica says whether a name on a node is one of this deployment's
 // replicas: in its folder, or of the form used before folders (o/<hash>/<nonce>).
-func (b *Backend) ownReplica(name string) bool {
-	if strings.HasPrefix(name, b.namePrefix) {
+func (u *Upkeep) ownReplica(name string) bool {
+	if strings.HasPrefix(name, u.namePrefix) {
 		return true
 	}
 	parts := strings.Split(name, "/")
 	return len(parts) == 3 && parts[0] == "o" && len(parts[1]) == 32
-}
-
-// rebuildBuckets restores the bucket records a node mirrors.
-func (b *Backend) rebuildBuckets(ctx context.Context, c *minio.Core, rep *RebuildReport) error {
-	for info := range c.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: bucketPrefix, Recursive: true}) {
-		if info.Err != nil {
-			return info.Err
-		}
-		body, _, _, err := c.GetObject(ctx, DataBucket, info.Key, minio.GetObjectOptions{})
-		if err != nil {
-			return err
-		}
-		data, err := io.ReadAll(io.LimitReader(body, 1<<20))
-		body.Close()
-		var rec bucketInfo
-		if err != nil || json.Unmarshal(data, &rec) != nil || rec.Name == "" {
-			continue
-		}
-		if ok, err := b.kv.CAS(ctx, b.bucketKey(rec.Name), data, 0); err != nil {
-			return err
-		} else if ok {
-			rep.Buckets++
-		}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package front
+package upkeep
 
 // The garbage collector is the only deleter of replicas an entry may once
 // have named. A pass lists each live node's replicas (the deployment's
@@ -25,6 +25,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/harvest-platform/harvest/storage/catalog"
+	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
 // GCOptions tune the garbage collector.
@@ -50,15 +51,15 @@ func (o GCOptions) withDefaults() GCOptions {
 }
 
 type collector struct {
-	b      *Backend
+	u      *Upkeep
 	opts   GCOptions
 	hintCh chan struct{}
 	mu     sync.Mutex // one pass at a time
 	last   GCReport
 }
 
-func newCollector(b *Backend, o GCOptions) *collector {
-	return &collector{b: b, opts: o.withDefaults(), hintCh: make(chan struct{}, 1)}
+func newCollector(u *Upkeep, o GCOptions) *collector {
+	return &collector{u: u, opts: o.withDefaults(), hintCh: make(chan struct{}, 1)}
 }
 
 // hint says replicas were orphaned at t: a pass is due one grace later.
@@ -72,8 +73,8 @@ func (c *collector) hint(time.Time) {
 // CollectGarbage runs a pass every interval until ctx ends; orphaned
 // replicas bring the next pass forward to a grace period from then (not
 // sooner than a quarter of the grace after the last).
-func (b *Backend) CollectGarbage(ctx context.Context) {
-	c := b.gc
+func (u *Upkeep) CollectGarbage(ctx context.Context) {
+	c := u.gc
 	next := time.Now().Add(c.opts.Interval)
 	for {
 		wait := time.NewTimer(time.Until(next))
@@ -90,21 +91,21 @@ func (b *Backend) CollectGarbage(ctx context.Context) {
 		case <-wait.C:
 		}
 		next = time.Now().Add(c.opts.Interval)
-		if !b.Maintainer() {
+		if !u.Maintainer() {
 			continue // the maintainer's pass collects every node
 		}
-		if _, err := b.GCPass(ctx); err != nil && ctx.Err() == nil {
-			b.log.Warn("garbage collection pass failed; retried at the next", "error", err)
+		if _, err := u.GCPass(ctx); err != nil && ctx.Err() == nil {
+			u.log.Warn("garbage collection pass failed; retried at the next", "error", err)
 		}
 		next = time.Now().Add(c.opts.Interval)
 	}
 }
 
 // LastGC is the report of the last pass.
-func (b *Backend) LastGC() GCReport {
-	b.gc.mu.Lock()
-	defer b.gc.mu.Unlock()
-	return b.gc.last
+func (u *Upkeep) LastGC() GCReport {
+	u.gc.mu.Lock()
+	defer u.gc.mu.Unlock()
+	return u.gc.last
 }
 
 // listed is one replica found on a node.
@@ -115,34 +116,34 @@ type listed struct {
 }
 
 // GCPass runs one garbage collection pass.
-func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
-	c := b.gc
+func (u *Upkeep) GCPass(ctx context.Context) (GCReport, error) {
+	c := u.gc
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rep := GCReport{Time: time.Now().UTC()}
-	b.metrics.gcPasses.Inc()
-	if reason := b.safe.reason(); reason != "" {
+	u.metrics.gcPasses.Inc()
+	if reason := u.front.SafeMode(); reason != "" {
 		rep.Held = "safe mode: " + reason
-		b.metrics.gcHeld.Inc()
+		u.metrics.gcHeld.Inc()
 		c.last = rep
 		return rep, nil
 	}
 	// 1. what the nodes hold, listed before the catalogue is read
 	objects := map[string][]listed{}
-	for _, n := range b.nodes.List() {
-		if !b.nodes.Up(n.ID) {
+	for _, n := range u.nodes.List() {
+		if !u.nodes.Up(n.ID) {
 			continue
 		}
-		objs, err := b.listNode(ctx, n.ID)
+		objs, err := u.listNode(ctx, n.ID)
 		if err != nil {
-			b.log.Warn("garbage collection: listing a node failed; it is skipped this pass", "node", n.ID, "error", err)
+			u.log.Warn("garbage collection: listing a node failed; it is skipped this pass", "node", n.ID, "error", err)
 			continue
 		}
 		objects[n.ID] = objs
 		rep.NodesListed++
 	}
 	// 2. every name an entry or an upload reaches
-	refs, openNames, err := b.references(ctx)
+	refs, openNames, err := u.references(ctx)
 	if err != nil {
 		return rep, err
 	}
@@ -155,11 +156,11 @@ func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
 			}
 		}
 	}
-	if len(refs) == 0 && len(openNames) == 0 && old > 0 && b.noTombstones(ctx) {
+	if len(refs) == 0 && len(openNames) == 0 && old > 0 && u.noTombstones(ctx) {
 		rep.Held = "the catalogue lists no object and no delete while the nodes hold old replicas: " +
 			"it looks lost; rebuild it (harvest-blob rebuild) before anything is collected"
-		b.metrics.gcHeld.Inc()
-		b.log.Error("garbage collection held back", "reason", rep.Held, "old_replicas", old)
+		u.metrics.gcHeld.Inc()
+		u.log.Error("garbage collection held back", "reason", rep.Held, "old_replicas", old)
 		c.last = rep
 		return rep, nil
 	}
@@ -178,28 +179,28 @@ func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
 				left += o.size
 				continue
 			}
-			err := b.nodeCall(ctx, node, func(ctx context.Context) error {
-				return b.nodes.Client(node).RemoveObject(ctx, DataBucket, o.name, minio.RemoveObjectOptions{})
+			err := u.nodes.Call(ctx, node, func(ctx context.Context) error {
+				return u.nodes.Client(node).RemoveObject(ctx, nodes.DataBucket, o.name, minio.RemoveObjectOptions{})
 			})
 			if err != nil {
 				left += o.size
-				b.log.Warn("garbage collection: deleting an orphan failed", "node", node, "name", o.name, "error", err)
+				u.log.Warn("garbage collection: deleting an orphan failed", "node", node, "name", o.name, "error", err)
 				continue
 			}
 			rep.Deleted++
 			rep.DeletedBytes += o.size
-			b.metrics.gcDeleted.Inc()
-			b.metrics.gcDeletedBytes.Add(float64(o.size))
-			b.log.Debug("garbage collection: orphan deleted", "node", node, "name", o.name, "bytes", o.size)
+			u.metrics.gcDeleted.Inc()
+			u.metrics.gcDeletedBytes.Add(float64(o.size))
+			u.log.Debug("garbage collection: orphan deleted", "node", node, "name", o.name, "bytes", o.size)
 		}
-		b.nodes.SetOrphans(node, left)
+		u.nodes.SetOrphans(node, left)
 		orphanBytes += left
 	}
 	rep.OrphanBytes = orphanBytes
-	b.metrics.orphanBytes.Set(float64(orphanBytes))
-	b.expireRecords(ctx, &rep)
+	u.metrics.orphanBytes.Set(float64(orphanBytes))
+	u.expireRecords(ctx, &rep)
 	if rep.Deleted > 0 || rep.ExpiredUploads > 0 {
-		b.log.Info("garbage collection pass", "deleted", rep.Deleted, "deleted_bytes", rep.DeletedBytes,
+		u.log.Info("garbage collection pass", "deleted", rep.Deleted, "deleted_bytes", rep.DeletedBytes,
 			"young_orphans", rep.YoungOrphans, "expired_uploads", rep.ExpiredUploads)
 	}
 	c.last = rep
@@ -208,30 +209,30 @@ func (b *Backend) GCPass(ctx context.Context) (GCReport, error) {
 
 // noTombstones reports whether the catalogue records no delete at all (or
 // cannot be read).
-func (b *Backend) noTombstones(ctx context.Context) bool {
-	tombs, err := b.cat.Tombstones(ctx)
+func (u *Upkeep) noTombstones(ctx context.Context) bool {
+	tombs, err := u.cat.Tombstones(ctx)
 	return err != nil || len(tombs) == 0
 }
 
 // listNode lists a node's replicas of this deployment, within the node
 // timeout per page.
-func (b *Backend) listNode(ctx context.Context, node string) ([]listed, error) {
-	release, err := b.nodes.Acquire(ctx, node)
+func (u *Upkeep) listNode(ctx context.Context, node string) ([]listed, error) {
+	release, err := u.nodes.Acquire(ctx, node)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st := newStall(b.timeouts.Node, cancel)
-	defer st.stop()
-	cl := b.nodes.Client(node)
+	st := nodes.NewStall(u.timeouts.Node, cancel)
+	defer st.Stop()
+	cl := u.nodes.Client(node)
 	var objs []listed
-	for o := range cl.Client.ListObjects(ctx, DataBucket, minio.ListObjectsOptions{Prefix: b.namePrefix, Recursive: true}) {
+	for o := range cl.Client.ListObjects(ctx, nodes.DataBucket, minio.ListObjectsOptions{Prefix: u.namePrefix, Recursive: true}) {
 		if o.Err != nil {
 			return nil, o.Err
 		}
-		st.touch()
+		st.Touch()
 		objs = append(objs, listed{name: o.Key, size: o.Size, modified: o.LastModified})
 	}
 	return objs, nil
@@ -240,22 +241,22 @@ func (b *Backend) listNode(ctx context.Context, node string) ([]listed, error) {
 // references reads every entry of the catalogue (whatever bucket records
 // say) and every upload record: the (node, name) pairs entries name, and
 // the names open uploads will complete to.
-func (b *Backend) references(ctx context.Context) (map[string]bool, map[string]bool, error) {
+func (u *Upkeep) references(ctx context.Context) (map[string]bool, map[string]bool, error) {
 	refs, names := map[string]bool{}, map[string]bool{}
 	// uploads first: a Complete deletes its upload record in the transaction
 	// that writes its entry, so a name is in one read or the other
-	ups, err := b.kv.List(ctx, b.prefix+"blob/uploads/")
+	ups, err := u.kv.List(ctx, u.prefix+"blob/uploads/")
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, p := range ups {
-		var u upload
-		if err := json.Unmarshal(p.Value, &u); err != nil {
+		var rec catalog.Upload
+		if err := json.Unmarshal(p.Value, &rec); err != nil {
 			return nil, nil, errors.New("garbage collection: unreadable upload record " + p.Key)
 		}
-		names[u.Name] = true
+		names[rec.Name] = true
 	}
-	pairs, err := b.kv.List(ctx, b.prefix+"blob/objects/")
+	pairs, err := u.kv.List(ctx, u.prefix+"blob/objects/")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -275,52 +276,52 @@ func (b *Backend) references(ctx context.Context) (map[string]bool, map[string]b
 // expireRecords removes the KV records that only answer retries once they
 // are old, aborts uploads left open too long, and removes the part
 // records of uploads that ended.
-func (b *Backend) expireRecords(ctx context.Context, rep *GCReport) {
-	o := b.gc.opts
+func (u *Upkeep) expireRecords(ctx context.Context, rep *GCReport) {
+	o := u.gc.opts
 	now := time.Now()
-	if pairs, err := b.kv.List(ctx, b.prefix+"blob/finished/"); err == nil {
+	if pairs, err := u.kv.List(ctx, u.prefix+"blob/finished/"); err == nil {
 		for _, p := range pairs {
-			var f finished
+			var f catalog.Finished
 			if json.Unmarshal(p.Value, &f) == nil && now.Sub(f.Finished) > o.FinishedRetention {
-				if ok, _ := b.kv.DeleteCAS(ctx, p.Key, p.Index); ok {
+				if ok, _ := u.kv.DeleteCAS(ctx, p.Key, p.Index); ok {
 					rep.ExpiredRecords++
 				}
 			}
 		}
 	}
-	if tombs, err := b.cat.Tombstones(ctx); err == nil {
+	if tombs, err := u.cat.Tombstones(ctx); err == nil {
 		for index, t := range tombs {
-			if now.Sub(t.Deleted) > o.TombstoneRetention && b.cat.DropTombstone(ctx, t, index) == nil {
+			if now.Sub(t.Deleted) > o.TombstoneRetention && u.cat.DropTombstone(ctx, t, index) == nil {
 				rep.ExpiredRecords++
 			}
 		}
 	}
 	open := map[string]bool{}
-	if pairs, err := b.kv.List(ctx, b.prefix+"blob/uploads/"); err == nil {
+	if pairs, err := u.kv.List(ctx, u.prefix+"blob/uploads/"); err == nil {
 		for _, p := range pairs {
-			var u upload
-			if json.Unmarshal(p.Value, &u) != nil {
+			var rec catalog.Upload
+			if json.Unmarshal(p.Value, &rec) != nil {
 				continue
 			}
-			open[u.ID] = true
-			if now.Sub(u.Initiated) > o.UploadExpiry && b.abort(ctx, u.Entry.Bucket, u.Entry.Key, u.ID) == nil {
+			open[rec.ID] = true
+			if now.Sub(rec.Initiated) > o.UploadExpiry && u.front.AbortUpload(ctx, rec.Entry.Bucket, rec.Entry.Key, rec.ID) == nil {
 				rep.ExpiredUploads++
-				b.metrics.gcAbortedUploads.Inc()
-				b.log.Info("an upload left open too long was aborted", "bucket", u.Entry.Bucket, "key", u.Entry.Key, "initiated", u.Initiated)
+				u.metrics.gcAbortedUploads.Inc()
+				u.log.Info("an upload left open too long was aborted", "bucket", rec.Entry.Bucket, "key", rec.Entry.Key, "initiated", rec.Initiated)
 			}
 		}
 	} else {
 		return
 	}
-	if pairs, err := b.kv.List(ctx, b.prefix+"blob/parts/"); err == nil {
+	if pairs, err := u.kv.List(ctx, u.prefix+"blob/parts/"); err == nil {
 		for _, p := range pairs {
-			rest := strings.TrimPrefix(p.Key, b.prefix+"blob/parts/")
+			rest := strings.TrimPrefix(p.Key, u.prefix+"blob/parts/")
 			fields := strings.Split(rest, "/")
-			var pt part
+			var pt catalog.Part
 			if len(fields) != 3 || open[fields[1]] || json.Unmarshal(p.Value, &pt) != nil || now.Sub(pt.Written) < o.Grace {
 				continue
 			}
-			if ok, _ := b.kv.DeleteCAS(ctx, p.Key, p.Index); ok {
+			if ok, _ := u.kv.DeleteCAS(ctx, p.Key, p.Index); ok {
 				rep.ExpiredRecords++
 			}
 		}
