@@ -17,6 +17,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -83,7 +84,7 @@ func New(cfg config.Config, log hclog.Logger) (*Agent, error) {
 		ReadConcurrency: set.ReadConcurrency, SurvivalSample: set.SurvivalSample}
 	a.weights = proxy.NewLiveWeights(set.Weights)
 	a.setupStrategies(cfg, nomad)
-	a.refresher.Nodes = viewNodes{a.strategies.view} // the loops' watch and node cache
+	a.refresher.Nodes = cluster.NodeAPI{View: a.strategies.view} // the loops' watch and node cache
 	a.setupDeclarations(a.strategies.view)
 	if cfg.Proxy.Address != "" {
 		if err := a.setupProxy(cfg, nomad); err != nil {
@@ -126,7 +127,7 @@ func (a *Agent) setupProxy(cfg config.Config, nomad *nomadapi.Client) error {
 		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
 	if cfg.Proxy.RoomPlacement == "device" {
-		rw.RoomDevice = &coreMHz{view: a.strategies.view, now: time.Now}
+		rw.RoomDevice = cluster.NewCoreMHz(a.strategies.view, time.Now)
 	}
 	l, err := net.Listen("tcp", cfg.Proxy.Address)
 	if err != nil {

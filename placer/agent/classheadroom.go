@@ -10,6 +10,7 @@ import (
 
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/labels"
 )
@@ -108,14 +109,14 @@ func primaries(ctx context.Context, store *history.Store, now time.Time) (map[st
 // placedAllocations lists, in every namespace, the allocations that hold
 // resources on a node: pending (placed, starting) or running, and meant to
 // run. Work Nomad has not placed has no allocation, so it never counts.
-func (v clusterView) placedAllocations(ctx context.Context) ([]*nomadapi.AllocationListStub, error) {
-	allocs, err := v.allocations(ctx)
+func placedAllocations(ctx context.Context, v cluster.View) ([]*nomadapi.AllocationListStub, error) {
+	allocs, err := v.Allocations(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []*nomadapi.AllocationListStub // (the list is shared: never filtered in place)
 	for _, a := range allocs {
-		if a.NodeID != "" && running(a) {
+		if a.NodeID != "" && cluster.Running(a) {
 			out = append(out, a)
 		}
 	}
@@ -140,8 +141,8 @@ func cpuMHz(a *nomadapi.AllocationListStub) float64 {
 // their primaries and their harvested allocations: one node list (nodes
 // whose modify index changed are read again: meta is not in the list), one
 // job list, one allocation list and one Consul list.
-func (v clusterView) roomNodes(ctx context.Context, store *history.Store, now time.Time) ([]roomNode, error) {
-	nodes, err := v.allNodes(ctx)
+func roomNodes(ctx context.Context, v cluster.View, store *history.Store, now time.Time) ([]roomNode, error) {
+	nodes, err := v.AllNodes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -165,11 +166,11 @@ func (v clusterView) roomNodes(ctx context.Context, store *history.Store, now ti
 			out[i].Primary = &primaryUse{Cores: p.PrimaryCPU / 100 * out[i].Cores, MemoryMB: p.PrimaryMemory}
 		}
 	}
-	jobs, err := v.harvestedJobs(ctx)
+	jobs, err := v.HarvestedJobs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	allocs, err := v.placedAllocations(ctx)
+	allocs, err := placedAllocations(ctx, v)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +182,7 @@ func (v clusterView) roomNodes(ctx context.Context, store *history.Store, now ti
 			continue
 		}
 		out[i].AllocCPU += cpuMHz(a)
-		out[i].AllocMB += memoryMB(a)
+		out[i].AllocMB += cluster.MemoryMB(a)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
@@ -19,7 +20,7 @@ import (
 // a burst of job submissions costs one read of Consul and Nomad.
 type classView struct {
 	store *history.Store
-	view  clusterView // shares the policy loops' node cache
+	view  cluster.View // shares the policy loops' node cache
 	ttl   time.Duration
 	now   func() time.Time
 
@@ -84,7 +85,7 @@ func (v *classView) refresh(ctx context.Context) error {
 		return err
 	}
 	now := v.now()
-	nodes, err := v.view.roomNodes(ctx, v.store, now)
+	nodes, err := roomNodes(ctx, v.view, v.store, now)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
@@ -101,7 +102,7 @@ func newRoomFixture(t *testing.T, table []classify.Class, nodes ...*nomadapi.Nod
 	if err := f.store.PutDocument(context.Background(), contract.ClassesDocument, stored); err != nil {
 		t.Fatal(err)
 	}
-	f.view = &classView{store: f.store, view: newClusterView(client), ttl: time.Minute, now: func() time.Time { return f.now }}
+	f.view = &classView{store: f.store, view: cluster.New(client), ttl: time.Minute, now: func() time.Time { return f.now }}
 	return f
 }
 

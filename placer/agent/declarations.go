@@ -22,6 +22,7 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/placer/agent/reply"
 )
 
 // tenantDeclarationsDir holds one document per tenant, named
@@ -71,18 +72,18 @@ func (d *declared) tenantRoutes(mux *http.ServeMux) {
 			err = broken[slices.Sorted(maps.Keys(broken))[0]]
 		}
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, err)
+			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
 		list := slices.SortedFunc(maps.Values(decls), func(a, b TenantDeclaration) int {
 			return cmp.Compare(a.ID().String(), b.ID().String())
 		})
-		writeJSON(w, http.StatusOK, map[string][]TenantDeclaration{"tenants": append([]TenantDeclaration{}, list...)})
+		reply.JSON(w, http.StatusOK, map[string][]TenantDeclaration{"tenants": append([]TenantDeclaration{}, list...)})
 	})
 	mux.HandleFunc("GET "+api.PathTenants+"/{environment}/{function}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathTenant(r)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err)
+			reply.Error(w, http.StatusBadRequest, err)
 			return
 		}
 		var rec TenantDeclaration
@@ -92,11 +93,11 @@ func (d *declared) tenantRoutes(mux *http.ServeMux) {
 		}
 		switch {
 		case err != nil:
-			writeError(w, http.StatusInternalServerError, err)
+			reply.Error(w, http.StatusInternalServerError, err)
 		case !ok:
-			writeError(w, http.StatusNotFound, fmt.Errorf("tenant %s is not declared", id))
+			reply.Error(w, http.StatusNotFound, fmt.Errorf("tenant %s is not declared", id))
 		default:
-			writeJSON(w, http.StatusOK, rec)
+			reply.JSON(w, http.StatusOK, rec)
 		}
 	})
 	mux.HandleFunc("PUT "+api.PathTenants+"/{environment}/{function}", func(w http.ResponseWriter, r *http.Request) {
@@ -110,24 +111,24 @@ func (d *declared) tenantRoutes(mux *http.ServeMux) {
 			rec.TenantValues, err = parseTenantDeclaration(body)
 		}
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err)
+			reply.Error(w, http.StatusBadRequest, err)
 			return
 		}
 		if err := d.store.PutDocument(r.Context(), tenantDocument(id), rec); err != nil {
-			writeError(w, http.StatusInternalServerError, err)
+			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
 		d.publish(r.Context())
-		writeJSON(w, http.StatusOK, rec)
+		reply.JSON(w, http.StatusOK, rec)
 	})
 	mux.HandleFunc("DELETE "+api.PathTenants+"/{environment}/{function}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathTenant(r)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err)
+			reply.Error(w, http.StatusBadRequest, err)
 			return
 		}
 		if err := d.store.DeleteDocument(r.Context(), tenantDocument(id)); err != nil {
-			writeError(w, http.StatusInternalServerError, err)
+			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
 		d.publish(r.Context())

@@ -22,6 +22,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/labels"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -41,7 +42,7 @@ const declarationsInterval = 10 * time.Second
 // declared serves and applies the stored declarations.
 type declared struct {
 	store   *history.Store
-	view    clusterView         // no Nomad client: nothing is published (API-only tests)
+	view    cluster.View        // no Nomad client: nothing is published (API-only tests)
 	weights *proxy.LiveWeights  // what the rewriter and escalation read
 	base    selectclass.Weights // the configuration's weights, under the document's
 	log     hclog.Logger
@@ -51,7 +52,7 @@ type declared struct {
 
 // setupDeclarations wires the documents to what they change: the weights
 // (a.weights), the refresher's thresholds and the harvested nodes' meta.
-func (a *Agent) setupDeclarations(view clusterView) {
+func (a *Agent) setupDeclarations(view cluster.View) {
 	a.declared = &declared{store: a.store, view: view, weights: a.weights, base: a.set.Weights, log: a.log.Named("declarations")}
 	a.refresher.Thresholds = a.declared.thresholds
 }
@@ -74,14 +75,14 @@ func (d *declared) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if d.view.nomad == nil {
+	if !d.view.HasNomad() {
 		return nil
 	}
 	decls, broken, err := d.tenants(ctx)
 	if err != nil {
 		return err
 	}
-	nodes, err := d.view.harvestedNodes(ctx)
+	nodes, err := d.view.HarvestedNodes(ctx)
 	if err != nil {
 		return fmt.Errorf("list nomad nodes: %w", err)
 	}
@@ -102,7 +103,7 @@ func (d *declared) sync(ctx context.Context) error {
 		if len(set) == 0 && len(unset) == 0 {
 			continue
 		}
-		if err := d.view.applyMeta(ctx, n.ID, set, unset...); err != nil {
+		if err := d.view.ApplyMeta(ctx, n.ID, set, unset...); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n.Name, err))
 			continue
 		}

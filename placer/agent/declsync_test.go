@@ -8,14 +8,17 @@ import (
 	"testing"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
 )
 
 // declaredValues is each node's published declaration meta.
-func declaredValues(f *countingNomad) map[string]map[string]string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func declaredValues(f *clustertest.CountingNomad) map[string]map[string]string {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	out := map[string]map[string]string{}
-	for id, meta := range f.meta {
+	for id, meta := range f.Meta {
 		out[id] = map[string]string{}
 		for _, k := range []string{StorageMBKey, ReserveCPUKey, ReserveMemoryMBKey} {
 			if v, ok := meta[k]; ok {
@@ -29,7 +32,7 @@ func declaredValues(f *countingNomad) map[string]map[string]string {
 func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 	a, kv, _ := newTestAgent(t)
 	tenant := func(id string) map[string]string { return map[string]string{"harvest_tenant": id, "other": "kept"} }
-	fake := &countingNomad{index: map[string]uint64{}, down: map[string]bool{"n5": true}, meta: map[string]map[string]string{
+	fake := &clustertest.CountingNomad{Index: map[string]uint64{}, Down: map[string]bool{"n5": true}, Meta: map[string]map[string]string{
 		"n1": tenant("search/frontend"), "n2": tenant("search/frontend"), "n3": tenant("ads/indexer"),
 		"n4": {"other": "no tenant"}, "n5": tenant("search/frontend"),
 	}}
@@ -39,7 +42,7 @@ func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.declared.view = newClusterView(client)
+	a.declared.view = cluster.New(client)
 	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 
@@ -74,9 +77,9 @@ func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 			t.Fatalf("after %s %s %s:\n got %v\nwant %v", s.method, s.path, s.body, got, s.want)
 		}
 	}
-	fake.mu.Lock()
-	applied, n1 := fake.applied, maps.Clone(fake.meta["n1"])
-	fake.mu.Unlock()
+	fake.Mu.Lock()
+	applied, n1 := fake.Applied, maps.Clone(fake.Meta["n1"])
+	fake.Mu.Unlock()
 	for _, req := range applied {
 		if req.NodeID == "n4" || req.NodeID == "n5" {
 			t.Fatalf("meta applied to %s (no tenant, or down)", req.NodeID)
@@ -91,11 +94,11 @@ func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 
 	// a node that joins (or comes back up) gets its tenant's values on the next pass
 	call(t, srv, "PUT", "/v1/tenants/ads/indexer", `{"reserve_memory_mb":128}`)
-	fake.mu.Lock()
-	fake.meta["n6"] = tenant("ads/indexer")
-	delete(fake.down, "n5")
-	fake.index["n5"]++
-	fake.mu.Unlock()
+	fake.Mu.Lock()
+	fake.Meta["n6"] = tenant("ads/indexer")
+	delete(fake.Down, "n5")
+	fake.Index["n5"]++
+	fake.Mu.Unlock()
 	if err := a.declared.sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +107,9 @@ func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 		t.Fatalf("after a node joined: %v", got)
 	}
 	applies := func() int {
-		fake.mu.Lock()
-		defer fake.mu.Unlock()
-		return len(fake.applied)
+		fake.Mu.Lock()
+		defer fake.Mu.Unlock()
+		return len(fake.Applied)
 	}
 	before := applies()
 	if err := a.declared.sync(context.Background()); err != nil || applies() != before {

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/escalation"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -28,7 +29,7 @@ import (
 // A job Algorithm 1 named no class for (meta harvest_classes = "none") is
 // never escalated: it carries no class rule, and waits only for room.
 type escalator struct {
-	view    clusterView
+	view    cluster.View
 	nomad   *nomadapi.Client
 	classes *classView
 	weights *proxy.LiveWeights
@@ -57,7 +58,7 @@ func blocked(j *nomadapi.JobListStub) bool {
 }
 
 func (e *escalator) pass(ctx context.Context) error {
-	jobs, err := e.view.harvestedJobs(ctx)
+	jobs, err := e.view.HarvestedJobs(ctx)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
@@ -51,7 +52,7 @@ func TestEscalatorIgnoresJobsWithNoClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &escalator{view: newClusterView(client), nomad: client, delay: time.Minute, log: hclog.NewNullLogger(),
+	e := &escalator{view: cluster.New(client), nomad: client, delay: time.Minute, log: hclog.NewNullLogger(),
 		now: func() time.Time { return submitted.Add(time.Second) }} // not due yet: no step, no write
 	if err := e.pass(context.Background()); err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	adm := admissions{store: store}
-	view := newClusterView(client)
+	view := cluster.New(client)
 	now := submitted.Add(45 * time.Second)
 	e := &escalator{view: view, nomad: client, classes: &classView{store: store, view: view, ttl: time.Hour, now: func() time.Time { return now }},
 		weights: proxy.NewLiveWeights(selectclass.DefaultWeights()), delay: 30 * time.Second, extra: 1, log: hclog.NewNullLogger(),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -20,7 +21,7 @@ import (
 // limit do not count; a node at the threshold is greylisted through its
 // meta until the counters reset.
 type greylister struct {
-	view    clusterView
+	view    cluster.View
 	tracker *greylist.Tracker
 	reset   time.Duration
 	log     hclog.Logger
@@ -65,11 +66,11 @@ func (g *greylister) Report() api.GreylistReport {
 
 func (g *greylister) pass(ctx context.Context) error {
 	now := g.now()
-	jobs, err := g.view.harvestedJobs(ctx)
+	jobs, err := g.view.HarvestedJobs(ctx)
 	if err != nil {
 		return err
 	}
-	allocs, err := g.view.allocations(ctx)
+	allocs, err := g.view.Allocations(ctx)
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func (g *greylister) pass(ctx context.Context) error {
 	g.mu.Unlock()
 	g.metrics.greylisted.Set(float64(len(grey)))
 
-	nodes, err := g.view.harvestedNodes(ctx)
+	nodes, err := g.view.HarvestedNodes(ctx)
 	if err != nil {
 		return err
 	}
@@ -114,10 +115,10 @@ func (g *greylister) pass(ctx context.Context) error {
 		switch {
 		case isGrey[n.Name] && !marked:
 			g.log.Warn("node greylisted: harvested jobs avoid it until the counters reset", "node", n.Name, "reset", g.reset)
-			err = g.view.applyMeta(ctx, n.ID, map[string]string{proxy.GreylistKey: proxy.GreylistedTrue})
+			err = g.view.ApplyMeta(ctx, n.ID, map[string]string{proxy.GreylistKey: proxy.GreylistedTrue})
 		case !isGrey[n.Name] && marked:
 			g.log.Info("node no longer greylisted", "node", n.Name)
-			err = g.view.applyMeta(ctx, n.ID, nil, proxy.GreylistKey)
+			err = g.view.ApplyMeta(ctx, n.ID, nil, proxy.GreylistKey)
 		}
 		if err != nil {
 			return err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/agent/reply"
 )
 
 // Ingest bounds.
@@ -140,21 +141,21 @@ func (a *Agent) ingest(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &tooBig) {
 			status = http.StatusRequestEntityTooLarge
 		}
-		writeError(w, status, fmt.Errorf("ingest body: %w", err))
+		reply.Error(w, status, fmt.Errorf("ingest body: %w", err))
 		return
 	}
 	in, err := parseIngest(body, a.now(), a.set.Retention)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		reply.Error(w, http.StatusBadRequest, err)
 		return
 	}
 	known, err := a.store.Tenants(r.Context())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err)
+		reply.Error(w, http.StatusInternalServerError, err)
 		return
 	}
 	if err := checkGrowth(known, in); err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		reply.Error(w, http.StatusBadRequest, err)
 		return
 	}
 	if err := a.store.AppendSamples(r.Context(), in.tenant, in.samples); err != nil {
@@ -163,8 +164,8 @@ func (a *Agent) ingest(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &corrupt) {
 			status = http.StatusConflict
 		}
-		writeError(w, status, err)
+		reply.Error(w, status, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.IngestAnswer{Accepted: len(in.samples)})
+	reply.JSON(w, http.StatusOK, api.IngestAnswer{Accepted: len(in.samples)})
 }

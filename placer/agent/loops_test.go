@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -15,6 +14,8 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/packing"
@@ -22,61 +23,26 @@ import (
 )
 
 // Unit tests of the placement strategies' passes against the fake Nomad
-// (scalenomad_test.go), read directly (no watch): what each pass writes
+// (clustertest.ScaleNomad), read directly (no watch): what each pass writes
 // into node meta for a given cluster.
 
-func fakeCluster(t *testing.T, nodes, jobs int) (*scaleNomad, clusterView) {
+func fakeCluster(t *testing.T, nodes, jobs int) (*clustertest.ScaleNomad, cluster.View) {
 	t.Helper()
-	fake := newScaleNomad(nodes, jobs)
-	return fake, newClusterView(fake.serve(t))
+	fake := clustertest.NewScaleNomad(nodes, jobs)
+	return fake, cluster.New(fake.Serve(t))
 }
-
-// serve serves the fake until the test ends and returns a client of it.
-func (f *scaleNomad) serve(t *testing.T) *nomadapi.Client {
-	t.Helper()
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return client
-}
-
-// meta returns one node's meta value as the fake holds it.
-func (f *scaleNomad) meta(node, key string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, n := range f.nodes {
-		if n.ID == node {
-			return n.Meta[key]
-		}
-	}
-	return ""
-}
-
-// addAlloc adds an allocation of job on node.
-func (f *scaleNomad) addAlloc(a *nomadapi.AllocationListStub) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	a.Namespace, a.NodeName = "default", a.NodeID
-	a.ModifyIndex, a.ModifyTime = f.bump("allocs"), time.Now().UnixNano()
-	f.allocs = append(f.allocs, a)
-}
-
-func (f *scaleNomad) metaWrites() int { return f.snapshot()["POST /v1/client/metadata"] }
 
 // Packing: node-0000 runs 40,000 of its 49,152 harvestable MiB (high),
 // node-0001 runs 1,000 (medium), the other four nothing (low, empty since
 // now). A second pass over the same cluster writes nothing.
 func TestPackerPassLabelsTiersOnce(t *testing.T) {
 	fake, view := fakeCluster(t, 6, 1)
-	fake.mu.Lock()
+	fake.Mu.Lock()
 	for i, mb := range []int{40000, 1000} {
-		fake.allocs[i].AllocatedResources = &nomadapi.AllocatedResources{Tasks: map[string]*nomadapi.AllocatedTaskResources{
+		fake.Allocs[i].AllocatedResources = &nomadapi.AllocatedResources{Tasks: map[string]*nomadapi.AllocatedTaskResources{
 			"t": {Memory: nomadapi.AllocatedMemoryResources{MemoryMB: int64(mb)}}}}
 	}
-	fake.mu.Unlock()
+	fake.Mu.Unlock()
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	p := &packer{view: view, cfg: packing.Default(), releaseAfter: 10 * time.Minute, log: hclog.NewNullLogger(),
 		metrics: newStrategyMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }}
@@ -87,19 +53,19 @@ func TestPackerPassLabelsTiersOnce(t *testing.T) {
 		{"node-0000", "high", ""}, {"node-0001", "medium", ""},
 		{"node-0002", "low", now.Format(time.RFC3339)}, {"node-0005", "low", now.Format(time.RFC3339)},
 	} {
-		if tier, empty := fake.meta(c.node, proxy.PackTierKey), fake.meta(c.node, proxy.EmptySinceKey); tier != c.tier || empty != c.empty {
+		if tier, empty := fake.Meta(c.node, proxy.PackTierKey), fake.Meta(c.node, proxy.EmptySinceKey); tier != c.tier || empty != c.empty {
 			t.Errorf("%s: tier %q empty since %q, want %q and %q", c.node, tier, empty, c.tier, c.empty)
 		}
 	}
 	if r := p.Report(); !r.Active || len(r.Nodes) != 6 || r.Nodes[0].Name != "node-0001" {
 		t.Errorf("report %+v: want packing on, six nodes, the medium node first", r)
 	}
-	writes := fake.metaWrites()
+	writes := fake.MetaWrites()
 	now = now.Add(time.Minute)
 	if err := p.pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := fake.metaWrites() - writes; n != 0 {
+	if n := fake.MetaWrites() - writes; n != 0 {
 		t.Errorf("a second pass over an unchanged cluster wrote meta %d times", n)
 	}
 }
@@ -117,7 +83,7 @@ func TestGreylistPassCountsOnlyTheNodesFaults(t *testing.T) {
 	}{{"node-0000", nil}, {"node-0000", nil}, {"node-0000", nil},
 		{"node-0001", evicted}, {"node-0001", evicted}, {"node-0001", evicted},
 		{"node-0002", nil}, {"node-0002", nil}} {
-		fake.addAlloc(&nomadapi.AllocationListStub{ID: "failed-" + string(rune('a'+i)), JobID: "etl-000", TaskGroup: "a",
+		fake.AddAlloc(&nomadapi.AllocationListStub{ID: "failed-" + string(rune('a'+i)), JobID: "etl-000", TaskGroup: "a",
 			NodeID: f.node, ClientStatus: "failed", DesiredStatus: "run", TaskStates: f.states})
 	}
 	now := time.Now()
@@ -127,7 +93,7 @@ func TestGreylistPassCountsOnlyTheNodesFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for node, want := range map[string]string{"node-0000": "true", "node-0001": "", "node-0002": ""} {
-		if got := fake.meta(node, proxy.GreylistKey); got != want {
+		if got := fake.Meta(node, proxy.GreylistKey); got != want {
 			t.Errorf("%s: greylisted %q, want %q", node, got, want)
 		}
 	}
@@ -135,7 +101,7 @@ func TestGreylistPassCountsOnlyTheNodesFaults(t *testing.T) {
 	if err := g.pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := fake.meta("node-0000", proxy.GreylistKey); got != "" {
+	if got := fake.Meta("node-0000", proxy.GreylistKey); got != "" {
 		t.Errorf("after the reset node-0000 is still greylisted (%q)", got)
 	}
 }
@@ -150,7 +116,7 @@ func TestPartitionPassKeepsItsSizeOnReadyNodes(t *testing.T) {
 		log: hclog.NewNullLogger(), metrics: newStrategyMetrics(prometheus.NewRegistry()), now: time.Now}
 	short := func() (in []string) {
 		for i := range 10 {
-			if id := fmt.Sprintf("node-%04d", i); fake.meta(id, proxy.PartitionKey) == proxy.PartitionShort {
+			if id := fmt.Sprintf("node-%04d", i); fake.Meta(id, proxy.PartitionKey) == proxy.PartitionShort {
 				in = append(in, id)
 			}
 		}
@@ -162,9 +128,9 @@ func TestPartitionPassKeepsItsSizeOnReadyNodes(t *testing.T) {
 	if got := short(); !slices.Equal(got, []string{"node-0000", "node-0001", "node-0002"}) {
 		t.Fatalf("partition %v, want the first three nodes", got)
 	}
-	fake.mu.Lock()
-	fake.nodes[1].Status, fake.nodes[1].ModifyIndex = "down", fake.bump("nodes")
-	fake.mu.Unlock()
+	fake.Mu.Lock()
+	fake.Nodes[1].Status, fake.Nodes[1].ModifyIndex = "down", fake.Bump("nodes")
+	fake.Mu.Unlock()
 	if err := p.pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}

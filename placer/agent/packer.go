@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/api"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/packing"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -18,7 +18,7 @@ import (
 // do the steering. Usage is harvested memory over harvestable memory, as
 // the source measures memory.
 type packer struct {
-	view         clusterView
+	view         cluster.View
 	cfg          packing.Config
 	releaseAfter time.Duration
 	log          hclog.Logger
@@ -35,34 +35,28 @@ func (p *packer) Report() api.PackingReport {
 	return p.report
 }
 
-// running reports whether an allocation holds its resources now.
-func running(a *nomadapi.AllocationListStub) bool {
-	return a.DesiredStatus == nomadapi.AllocDesiredStatusRun &&
-		(a.ClientStatus == nomadapi.AllocClientStatusRunning || a.ClientStatus == nomadapi.AllocClientStatusPending)
-}
-
 func (p *packer) pass(ctx context.Context) error {
 	now := p.now().UTC()
-	nodes, err := p.view.harvestedNodes(ctx)
+	nodes, err := p.view.HarvestedNodes(ctx)
 	if err != nil {
 		return err
 	}
-	jobs, err := p.view.harvestedJobs(ctx)
+	jobs, err := p.view.HarvestedJobs(ctx)
 	if err != nil {
 		return err
 	}
-	allocs, err := p.view.allocations(ctx)
+	allocs, err := p.view.Allocations(ctx)
 	if err != nil {
 		return err
 	}
 	used := map[string]float64{}
 	for _, a := range allocs {
-		if jobs[a.Namespace+"/"+a.JobID] != nil && running(a) {
-			used[a.NodeID] += memoryMB(a)
+		if jobs[a.Namespace+"/"+a.JobID] != nil && cluster.Running(a) {
+			used[a.NodeID] += cluster.MemoryMB(a)
 		}
 	}
 	var in []packing.Node
-	byID := map[string]clusterNode{}
+	byID := map[string]cluster.Node{}
 	inByID := map[string]packing.Node{}
 	for _, n := range nodes {
 		if !n.Ready {
@@ -115,7 +109,7 @@ func (p *packer) pass(ctx context.Context) error {
 }
 
 // label brings one node's packing meta in line, writing only on change.
-func (p *packer) label(ctx context.Context, n clusterNode, tier packing.Tier, active bool, emptySince time.Time) error {
+func (p *packer) label(ctx context.Context, n cluster.Node, tier packing.Tier, active bool, emptySince time.Time) error {
 	set := map[string]string{}
 	var unset []string
 	want := map[string]string{proxy.PackTierKey: "", proxy.EmptySinceKey: ""}
@@ -137,5 +131,5 @@ func (p *packer) label(ctx context.Context, n clusterNode, tier packing.Tier, ac
 		return nil
 	}
 	p.log.Debug("packing tier", "node", n.Name, "set", set, "unset", unset)
-	return p.view.applyMeta(ctx, n.ID, set, unset...)
+	return p.view.ApplyMeta(ctx, n.ID, set, unset...)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/partition"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -24,7 +25,7 @@ const PartitionDocument = "partition"
 // follows the cutoff, and the nodes on it carry PartitionKey = "short".
 // The proxy asks it for the cutoff; the sequencer tells it of finished runs.
 type partitioner struct {
-	view    clusterView
+	view    cluster.View
 	store   *history.Store
 	cfg     config.PartitionConfig
 	log     hclog.Logger
@@ -88,7 +89,7 @@ func (p *partitioner) snapshot() {
 // nodes: current members stay while ready; more are taken, or the last
 // ones given back, in name order (stable, so nodes do not flap).
 func (p *partitioner) pass(ctx context.Context) error {
-	nodes, err := p.view.harvestedNodes(ctx)
+	nodes, err := p.view.HarvestedNodes(ctx)
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (p *partitioner) pass(ctx context.Context) error {
 	size := p.state.Size
 	p.mu.Unlock()
 
-	var members, others []clusterNode
+	var members, others []cluster.Node
 	for _, n := range nodes {
 		switch {
 		case !n.Ready:
@@ -147,10 +148,10 @@ func (p *partitioner) pass(ctx context.Context) error {
 		in := n.Meta[proxy.PartitionKey] == proxy.PartitionShort
 		switch {
 		case want[n.ID] && !in:
-			err = p.view.applyMeta(ctx, n.ID, map[string]string{proxy.PartitionKey: proxy.PartitionShort})
+			err = p.view.ApplyMeta(ctx, n.ID, map[string]string{proxy.PartitionKey: proxy.PartitionShort})
 			p.log.Info("node joins the short-job partition", "node", n.Name)
 		case !want[n.ID] && in:
-			err = p.view.applyMeta(ctx, n.ID, nil, proxy.PartitionKey)
+			err = p.view.ApplyMeta(ctx, n.ID, nil, proxy.PartitionKey)
 			p.log.Info("node leaves the short-job partition", "node", n.Name)
 		}
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/placer/agent/reply"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -83,11 +84,11 @@ func (d *declared) policyRoutes(mux *http.ServeMux) {
 		p, err := d.policy(r.Context())
 		switch {
 		case err != nil:
-			writeError(w, http.StatusInternalServerError, err)
+			reply.Error(w, http.StatusInternalServerError, err)
 		case p == nil:
-			writeError(w, http.StatusNotFound, errors.New("no policy document: PUT /v1/policy"))
+			reply.Error(w, http.StatusNotFound, errors.New("no policy document: PUT /v1/policy"))
 		default:
-			writeJSON(w, http.StatusOK, p)
+			reply.JSON(w, http.StatusOK, p)
 		}
 	})
 	mux.HandleFunc("PUT "+api.PathPolicy, func(w http.ResponseWriter, r *http.Request) {
@@ -97,19 +98,19 @@ func (d *declared) policyRoutes(mux *http.ServeMux) {
 			p, err = parsePolicyDocument(body)
 		}
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err)
+			reply.Error(w, http.StatusBadRequest, err)
 			return
 		}
 		if err := d.store.PutDocument(r.Context(), PolicyDocumentName, p); err != nil {
-			writeError(w, http.StatusInternalServerError, err)
+			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
 		d.publish(r.Context())
-		writeJSON(w, http.StatusOK, p)
+		reply.JSON(w, http.StatusOK, p)
 	})
 	mux.HandleFunc("DELETE "+api.PathPolicy, func(w http.ResponseWriter, r *http.Request) {
 		if err := d.store.DeleteDocument(r.Context(), PolicyDocumentName); err != nil {
-			writeError(w, http.StatusInternalServerError, err)
+			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
 		d.publish(r.Context())

@@ -40,7 +40,7 @@ func (a *Agent) loops() []loop {
 // startLoops starts the shared view's watch of Nomad and then every loop,
 // until ctx ends; wait returns once every loop has.
 func (a *Agent) startLoops(ctx context.Context) (wait func()) {
-	a.strategies.view.watch.start(ctx, a.log.Named("watch"))
+	a.strategies.view.Start(ctx, a.log.Named("watch"))
 	return runLoops(ctx, a.log, a.loops())
 }
 
@@ -53,4 +53,20 @@ func runLoops(ctx context.Context, log hclog.Logger, loops []loop) (wait func())
 		wg.Go(func() { every(ctx, l.interval, l.pass, func(err error) { logger.Warn("pass failed", "error", err) }) })
 	}
 	return wg.Wait
+}
+
+// every runs fn now and every interval until ctx ends, logging failures.
+func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, onErr func(error)) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			onErr(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/dag"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/stages"
@@ -48,7 +49,7 @@ const (
 // allocations did not change costs no request.
 type sequencer struct {
 	nomad    *nomadapi.Client
-	view     clusterView
+	view     cluster.View
 	specs    map[string]*nomadapi.Job // namespace/job -> its spec, as of the run it was read for
 	wrote    uint64                   // the index of the last job this placer registered or stopped
 	store    *history.Store
@@ -68,11 +69,11 @@ type sequencer struct {
 func (s *sequencer) tick(ctx context.Context) error {
 	// a list that shows this placer's own last write (or a stage would
 	// be registered twice)
-	jobs, err := s.view.watch.jobs.get(ctx, s.wrote)
+	jobs, err := s.view.Jobs(ctx, s.wrote)
 	if err != nil {
 		return err
 	}
-	allocs, err := s.view.allocations(ctx)
+	allocs, err := s.view.Allocations(ctx)
 	if err != nil {
 		return err
 	}

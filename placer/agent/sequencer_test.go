@@ -18,6 +18,7 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
@@ -107,7 +108,7 @@ func admittedSequencer(t *testing.T, nomad *stageNomad, runs map[string]uint64) 
 			t.Fatal(err)
 		}
 	}
-	return &sequencer{nomad: client, view: newClusterView(client), store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
+	return &sequencer{nomad: client, view: cluster.New(client), store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
 		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}, adm
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -16,7 +17,7 @@ import (
 // escalation), each a loop; a nil field is a strategy that is off. ("Policy"
 // means one thing in Harvest: the operator's policy document, policydoc.go.)
 type strategies struct {
-	view      clusterView // shared with the declarations' publishing
+	view      cluster.View // shared with the declarations' publishing
 	classes   *classView
 	packer    *packer
 	partition *partitioner
@@ -28,7 +29,7 @@ type strategies struct {
 // setupStrategies builds the loops the configuration enables, with their
 // settings as config.Decode gave them (a.set).
 func (a *Agent) setupStrategies(cfg config.Config, nomad *nomadapi.Client) {
-	view := newClusterView(nomad)
+	view := cluster.New(nomad)
 	metrics := newStrategyMetrics(a.metrics.Registry)
 	p := strategies{view: view, classes: &classView{store: a.store, view: view, ttl: 10 * time.Second, now: time.Now}}
 	set := a.set

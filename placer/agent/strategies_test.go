@@ -65,17 +65,3 @@ func TestParseStepRoundTrips(t *testing.T) {
 		t.Fatal("no step recorded is the chosen classes")
 	}
 }
-
-func TestAppliedMetaOverlaysUntilTheServerShowsIt(t *testing.T) {
-	a := &appliedMeta{nodes: map[string]map[string]string{}}
-	a.record("n1", map[string]string{"tier": "medium"}, []string{"gone"})
-	got := a.overlay("n1", map[string]string{"tier": "low", "gone": "x", "other": "y"})
-	if got["tier"] != "medium" || got["gone"] != "" || got["other"] != "y" {
-		t.Fatalf("overlay %v", got)
-	}
-	// the server catches up: the overlay forgets, and later server changes show
-	a.overlay("n1", map[string]string{"tier": "medium"})
-	if got := a.overlay("n1", map[string]string{"tier": "high", "gone": "back"}); got["tier"] != "high" || got["gone"] != "back" {
-		t.Fatalf("after catching up on tier: %v", got)
-	}
-}

@@ -1,4 +1,4 @@
-package agent
+package cluster
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 // read again: it changes only when a node joins or is reconfigured.
 const coreMHzTTL = time.Minute
 
-// coreMHz is the proxy's proxy.CoreMHzSource under room_placement =
+// CoreMHz is the proxy's proxy.CoreMHzSource under room_placement =
 // "device": the least driver.harvest.core_mhz among the nodes the harvest
 // driver runs on (the cluster view's cached nodes), read at most once a
 // coreMHzTTL.
-type coreMHz struct {
-	view clusterView
+type CoreMHz struct {
+	view View
 	now  func() time.Time
 
 	mu    sync.Mutex
@@ -26,14 +26,17 @@ type coreMHz struct {
 	read  time.Time
 }
 
+// NewCoreMHz reads the least core MHz from view, on the clock now.
+func NewCoreMHz(view View, now func() time.Time) *CoreMHz { return &CoreMHz{view: view, now: now} }
+
 // CoreMHz is the least core MHz the harvest driver publishes, 0 if none.
-func (c *coreMHz) CoreMHz(ctx context.Context) (float64, error) {
+func (c *CoreMHz) CoreMHz(ctx context.Context) (float64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.read.IsZero() && c.now().Sub(c.read) < coreMHzTTL {
 		return c.value, nil
 	}
-	nodes, err := c.view.allNodes(ctx)
+	nodes, err := c.view.AllNodes(ctx)
 	if err != nil {
 		return 0, err
 	}

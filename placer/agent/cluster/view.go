@@ -1,12 +1,12 @@
-package agent
+package cluster
 
 import (
 	"context"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/contract"
@@ -15,8 +15,8 @@ import (
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// clusterNode is a harvested Nomad client as the placer's loops see it.
-type clusterNode struct {
+// Node is a harvested Nomad client as the placer's loops see it.
+type Node struct {
 	ID, Name string
 	Meta     map[string]string
 	Ready    bool    // status ready and eligible
@@ -24,18 +24,19 @@ type clusterNode struct {
 	Harvest  float64 // harvestable memory, MiB: the driver's capacity minus its reserve
 }
 
-// clusterView reads what the placer's loops need of Nomad. The loops share
-// one view, so they share its watch of Nomad's lists (watch.go) and its
-// caches.
-type clusterView struct {
+// View reads what the placer's loops need of Nomad. The loops share one
+// view, so they share its watch of Nomad's lists (watch.go) and its
+// caches. The zero View has no Nomad behind it (API-only tests).
+type View struct {
 	nomad   *nomadapi.Client
 	watch   *clusterWatch
 	applied *appliedMeta
 	nodes   *nodeCache
 }
 
-func newClusterView(nomad *nomadapi.Client) clusterView {
-	return clusterView{nomad: nomad, watch: newClusterWatch(nomad), applied: &appliedMeta{nodes: map[string]map[string]string{}},
+// New is the view of the Nomad nomad is a client of.
+func New(nomad *nomadapi.Client) View {
+	return View{nomad: nomad, watch: newClusterWatch(nomad), applied: &appliedMeta{nodes: map[string]map[string]string{}},
 		nodes: &nodeCache{nodes: map[string]*nomadapi.Node{}}}
 }
 
@@ -131,9 +132,22 @@ func (a *appliedMeta) record(nodeID string, set map[string]string, unset []strin
 	}
 }
 
-// allNodes is every node of the watched list, each read from Nomad only
+// HasNomad reports whether a Nomad is behind the view (not the zero View).
+func (v View) HasNomad() bool { return v.nomad != nil }
+
+// Start begins the watch of Nomad's lists (watch.go) until ctx ends;
+// before it every read goes to Nomad.
+func (v View) Start(ctx context.Context, log hclog.Logger) { v.watch.start(ctx, log) }
+
+// Jobs is every job in every namespace, with meta and summaries, as of at
+// least minIndex: the index of a write the caller made (0: any).
+func (v View) Jobs(ctx context.Context, minIndex uint64) ([]*nomadapi.JobListStub, error) {
+	return v.watch.jobs.get(ctx, minIndex)
+}
+
+// AllNodes is every node of the watched list, each read from Nomad only
 // when it changed.
-func (v clusterView) allNodes(ctx context.Context) ([]*nomadapi.Node, error) {
+func (v View) AllNodes(ctx context.Context) ([]*nomadapi.Node, error) {
 	stubs, err := v.watch.nodes.get(ctx, 0)
 	if err != nil {
 		return nil, err
@@ -141,19 +155,19 @@ func (v clusterView) allNodes(ctx context.Context) ([]*nomadapi.Node, error) {
 	return v.nodes.read(ctx, v.nomad, stubs)
 }
 
-// harvestedNodes lists the clients that carry a tenant (the nodes the
+// HarvestedNodes lists the clients that carry a tenant (the nodes the
 // placer labels), with their harvestable memory.
-func (v clusterView) harvestedNodes(ctx context.Context) ([]clusterNode, error) {
-	nodes, err := v.allNodes(ctx)
+func (v View) HarvestedNodes(ctx context.Context) ([]Node, error) {
+	nodes, err := v.AllNodes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []clusterNode
+	var out []Node
 	for _, n := range nodes {
 		if n.Meta[labels.TenantKey] == "" {
 			continue
 		}
-		c := clusterNode{ID: n.ID, Name: n.Name, Meta: v.applied.overlay(n.ID, n.Meta),
+		c := Node{ID: n.ID, Name: n.Name, Meta: v.applied.overlay(n.ID, n.Meta),
 			Ready: n.Status == nomadapi.NodeStatusReady && n.SchedulingEligibility == nomadapi.NodeSchedulingEligible,
 			Up:    n.Status == nomadapi.NodeStatusReady}
 		capacity, okC := mib(n.Attributes[contract.AttrCapacityMemory])
@@ -178,9 +192,9 @@ func mib(v string) (float64, bool) {
 	return f, err == nil && v != ""
 }
 
-// harvestedJobs returns the harvested jobs (namespace/ID): rewritten by
+// HarvestedJobs returns the harvested jobs (namespace/ID): rewritten by
 // the proxy or marked harvest = "true".
-func (v clusterView) harvestedJobs(ctx context.Context) (map[string]*nomadapi.JobListStub, error) {
+func (v View) HarvestedJobs(ctx context.Context) (map[string]*nomadapi.JobListStub, error) {
 	jobs, err := v.watch.jobs.get(ctx, 0)
 	if err != nil {
 		return nil, err
@@ -194,14 +208,20 @@ func (v clusterView) harvestedJobs(ctx context.Context) (map[string]*nomadapi.Jo
 	return out, nil
 }
 
-// allocations lists every allocation in every namespace with its resources
+// Allocations lists every allocation in every namespace with its resources
 // and task states.
-func (v clusterView) allocations(ctx context.Context) ([]*nomadapi.AllocationListStub, error) {
+func (v View) Allocations(ctx context.Context) ([]*nomadapi.AllocationListStub, error) {
 	return v.watch.allocs.get(ctx, 0)
 }
 
-// memoryMB is what an allocation holds of memory.
-func memoryMB(a *nomadapi.AllocationListStub) float64 {
+// Running reports whether an allocation holds its resources now.
+func Running(a *nomadapi.AllocationListStub) bool {
+	return a.DesiredStatus == nomadapi.AllocDesiredStatusRun &&
+		(a.ClientStatus == nomadapi.AllocClientStatusRunning || a.ClientStatus == nomadapi.AllocClientStatusPending)
+}
+
+// MemoryMB is what an allocation holds of memory.
+func MemoryMB(a *nomadapi.AllocationListStub) float64 {
 	if a.AllocatedResources == nil {
 		return 0
 	}
@@ -214,31 +234,33 @@ func memoryMB(a *nomadapi.AllocationListStub) float64 {
 	return total
 }
 
-// viewNodes is the view as the refresher's classes.NodeAPI: the node list from the
+// NodeAPI is the view as the refresher's classes.NodeAPI: the node list from the
 // watch, each node read only when it changed, and the meta the placer
 // applied but the server does not show yet.
-type viewNodes struct{ v clusterView }
+type NodeAPI struct{ View View }
 
-var _ classes.NodeAPI = viewNodes{}
+var _ classes.NodeAPI = NodeAPI{}
 
-func (n viewNodes) Nodes(ctx context.Context) ([]labels.Node, error) {
-	nodes, err := n.v.allNodes(ctx)
+// Nodes is every node with its meta as the placer last applied it.
+func (n NodeAPI) Nodes(ctx context.Context) ([]labels.Node, error) {
+	nodes, err := n.View.AllNodes(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]labels.Node, 0, len(nodes))
 	for _, node := range nodes {
-		out = append(out, labels.Node{ID: node.ID, Name: node.Name, Meta: n.v.applied.overlay(node.ID, node.Meta), Attributes: node.Attributes})
+		out = append(out, labels.Node{ID: node.ID, Name: node.Name, Meta: n.View.applied.overlay(node.ID, node.Meta), Attributes: node.Attributes})
 	}
 	return out, nil
 }
 
-func (n viewNodes) ApplyMeta(ctx context.Context, u labels.Update) error {
-	return n.v.applyMeta(ctx, u.NodeID, u.Set, u.Unset...)
+// ApplyMeta applies one node's label update.
+func (n NodeAPI) ApplyMeta(ctx context.Context, u labels.Update) error {
+	return n.View.ApplyMeta(ctx, u.NodeID, u.Set, u.Unset...)
 }
 
-// applyMeta sets and unsets one node's dynamic meta.
-func (v clusterView) applyMeta(ctx context.Context, nodeID string, set map[string]string, unset ...string) error {
+// ApplyMeta sets and unsets one node's dynamic meta.
+func (v View) ApplyMeta(ctx context.Context, nodeID string, set map[string]string, unset ...string) error {
 	meta := map[string]*string{}
 	for k, val := range set {
 		meta[k] = &val
@@ -252,20 +274,4 @@ func (v clusterView) applyMeta(ctx context.Context, nodeID string, set map[strin
 	}
 	v.applied.record(nodeID, set, unset)
 	return nil
-}
-
-// every runs fn now and every interval until ctx ends, logging failures.
-func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, onErr func(error)) {
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		if err := fn(ctx); err != nil && ctx.Err() == nil {
-			onErr(err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
 }

@@ -1,12 +1,14 @@
-package agent
+package clustertest
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
@@ -16,30 +18,33 @@ import (
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// scaleNomad is a Nomad HTTP API at datacenter scale for the placer's
+// ScaleNomad is a Nomad HTTP API at datacenter scale for the placer's
 // loops: nodes carrying tenants and the driver's attributes, harvested
 // DAG jobs the proxy rewrote, each with running allocations, and Nomad's
 // blocking queries on the node, job and allocation lists (a request with
 // ?index= at or past the list's index waits until it changes or ?wait=
-// ends). It counts every request by kind.
-type scaleNomad struct {
-	mu      sync.Mutex
+// ends). It counts every request by kind. A test holds Mu while it changes
+// Nodes, Jobs or Allocs of a served fake (and Bumps the lists it changed).
+type ScaleNomad struct {
+	Mu      sync.Mutex
 	changed *sync.Cond
 	index   uint64 // raft index: every write bumps it
 	listIdx map[string]uint64
-	nodes   []*nomadapi.Node
-	jobs    []*nomadapi.Job
-	allocs  []*nomadapi.AllocationListStub
+	Nodes   []*nomadapi.Node
+	Jobs    []*nomadapi.Job
+	Allocs  []*nomadapi.AllocationListStub
 	calls   map[string]int
 	down    bool // every request answers 503, blocked ones at once
 }
 
-func newScaleNomad(nodes, jobs int) *scaleNomad {
-	f := &scaleNomad{index: 100, listIdx: map[string]uint64{"nodes": 100, "jobs": 100, "allocs": 100}, calls: map[string]int{}}
-	f.changed = sync.NewCond(&f.mu)
+// NewScaleNomad is a cluster of nodes nodes (node-0000...) and jobs
+// harvested DAG jobs (etl-000...), each with two running allocations.
+func NewScaleNomad(nodes, jobs int) *ScaleNomad {
+	f := &ScaleNomad{index: 100, listIdx: map[string]uint64{"nodes": 100, "jobs": 100, "allocs": 100}, calls: map[string]int{}}
+	f.changed = sync.NewCond(&f.Mu)
 	for i := range nodes {
 		id := fmt.Sprintf("node-%04d", i)
-		f.nodes = append(f.nodes, &nomadapi.Node{ID: id, Name: id, Status: "ready", SchedulingEligibility: "eligible",
+		f.Nodes = append(f.Nodes, &nomadapi.Node{ID: id, Name: id, Status: "ready", SchedulingEligibility: "eligible",
 			ModifyIndex: 100, Meta: map[string]string{labels.TenantKey: fmt.Sprintf("svc-%d/%s", i%50, id), labels.ClassKey: "c1"},
 			Attributes: map[string]string{contract.AttrCapacityMemory: "65536MiB", contract.AttrReserveMemory: "16384MiB"}})
 	}
@@ -47,20 +52,21 @@ func newScaleNomad(nodes, jobs int) *scaleNomad {
 		id := fmt.Sprintf("etl-%03d", i)
 		ns, two, name := "default", 2, "a"
 		idx, submit := uint64(100), time.Now().Add(-time.Minute).UnixNano()
-		f.jobs = append(f.jobs, &nomadapi.Job{ID: &id, Name: &id, Namespace: &ns, JobModifyIndex: &idx, ModifyIndex: &idx, SubmitTime: &submit,
+		f.Jobs = append(f.Jobs, &nomadapi.Job{ID: &id, Name: &id, Namespace: &ns, JobModifyIndex: &idx, ModifyIndex: &idx, SubmitTime: &submit,
 			Meta:       map[string]string{proxy.JobTypeKey: "medium", proxy.ClassesKey: "c1"},
 			TaskGroups: []*nomadapi.TaskGroup{{Name: &name, Count: &two}}})
 		for k := range 2 {
-			f.allocs = append(f.allocs, &nomadapi.AllocationListStub{ID: fmt.Sprintf("%s-%d", id, k), JobID: id, Namespace: ns,
-				TaskGroup: "a", NodeID: f.nodes[(2*i+k)%nodes].ID, ClientStatus: "running", DesiredStatus: "run",
+			f.Allocs = append(f.Allocs, &nomadapi.AllocationListStub{ID: fmt.Sprintf("%s-%d", id, k), JobID: id, Namespace: ns,
+				TaskGroup: "a", NodeID: f.Nodes[(2*i+k)%nodes].ID, ClientStatus: "running", DesiredStatus: "run",
 				CreateIndex: 100, ModifyIndex: 100, ModifyTime: time.Now().UnixNano()})
 		}
 	}
 	return f
 }
 
-// bump records a write to the named lists, waking their blocking queries.
-func (f *scaleNomad) bump(lists ...string) uint64 {
+// Bump records a write to the named lists ("nodes", "jobs", "allocs"),
+// waking their blocking queries, and returns its index; Mu held.
+func (f *ScaleNomad) Bump(lists ...string) uint64 {
 	f.index++
 	for _, l := range lists {
 		f.listIdx[l] = f.index
@@ -69,25 +75,26 @@ func (f *scaleNomad) bump(lists ...string) uint64 {
 	return f.index
 }
 
-// goDown makes Nomad answer every request, blocked ones too, with 503.
-func (f *scaleNomad) goDown() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// GoDown makes Nomad answer every request, blocked ones too, with 503.
+func (f *ScaleNomad) GoDown() {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.down = true
 	f.changed.Broadcast()
 }
 
-// completeAlloc marks one allocation complete, as a client would report it.
-func (f *scaleNomad) completeAlloc(i int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	a := f.allocs[i]
-	a.ClientStatus, a.ModifyIndex, a.ModifyTime = "complete", f.bump("allocs"), time.Now().UnixNano()
+// CompleteAlloc marks one allocation complete, as a client would report it.
+func (f *ScaleNomad) CompleteAlloc(i int) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	a := f.Allocs[i]
+	a.ClientStatus, a.ModifyIndex, a.ModifyTime = "complete", f.Bump("allocs"), time.Now().UnixNano()
 }
 
-func (f *scaleNomad) total() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// Total is how many requests the fake answered.
+func (f *ScaleNomad) Total() int {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	n := 0
 	for _, c := range f.calls {
 		n += c
@@ -95,9 +102,11 @@ func (f *scaleNomad) total() int {
 	return n
 }
 
-func (f *scaleNomad) snapshot() map[string]int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// Snapshot is how many requests of each kind ("GET /v1/nodes", "GET
+// /v1/allocations (blocking)", ...) the fake answered.
+func (f *ScaleNomad) Snapshot() map[string]int {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	out := make(map[string]int, len(f.calls))
 	for k, v := range f.calls {
 		out[k] = v
@@ -105,8 +114,8 @@ func (f *scaleNomad) snapshot() map[string]int {
 	return out
 }
 
-// block waits, with f.mu held, while a blocking query's index is current.
-func (f *scaleNomad) block(r *http.Request, list string) {
+// block waits, with f.Mu held, while a blocking query's index is current.
+func (f *ScaleNomad) block(r *http.Request, list string) {
 	min, err := strconv.ParseUint(r.URL.Query().Get("index"), 10, 64)
 	if err != nil || min == 0 {
 		return
@@ -116,7 +125,7 @@ func (f *scaleNomad) block(r *http.Request, list string) {
 		wait = 5 * time.Minute
 	}
 	deadline := time.Now().Add(wait)
-	stop := time.AfterFunc(wait, func() { f.mu.Lock(); f.changed.Broadcast(); f.mu.Unlock() })
+	stop := time.AfterFunc(wait, func() { f.Mu.Lock(); f.changed.Broadcast(); f.Mu.Unlock() })
 	defer stop.Stop()
 	done := wakeOnCancel(r, f)
 	defer done()
@@ -125,24 +134,32 @@ func (f *scaleNomad) block(r *http.Request, list string) {
 	}
 }
 
+// ListIndex is the index of the named list's last write.
+func (f *ScaleNomad) ListIndex(list string) uint64 {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	return f.listIdx[list]
+}
+
 // wakeOnCancel wakes the waiters when the request is cancelled.
-func wakeOnCancel(r *http.Request, f *scaleNomad) func() {
+func wakeOnCancel(r *http.Request, f *ScaleNomad) func() {
 	stop := make(chan struct{})
 	go func() {
 		select {
 		case <-r.Context().Done():
-			f.mu.Lock()
+			f.Mu.Lock()
 			f.changed.Broadcast()
-			f.mu.Unlock()
+			f.Mu.Unlock()
 		case <-stop:
 		}
 	}()
 	return func() { close(stop) }
 }
 
-func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// ServeHTTP answers as Nomad's HTTP API does, counting the request.
+func (f *ScaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	path := r.URL.Path
 	kind := r.Method + " " + path
 	switch {
@@ -169,14 +186,14 @@ func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && path == "/v1/nodes":
 		f.block(r, "nodes")
-		stubs := make([]*nomadapi.NodeListStub, 0, len(f.nodes))
-		for _, n := range f.nodes {
+		stubs := make([]*nomadapi.NodeListStub, 0, len(f.Nodes))
+		for _, n := range f.Nodes {
 			stubs = append(stubs, &nomadapi.NodeListStub{ID: n.ID, Name: n.Name, Status: n.Status,
 				SchedulingEligibility: n.SchedulingEligibility, ModifyIndex: n.ModifyIndex})
 		}
 		reply(stubs, f.listIdx["nodes"])
 	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/node/"):
-		for _, n := range f.nodes {
+		for _, n := range f.Nodes {
 			if n.ID == strings.TrimPrefix(path, "/v1/node/") {
 				reply(n, n.ModifyIndex)
 				return
@@ -186,7 +203,7 @@ func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && path == "/v1/client/metadata":
 		var req nomadapi.NodeMetaApplyRequest
 		_ = json.NewDecoder(r.Body).Decode(&req)
-		for _, n := range f.nodes {
+		for _, n := range f.Nodes {
 			if n.ID == req.NodeID {
 				for k, v := range req.Meta {
 					if v == nil {
@@ -195,7 +212,7 @@ func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 						n.Meta[k] = *v
 					}
 				}
-				n.ModifyIndex = f.bump("nodes")
+				n.ModifyIndex = f.Bump("nodes")
 				reply(nomadapi.NodeMetaResponse{Meta: n.Meta}, n.ModifyIndex)
 				return
 			}
@@ -203,8 +220,8 @@ func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "node not found", http.StatusNotFound)
 	case r.Method == http.MethodGet && path == "/v1/jobs":
 		f.block(r, "jobs")
-		stubs := make([]*nomadapi.JobListStub, 0, len(f.jobs))
-		for _, j := range f.jobs {
+		stubs := make([]*nomadapi.JobListStub, 0, len(f.Jobs))
+		for _, j := range f.Jobs {
 			sum := map[string]nomadapi.TaskGroupSummary{"a": {Running: 2}}
 			stubs = append(stubs, &nomadapi.JobListStub{ID: *j.ID, Name: *j.Name, Namespace: *j.Namespace, Meta: j.Meta,
 				Status: "running", JobModifyIndex: *j.JobModifyIndex, ModifyIndex: *j.ModifyIndex, SubmitTime: *j.SubmitTime,
@@ -214,7 +231,7 @@ func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && strings.HasSuffix(path, "/allocations") && strings.HasPrefix(path, "/v1/job/"):
 		id := strings.TrimSuffix(strings.TrimPrefix(path, "/v1/job/"), "/allocations")
 		var out []*nomadapi.AllocationListStub
-		for _, a := range f.allocs {
+		for _, a := range f.Allocs {
 			if a.JobID == id {
 				out = append(out, a)
 			}
@@ -223,7 +240,7 @@ func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && strings.HasSuffix(path, "/evaluations"):
 		reply([]*nomadapi.Evaluation{}, f.index)
 	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/job/"):
-		for _, j := range f.jobs {
+		for _, j := range f.Jobs {
 			if *j.ID == strings.TrimPrefix(path, "/v1/job/") {
 				reply(j, *j.ModifyIndex)
 				return
@@ -236,8 +253,44 @@ func (f *scaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Nomad is down", http.StatusServiceUnavailable)
 			return
 		}
-		reply(f.allocs, f.listIdx["allocs"])
+		reply(f.Allocs, f.listIdx["allocs"])
 	default:
 		http.Error(w, "not in the fake: "+kind, http.StatusNotFound)
 	}
 }
+
+// Serve serves the fake until the test ends and returns a client of it.
+func (f *ScaleNomad) Serve(t testing.TB) *nomadapi.Client {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// Meta returns one node's meta value as the fake holds it.
+func (f *ScaleNomad) Meta(node, key string) string {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	for _, n := range f.Nodes {
+		if n.ID == node {
+			return n.Meta[key]
+		}
+	}
+	return ""
+}
+
+// AddAlloc adds an allocation (of its JobID on its NodeID).
+func (f *ScaleNomad) AddAlloc(a *nomadapi.AllocationListStub) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	a.Namespace, a.NodeName = "default", a.NodeID
+	a.ModifyIndex, a.ModifyTime = f.Bump("allocs"), time.Now().UnixNano()
+	f.Allocs = append(f.Allocs, a)
+}
+
+// MetaWrites is how many meta applies the fake answered.
+func (f *ScaleNomad) MetaWrites() int { return f.Snapshot()["POST /v1/client/metadata"] }

@@ -1,4 +1,4 @@
-package agent
+package cluster
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
 )
 
 // The watch answers from its last blocking query, waits for one that
 // shows a write the caller made, and fails reads while Nomad is gone.
 func TestWatchedListFollowsNomadAndSaysWhenItCannot(t *testing.T) {
-	fake := newScaleNomad(3, 2)
+	fake := clustertest.NewScaleNomad(3, 2)
 	srv := httptest.NewServer(fake)
 	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -29,20 +31,18 @@ func TestWatchedListFollowsNomadAndSaysWhenItCannot(t *testing.T) {
 	if _, err := w.allocs.get(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	reads := fake.snapshot()["GET /v1/allocations"] + fake.snapshot()["GET /v1/allocations (blocking)"]
+	reads := fake.Snapshot()["GET /v1/allocations"] + fake.Snapshot()["GET /v1/allocations (blocking)"]
 	for range 20 {
 		if _, err := w.allocs.get(ctx, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if now := fake.snapshot()["GET /v1/allocations"] + fake.snapshot()["GET /v1/allocations (blocking)"]; now > reads+1 {
+	if now := fake.Snapshot()["GET /v1/allocations"] + fake.Snapshot()["GET /v1/allocations (blocking)"]; now > reads+1 {
 		t.Fatalf("20 reads of an unchanged list cost %d requests", now-reads)
 	}
 
-	fake.completeAlloc(1)
-	fake.mu.Lock()
-	written := fake.listIdx["allocs"]
-	fake.mu.Unlock()
+	fake.CompleteAlloc(1)
+	written := fake.ListIndex("allocs")
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	allocs, err := w.allocs.get(wctx, written)
 	wcancel()
@@ -50,7 +50,7 @@ func TestWatchedListFollowsNomadAndSaysWhenItCannot(t *testing.T) {
 		t.Fatalf("after a write at index %d: %v, %v; want the completed allocation", written, allocs, err)
 	}
 
-	fake.goDown()
+	fake.GoDown()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := w.allocs.get(ctx, 0); err != nil {
