@@ -16,8 +16,10 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/agent/sequencer"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -32,7 +34,7 @@ type Agent struct {
 	listener   net.Listener
 	proxy      *http.Server // nil when the proxy is off
 	proxyL     net.Listener
-	sequencer  *sequencer
+	sequencer  *sequencer.Sequencer
 	strategies strategies
 	weights    *proxy.LiveWeights // Algorithm 1's, the policy document's over the file's
 	declared   *declared          // tenant declarations and the policy document
@@ -138,14 +140,13 @@ func (a *Agent) setupProxy(cfg config.Config, nomad *nomadapi.Client) error {
 		return fmt.Errorf("proxy tls: %w", err)
 	}
 	a.proxyL = l
-	adm := admissions{store: a.store}
+	adm := admissions.New(a.store)
 	a.proxy = &http.Server{Handler: proxy.New(upstream, transport, rw, a.log.Named("proxy"), proxy.NewMetrics(a.metrics.Registry),
-		proxy.Options{Admissions: adm.as("proxy"), MaxBody: int64(cfg.Proxy.MaxBodyMB) << 20}),
+		proxy.Options{Admissions: adm.As("proxy"), MaxBody: int64(cfg.Proxy.MaxBodyMB) << 20}),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
-	a.sequencer = &sequencer{nomad: nomad, view: a.strategies.view, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, done: map[string]bool{},
-		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
+	a.sequencer = sequencer.New(nomad, a.strategies.view, a.store, adm, a.log.Named("stages"))
 	if p := a.strategies.partition; p != nil {
-		a.sequencer.finished = p.observe
+		a.sequencer.Finished = p.observe
 	}
 	return nil
 }

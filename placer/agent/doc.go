@@ -7,6 +7,7 @@
 // pull tenant history through a history-importer plugin (historyimport.go).
 // Its configuration file, and the settings decoded from it, are
 // placer/config's; the class table's refresh and survival replay are
-// placer/agent/classes', which the agent runs and serves, and the class
-// room Algorithm 1 weighs is classheadroom.go and classview.go.
+// placer/agent/classes', which the agent runs and serves, the class room
+// Algorithm 1 weighs is placer/agent/classroom's, and the stage sequencer
+// behind the proxy is placer/agent/sequencer's.
 package agent

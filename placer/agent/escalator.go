@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
+	"github.com/harvest-platform/harvest/placer/agent/classroom"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/escalation"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -31,15 +33,15 @@ import (
 type escalator struct {
 	view    cluster.View
 	nomad   *nomadapi.Client
-	classes *classView
+	classes *classroom.View
 	weights *proxy.LiveWeights
 	delay   time.Duration
 	extra   int
 	log     hclog.Logger
 	metrics *strategyMetrics
 	now     func() time.Time
-	// admitted: only runs the placer admitted are escalated (admissions.go)
-	admitted admissions
+	// admitted: only runs the placer admitted are escalated (placer/agent/admissions)
+	admitted admissions.Store
 }
 
 // blocked reports whether a job waits with nothing placed.
@@ -118,7 +120,7 @@ func (e *escalator) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 		return nil
 	}
 	// only a run the placer admitted is re-registered with its token
-	if ok, err := e.admitted.admitted(ctx, stub.Namespace, stub.ID, stub.JobModifyIndex); err != nil || !ok {
+	if ok, err := e.admitted.Admitted(ctx, stub.Namespace, stub.ID, stub.JobModifyIndex); err != nil || !ok {
 		if err == nil {
 			e.log.Debug("not escalating a job the placer did not admit", "job", stub.ID, "namespace", stub.Namespace)
 		}
@@ -156,7 +158,7 @@ func (e *escalator) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 	if err != nil {
 		return err
 	}
-	if err := e.admitted.as("escalator").Admit(ctx, stub.Namespace, stub.ID, resp.JobModifyIndex); err != nil {
+	if err := e.admitted.As("escalator").Admit(ctx, stub.Namespace, stub.ID, resp.JobModifyIndex); err != nil {
 		return fmt.Errorf("escalated, but not recorded (its stages will not start): %w", err)
 	}
 	e.metrics.escalations.WithLabelValues(target.String()).Inc()

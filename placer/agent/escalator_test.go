@@ -18,6 +18,8 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
+	"github.com/harvest-platform/harvest/placer/agent/classroom"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -111,10 +113,10 @@ func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 	if err := store.PutDocument(ctx, contract.ClassesDocument, table); err != nil {
 		t.Fatal(err)
 	}
-	adm := admissions{store: store}
+	adm := admissions.New(store)
 	view := cluster.New(client)
 	now := submitted.Add(45 * time.Second)
-	e := &escalator{view: view, nomad: client, classes: &classView{store: store, view: view, ttl: time.Hour, now: func() time.Time { return now }},
+	e := &escalator{view: view, nomad: client, classes: classroom.New(store, view, time.Hour, func() time.Time { return now }),
 		weights: proxy.NewLiveWeights(selectclass.DefaultWeights()), delay: 30 * time.Second, extra: 1, log: hclog.NewNullLogger(),
 		metrics: newStrategyMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }, admitted: adm}
 	for _, step := range []struct {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/placer/agent/sequencer"
 )
 
 // loop is one of the placer's background passes: its name (in logs), how
@@ -32,7 +34,7 @@ func (a *Agent) loops() []loop {
 		out = append(out, a.importer.loop())
 	}
 	if a.sequencer != nil {
-		out = append(out, loop{"stages", a.sequencer.interval, a.sequencer.tick})
+		out = append(out, loop{"stages", sequencer.Interval, a.sequencer.Tick})
 	}
 	return append(out, a.strategies.loops...)
 }

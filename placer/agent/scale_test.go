@@ -10,9 +10,11 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
+	"github.com/harvest-platform/harvest/placer/agent/sequencer"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -68,7 +70,7 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // before srv.Close: ends the blocking queries
 	store := history.NewStore(kv.NewMem(), "harvest/")
-	adm := admissions{store: store}
+	adm := admissions.New(store)
 	for _, j := range fake.Jobs {
 		if err := adm.Admit(ctx, *j.Namespace, *j.ID, *j.JobModifyIndex); err != nil {
 			t.Fatal(err)
@@ -83,8 +85,7 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	a.setupStrategies(cfg, client)
 	a.refresher.Nodes = cluster.NodeAPI{View: a.strategies.view}
 	a.setupDeclarations(a.strategies.view)
-	a.sequencer = &sequencer{nomad: client, view: a.strategies.view, store: store, log: log, interval: 2 * time.Second,
-		done: map[string]bool{}, admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
+	a.sequencer = sequencer.New(client, a.strategies.view, store, adm, log)
 	a.startLoops(ctx)
 
 	// the first passes read every node and label them, and the next ones

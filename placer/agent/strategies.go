@@ -6,6 +6,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
+	"github.com/harvest-platform/harvest/placer/agent/classroom"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/greylist"
@@ -18,7 +20,7 @@ import (
 // means one thing in Harvest: the operator's policy document, policydoc.go.)
 type strategies struct {
 	view      cluster.View // shared with the declarations' publishing
-	classes   *classView
+	classes   *classroom.View
 	packer    *packer
 	partition *partitioner
 	greylist  *greylister
@@ -31,7 +33,7 @@ type strategies struct {
 func (a *Agent) setupStrategies(cfg config.Config, nomad *nomadapi.Client) {
 	view := cluster.New(nomad)
 	metrics := newStrategyMetrics(a.metrics.Registry)
-	p := strategies{view: view, classes: &classView{store: a.store, view: view, ttl: 10 * time.Second, now: time.Now}}
+	p := strategies{view: view, classes: classroom.New(a.store, view, 10*time.Second, time.Now)}
 	set := a.set
 	if cfg.Packing.Enabled {
 		ps := set.Packing
@@ -51,7 +53,7 @@ func (a *Agent) setupStrategies(cfg config.Config, nomad *nomadapi.Client) {
 	if cfg.Escalation.Enabled {
 		es := set.Escalation
 		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: a.weights, delay: es.Delay, extra: es.ExtraClasses,
-			log: a.log.Named("escalation"), metrics: metrics, now: time.Now, admitted: admissions{store: a.store}}
+			log: a.log.Named("escalation"), metrics: metrics, now: time.Now, admitted: admissions.New(a.store)}
 		p.loops = append(p.loops, loop{"escalation", es.Interval, p.escalator.pass})
 	}
 	a.strategies = p

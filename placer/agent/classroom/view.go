@@ -1,4 +1,4 @@
-package agent
+package classroom
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
-// classView gives the proxy Algorithm 1's candidates: the stored class
+// View gives the proxy Algorithm 1's candidates: the stored class
 // table joined with what the driver on each labelled node would admit. It
 // is cached for ttl, and one refresh serves every caller waiting for it, so
 // a burst of job submissions costs one read of Consul and Nomad.
-type classView struct {
+type View struct {
 	store *history.Store
 	view  cluster.View // shares the policy loops' node cache
 	ttl   time.Duration
@@ -34,14 +34,20 @@ type classView struct {
 
 var _ interface {
 	Candidates(ctx context.Context, jobType string) ([]selectclass.Candidate, error)
-} = (*classView)(nil)
+} = (*View)(nil)
+
+// New is the class room of the table in store and the nodes of view, read
+// again once it is ttl old on the clock now.
+func New(store *history.Store, view cluster.View, ttl time.Duration, now func() time.Time) *View {
+	return &View{store: store, view: view, ttl: ttl, now: now}
+}
 
 // Candidates gives each class's room for a job of jobType: the sum over
 // its nodes of what the driver would admit if the primary stood at the
 // level the type plans for (Algorithm 1, line 8; classify.ServerRoom). A
 // class at its peak with no room on any server offers none, however many
 // servers it has.
-func (v *classView) Candidates(ctx context.Context, jobType string) ([]selectclass.Candidate, error) {
+func (v *View) Candidates(ctx context.Context, jobType string) ([]selectclass.Candidate, error) {
 	if err := v.refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -65,13 +71,13 @@ func (v *classView) Candidates(ctx context.Context, jobType string) ([]selectcla
 	return out, nil
 }
 
-func (v *classView) fresh() bool {
+func (v *View) fresh() bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return !v.loaded.IsZero() && v.now().Sub(v.loaded) < v.ttl
 }
 
-func (v *classView) refresh(ctx context.Context) error {
+func (v *View) refresh(ctx context.Context) error {
 	if v.fresh() {
 		return nil
 	}

@@ -1,4 +1,11 @@
-package agent
+// Package sequencer owns the stage sequencer behind the placer's admission
+// proxy: it runs the deferred stages of the harvested DAG jobs the placer
+// admitted (placer/agent/admissions) as stage jobs of their own, stops the
+// stages of a stopped parent, stops a job whose tasks keep failing by
+// themselves, and records each harvested job run's duration in the
+// history (the next run's job type; the short-job partition's cutoff
+// hears of it through Finished).
+package sequencer
 
 import (
 	"context"
@@ -13,6 +20,7 @@ import (
 
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/dag"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -36,7 +44,10 @@ const (
 	parentIndexKey = "harvest_parent_index" // the parent's JobModifyIndex (one run of it)
 )
 
-// sequencer runs the deferred stages of harvested DAG jobs and records each
+// Interval is how often the sequencer passes (the placer's "stages" loop).
+const Interval = 2 * time.Second
+
+// Sequencer runs the deferred stages of harvested DAG jobs and records each
 // harvested job's duration when it finishes (for the next run's job type).
 //
 // A deferred stage runs as a job of its own, "<job>.<group>", registered
@@ -47,26 +58,34 @@ const (
 // It reads Nomad's job and allocation lists through the shared view's
 // watch and each job's spec once per version, so a pass over jobs whose
 // allocations did not change costs no request.
-type sequencer struct {
-	nomad    *nomadapi.Client
-	view     cluster.View
-	specs    map[string]*nomadapi.Job // namespace/job -> its spec, as of the run it was read for
-	wrote    uint64                   // the index of the last job this placer registered or stopped
-	store    *history.Store
-	log      hclog.Logger
-	interval time.Duration
-	done     map[string]bool // runs (namespace/job@index) already recorded or stopped
-	// admitted are the runs the placer vouches for (admissions.go): only
-	// those are sequenced, and only stage jobs it registered are stopped.
-	admitted admissions
+type Sequencer struct {
+	nomad *nomadapi.Client
+	view  cluster.View
+	specs map[string]*nomadapi.Job // namespace/job -> its spec, as of the run it was read for
+	wrote uint64                   // the index of the last job this placer registered or stopped
+	store *history.Store
+	log   hclog.Logger
+	done  map[string]bool // runs (namespace/job@index) already recorded or stopped
+	// admitted are the runs the placer vouches for (placer/agent/admissions):
+	// only those are sequenced, and only stage jobs it registered are stopped.
+	admitted admissions.Store
 	vouched  map[string]bool // runs found admitted (they stay so)
 	refused  map[string]bool // runs found not admitted, logged once
-	// finished, when set, hears of every recorded run (the short-job
+	// Finished, when set, hears of every recorded run (the short-job
 	// partition's cutoff follows them).
-	finished func(ctx context.Context, run string, d time.Duration) error
+	Finished func(ctx context.Context, run string, d time.Duration) error
 }
 
-func (s *sequencer) tick(ctx context.Context) error {
+// New is a sequencer acting on Nomad through nomad, reading its lists
+// through view, recording runs in store; it acts only on the runs admitted
+// records.
+func New(nomad *nomadapi.Client, view cluster.View, store *history.Store, admitted admissions.Store, log hclog.Logger) *Sequencer {
+	return &Sequencer{nomad: nomad, view: view, store: store, log: log, done: map[string]bool{},
+		admitted: admitted, vouched: map[string]bool{}, refused: map[string]bool{}}
+}
+
+// Tick is one pass over Nomad's jobs.
+func (s *Sequencer) Tick(ctx context.Context) error {
 	// a list that shows this placer's own last write (or a stage would
 	// be registered twice)
 	jobs, err := s.view.Jobs(ctx, s.wrote)
@@ -125,7 +144,7 @@ func (s *sequencer) tick(ctx context.Context) error {
 // as any job's current run (purged jobs, and runs a new version replaced):
 // they are never looked up again, and the maps stay as large as the
 // cluster's jobs instead of growing with every run ever finished.
-func (s *sequencer) forget(jobs []*nomadapi.JobListStub) {
+func (s *Sequencer) forget(jobs []*nomadapi.JobListStub) {
 	current := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
 		current[fmt.Sprintf("%s/%s@%d", j.Namespace, j.ID, j.JobModifyIndex)] = true
@@ -148,12 +167,12 @@ func (s *sequencer) forget(jobs []*nomadapi.JobListStub) {
 // admitted (through the proxy, or by registering it itself); a job carrying
 // Harvest's meta that was sent to Nomad some other way is left alone,
 // logged once per run.
-func (s *sequencer) isAdmitted(ctx context.Context, j *nomadapi.JobListStub) (bool, error) {
+func (s *Sequencer) isAdmitted(ctx context.Context, j *nomadapi.JobListStub) (bool, error) {
 	run := fmt.Sprintf("%s/%s@%d", j.Namespace, j.ID, j.JobModifyIndex)
 	if s.vouched[run] {
 		return true, nil
 	}
-	ok, err := s.admitted.admitted(ctx, j.Namespace, j.ID, j.JobModifyIndex)
+	ok, err := s.admitted.Admitted(ctx, j.Namespace, j.ID, j.JobModifyIndex)
 	switch {
 	case err != nil:
 		return false, err
@@ -219,7 +238,7 @@ func unlimited(tg *nomadapi.TaskGroup) bool {
 // stopBroken stops a job one of whose unlimited groups failed by itself
 // maxSelfFailures times, and records the run as failed; its stage jobs
 // follow it on the next pass.
-func (s *sequencer) stopBroken(ctx context.Context, job *nomadapi.Job, g stages.Group, all []*nomadapi.AllocationListStub, run string) error {
+func (s *Sequencer) stopBroken(ctx context.Context, job *nomadapi.Job, g stages.Group, all []*nomadapi.AllocationListStub, run string) error {
 	_, wm, err := s.nomad.Jobs().Deregister(*job.ID, false, (&nomadapi.WriteOptions{Namespace: *job.Namespace}).WithContext(ctx))
 	if err != nil {
 		return fmt.Errorf("stopping %s: %w", *job.ID, err)
@@ -232,7 +251,7 @@ func (s *sequencer) stopBroken(ctx context.Context, job *nomadapi.Job, g stages.
 
 // job sequences one DAG job's run: listed are the jobs and byJob their
 // allocations (namespace/job), as this pass read them.
-func (s *sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed map[string]*nomadapi.JobListStub,
+func (s *Sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed map[string]*nomadapi.JobListStub,
 	byJob map[string][]*nomadapi.AllocationListStub) error {
 	// a run already recorded (or stopped) needs no more reads of Nomad
 	run := fmt.Sprintf("%s/%s@%d", stub.Namespace, stub.ID, stub.JobModifyIndex)
@@ -303,7 +322,7 @@ func stageID(parent, group string) string { return parent + "." + group }
 
 // spec returns the job's spec for the listed run, read from Nomad once
 // per run (a spec changes only with its JobModifyIndex).
-func (s *sequencer) spec(ctx context.Context, stub *nomadapi.JobListStub) (*nomadapi.Job, error) {
+func (s *Sequencer) spec(ctx context.Context, stub *nomadapi.JobListStub) (*nomadapi.Job, error) {
 	key := stub.Namespace + "/" + stub.ID
 	if j := s.specs[key]; j != nil && *j.JobModifyIndex == stub.JobModifyIndex {
 		return j, nil
@@ -321,7 +340,7 @@ func (s *sequencer) spec(ctx context.Context, stub *nomadapi.JobListStub) (*noma
 
 // startStage registers "<parent>.<group>": the parent job (its constraints,
 // meta and the class choice included) with that one group at its count.
-func (s *sequencer) startStage(ctx context.Context, parent *nomadapi.Job, group string, count int) error {
+func (s *Sequencer) startStage(ctx context.Context, parent *nomadapi.Job, group string, count int) error {
 	var tg *nomadapi.TaskGroup
 	for _, g := range parent.TaskGroups {
 		if *g.Name == group {
@@ -352,12 +371,12 @@ func (s *sequencer) startStage(ctx context.Context, parent *nomadapi.Job, group 
 	s.wrote = max(s.wrote, resp.JobModifyIndex)
 	// a stage job is the placer's own: recorded, so that it is stopped with
 	// its parent (and a look-alike sent by someone else is not)
-	return s.admitted.as("sequencer").Admit(ctx, *parent.Namespace, id, resp.JobModifyIndex)
+	return s.admitted.As("sequencer").Admit(ctx, *parent.Namespace, id, resp.JobModifyIndex)
 }
 
 // finish records a job run: from submission to the last allocation's end,
 // over the parent and its stage jobs.
-func (s *sequencer) finish(ctx context.Context, job *nomadapi.Job, allocs []*nomadapi.AllocationListStub, status, run string) error {
+func (s *Sequencer) finish(ctx context.Context, job *nomadapi.Job, allocs []*nomadapi.AllocationListStub, status, run string) error {
 	end := int64(0)
 	for _, a := range allocs {
 		end = max(end, a.ModifyTime)
@@ -371,8 +390,8 @@ func (s *sequencer) finish(ctx context.Context, job *nomadapi.Job, allocs []*nom
 		return err
 	}
 	s.done[run] = true
-	if s.finished != nil {
-		if err := s.finished(ctx, run, r.Duration); err != nil {
+	if s.Finished != nil {
+		if err := s.Finished(ctx, run, r.Duration); err != nil {
 			s.log.Warn("partition did not hear of a finished run", "job", r.Job, "error", err)
 		}
 	}

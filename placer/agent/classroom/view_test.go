@@ -1,4 +1,4 @@
-package agent
+package classroom
 
 import (
 	"context"
@@ -78,7 +78,7 @@ func alloc(node, job, status string, mhz, mb int64) *nomadapi.AllocationListStub
 type roomFixture struct {
 	fake  *roomNomad
 	store *history.Store
-	view  *classView
+	view  *View
 	now   time.Time
 }
 
@@ -102,7 +102,7 @@ func newRoomFixture(t *testing.T, table []classify.Class, nodes ...*nomadapi.Nod
 	if err := f.store.PutDocument(context.Background(), contract.ClassesDocument, stored); err != nil {
 		t.Fatal(err)
 	}
-	f.view = &classView{store: f.store, view: cluster.New(client), ttl: time.Minute, now: func() time.Time { return f.now }}
+	f.view = New(f.store, cluster.New(client), time.Minute, func() time.Time { return f.now })
 	return f
 }
 

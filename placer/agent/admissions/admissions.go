@@ -1,10 +1,8 @@
-package agent
-
-// Admissions: which run of each harvested job the placer vouches for. The
-// placer acts with its own Nomad token on a harvested job after its
-// registration (the sequencer registers its stage jobs and records its
-// duration; the escalator re-registers it; the sequencer stops the stage
-// jobs of a stopped parent). Anybody allowed to submit jobs could send
+// Package admissions owns which run of each harvested job the placer
+// vouches for. The placer acts with its own Nomad token on a harvested job
+// after its registration (the sequencer registers its stage jobs and
+// records its duration; the escalator re-registers it; the sequencer stops
+// the stage jobs of a stopped parent). Anybody allowed to submit jobs could send
 // Nomad a job carrying Harvest's meta (harvest_job_type, harvest_stages)
 // straight, not through the proxy; the placer must not act on such a job
 // as if it had admitted it. So the proxy records each run it registered
@@ -16,6 +14,7 @@ package agent
 //
 // Nomad namespaces cannot hold '/', so admitted/<namespace>/<job> names one
 // job unambiguously.
+package admissions
 
 import (
 	"context"
@@ -35,19 +34,23 @@ type admittedRun struct {
 	At             time.Time `json:"at"`
 }
 
-// admissions reads and writes the documents.
-type admissions struct {
+// Store reads and writes the documents.
+type Store struct {
 	store *history.Store
 	by    string
 	now   func() time.Time
 }
 
-var _ proxy.Admissions = admissions{}
+var _ proxy.Admissions = Store{}
+
+// New reads and writes the documents in store; Admit records no one
+// until As names who admits.
+func New(store *history.Store) Store { return Store{store: store} }
 
 func admittedDoc(namespace, job string) string { return admittedDir + namespace + "/" + job }
 
 // Admit records run jobModifyIndex of namespace/job as the placer's.
-func (a admissions) Admit(ctx context.Context, namespace, job string, jobModifyIndex uint64) error {
+func (a Store) Admit(ctx context.Context, namespace, job string, jobModifyIndex uint64) error {
 	now := time.Now
 	if a.now != nil {
 		now = a.now
@@ -56,13 +59,13 @@ func (a admissions) Admit(ctx context.Context, namespace, job string, jobModifyI
 		admittedRun{JobModifyIndex: jobModifyIndex, By: a.by, At: now().UTC()})
 }
 
-// admitted reports whether run jobModifyIndex of namespace/job is the one
+// Admitted reports whether run jobModifyIndex of namespace/job is the one
 // the placer recorded.
-func (a admissions) admitted(ctx context.Context, namespace, job string, jobModifyIndex uint64) (bool, error) {
+func (a Store) Admitted(ctx context.Context, namespace, job string, jobModifyIndex uint64) (bool, error) {
 	var run admittedRun
 	ok, err := a.store.GetDocument(ctx, admittedDoc(namespace, job), &run)
 	return ok && run.JobModifyIndex == jobModifyIndex, err
 }
 
-// as is the same store, recording who admits.
-func (a admissions) as(by string) admissions { a.by = by; return a }
+// As is the same store, recording who admits.
+func (a Store) As(by string) Store { a.by = by; return a }

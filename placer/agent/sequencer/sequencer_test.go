@@ -1,4 +1,4 @@
-package agent
+package sequencer
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -96,19 +97,19 @@ func (n *stageNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // admittedSequencer is a sequencer over the fake Nomad with the given runs
 // (job -> JobModifyIndex) admitted.
-func admittedSequencer(t *testing.T, nomad *stageNomad, runs map[string]uint64) (*sequencer, admissions) {
+func admittedSequencer(t *testing.T, nomad *stageNomad, runs map[string]uint64) (*Sequencer, admissions.Store) {
 	t.Helper()
 	srv := httptest.NewServer(nomad)
 	t.Cleanup(srv.Close)
 	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
 	store := history.NewStore(kv.NewMem(), "harvest/")
-	adm := admissions{store: store}
+	adm := admissions.New(store)
 	for job, idx := range runs {
 		if err := adm.Admit(context.Background(), "default", job, idx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return &sequencer{nomad: client, view: cluster.New(client), store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
+	return &Sequencer{nomad: client, view: cluster.New(client), store: store, log: hclog.NewNullLogger(), done: map[string]bool{},
 		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}, adm
 }
 
@@ -127,7 +128,7 @@ func TestSequencerActsOnlyOnAdmittedJobs(t *testing.T) {
 	// direct: an earlier run was admitted, not this one
 	s, adm := admittedSequencer(t, nomad, map[string]uint64{"proxied": 9, "old.b": 12, "direct": 6})
 	ctx := context.Background()
-	if err := s.tick(ctx); err != nil {
+	if err := s.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
 	nomad.mu.Lock()
@@ -139,7 +140,7 @@ func TestSequencerActsOnlyOnAdmittedJobs(t *testing.T) {
 	if reads["direct"] != 0 {
 		t.Fatalf("the sequencer read a job it did not admit (%d reads)", reads["direct"])
 	}
-	if ok, err := adm.admitted(ctx, "default", "proxied.b", 100); !ok || err != nil {
+	if ok, err := adm.Admitted(ctx, "default", "proxied.b", 100); !ok || err != nil {
 		t.Fatalf("the stage job's registration was not recorded: %v %v", ok, err)
 	}
 }
@@ -147,7 +148,7 @@ func TestSequencerActsOnlyOnAdmittedJobs(t *testing.T) {
 // TestSequencerForgetsRunsNomadNoLongerLists: 10,000 finished runs of jobs
 // since purged or re-run leave nothing behind; the current runs stay known.
 func TestSequencerForgetsRunsNomadNoLongerLists(t *testing.T) {
-	s := &sequencer{done: map[string]bool{}, vouched: map[string]bool{}, refused: map[string]bool{}, specs: map[string]*nomadapi.Job{}}
+	s := &Sequencer{done: map[string]bool{}, vouched: map[string]bool{}, refused: map[string]bool{}, specs: map[string]*nomadapi.Job{}}
 	for i := 0; i < 10000; i++ {
 		run := fmt.Sprintf("default/etl-%d@%d", i, i+1)
 		s.done[run], s.vouched[run] = true, true
@@ -189,7 +190,7 @@ func TestSequencerStopsAJobWhoseTasksKeepFailingByThemselves(t *testing.T) {
 	}
 	s, _ := admittedSequencer(t, nomad, map[string]uint64{"evicted": 9, "broken": 10})
 	store, ctx := s.store, context.Background()
-	if err := s.tick(ctx); err != nil {
+	if err := s.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
 	nomad.mu.Lock()
