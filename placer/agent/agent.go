@@ -146,7 +146,7 @@ func (a *Agent) setupProxy(cfg config.Config, nomad *nomadapi.Client) error {
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
 	a.sequencer = sequencer.New(nomad, a.strategies.view, a.store, adm, a.log.Named("stages"))
 	if p := a.strategies.partition; p != nil {
-		a.sequencer.Finished = p.observe
+		a.sequencer.Finished = p.Observe
 	}
 	return nil
 }

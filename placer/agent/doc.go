@@ -8,6 +8,8 @@
 // Its configuration file, and the settings decoded from it, are
 // placer/config's; the class table's refresh and survival replay are
 // placer/agent/classes', which the agent runs and serves, the class room
-// Algorithm 1 weighs is placer/agent/classroom's, and the stage sequencer
-// behind the proxy is placer/agent/sequencer's.
+// Algorithm 1 weighs is placer/agent/classroom's, the stage sequencer
+// behind the proxy is placer/agent/sequencer's, and each placement
+// strategy is a package of placer/agent/strategy, which strategies.go
+// builds from the configuration.
 package agent

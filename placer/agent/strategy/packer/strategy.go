@@ -1,4 +1,4 @@
-package agent
+package packer
 
 import (
 	"context"
@@ -9,33 +9,42 @@ import (
 
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/packing"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// packer keeps every harvested node's packing tier and the time it became
+// Strategy keeps every harvested node's packing tier and the time it became
 // empty in its meta (container-packing.txt); the proxy's tier affinities
 // do the steering. Usage is harvested memory over harvestable memory, as
 // the source measures memory.
-type packer struct {
+type Strategy struct {
 	view         cluster.View
 	cfg          packing.Config
 	releaseAfter time.Duration
 	log          hclog.Logger
-	metrics      *strategyMetrics
+	metrics      *Metrics
 	now          func() time.Time
 
 	mu     sync.Mutex
 	report api.PackingReport
 }
 
-func (p *packer) Report() api.PackingReport {
+// New is the packing block's strategy (s, as config.Decode gave it) over
+// the shared view.
+func New(view cluster.View, s config.PackingSettings, log hclog.Logger, m *Metrics) *Strategy {
+	return &Strategy{view: view, cfg: s.Rule, releaseAfter: s.ReleaseAfter, log: log, metrics: m, now: time.Now}
+}
+
+// Report is the last pass's tiers and releasable nodes (GET /v1/packing).
+func (p *Strategy) Report() api.PackingReport {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.report
 }
 
-func (p *packer) pass(ctx context.Context) error {
+// Pass labels every ready harvested node with its tier, once per change.
+func (p *Strategy) Pass(ctx context.Context) error {
 	now := p.now().UTC()
 	nodes, err := p.view.HarvestedNodes(ctx)
 	if err != nil {
@@ -101,7 +110,7 @@ func (p *packer) pass(ctx context.Context) error {
 			return err
 		}
 	}
-	p.metrics.packing(tiers, len(releasable))
+	p.metrics.observe(tiers, len(releasable))
 	p.mu.Lock()
 	p.report = report
 	p.mu.Unlock()
@@ -109,7 +118,7 @@ func (p *packer) pass(ctx context.Context) error {
 }
 
 // label brings one node's packing meta in line, writing only on change.
-func (p *packer) label(ctx context.Context, n cluster.Node, tier packing.Tier, active bool, emptySince time.Time) error {
+func (p *Strategy) label(ctx context.Context, n cluster.Node, tier packing.Tier, active bool, emptySince time.Time) error {
 	set := map[string]string{}
 	var unset []string
 	want := map[string]string{proxy.PackTierKey: "", proxy.EmptySinceKey: ""}

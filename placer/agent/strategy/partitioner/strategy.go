@@ -1,4 +1,4 @@
-package agent
+package partitioner
 
 import (
 	"context"
@@ -17,19 +17,19 @@ import (
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// PartitionDocument is the name of the partition's state in Harvest's KV prefix.
-const PartitionDocument = "partition"
+// Document is the name of the partition's state in Harvest's KV prefix.
+const Document = "partition"
 
-// partitioner keeps the short-job partition (hybrid-scheduling.txt): the
+// Strategy keeps the short-job partition (hybrid-scheduling.txt): the
 // cutoff follows finished harvested jobs' durations, the partition's size
 // follows the cutoff, and the nodes on it carry PartitionKey = "short".
 // The proxy asks it for the cutoff; the sequencer tells it of finished runs.
-type partitioner struct {
+type Strategy struct {
 	view    cluster.View
 	store   *history.Store
 	cfg     config.PartitionConfig
 	log     hclog.Logger
-	metrics *strategyMetrics
+	metrics *Metrics
 	now     func() time.Time
 
 	mu    sync.Mutex
@@ -37,10 +37,17 @@ type partitioner struct {
 	saved api.PartitionState
 }
 
-var _ interface{ Cutoff() time.Duration } = (*partitioner)(nil)
+var _ interface{ Cutoff() time.Duration } = (*Strategy)(nil)
+
+// New is the partition block's strategy (cfg: its sizes follow the
+// cluster, so its rule is decoded per pass) over the shared view, its
+// state kept in store.
+func New(view cluster.View, store *history.Store, cfg config.PartitionConfig, log hclog.Logger, m *Metrics) *Strategy {
+	return &Strategy{view: view, store: store, cfg: cfg, log: log, metrics: m, now: time.Now}
+}
 
 // Cutoff is the current short/long cutoff.
-func (p *partitioner) Cutoff() time.Duration {
+func (p *Strategy) Cutoff() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.state == nil {
@@ -51,15 +58,15 @@ func (p *partitioner) Cutoff() time.Duration {
 }
 
 // State is the partition now.
-func (p *partitioner) State() api.PartitionState {
+func (p *Strategy) State() api.PartitionState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.saved
 }
 
-// observe feeds a finished job run (by its run key) to the cutoff rule,
+// Observe feeds a finished job run (by its run key) to the cutoff rule,
 // once per run.
-func (p *partitioner) observe(ctx context.Context, run string, d time.Duration) error {
+func (p *Strategy) Observe(ctx context.Context, run string, d time.Duration) error {
 	p.mu.Lock()
 	if p.state == nil || slices.Contains(p.saved.Seen, run) {
 		p.mu.Unlock()
@@ -77,18 +84,18 @@ func (p *partitioner) observe(ctx context.Context, run string, d time.Duration) 
 	p.snapshot()
 	saved := p.saved
 	p.mu.Unlock()
-	return p.store.PutDocument(ctx, PartitionDocument, saved)
+	return p.store.PutDocument(ctx, Document, saved)
 }
 
-func (p *partitioner) snapshot() {
+func (p *Strategy) snapshot() {
 	p.saved.Cutoff, p.saved.Size, p.saved.Recent = p.state.Cutoff, p.state.Size, p.state.Recent()
 	p.saved.Updated = p.now().UTC()
 }
 
-// pass resumes the state on the first run and then labels the partition's
+// Pass resumes the state on the first run and then labels the partition's
 // nodes: current members stay while ready; more are taken, or the last
 // ones given back, in name order (stable, so nodes do not flap).
-func (p *partitioner) pass(ctx context.Context) error {
+func (p *Strategy) Pass(ctx context.Context) error {
 	nodes, err := p.view.HarvestedNodes(ctx)
 	if err != nil {
 		return err
@@ -105,7 +112,7 @@ func (p *partitioner) pass(ctx context.Context) error {
 			return err
 		}
 		var kept api.PartitionState
-		resumed, err := p.store.GetDocument(ctx, PartitionDocument, &kept)
+		resumed, err := p.store.GetDocument(ctx, Document, &kept)
 		if err != nil {
 			p.mu.Unlock()
 			return err

@@ -1,4 +1,4 @@
-package agent
+package escalator
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/classroom"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/escalation"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
@@ -54,9 +55,9 @@ func TestEscalatorIgnoresJobsWithNoClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &escalator{view: cluster.New(client), nomad: client, delay: time.Minute, log: hclog.NewNullLogger(),
+	e := &Strategy{view: cluster.New(client), nomad: client, delay: time.Minute, log: hclog.NewNullLogger(),
 		now: func() time.Time { return submitted.Add(time.Second) }} // not due yet: no step, no write
-	if err := e.pass(context.Background()); err != nil {
+	if err := e.Pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -116,9 +117,9 @@ func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 	adm := admissions.New(store)
 	view := cluster.New(client)
 	now := submitted.Add(45 * time.Second)
-	e := &escalator{view: view, nomad: client, classes: classroom.New(store, view, time.Hour, func() time.Time { return now }),
+	e := &Strategy{view: view, nomad: client, classes: classroom.New(store, view, time.Hour, func() time.Time { return now }),
 		weights: proxy.NewLiveWeights(selectclass.DefaultWeights()), delay: 30 * time.Second, extra: 1, log: hclog.NewNullLogger(),
-		metrics: newStrategyMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }, admitted: adm}
+		metrics: NewMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }, admitted: adm}
 	for _, step := range []struct {
 		at      time.Duration
 		want    string // the class rule's classes, "" for none
@@ -130,7 +131,7 @@ func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 		}
 		mu.Unlock()
 		now = submitted.Add(step.at)
-		if err := e.pass(ctx); err != nil {
+		if err := e.Pass(ctx); err != nil {
 			t.Fatal(err)
 		}
 		mu.Lock()
@@ -154,5 +155,36 @@ func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 			t.Fatalf("after %s: step %q, class rule %q, %d other constraints; want %s, %q plus one class, the kernel rule kept",
 				step.at, got.Meta[proxy.EscalationKey], class, kept, step.stepped, step.want)
 		}
+	}
+}
+
+func TestBlockedMeansQueuedWithNothingPlaced(t *testing.T) {
+	stub := func(s nomadapi.TaskGroupSummary) *nomadapi.JobListStub {
+		return &nomadapi.JobListStub{Status: "pending", JobSummary: &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"g": s}}}
+	}
+	if !blocked(stub(nomadapi.TaskGroupSummary{Queued: 2})) {
+		t.Fatal("queued with nothing placed is blocked")
+	}
+	if blocked(stub(nomadapi.TaskGroupSummary{Queued: 1, Running: 1})) {
+		t.Fatal("partly placed must not escalate: a new version would restart the running allocation")
+	}
+	if blocked(stub(nomadapi.TaskGroupSummary{})) {
+		t.Fatal("nothing queued is not blocked")
+	}
+	stopped := stub(nomadapi.TaskGroupSummary{Queued: 1})
+	stopped.Stop = true
+	if blocked(stopped) {
+		t.Fatal("a stopped job is not blocked")
+	}
+}
+
+func TestParseStepRoundTrips(t *testing.T) {
+	for st := escalation.Chosen; st <= escalation.AnyNode; st++ {
+		if parseStep(st.String()) != st {
+			t.Fatalf("%s", st)
+		}
+	}
+	if parseStep("") != escalation.Chosen {
+		t.Fatal("no step recorded is the chosen classes")
 	}
 }

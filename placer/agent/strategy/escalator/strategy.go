@@ -1,4 +1,4 @@
-package agent
+package escalator
 
 import (
 	"context"
@@ -12,12 +12,13 @@ import (
 	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/classroom"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/escalation"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
 
-// escalator relaxes the class constraint of harvested jobs that stay
+// Strategy relaxes the class constraint of harvested jobs that stay
 // blocked on their chosen classes (placement-escalation.txt, "Placement
 // Escalation"): one step per delay — more classes by weighted room, then
 // any harvested node (greylist and partition rules stay). Each step is a
@@ -30,7 +31,7 @@ import (
 // placed is not blocked on its classes alone.
 // A job Algorithm 1 named no class for (meta harvest_classes = "none") is
 // never escalated: it carries no class rule, and waits only for room.
-type escalator struct {
+type Strategy struct {
 	view    cluster.View
 	nomad   *nomadapi.Client
 	classes *classroom.View
@@ -38,10 +39,20 @@ type escalator struct {
 	delay   time.Duration
 	extra   int
 	log     hclog.Logger
-	metrics *strategyMetrics
+	metrics *Metrics
 	now     func() time.Time
 	// admitted: only runs the placer admitted are escalated (placer/agent/admissions)
 	admitted admissions.Store
+}
+
+// New is the escalation block's strategy (s, as config.Decode gave it)
+// over the shared view: it reads the class room from classes with
+// Algorithm 1's live weights, re-registers jobs through nomad, and acts
+// only on the runs admitted records.
+func New(view cluster.View, nomad *nomadapi.Client, classes *classroom.View, weights *proxy.LiveWeights, admitted admissions.Store,
+	s config.EscalationSettings, log hclog.Logger, m *Metrics) *Strategy {
+	return &Strategy{view: view, nomad: nomad, classes: classes, weights: weights, delay: s.Delay, extra: s.ExtraClasses,
+		log: log, metrics: m, now: time.Now, admitted: admitted}
 }
 
 // blocked reports whether a job waits with nothing placed.
@@ -59,7 +70,8 @@ func blocked(j *nomadapi.JobListStub) bool {
 	return queued > 0
 }
 
-func (e *escalator) pass(ctx context.Context) error {
+// Pass escalates each blocked harvested job whose next step is due.
+func (e *Strategy) Pass(ctx context.Context) error {
 	jobs, err := e.view.HarvestedJobs(ctx)
 	if err != nil {
 		return err
@@ -78,7 +90,7 @@ func (e *escalator) pass(ctx context.Context) error {
 
 // since is when the job's placement first blocked: kept in its meta after
 // the first step, else its oldest blocked evaluation, else its submission.
-func (e *escalator) since(ctx context.Context, j *nomadapi.JobListStub) (time.Time, error) {
+func (e *Strategy) since(ctx context.Context, j *nomadapi.JobListStub) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, j.Meta[proxy.BlockedSince]); err == nil {
 		return t, nil
 	}
@@ -104,7 +116,7 @@ func parseStep(s string) escalation.Step {
 	return escalation.Chosen
 }
 
-func (e *escalator) job(ctx context.Context, stub *nomadapi.JobListStub) error {
+func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 	delay := e.delay
 	if v := stub.Meta[proxy.EscalateAfter]; v != "" {
 		if d, err := time.ParseDuration(v); err == nil && d > 0 {

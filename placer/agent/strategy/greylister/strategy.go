@@ -1,4 +1,4 @@
-package agent
+package greylister
 
 import (
 	"context"
@@ -11,26 +11,34 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// greylister counts failures of harvested allocations per node
+// Strategy counts failures of harvested allocations per node
 // (placement-escalation.txt, "Node reliability tracking"): evictions by
 // the harvest driver's reserve, preemptions and the task's own memory
 // limit do not count; a node at the threshold is greylisted through its
 // meta until the counters reset.
-type greylister struct {
+type Strategy struct {
 	view    cluster.View
 	tracker *greylist.Tracker
 	reset   time.Duration
 	log     hclog.Logger
-	metrics *strategyMetrics
+	metrics *Metrics
 	now     func() time.Time
 
 	mu     sync.Mutex
 	seen   map[string]bool // failed allocations already counted
 	report api.GreylistReport
+}
+
+// New is the greylist block's strategy (s, as config.Decode gave it) over
+// the shared view.
+func New(view cluster.View, s config.GreylistSettings, log hclog.Logger, m *Metrics) *Strategy {
+	return &Strategy{view: view, tracker: greylist.NewTracker(s.Threshold, s.Reset, time.Now()), reset: s.Reset,
+		log: log, metrics: m, now: time.Now, seen: map[string]bool{}}
 }
 
 // failureKind says why a failed or lost allocation ended, as the tracker
@@ -58,13 +66,16 @@ func failureKind(a *nomadapi.AllocationListStub) greylist.FailureKind {
 	return greylist.NodeFault
 }
 
-func (g *greylister) Report() api.GreylistReport {
+// Report is the failure counts and the greylisted nodes (GET /v1/greylist).
+func (g *Strategy) Report() api.GreylistReport {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.report
 }
 
-func (g *greylister) pass(ctx context.Context) error {
+// Pass counts the new failures of harvested allocations and marks or
+// unmarks the nodes at the threshold.
+func (g *Strategy) Pass(ctx context.Context) error {
 	now := g.now()
 	jobs, err := g.view.HarvestedJobs(ctx)
 	if err != nil {
