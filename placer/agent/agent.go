@@ -19,6 +19,7 @@ import (
 	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/agent/declarations"
 	"github.com/harvest-platform/harvest/placer/agent/sequencer"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -36,11 +37,11 @@ type Agent struct {
 	proxyL     net.Listener
 	sequencer  *sequencer.Sequencer
 	strategies strategies
-	weights    *proxy.LiveWeights // Algorithm 1's, the policy document's over the file's
-	declared   *declared          // tenant declarations and the policy document
-	importer   *historyImporter   // history_import; nil when off
-	auth       *authorizer        // who may call the API
-	now        func() time.Time   // the clock ingest checks sample times against
+	weights    *proxy.LiveWeights     // Algorithm 1's, the policy document's over the file's
+	declared   *declarations.Declared // tenant declarations and the policy document
+	importer   *historyImporter       // history_import; nil when off
+	auth       *authorizer            // who may call the API
+	now        func() time.Time       // the clock ingest checks sample times against
 }
 
 // New connects the placer to Nomad and Consul as cfg says and binds its
@@ -151,6 +152,13 @@ func (a *Agent) setupProxy(cfg config.Config, nomad *nomadapi.Client) error {
 	return nil
 }
 
+// setupDeclarations wires the documents to what they change: the weights
+// (a.weights), the refresher's thresholds and the harvested nodes' meta.
+func (a *Agent) setupDeclarations(view cluster.View) {
+	a.declared = declarations.New(a.store, view, a.weights, a.set.Weights, a.log.Named("declarations"))
+	a.refresher.Thresholds = a.declared.Thresholds
+}
+
 // ProxyAddr is where the admission proxy listens ("" when off).
 func (a *Agent) ProxyAddr() string {
 	if a.proxyL == nil {
@@ -170,7 +178,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		defer a.importer.close() // after the loops have ended (below)
 	}
 	start, cancelStart := context.WithTimeout(ctx, 30*time.Second)
-	if err := a.declared.loadWeights(start); err != nil { // the stored weights before the first job
+	if err := a.declared.LoadWeights(start); err != nil { // the stored weights before the first job
 		a.log.Warn("policy document unread: the configured weights until a sync reads it", "error", err)
 	}
 	cancelStart()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/placer/agent/declarations"
 	"github.com/harvest-platform/harvest/placer/agent/sequencer"
 )
 
@@ -26,10 +27,10 @@ type loop struct {
 func (a *Agent) loops() []loop {
 	out := []loop{{"classes", a.set.Interval, func(ctx context.Context) error {
 		_, _ = a.refresher.Refresh(ctx) // errors are logged and counted
-		a.declared.publish(ctx)         // nodes the refresh saw first get their values
+		a.declared.Publish(ctx)         // nodes the refresh saw first get their values
 		return nil
 	}}}
-	out = append(out, loop{"declarations", declarationsInterval, a.declared.sync})
+	out = append(out, loop{"declarations", declarations.Interval, a.declared.Sync})
 	if a.importer != nil {
 		out = append(out, a.importer.loop())
 	}

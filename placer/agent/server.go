@@ -8,6 +8,7 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
+	"github.com/harvest-platform/harvest/placer/agent/ingest"
 	"github.com/harvest-platform/harvest/placer/agent/reply"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -21,11 +22,11 @@ func (a *Agent) handler() http.Handler { return a.auth.wrap(a.routes()) }
 //	GET  /v1/health               liveness
 //	GET  /v1/classes              the class table (from Consul KV)
 //	POST /v1/classes/refresh      classify and label now
-//	POST /v1/history/samples      ingest per-node samples of a tenant
-//	GET  /v1/tenants              every tenant declaration (declarations.go)
+//	POST /v1/history/samples      ingest per-node samples of a tenant (placer/agent/ingest)
+//	GET  /v1/tenants              every tenant declaration (placer/agent/declarations)
 //	GET, PUT, DELETE /v1/tenants/{environment}/{function}
 //	                              one tenant's declaration
-//	GET, PUT, DELETE /v1/policy   the policy document (policydoc.go)
+//	GET, PUT, DELETE /v1/policy   the policy document (placer/agent/declarations)
 //	GET  /v1/packing              packing tiers and releasable nodes (packing on)
 //	GET  /v1/partition            the short-job partition and its cutoff (partition on)
 //	GET  /v1/greylist             failure counts and greylisted nodes (greylist on)
@@ -60,12 +61,12 @@ func (a *Agent) routes() http.Handler {
 			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
-		a.declared.publish(r.Context())
+		a.declared.Publish(r.Context())
 		reply.JSON(w, http.StatusOK, t)
 	})
-	mux.HandleFunc("POST "+api.PathHistorySamples, a.ingest)
-	a.declared.tenantRoutes(mux)
-	a.declared.policyRoutes(mux)
+	mux.Handle("POST "+api.PathHistorySamples, ingest.Handler{Store: a.store, Retention: a.set.Retention, Now: a.now})
+	a.declared.TenantRoutes(mux)
+	a.declared.PolicyRoutes(mux)
 	strategy := func(name, path string, on bool, report func() any) {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
 			if !on {

@@ -1,4 +1,4 @@
-package agent
+package declarations
 
 // The checks of the tenant declarations and the policy document are
 // history/declare's (strict JSON bodies, non-negative numbers, the

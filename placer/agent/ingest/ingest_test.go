@@ -1,4 +1,4 @@
-package agent
+package ingest
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package agent
+package declarations
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package agent
+package declarations
 
 // Where the tenant declarations and the policy document take effect. One
 // sync reads both documents from Consul KV, swaps Algorithm 1's weights
@@ -6,9 +6,9 @@ package agent
 // values' node meta of every harvested node in line, through the policy
 // loops' cluster view: its node cache, applyMeta and applied-meta overlay.
 // A sync runs right after each PUT or DELETE, after each class refresh and
-// every declarationsInterval from start, so new nodes get their values; the
+// every Interval from start, so new nodes get their values; the
 // weights alone are read before the proxy serves. The refresh reads the
-// thresholds itself (declared.thresholds).
+// thresholds itself (Declared.Thresholds).
 
 import (
 	"context"
@@ -35,12 +35,13 @@ const (
 	ReserveMemoryMBKey = "harvest_reserve_memory_mb"
 )
 
-// declarationsInterval is how often the declarations are published again
-// without a change through the API (new nodes, a missed apply).
-const declarationsInterval = 10 * time.Second
+// Interval is how often the declarations are published again without a
+// change through the API (new nodes, a missed apply): the placer's
+// "declarations" loop.
+const Interval = 10 * time.Second
 
-// declared serves and applies the stored declarations.
-type declared struct {
+// Declared serves and applies the stored declarations.
+type Declared struct {
 	store   *history.Store
 	view    cluster.View        // no Nomad client: nothing is published (API-only tests)
 	weights *proxy.LiveWeights  // what the rewriter and escalation read
@@ -50,25 +51,26 @@ type declared struct {
 	mu sync.Mutex // one sync at a time: a pass that read older documents never lands after a newer one
 }
 
-// setupDeclarations wires the documents to what they change: the weights
-// (a.weights), the refresher's thresholds and the harvested nodes' meta.
-func (a *Agent) setupDeclarations(view cluster.View) {
-	a.declared = &declared{store: a.store, view: view, weights: a.weights, base: a.set.Weights, log: a.log.Named("declarations")}
-	a.refresher.Thresholds = a.declared.thresholds
+// New serves and applies the documents in store: base are the
+// configuration's weights (never modified), weights what the rewriter and
+// escalation read, view where the declared values are published (the
+// zero View: nowhere).
+func New(store *history.Store, view cluster.View, weights *proxy.LiveWeights, base selectclass.Weights, log hclog.Logger) *Declared {
+	return &Declared{store: store, view: view, weights: weights, base: base, log: log}
 }
 
-// publish syncs now, after a PUT or DELETE (the document is stored either
+// Publish syncs now, after a PUT or DELETE (the document is stored either
 // way) or a refresh; a failure is logged and retried by the next pass.
-func (d *declared) publish(ctx context.Context) {
-	if err := d.sync(ctx); err != nil {
+func (d *Declared) Publish(ctx context.Context) {
+	if err := d.Sync(ctx); err != nil {
 		d.log.Warn("declarations not all published; the next pass retries", "error", err)
 	}
 }
 
-// sync applies the stored documents. A corrupt policy document stops it
+// Sync applies the stored documents. A corrupt policy document stops it
 // (the weights and reserves stay as they were); a corrupt tenant
 // declaration leaves that tenant's nodes alone and is reported.
-func (d *declared) sync(ctx context.Context) error {
+func (d *Declared) Sync(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	policy, err := d.loadWeightsLocked(ctx)
@@ -112,15 +114,15 @@ func (d *declared) sync(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// loadWeights reads the policy document and swaps the weights to it.
-func (d *declared) loadWeights(ctx context.Context) error {
+// LoadWeights reads the policy document and swaps the weights to it.
+func (d *Declared) LoadWeights(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	_, err := d.loadWeightsLocked(ctx)
 	return err
 }
 
-func (d *declared) loadWeightsLocked(ctx context.Context) (*PolicyDocument, error) {
+func (d *Declared) loadWeightsLocked(ctx context.Context) (*PolicyDocument, error) {
 	policy, err := d.policy(ctx)
 	if err == nil {
 		d.weights.Store(weightsOver(policy, d.base))

@@ -1,4 +1,4 @@
-package agent
+package declarations
 
 // Tenant declarations (GET /v1/tenants, GET, PUT, DELETE
 // /v1/tenants/{environment}/{function}): what an operator declares of a
@@ -46,7 +46,7 @@ func parseTenantDeclaration(data []byte) (TenantValues, error) {
 func tenantDocument(id history.TenantID) string { return declare.TenantDocument(id) }
 
 // checkStored refuses a stored declaration that is not one of id.
-func (d *declared) checkStored(id history.TenantID, rec TenantDeclaration) error {
+func (d *Declared) checkStored(id history.TenantID, rec TenantDeclaration) error {
 	if err := rec.Check(id); err != nil {
 		return &history.CorruptError{Key: d.store.DocumentKey(tenantDocument(id)), Err: err}
 	}
@@ -56,7 +56,7 @@ func (d *declared) checkStored(id history.TenantID, rec TenantDeclaration) error
 // tenants reads every declaration by tenant ID; broken are the documents
 // that do not decode or check (declare.ReadTenants, which the blob front
 // reads them with too).
-func (d *declared) tenants(ctx context.Context) (decls map[string]TenantDeclaration, broken map[string]error, err error) {
+func (d *Declared) tenants(ctx context.Context) (decls map[string]TenantDeclaration, broken map[string]error, err error) {
 	return declare.ReadTenants(ctx, d.store)
 }
 
@@ -65,7 +65,9 @@ func pathTenant(r *http.Request) (history.TenantID, error) {
 	return id, id.Validate()
 }
 
-func (d *declared) tenantRoutes(mux *http.ServeMux) {
+// TenantRoutes serves GET /v1/tenants and GET, PUT, DELETE
+// /v1/tenants/{environment}/{function} on mux.
+func (d *Declared) TenantRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+api.PathTenants, func(w http.ResponseWriter, r *http.Request) {
 		decls, broken, err := d.tenants(r.Context())
 		if err == nil && len(broken) > 0 {
@@ -118,7 +120,7 @@ func (d *declared) tenantRoutes(mux *http.ServeMux) {
 			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
-		d.publish(r.Context())
+		d.Publish(r.Context())
 		reply.JSON(w, http.StatusOK, rec)
 	})
 	mux.HandleFunc("DELETE "+api.PathTenants+"/{environment}/{function}", func(w http.ResponseWriter, r *http.Request) {
@@ -131,7 +133,7 @@ func (d *declared) tenantRoutes(mux *http.ServeMux) {
 			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
-		d.publish(r.Context())
+		d.Publish(r.Context())
 		w.WriteHeader(http.StatusNoContent)
 	})
 }

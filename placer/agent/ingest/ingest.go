@@ -1,10 +1,10 @@
-package agent
-
-// POST /v1/history/samples (api.IngestRequest): per-node CPU samples of one tenant, folded into
-// its history. What one request may carry is bounded (body size, samples,
+// Package ingest owns the placer's POST /v1/history/samples
+// (api.IngestRequest): per-node CPU samples of one tenant, folded into its
+// history. What one request may carry is bounded (body size, samples,
 // distinct nodes and days, how old and how new a sample may be, the shape
 // of node names), and so is what a tenant may grow to (nodes per tenant,
 // tenants in all), so that nobody can bloat Consul through it.
+package ingest
 
 import (
 	"bytes"
@@ -133,7 +133,16 @@ func checkGrowth(known []history.TenantInfo, in parsedIngest) error {
 	return nil
 }
 
-func (a *Agent) ingest(w http.ResponseWriter, r *http.Request) {
+// Handler serves POST /v1/history/samples into Store: samples must lie
+// within Retention before Now (and at most ingestFuture after it).
+type Handler struct {
+	Store     *history.Store
+	Retention time.Duration
+	Now       func() time.Time
+}
+
+// ServeHTTP checks a request whole and appends its samples, or refuses it.
+func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxIngestBody))
 	if err != nil {
 		status := http.StatusBadRequest
@@ -144,12 +153,12 @@ func (a *Agent) ingest(w http.ResponseWriter, r *http.Request) {
 		reply.Error(w, status, fmt.Errorf("ingest body: %w", err))
 		return
 	}
-	in, err := parseIngest(body, a.now(), a.set.Retention)
+	in, err := parseIngest(body, h.Now(), h.Retention)
 	if err != nil {
 		reply.Error(w, http.StatusBadRequest, err)
 		return
 	}
-	known, err := a.store.Tenants(r.Context())
+	known, err := h.Store.Tenants(r.Context())
 	if err != nil {
 		reply.Error(w, http.StatusInternalServerError, err)
 		return
@@ -158,7 +167,7 @@ func (a *Agent) ingest(w http.ResponseWriter, r *http.Request) {
 		reply.Error(w, http.StatusBadRequest, err)
 		return
 	}
-	if err := a.store.AppendSamples(r.Context(), in.tenant, in.samples); err != nil {
+	if err := h.Store.AppendSamples(r.Context(), in.tenant, in.samples); err != nil {
 		status := http.StatusBadRequest
 		var corrupt *history.CorruptError
 		if errors.As(err, &corrupt) {

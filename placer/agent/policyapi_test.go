@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/agent/declarations"
 	"github.com/harvest-platform/harvest/placer/jobtype"
 	"github.com/harvest-platform/harvest/placer/labels"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -133,7 +135,8 @@ func TestRefreshClassifiesWithTheStoredThresholds(t *testing.T) {
 
 func TestRewriterSeesTheStoredWeights(t *testing.T) {
 	a, _, _ := newTestAgent(t)
-	a.declared.base = selectclass.Weights{"medium": {"periodic": 1, "constant": 0}} // as the config file says
+	a.set.Weights = selectclass.Weights{"medium": {"periodic": 1, "constant": 0}} // as the config file says
+	a.setupDeclarations(cluster.View{})
 	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 	rw := &proxy.Rewriter{ // wired as setupProxy wires it
@@ -151,15 +154,15 @@ func TestRewriterSeesTheStoredWeights(t *testing.T) {
 		}
 		return d.Outcome.Classes[0]
 	}
-	if err := a.declared.loadWeights(context.Background()); err != nil || class() != "periodic-1" {
+	if err := a.declared.LoadWeights(context.Background()); err != nil || class() != "periodic-1" {
 		t.Fatalf("no document: the file's weights (%v)", err)
 	}
 	// at start, Run reads the stored document before the proxy serves
-	stored := PolicyDocument{Weights: map[string]map[string]float64{"medium": {"constant": 1, "periodic": 0}}}
-	if err := a.store.PutDocument(context.Background(), PolicyDocumentName, stored); err != nil {
+	stored := declarations.PolicyDocument{Weights: map[string]map[string]float64{"medium": {"constant": 1, "periodic": 0}}}
+	if err := a.store.PutDocument(context.Background(), declarations.PolicyDocumentName, stored); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.declared.loadWeights(context.Background()); err != nil || class() != "constant-1" {
+	if err := a.declared.LoadWeights(context.Background()); err != nil || class() != "constant-1" {
 		t.Fatalf("stored weights not loaded at start (%v)", err)
 	}
 	for _, step := range []struct{ method, body, want string }{
@@ -176,8 +179,8 @@ func TestRewriterSeesTheStoredWeights(t *testing.T) {
 			}
 		}
 	}
-	if w := a.declared.base["medium"]; w["constant"] != 0 {
-		t.Fatalf("the file's weights were modified: %v", a.declared.base)
+	if w := a.set.Weights["medium"]; w["constant"] != 0 {
+		t.Fatalf("the file's weights were modified: %v", a.set.Weights)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
+	"github.com/harvest-platform/harvest/placer/agent/declarations"
 )
 
 // declaredValues is each node's published declaration meta.
@@ -20,7 +21,7 @@ func declaredValues(f *clustertest.CountingNomad) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for id, meta := range f.Meta {
 		out[id] = map[string]string{}
-		for _, k := range []string{StorageMBKey, ReserveCPUKey, ReserveMemoryMBKey} {
+		for _, k := range []string{declarations.StorageMBKey, declarations.ReserveCPUKey, declarations.ReserveMemoryMBKey} {
 			if v, ok := meta[k]; ok {
 				out[id][k] = v
 			}
@@ -42,7 +43,7 @@ func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.declared.view = cluster.New(client)
+	a.setupDeclarations(cluster.New(client))
 	srv := httptest.NewServer(a.routes())
 	defer srv.Close()
 
@@ -52,21 +53,21 @@ func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 		want               map[string]map[string]string
 	}{
 		{"PUT", "/v1/tenants/search/frontend", `{"storage_mb":10240,"reserve_cpu":0.5}`, map[string]map[string]string{
-			"n1": {StorageMBKey: "10240", ReserveCPUKey: "0.5"}, "n2": {StorageMBKey: "10240", ReserveCPUKey: "0.5"},
+			"n1": {declarations.StorageMBKey: "10240", declarations.ReserveCPUKey: "0.5"}, "n2": {declarations.StorageMBKey: "10240", declarations.ReserveCPUKey: "0.5"},
 			"n3": none, "n4": none, "n5": none}},
 		// the policy's reserves reach every harvested node whose tenant declares none
 		{"PUT", "/v1/policy", `{"reserve_cpu":1,"reserve_memory_mb":256,"replicas":3}`, map[string]map[string]string{
-			"n1": {StorageMBKey: "10240", ReserveCPUKey: "0.5", ReserveMemoryMBKey: "256"},
-			"n2": {StorageMBKey: "10240", ReserveCPUKey: "0.5", ReserveMemoryMBKey: "256"},
-			"n3": {ReserveCPUKey: "1", ReserveMemoryMBKey: "256"}, "n4": none, "n5": none}},
+			"n1": {declarations.StorageMBKey: "10240", declarations.ReserveCPUKey: "0.5", declarations.ReserveMemoryMBKey: "256"},
+			"n2": {declarations.StorageMBKey: "10240", declarations.ReserveCPUKey: "0.5", declarations.ReserveMemoryMBKey: "256"},
+			"n3": {declarations.ReserveCPUKey: "1", declarations.ReserveMemoryMBKey: "256"}, "n4": none, "n5": none}},
 		// undeclaring a value removes it, or falls back to the policy's
 		{"PUT", "/v1/tenants/search/frontend", `{"storage_mb":20480}`, map[string]map[string]string{
-			"n1": {StorageMBKey: "20480", ReserveCPUKey: "1", ReserveMemoryMBKey: "256"},
-			"n2": {StorageMBKey: "20480", ReserveCPUKey: "1", ReserveMemoryMBKey: "256"},
-			"n3": {ReserveCPUKey: "1", ReserveMemoryMBKey: "256"}, "n4": none, "n5": none}},
+			"n1": {declarations.StorageMBKey: "20480", declarations.ReserveCPUKey: "1", declarations.ReserveMemoryMBKey: "256"},
+			"n2": {declarations.StorageMBKey: "20480", declarations.ReserveCPUKey: "1", declarations.ReserveMemoryMBKey: "256"},
+			"n3": {declarations.ReserveCPUKey: "1", declarations.ReserveMemoryMBKey: "256"}, "n4": none, "n5": none}},
 		{"DELETE", "/v1/tenants/search/frontend", "", map[string]map[string]string{
-			"n1": {ReserveCPUKey: "1", ReserveMemoryMBKey: "256"}, "n2": {ReserveCPUKey: "1", ReserveMemoryMBKey: "256"},
-			"n3": {ReserveCPUKey: "1", ReserveMemoryMBKey: "256"}, "n4": none, "n5": none}},
+			"n1": {declarations.ReserveCPUKey: "1", declarations.ReserveMemoryMBKey: "256"}, "n2": {declarations.ReserveCPUKey: "1", declarations.ReserveMemoryMBKey: "256"},
+			"n3": {declarations.ReserveCPUKey: "1", declarations.ReserveMemoryMBKey: "256"}, "n4": none, "n5": none}},
 		{"DELETE", "/v1/policy", "", map[string]map[string]string{"n1": none, "n2": none, "n3": none, "n4": none, "n5": none}},
 	}
 	for _, s := range steps {
@@ -99,11 +100,11 @@ func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 	delete(fake.Down, "n5")
 	fake.Index["n5"]++
 	fake.Mu.Unlock()
-	if err := a.declared.sync(context.Background()); err != nil {
+	if err := a.declared.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	got := declaredValues(fake)
-	if got["n6"][ReserveMemoryMBKey] != "128" || len(got["n5"]) != 0 || got["n3"][ReserveMemoryMBKey] != "128" {
+	if got["n6"][declarations.ReserveMemoryMBKey] != "128" || len(got["n5"]) != 0 || got["n3"][declarations.ReserveMemoryMBKey] != "128" {
 		t.Fatalf("after a node joined: %v", got)
 	}
 	applies := func() int {
@@ -112,7 +113,7 @@ func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 		return len(fake.Applied)
 	}
 	before := applies()
-	if err := a.declared.sync(context.Background()); err != nil || applies() != before {
+	if err := a.declared.Sync(context.Background()); err != nil || applies() != before {
 		t.Fatalf("a pass over a cluster in line applied %d changes (%v)", applies()-before, err)
 	}
 
@@ -120,22 +121,9 @@ func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 	call(t, srv, "PUT", "/v1/tenants/search/frontend", `{"storage_mb":1}`)
 	kv.Put("harvest/declarations/tenants/search/frontend", []byte("garbage"))
 	call(t, srv, "PUT", "/v1/tenants/ads/indexer", `{"reserve_memory_mb":64}`)
-	err = a.declared.sync(context.Background())
+	err = a.declared.Sync(context.Background())
 	if got := declaredValues(fake); err == nil || !strings.Contains(err.Error(), "harvest/declarations/tenants/search/frontend") ||
-		got["n3"][ReserveMemoryMBKey] != "64" || got["n1"][StorageMBKey] != "1" {
+		got["n3"][declarations.ReserveMemoryMBKey] != "64" || got["n1"][declarations.StorageMBKey] != "1" {
 		t.Fatalf("corrupt declaration: %v, %v", err, got)
-	}
-}
-
-func TestDeclaredMetaTenantWinsOverPolicy(t *testing.T) {
-	one, half := 1.0, 0.5
-	mem := int64(512)
-	set, unset := declaredMeta(map[string]string{StorageMBKey: "5", ReserveCPUKey: "0.5"},
-		&TenantValues{ReserveCPU: &half}, &PolicyDocument{ReserveCPU: &one, ReserveMemoryMB: &mem})
-	if !maps.Equal(set, map[string]string{ReserveMemoryMBKey: "512"}) || len(unset) != 1 || unset[0] != StorageMBKey {
-		t.Fatalf("set %v unset %v", set, unset)
-	}
-	if set, unset := declaredMeta(map[string]string{}, nil, nil); len(set) != 0 || len(unset) != 0 {
-		t.Fatalf("nothing declared, nothing present: set %v unset %v", set, unset)
 	}
 }

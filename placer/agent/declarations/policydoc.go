@@ -1,4 +1,4 @@
-package agent
+package declarations
 
 // The placer's policy document (GET, PUT, DELETE /v1/policy): one JSON
 // document in Consul KV, at PolicyDocumentName, that overrides at run time
@@ -64,13 +64,13 @@ func weightsOver(p *PolicyDocument, base selectclass.Weights) selectclass.Weight
 
 // policy reads the stored document (nil when there is none); a value that
 // does not decode or check is a *history.CorruptError naming its key.
-func (d *declared) policy(ctx context.Context) (*PolicyDocument, error) {
+func (d *Declared) policy(ctx context.Context) (*PolicyDocument, error) {
 	return declare.ReadPolicy(ctx, d.store)
 }
 
-// thresholds are the classifier settings of one refresh: base (the
+// Thresholds are the classifier settings of one refresh: base (the
 // configuration file's) with the stored document's over them.
-func (d *declared) thresholds(ctx context.Context, base classify.Config) (classify.Config, error) {
+func (d *Declared) Thresholds(ctx context.Context, base classify.Config) (classify.Config, error) {
 	p, err := d.policy(ctx)
 	if err != nil || p == nil {
 		return base, err
@@ -79,7 +79,8 @@ func (d *declared) thresholds(ctx context.Context, base classify.Config) (classi
 	return base, err
 }
 
-func (d *declared) policyRoutes(mux *http.ServeMux) {
+// PolicyRoutes serves GET, PUT, DELETE /v1/policy on mux.
+func (d *Declared) PolicyRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+api.PathPolicy, func(w http.ResponseWriter, r *http.Request) {
 		p, err := d.policy(r.Context())
 		switch {
@@ -105,7 +106,7 @@ func (d *declared) policyRoutes(mux *http.ServeMux) {
 			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
-		d.publish(r.Context())
+		d.Publish(r.Context())
 		reply.JSON(w, http.StatusOK, p)
 	})
 	mux.HandleFunc("DELETE "+api.PathPolicy, func(w http.ResponseWriter, r *http.Request) {
@@ -113,7 +114,7 @@ func (d *declared) policyRoutes(mux *http.ServeMux) {
 			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
-		d.publish(r.Context())
+		d.Publish(r.Context())
 		w.WriteHeader(http.StatusNoContent)
 	})
 }
