@@ -59,7 +59,7 @@ unit: ## unit tests (no processes of the stack)
 
 # Fuzz targets run for a bounded time each (their seed corpora run in unit).
 FUZZTIME ?= 30s
-FUZZ_TARGETS := placer/proxy:FuzzRewriteRequest placer/agent:FuzzIngestBody
+FUZZ_TARGETS := placer/proxy:FuzzRewriteRequest placer/agent/ingest:FuzzIngestBody
 
 .PHONY: fuzz
 fuzz: ## run the admission proxy's job rewrite and the ingest body fuzz targets for FUZZTIME each

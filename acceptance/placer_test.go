@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/history/synth"
@@ -95,7 +96,7 @@ acl {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				if cluster.Secure != nil {
-					addr = api // callers pass it to harvestctl -placer-addr and getJSON
+					addr = api // callers pass it to harvestctl -placer-addr and placerAPI
 				}
 				return addr, fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(1)), stop
 			}
@@ -299,57 +300,37 @@ func TestDriverSamplesReachTheTenantHistory(t *testing.T) {
 // reserve and 0.25-core admission margin. On these clients a primary of
 // any use rounds up to a whole core, which leaves no whole core beside the
 // reserve, so the points are expected null here; the arithmetic itself is
-// unit-tested in placer/agent and placer/survival.
+// unit-tested in placer/agent/classes and placer/survival.
 func checkSurvival(t *testing.T, addr, class string) {
 	t.Helper()
-	type point struct {
-		Length      time.Duration `json:"length"`
-		Probability *float64      `json:"probability"`
-		Tasks       int           `json:"tasks"`
-	}
-	type survivalClass struct {
-		Name     string           `json:"name"`
-		Survival []point          `json:"survival"`
-		ByType   map[string]point `json:"survival_by_job_type"`
-		Server   *struct {
-			Cores   float64 `json:"cores"`
-			Reserve float64 `json:"reserve_cores"`
-			Margin  float64 `json:"admit_margin_cores"`
-			Nodes   int     `json:"nodes"`
-		} `json:"survival_server"`
-		Unavailable string `json:"survival_unavailable"`
-	}
-	var table struct {
-		Classes []survivalClass `json:"classes"`
-	}
-	getJSON(t, addr, "/v1/classes", &table)
-	i := slices.IndexFunc(table.Classes, func(c survivalClass) bool { return c.Name == class })
+	table := mustRead(t, placerAPI(addr).Classes)
+	i := slices.IndexFunc(table.Classes, func(c api.Class) bool { return c.Name == class })
 	if i < 0 {
 		t.Fatalf("class %s not in /v1/classes: %+v", class, table)
 	}
 	c := table.Classes[i]
-	t.Logf("%s: survival %+v by job type %+v server %+v %s", class, c.Survival, c.ByType, c.Server, c.Unavailable)
-	if c.Server == nil || c.Server.Cores != 2 || c.Server.Reserve != 0.5 || c.Server.Margin != 0.25 || c.Server.Nodes != 2 {
+	t.Logf("%s: survival %+v by job type %+v server %+v %s", class, c.Survival, c.SurvivalByJobType, c.SurvivalServer, c.SurvivalUnavailable)
+	if s := c.SurvivalServer; s == nil || s.Cores != 2 || s.Reserve != 0.5 || s.Margin != 0.25 || s.Nodes != 2 {
 		t.Errorf("%s: survival server %+v, want the drivers' 2 cores, 0.5 reserve and 0.25 margin, from 2 nodes (%s)",
-			class, c.Server, c.Unavailable)
+			class, s, c.SurvivalUnavailable)
 	}
-	known := func(p point) bool {
-		if p.Probability == nil {
-			return p.Tasks == 0
+	known := func(probability *float64, tasks int) bool {
+		if probability == nil {
+			return tasks == 0
 		}
-		return *p.Probability >= 0 && *p.Probability <= 1
+		return *probability >= 0 && *probability <= 1
 	}
 	grid := survival.DefaultLengths()
 	if len(c.Survival) != len(grid) {
 		t.Fatalf("%s: %d survival points, want %d", class, len(c.Survival), len(grid))
 	}
 	for k, p := range c.Survival {
-		if p.Length != grid[k] || !known(p) {
+		if p.Length != grid[k] || !known(p.Probability, p.Tasks) {
 			t.Errorf("%s: point %+v, want length %s and a probability in [0, 1] (null only without tasks)", class, p, grid[k])
 		}
 	}
 	for typ, l := range map[string]time.Duration{"short": 173 * time.Second, "medium": 433 * time.Second, "long": 866 * time.Second} {
-		if p, ok := c.ByType[typ]; !ok || p.Length != l || !known(point{Probability: p.Probability}) {
+		if p, ok := c.SurvivalByJobType[typ]; !ok || p.Length != l || !known(p.Probability, 0) {
 			t.Errorf("%s: %s jobs' survival %+v, want it at %s, null or in [0, 1]", class, typ, p, l)
 		}
 	}

@@ -1,7 +1,8 @@
 package api
 
 // The paths of the placer's HTTP API, written once: the placer serves them
-// (placer/agent) and this package's methods call them.
+// (placer/agent, with placer/agent/declarations and placer/agent/ingest)
+// and this package's methods call them.
 const (
 	PathHealth         = "/v1/health"          // GET: liveness
 	PathClasses        = "/v1/classes"         // GET: the class table

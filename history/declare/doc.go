@@ -4,9 +4,10 @@
 // (storage and the CPU and memory reserve of its nodes) and the placer's
 // policy document at <prefix>declarations/policy (classifier thresholds,
 // Algorithm 1's weights, reserve defaults, the blob tier's replicas and
-// diversity). The placer serves and publishes them (placer/agent); the
-// harvest driver reads its tenant's reserve from them (driver); the blob
-// front its nodes' storage and the default replication (storage/front).
+// diversity). The placer serves and publishes them
+// (placer/agent/declarations); the harvest driver reads its tenant's
+// reserve from them (driver); the blob front its nodes' storage and the
+// default replication (storage/front).
 // All check a stored value with the same rules here, so a document one
 // calls corrupt the others do too.
 //

@@ -16,7 +16,11 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/agent/declarations"
+	"github.com/harvest-platform/harvest/placer/agent/sequencer"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
@@ -31,13 +35,13 @@ type Agent struct {
 	listener   net.Listener
 	proxy      *http.Server // nil when the proxy is off
 	proxyL     net.Listener
-	sequencer  *sequencer
+	sequencer  *sequencer.Sequencer
 	strategies strategies
-	weights    *proxy.LiveWeights // Algorithm 1's, the policy document's over the file's
-	declared   *declared          // tenant declarations and the policy document
-	importer   *historyImporter   // history_import; nil when off
-	auth       *authorizer        // who may call the API
-	now        func() time.Time   // the clock ingest checks sample times against
+	weights    *proxy.LiveWeights     // Algorithm 1's, the policy document's over the file's
+	declared   *declarations.Declared // tenant declarations and the policy document
+	importer   *historyImporter       // history_import; nil when off
+	auth       *authorizer            // who may call the API
+	now        func() time.Time       // the clock ingest checks sample times against
 }
 
 // New connects the placer to Nomad and Consul as cfg says and binds its
@@ -83,7 +87,7 @@ func New(cfg config.Config, log hclog.Logger) (*Agent, error) {
 		ReadConcurrency: set.ReadConcurrency, SurvivalSample: set.SurvivalSample}
 	a.weights = proxy.NewLiveWeights(set.Weights)
 	a.setupStrategies(cfg, nomad)
-	a.refresher.Nodes = viewNodes{a.strategies.view} // the loops' watch and node cache
+	a.refresher.Nodes = cluster.NodeAPI{View: a.strategies.view} // the loops' watch and node cache
 	a.setupDeclarations(a.strategies.view)
 	if cfg.Proxy.Address != "" {
 		if err := a.setupProxy(cfg, nomad); err != nil {
@@ -126,7 +130,7 @@ func (a *Agent) setupProxy(cfg config.Config, nomad *nomadapi.Client) error {
 		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
 	if cfg.Proxy.RoomPlacement == "device" {
-		rw.RoomDevice = &coreMHz{view: a.strategies.view, now: time.Now}
+		rw.RoomDevice = cluster.NewCoreMHz(a.strategies.view, time.Now)
 	}
 	l, err := net.Listen("tcp", cfg.Proxy.Address)
 	if err != nil {
@@ -137,16 +141,22 @@ func (a *Agent) setupProxy(cfg config.Config, nomad *nomadapi.Client) error {
 		return fmt.Errorf("proxy tls: %w", err)
 	}
 	a.proxyL = l
-	adm := admissions{store: a.store}
+	adm := admissions.New(a.store)
 	a.proxy = &http.Server{Handler: proxy.New(upstream, transport, rw, a.log.Named("proxy"), proxy.NewMetrics(a.metrics.Registry),
-		proxy.Options{Admissions: adm.as("proxy"), MaxBody: int64(cfg.Proxy.MaxBodyMB) << 20}),
+		proxy.Options{Admissions: adm.As("proxy"), MaxBody: int64(cfg.Proxy.MaxBodyMB) << 20}),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
-	a.sequencer = &sequencer{nomad: nomad, view: a.strategies.view, store: a.store, log: a.log.Named("stages"), interval: 2 * time.Second, done: map[string]bool{},
-		admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
+	a.sequencer = sequencer.New(nomad, a.strategies.view, a.store, adm, a.log.Named("stages"))
 	if p := a.strategies.partition; p != nil {
-		a.sequencer.finished = p.observe
+		a.sequencer.Finished = p.Observe
 	}
 	return nil
+}
+
+// setupDeclarations wires the documents to what they change: the weights
+// (a.weights), the refresher's thresholds and the harvested nodes' meta.
+func (a *Agent) setupDeclarations(view cluster.View) {
+	a.declared = declarations.New(a.store, view, a.weights, a.set.Weights, a.log.Named("declarations"))
+	a.refresher.Thresholds = a.declared.Thresholds
 }
 
 // ProxyAddr is where the admission proxy listens ("" when off).
@@ -168,7 +178,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		defer a.importer.close() // after the loops have ended (below)
 	}
 	start, cancelStart := context.WithTimeout(ctx, 30*time.Second)
-	if err := a.declared.loadWeights(start); err != nil { // the stored weights before the first job
+	if err := a.declared.LoadWeights(start); err != nil { // the stored weights before the first job
 		a.log.Warn("policy document unread: the configured weights until a sync reads it", "error", err)
 	}
 	cancelStart()

@@ -18,6 +18,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/labels"
@@ -53,7 +54,7 @@ func newTestAgent(t *testing.T) (*Agent, *kv.Mem, *fakeNodes) {
 	a := &Agent{log: hclog.NewNullLogger(), store: store, metrics: NewMetrics(), set: decoded(t, config.Default()), now: func() time.Time { return now }}
 	a.refresher = &classes.Refresher{Store: store, Nodes: nodes, Config: classify.Default(), Log: hclog.NewNullLogger(), Metrics: a.metrics, Now: func() time.Time { return now }}
 	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
-	a.setupDeclarations(clusterView{}) // no Nomad: tests that publish set a view
+	a.setupDeclarations(cluster.View{}) // no Nomad: tests that publish set a view
 	return a, kv, nodes
 }
 

@@ -35,6 +35,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/api"
+	"github.com/harvest-platform/harvest/placer/agent/reply"
 	"github.com/harvest-platform/harvest/placer/config"
 )
 
@@ -119,7 +120,7 @@ func (a *authorizer) refuse(w http.ResponseWriter, r *http.Request, status int, 
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="harvest-placer"`)
 	}
-	writeError(w, status, err)
+	reply.Error(w, status, err)
 }
 
 // resolve says what token may do: the placer's own tokens may do

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/placer/config"
 )
 
@@ -183,16 +184,16 @@ func TestEveryWriteNeedsAToken(t *testing.T) {
 			t.Errorf("%s %s: 401 without a clear error: %s", c.method, c.path, body)
 		}
 	}
-	if _, err := a.declared.policy(context.Background()); err != nil {
+	if _, err := declare.ReadPolicy(context.Background(), a.store); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := a.declared.policy(context.Background()); p != nil {
+	if p, _ := declare.ReadPolicy(context.Background(), a.store); p != nil {
 		t.Fatalf("a refused PUT stored a policy: %+v", p)
 	}
 	if code, body := callAs(t, srv, adminToken, "PUT", "/v1/policy", policy); code != 200 {
 		t.Fatalf("the placer's own token: %d %s", code, body)
 	}
-	if p, _ := a.declared.policy(context.Background()); p == nil {
+	if p, _ := declare.ReadPolicy(context.Background(), a.store); p == nil {
 		t.Fatal("the allowed PUT stored nothing")
 	}
 }

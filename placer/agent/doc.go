@@ -1,12 +1,15 @@
-// Package agent runs the harvest placer as a daemon: it classifies primary
-// tenants on a schedule and on demand, keeps the class table in Consul KV,
-// labels Nomad nodes with their class, and serves its HTTP API and metrics.
-// It wires the pure packages (classify, labels) to Nomad and Consul. It also
-// keeps the tenant declarations and the policy document in Consul KV
-// (declarations.go, policydoc.go) and applies them (declsync.go), and can
-// pull tenant history through a history-importer plugin (historyimport.go).
-// Its configuration file, and the settings decoded from it, are
-// placer/config's; the class table's refresh and survival replay are
-// placer/agent/classes', which the agent runs and serves, and the class
-// room Algorithm 1 weighs is classheadroom.go and classview.go.
+// Package agent runs the harvest placer as a daemon: its runtime. New
+// builds the placer from its settings, decoded once by placer/config, and
+// Run serves its HTTP API behind its guard (server.go, auth.go), the
+// admission proxy and its metrics (metrics.go) and runs its loops
+// (runtime.go) until it stops. It also pulls tenant history through a
+// history-importer plugin (historyimport.go). What the loops and routes do
+// is the feature packages', which the agent wires together: the class
+// table's refresh and survival replay (placer/agent/classes), the tenant
+// declarations and the policy document (placer/agent/declarations), the
+// ingest of tenant samples (placer/agent/ingest), the stage sequencer
+// behind the proxy (placer/agent/sequencer), the class room Algorithm 1
+// weighs (placer/agent/classroom) and each placement strategy, a package
+// of placer/agent/strategy that strategies.go builds from the
+// configuration. They share one view of Nomad (placer/agent/cluster).
 package agent

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/placer/agent/declarations"
+	"github.com/harvest-platform/harvest/placer/agent/sequencer"
 )
 
 // loop is one of the placer's background passes: its name (in logs), how
@@ -24,15 +27,15 @@ type loop struct {
 func (a *Agent) loops() []loop {
 	out := []loop{{"classes", a.set.Interval, func(ctx context.Context) error {
 		_, _ = a.refresher.Refresh(ctx) // errors are logged and counted
-		a.declared.publish(ctx)         // nodes the refresh saw first get their values
+		a.declared.Publish(ctx)         // nodes the refresh saw first get their values
 		return nil
 	}}}
-	out = append(out, loop{"declarations", declarationsInterval, a.declared.sync})
+	out = append(out, loop{"declarations", declarations.Interval, a.declared.Sync})
 	if a.importer != nil {
 		out = append(out, a.importer.loop())
 	}
 	if a.sequencer != nil {
-		out = append(out, loop{"stages", a.sequencer.interval, a.sequencer.tick})
+		out = append(out, loop{"stages", sequencer.Interval, a.sequencer.Tick})
 	}
 	return append(out, a.strategies.loops...)
 }
@@ -40,7 +43,7 @@ func (a *Agent) loops() []loop {
 // startLoops starts the shared view's watch of Nomad and then every loop,
 // until ctx ends; wait returns once every loop has.
 func (a *Agent) startLoops(ctx context.Context) (wait func()) {
-	a.strategies.view.watch.start(ctx, a.log.Named("watch"))
+	a.strategies.view.Start(ctx, a.log.Named("watch"))
 	return runLoops(ctx, a.log, a.loops())
 }
 
@@ -53,4 +56,20 @@ func runLoops(ctx context.Context, log hclog.Logger, loops []loop) (wait func())
 		wg.Go(func() { every(ctx, l.interval, l.pass, func(err error) { logger.Warn("pass failed", "error", err) }) })
 	}
 	return wg.Wait
+}
+
+// every runs fn now and every interval until ctx ends, logging failures.
+func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, onErr func(error)) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			onErr(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
 }

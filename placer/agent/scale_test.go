@@ -10,7 +10,11 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
+	"github.com/harvest-platform/harvest/placer/agent/sequencer"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -61,13 +65,13 @@ func TestPlacerNomadCallsGrowWithChangesNotTimeOrSize(t *testing.T) {
 
 func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	t.Helper()
-	fake := newScaleNomad(nodes, jobs)
-	client := fake.serve(t)
+	fake := clustertest.NewScaleNomad(nodes, jobs)
+	client := fake.Serve(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // before srv.Close: ends the blocking queries
 	store := history.NewStore(kv.NewMem(), "harvest/")
-	adm := admissions{store: store}
-	for _, j := range fake.jobs {
+	adm := admissions.New(store)
+	for _, j := range fake.Jobs {
 		if err := adm.Admit(ctx, *j.Namespace, *j.ID, *j.JobModifyIndex); err != nil {
 			t.Fatal(err)
 		}
@@ -79,10 +83,9 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	a.refresher = &classes.Refresher{Store: store, Config: classify.Default(), Log: log, Metrics: a.metrics, Now: time.Now}
 	a.weights = proxy.NewLiveWeights(selectclass.DefaultWeights())
 	a.setupStrategies(cfg, client)
-	a.refresher.Nodes = viewNodes{a.strategies.view}
+	a.refresher.Nodes = cluster.NodeAPI{View: a.strategies.view}
 	a.setupDeclarations(a.strategies.view)
-	a.sequencer = &sequencer{nomad: client, view: a.strategies.view, store: store, log: log, interval: 2 * time.Second,
-		done: map[string]bool{}, admitted: adm, vouched: map[string]bool{}, refused: map[string]bool{}}
+	a.sequencer = sequencer.New(client, a.strategies.view, store, adm, log)
 	a.startLoops(ctx)
 
 	// the first passes read every node and label them, and the next ones
@@ -90,21 +93,21 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	// longest loop interval (10 s), at most a minute
 	quiet := 11 * time.Second
 	for deadline, last, since := time.Now().Add(time.Minute), -1, time.Now(); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		if n := fake.total(); n != last {
+		if n := fake.Total(); n != last {
 			last, since = n, time.Now()
 		} else if time.Since(since) > quiet {
 			break
 		}
 	}
-	if fake.snapshot()["GET /v1/node/:id"] < nodes {
-		t.Fatalf("after the first passes the placer had read %d of %d nodes", fake.snapshot()["GET /v1/node/:id"], nodes)
+	if fake.Snapshot()["GET /v1/node/:id"] < nodes {
+		t.Fatalf("after the first passes the placer had read %d of %d nodes", fake.Snapshot()["GET /v1/node/:id"], nodes)
 	}
 	count := func() (int, map[string]int) {
-		before := fake.snapshot()
+		before := fake.Snapshot()
 		time.Sleep(window)
 		diff := map[string]int{}
 		total := 0
-		for k, v := range fake.snapshot() {
+		for k, v := range fake.Snapshot() {
 			if d := v - before[k]; d > 0 {
 				diff[k] = d
 				total += d
@@ -114,7 +117,7 @@ func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	}
 	var c scaleCounts
 	c.idle, c.idleKinds = count()
-	fake.completeAlloc(0)
+	fake.CompleteAlloc(0)
 	c.change, c.changeKinds = count()
 	return c
 }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +8,8 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
+	"github.com/harvest-platform/harvest/placer/agent/ingest"
+	"github.com/harvest-platform/harvest/placer/agent/reply"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -21,11 +22,11 @@ func (a *Agent) handler() http.Handler { return a.auth.wrap(a.routes()) }
 //	GET  /v1/health               liveness
 //	GET  /v1/classes              the class table (from Consul KV)
 //	POST /v1/classes/refresh      classify and label now
-//	POST /v1/history/samples      ingest per-node samples of a tenant
-//	GET  /v1/tenants              every tenant declaration (declarations.go)
+//	POST /v1/history/samples      ingest per-node samples of a tenant (placer/agent/ingest)
+//	GET  /v1/tenants              every tenant declaration (placer/agent/declarations)
 //	GET, PUT, DELETE /v1/tenants/{environment}/{function}
 //	                              one tenant's declaration
-//	GET, PUT, DELETE /v1/policy   the policy document (policydoc.go)
+//	GET, PUT, DELETE /v1/policy   the policy document (placer/agent/declarations)
 //	GET  /v1/packing              packing tiers and releasable nodes (packing on)
 //	GET  /v1/partition            the short-job partition and its cutoff (partition on)
 //	GET  /v1/greylist             failure counts and greylisted nodes (greylist on)
@@ -33,46 +34,46 @@ func (a *Agent) handler() http.Handler { return a.auth.wrap(a.routes()) }
 func (a *Agent) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+api.PathHealth, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		reply.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET "+api.PathClasses, func(w http.ResponseWriter, r *http.Request) {
 		var t api.ClassTable
 		ok, err := a.store.GetDocument(r.Context(), contract.ClassesDocument, &t)
 		switch {
 		case err != nil:
-			writeError(w, http.StatusInternalServerError, err)
+			reply.Error(w, http.StatusInternalServerError, err)
 		case !ok:
-			writeError(w, http.StatusNotFound, errors.New("no class table yet: POST /v1/classes/refresh"))
+			reply.Error(w, http.StatusNotFound, errors.New("no class table yet: POST /v1/classes/refresh"))
 		default:
 			// each class with the nodes that carry its label
 			members, err := a.refresher.Members(r.Context())
 			if err != nil {
 				a.log.Warn("class table served without its nodes: cannot list Nomad's", "error", err)
-				writeJSON(w, http.StatusOK, t)
+				reply.JSON(w, http.StatusOK, t)
 				return
 			}
-			writeJSON(w, http.StatusOK, classes.WithNodes(&t, members))
+			reply.JSON(w, http.StatusOK, classes.WithNodes(&t, members))
 		}
 	})
 	mux.HandleFunc("POST "+api.PathRefreshClasses, func(w http.ResponseWriter, r *http.Request) {
 		t, err := a.refresher.Refresh(r.Context())
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, err)
+			reply.Error(w, http.StatusInternalServerError, err)
 			return
 		}
-		a.declared.publish(r.Context())
-		writeJSON(w, http.StatusOK, t)
+		a.declared.Publish(r.Context())
+		reply.JSON(w, http.StatusOK, t)
 	})
-	mux.HandleFunc("POST "+api.PathHistorySamples, a.ingest)
-	a.declared.tenantRoutes(mux)
-	a.declared.policyRoutes(mux)
+	mux.Handle("POST "+api.PathHistorySamples, ingest.Handler{Store: a.store, Retention: a.set.Retention, Now: a.now})
+	a.declared.TenantRoutes(mux)
+	a.declared.PolicyRoutes(mux)
 	strategy := func(name, path string, on bool, report func() any) {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
 			if !on {
-				writeError(w, http.StatusNotFound, fmt.Errorf("%s is off: enable it in the placer's %s block", name, name))
+				reply.Error(w, http.StatusNotFound, fmt.Errorf("%s is off: enable it in the placer's %s block", name, name))
 				return
 			}
-			writeJSON(w, http.StatusOK, report())
+			reply.JSON(w, http.StatusOK, report())
 		})
 	}
 	p := a.strategies
@@ -81,14 +82,4 @@ func (a *Agent) routes() http.Handler {
 	strategy("greylist", api.PathGreylist, p.greylist != nil, func() any { return p.greylist.Report() })
 	mux.Handle("GET "+api.PathMetrics, promhttp.HandlerFor(a.metrics.Registry, promhttp.HandlerOpts{}))
 	return mux
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, map[string]string{"error": err.Error()})
 }

@@ -5,53 +5,74 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
+	"github.com/harvest-platform/harvest/placer/agent/classroom"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/agent/strategy/escalator"
+	"github.com/harvest-platform/harvest/placer/agent/strategy/greylister"
+	"github.com/harvest-platform/harvest/placer/agent/strategy/packer"
+	"github.com/harvest-platform/harvest/placer/agent/strategy/partitioner"
 	"github.com/harvest-platform/harvest/placer/config"
-	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
 // strategies are the placer's optional placement strategies from the
 // other sources (issue 8: packing, the short-job partition, greylisting,
-// escalation), each a loop; a nil field is a strategy that is off. ("Policy"
-// means one thing in Harvest: the operator's policy document, policydoc.go.)
+// escalation; each a package of placer/agent/strategy), each a loop; a nil
+// field is a strategy that is off. ("Policy" means one thing in Harvest:
+// the operator's policy document, placer/agent/declarations.)
 type strategies struct {
-	view      clusterView // shared with the declarations' publishing
-	classes   *classView
-	packer    *packer
-	partition *partitioner
-	greylist  *greylister
-	escalator *escalator
+	view      cluster.View // shared with the declarations' publishing
+	classes   *classroom.View
+	packer    *packer.Strategy
+	partition *partitioner.Strategy
+	greylist  *greylister.Strategy
+	escalator *escalator.Strategy
 	loops     []loop // the enabled strategies' passes
+}
+
+// strategyMetrics are every placement strategy's metrics, registered
+// whether the strategy is on or not.
+type strategyMetrics struct {
+	packing    *packer.Metrics
+	partition  *partitioner.Metrics
+	greylist   *greylister.Metrics
+	escalation *escalator.Metrics
+}
+
+func newStrategyMetrics(reg prometheus.Registerer) strategyMetrics {
+	return strategyMetrics{packing: packer.NewMetrics(reg), partition: partitioner.NewMetrics(reg),
+		greylist: greylister.NewMetrics(reg), escalation: escalator.NewMetrics(reg)}
 }
 
 // setupStrategies builds the loops the configuration enables, with their
 // settings as config.Decode gave them (a.set).
 func (a *Agent) setupStrategies(cfg config.Config, nomad *nomadapi.Client) {
-	view := newClusterView(nomad)
+	view := cluster.New(nomad)
 	metrics := newStrategyMetrics(a.metrics.Registry)
-	p := strategies{view: view, classes: &classView{store: a.store, view: view, ttl: 10 * time.Second, now: time.Now}}
+	p := strategies{view: view, classes: classroom.New(a.store, view, 10*time.Second, time.Now)}
 	set := a.set
 	if cfg.Packing.Enabled {
 		ps := set.Packing
-		p.packer = &packer{view: view, cfg: ps.Rule, releaseAfter: ps.ReleaseAfter, log: a.log.Named("packing"), metrics: metrics, now: time.Now}
-		p.loops = append(p.loops, loop{"packing", ps.Interval, p.packer.pass})
+		p.packer = packer.New(view, ps, a.log.Named("packing"), metrics.packing)
+		p.loops = append(p.loops, loop{"packing", ps.Interval, p.packer.Pass})
 	}
 	if cfg.Partition.Enabled {
-		p.partition = &partitioner{view: view, store: a.store, cfg: cfg.Partition, log: a.log.Named("partition"), metrics: metrics, now: time.Now}
-		p.loops = append(p.loops, loop{"partition", 10 * time.Second, p.partition.pass})
+		p.partition = partitioner.New(view, a.store, cfg.Partition, a.log.Named("partition"), metrics.partition)
+		p.loops = append(p.loops, loop{"partition", 10 * time.Second, p.partition.Pass})
 	}
 	if cfg.Greylist.Enabled {
 		gs := set.Greylist
-		p.greylist = &greylister{view: view, tracker: greylist.NewTracker(gs.Threshold, gs.Reset, time.Now()), reset: gs.Reset,
-			log: a.log.Named("greylist"), metrics: metrics, now: time.Now, seen: map[string]bool{}}
-		p.loops = append(p.loops, loop{"greylist", gs.Interval, p.greylist.pass})
+		p.greylist = greylister.New(view, gs, a.log.Named("greylist"), metrics.greylist)
+		p.loops = append(p.loops, loop{"greylist", gs.Interval, p.greylist.Pass})
 	}
 	if cfg.Escalation.Enabled {
 		es := set.Escalation
-		p.escalator = &escalator{view: view, nomad: nomad, classes: p.classes, weights: a.weights, delay: es.Delay, extra: es.ExtraClasses,
-			log: a.log.Named("escalation"), metrics: metrics, now: time.Now, admitted: admissions{store: a.store}}
-		p.loops = append(p.loops, loop{"escalation", es.Interval, p.escalator.pass})
+		p.escalator = escalator.New(view, nomad, p.classes, a.weights, admissions.New(a.store), es,
+			a.log.Named("escalation"), metrics.escalation)
+		p.loops = append(p.loops, loop{"escalation", es.Interval, p.escalator.Pass})
 	}
 	a.strategies = p
 }

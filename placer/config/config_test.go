@@ -141,7 +141,7 @@ func TestACLConfigChecksTokens(t *testing.T) {
 }
 
 // The file refuses the weights and thresholds the policy document
-// (placer/agent) refuses, with the same checks.
+// (placer/agent/declarations) refuses, with the same checks.
 func TestConfigFileRefusesTheSameWeightsAndThresholds(t *testing.T) {
 	for src, want := range map[string]string{
 		`proxy { weights = { huge = { constant = 1 } } }`:  `proxy.weights: unknown job type "huge"`,

@@ -6,7 +6,8 @@ import (
 )
 
 // ClassifyThresholds are the classifier settings the classify block and
-// the policy document (placer/agent) share; nil leaves the setting as it is.
+// the policy document (placer/agent/declarations) share; nil leaves the
+// setting as it is.
 type ClassifyThresholds struct {
 	PeriodicStrength, ConstantSD, ClassSpread *float64
 	MaxClasses                                *int

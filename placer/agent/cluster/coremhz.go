@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/harvest-platform/harvest/contract"
+)
+
+// coreMHzTTL is how long the least core MHz is kept before the nodes are
+// read again: it changes only when a node joins or is reconfigured.
+const coreMHzTTL = time.Minute
+
+// CoreMHz is the proxy's proxy.CoreMHzSource under room_placement =
+// "device": the least driver.harvest.core_mhz among the nodes the harvest
+// driver runs on (the cluster view's cached nodes), read at most once a
+// coreMHzTTL.
+type CoreMHz struct {
+	view View
+	now  func() time.Time
+
+	mu    sync.Mutex
+	value float64
+	read  time.Time
+}
+
+// NewCoreMHz reads the least core MHz from view, on the clock now.
+func NewCoreMHz(view View, now func() time.Time) *CoreMHz { return &CoreMHz{view: view, now: now} }
+
+// CoreMHz is the least core MHz the harvest driver publishes, 0 if none.
+func (c *CoreMHz) CoreMHz(ctx context.Context) (float64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.read.IsZero() && c.now().Sub(c.read) < coreMHzTTL {
+		return c.value, nil
+	}
+	nodes, err := c.view.AllNodes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	least := 0.0
+	for _, n := range nodes {
+		if d := n.Drivers[contract.DriverName]; d == nil || !d.Detected {
+			continue
+		}
+		if v, err := strconv.ParseFloat(n.Attributes[contract.AttrCoreMHz], 64); err == nil && v > 0 && (least == 0 || v < least) {
+			least = v
+		}
+	}
+	c.value, c.read = least, c.now()
+	return least, nil
+}

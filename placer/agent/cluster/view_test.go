@@ -1,0 +1,87 @@
+package cluster
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
+)
+
+func TestNodeCacheReadsOnlyChangedNodes(t *testing.T) {
+	fake := &clustertest.CountingNomad{Index: map[string]uint64{"n1": 5, "n2": 7}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := New(client)
+	pass := func() int {
+		t.Helper()
+		before := fake.NodeReads()
+		nodes, err := view.HarvestedNodes(context.Background())
+		if err != nil || len(nodes) != 2 || !nodes[0].Ready {
+			t.Fatalf("nodes %+v, %v", nodes, err)
+		}
+		return fake.NodeReads() - before
+	}
+	if n := pass(); n != 2 {
+		t.Fatalf("first pass read %d nodes, want 2", n)
+	}
+	if n := pass(); n != 0 {
+		t.Fatalf("an unchanged cluster cost %d node reads, want 0", n)
+	}
+	fake.Mu.Lock()
+	fake.Index["n2"] = 9 // e.g. its meta changed
+	fake.Mu.Unlock()
+	if n := pass(); n != 1 {
+		t.Fatalf("one changed node cost %d reads, want 1", n)
+	}
+}
+
+// The room device's core MHz is the least the harvest driver's nodes
+// publish (a node without the driver does not count), read again only
+// after coreMHzTTL.
+func TestCoreMHzIsTheLeastOfTheDriversNodes(t *testing.T) {
+	fake := &clustertest.CountingNomad{Index: map[string]uint64{"n1": 1, "n2": 1, "n3": 1},
+		Meta: map[string]map[string]string{"n1": {}, "n2": {}, "n3": {}}, CoreMHz: map[string]string{"n1": "2095", "n2": "1800"}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewCoreMHz(New(client), func() time.Time { return now })
+	if got, err := c.CoreMHz(context.Background()); err != nil || got != 1800 {
+		t.Fatalf("core MHz %v, %v: want 1800", got, err)
+	}
+	fake.Mu.Lock()
+	fake.CoreMHz["n2"], fake.Index["n2"] = "2500", 2
+	fake.Mu.Unlock()
+	if got, _ := c.CoreMHz(context.Background()); got != 1800 {
+		t.Fatalf("within the TTL: %v, want the 1800 read before", got)
+	}
+	now = now.Add(coreMHzTTL)
+	if got, _ := c.CoreMHz(context.Background()); got != 2095 {
+		t.Fatalf("after the TTL: %v, want 2095 (n2 now 2500)", got)
+	}
+}
+
+func TestAppliedMetaOverlaysUntilTheServerShowsIt(t *testing.T) {
+	a := &appliedMeta{nodes: map[string]map[string]string{}}
+	a.record("n1", map[string]string{"tier": "medium"}, []string{"gone"})
+	got := a.overlay("n1", map[string]string{"tier": "low", "gone": "x", "other": "y"})
+	if got["tier"] != "medium" || got["gone"] != "" || got["other"] != "y" {
+		t.Fatalf("overlay %v", got)
+	}
+	// the server catches up: the overlay forgets, and later server changes show
+	a.overlay("n1", map[string]string{"tier": "medium"})
+	if got := a.overlay("n1", map[string]string{"tier": "high", "gone": "back"}); got["tier"] != "high" || got["gone"] != "back" {
+		t.Fatalf("after catching up on tier: %v", got)
+	}
+}

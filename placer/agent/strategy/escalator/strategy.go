@@ -1,0 +1,180 @@
+package escalator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/placer/agent/admissions"
+	"github.com/harvest-platform/harvest/placer/agent/classroom"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/config"
+	"github.com/harvest-platform/harvest/placer/escalation"
+	"github.com/harvest-platform/harvest/placer/proxy"
+	"github.com/harvest-platform/harvest/placer/selectclass"
+)
+
+// Strategy relaxes the class constraint of harvested jobs that stay
+// blocked on their chosen classes (placement-escalation.txt, "Placement
+// Escalation"): one step per delay — more classes by weighted room, then
+// any harvested node (greylist and partition rules stay). Each step is a
+// new version of the job with the step in its meta, so it shows in
+// `nomad job status`, in Nomad's event stream (a JobRegistered event) and
+// in the placer's log and metrics.
+//
+// Only a job with nothing placed is escalated: a new version of a batch job
+// whose meta changed restarts its running allocations, and a job partly
+// placed is not blocked on its classes alone.
+// A job Algorithm 1 named no class for (meta harvest_classes = "none") is
+// never escalated: it carries no class rule, and waits only for room.
+type Strategy struct {
+	view    cluster.View
+	nomad   *nomadapi.Client
+	classes *classroom.View
+	weights *proxy.LiveWeights
+	delay   time.Duration
+	extra   int
+	log     hclog.Logger
+	metrics *Metrics
+	now     func() time.Time
+	// admitted: only runs the placer admitted are escalated (placer/agent/admissions)
+	admitted admissions.Store
+}
+
+// New is the escalation block's strategy (s, as config.Decode gave it)
+// over the shared view: it reads the class room from classes with
+// Algorithm 1's live weights, re-registers jobs through nomad, and acts
+// only on the runs admitted records.
+func New(view cluster.View, nomad *nomadapi.Client, classes *classroom.View, weights *proxy.LiveWeights, admitted admissions.Store,
+	s config.EscalationSettings, log hclog.Logger, m *Metrics) *Strategy {
+	return &Strategy{view: view, nomad: nomad, classes: classes, weights: weights, delay: s.Delay, extra: s.ExtraClasses,
+		log: log, metrics: m, now: time.Now, admitted: admitted}
+}
+
+// blocked reports whether a job waits with nothing placed.
+func blocked(j *nomadapi.JobListStub) bool {
+	if j.Stop || j.Status == "dead" || j.JobSummary == nil {
+		return false
+	}
+	queued := 0
+	for _, s := range j.JobSummary.Summary {
+		if s.Running+s.Starting+s.Complete+s.Failed+s.Lost > 0 {
+			return false
+		}
+		queued += s.Queued
+	}
+	return queued > 0
+}
+
+// Pass escalates each blocked harvested job whose next step is due.
+func (e *Strategy) Pass(ctx context.Context) error {
+	jobs, err := e.view.HarvestedJobs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		// a job Algorithm 1 named no class for has no class rule to relax
+		if c := j.Meta[proxy.ClassesKey]; c == "" || c == proxy.NoClass || !blocked(j) {
+			continue
+		}
+		if err := e.job(ctx, j); err != nil {
+			e.log.Warn("escalating job failed", "job", j.ID, "namespace", j.Namespace, "error", err)
+		}
+	}
+	return nil
+}
+
+// since is when the job's placement first blocked: kept in its meta after
+// the first step, else its oldest blocked evaluation, else its submission.
+func (e *Strategy) since(ctx context.Context, j *nomadapi.JobListStub) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, j.Meta[proxy.BlockedSince]); err == nil {
+		return t, nil
+	}
+	evals, _, err := e.nomad.Jobs().Evaluations(j.ID, (&nomadapi.QueryOptions{Namespace: j.Namespace}).WithContext(ctx))
+	if err != nil {
+		return time.Time{}, err
+	}
+	since := time.Unix(0, j.SubmitTime)
+	for _, ev := range evals {
+		if ev.Status == "blocked" && ev.CreateTime > 0 && time.Unix(0, ev.CreateTime).Before(since) {
+			since = time.Unix(0, ev.CreateTime)
+		}
+	}
+	return since, nil
+}
+
+func parseStep(s string) escalation.Step {
+	for st := escalation.Chosen; st <= escalation.AnyNode; st++ {
+		if st.String() == s {
+			return st
+		}
+	}
+	return escalation.Chosen
+}
+
+func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub) error {
+	delay := e.delay
+	if v := stub.Meta[proxy.EscalateAfter]; v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			delay = d
+		}
+	}
+	since, err := e.since(ctx, stub)
+	if err != nil {
+		return err
+	}
+	current, target := parseStep(stub.Meta[proxy.EscalationKey]), escalation.Escalate(since, e.now(), delay)
+	if target <= current {
+		return nil
+	}
+	// only a run the placer admitted is re-registered with its token
+	if ok, err := e.admitted.Admitted(ctx, stub.Namespace, stub.ID, stub.JobModifyIndex); err != nil || !ok {
+		if err == nil {
+			e.log.Debug("not escalating a job the placer did not admit", "job", stub.ID, "namespace", stub.Namespace)
+		}
+		return err
+	}
+	q := (&nomadapi.QueryOptions{Namespace: stub.Namespace}).WithContext(ctx)
+	job, _, err := e.nomad.Jobs().Info(stub.ID, q)
+	if err != nil {
+		return err
+	}
+	jobType := job.Meta[proxy.JobTypeKey]
+	cands, err := e.classes.Candidates(ctx, jobType)
+	if err != nil {
+		return err
+	}
+	chosen := strings.Split(job.Meta[proxy.ClassesKey], ",")
+	widened := escalation.Widen(target, chosen, selectclass.Rank(jobType, cands, e.weights.Load()), e.extra)
+	var kept []*nomadapi.Constraint
+	for _, c := range job.Constraints {
+		if c.LTarget != proxy.ClassAttribute {
+			kept = append(kept, c)
+		}
+	}
+	what := "any harvested node"
+	if target == escalation.MoreClass {
+		kept = append(kept, nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", strings.Join(widened, ",")))
+		what = "classes " + strings.Join(widened, ",")
+	}
+	job.Constraints = kept
+	job.Meta[proxy.EscalationKey] = target.String()
+	job.Meta[proxy.BlockedSince] = since.UTC().Format(time.RFC3339Nano)
+	job.Meta[proxy.ReasonKey] = fmt.Sprintf("escalated to %s after %s blocked on %s; %s",
+		target, e.now().Sub(since).Round(time.Second), job.Meta[proxy.ClassesKey], job.Meta[proxy.ReasonKey])
+	resp, _, err := e.nomad.Jobs().EnforceRegister(job, *job.JobModifyIndex, (&nomadapi.WriteOptions{Namespace: stub.Namespace}).WithContext(ctx))
+	if err != nil {
+		return err
+	}
+	if err := e.admitted.As("escalator").Admit(ctx, stub.Namespace, stub.ID, resp.JobModifyIndex); err != nil {
+		return fmt.Errorf("escalated, but not recorded (its stages will not start): %w", err)
+	}
+	e.metrics.escalations.WithLabelValues(target.String()).Inc()
+	e.log.Info("escalated a blocked harvested job", "job", stub.ID, "namespace", stub.Namespace, "step", target,
+		"blocked_for", e.now().Sub(since).Round(time.Second), "now_on", what)
+	return nil
+}
