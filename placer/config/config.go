@@ -163,7 +163,10 @@ func Default() Config {
 	}
 }
 
-// Load reads an HCL file over the defaults and checks it (Validate).
+// Load reads an HCL file over the defaults. It checks the file's syntax and
+// its names; the settings' values are checked once, by Decode, when the
+// agent starts with the flags laid over the file (so a flag can mend what
+// the file says, and nothing is decoded twice).
 func Load(path string) (Config, error) {
 	cfg := Default()
 	var file fileConfig
@@ -202,8 +205,7 @@ func Load(path string) (Config, error) {
 	if file.Escalation != nil {
 		src.Escalation = *file.Escalation
 	}
-	cfg = cfg.Merge(src)
-	return cfg, cfg.Validate()
+	return cfg.Merge(src), nil
 }
 
 // Merge returns c with what src says laid over it: a setting src leaves

@@ -18,6 +18,36 @@ func writeConfig(t *testing.T, src string) string {
 	return p
 }
 
+// load is a file as the agent takes it with no flag: loaded over the
+// defaults, then decoded (the one check of the settings' values).
+func load(path string) (Config, error) {
+	cfg, err := Load(path)
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// A value the file gets wrong is checked once, after the flags: a flag
+// mends it, and Load alone (syntax and names) takes it.
+func TestAFlagMendsWhatTheFileGetsWrong(t *testing.T) {
+	path := writeConfig(t, `classify { interval = "daily" }`)
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load checked a value: %v", err)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `classify.interval "daily"`) {
+		t.Fatalf("the file's value: err = %v", err)
+	}
+	mended := cfg.Merge(Config{Classify: ClassifyConfig{Interval: "1h"}})
+	if s := decoded(t, mended); s.Interval != time.Hour {
+		t.Errorf("interval %v, want the flag's 1h", s.Interval)
+	}
+	if _, err := Load(writeConfig(t, `classify { intreval = "1h" }`)); err == nil || !strings.Contains(err.Error(), `"intreval"`) {
+		t.Errorf("a misspelt name: err = %v", err)
+	}
+}
+
 // decoded is cfg as the agent decodes it.
 func decoded(t *testing.T, cfg Config) Settings {
 	t.Helper()
@@ -29,7 +59,7 @@ func decoded(t *testing.T, cfg Config) Settings {
 }
 
 func TestLoadConfigOverDefaults(t *testing.T) {
-	cfg, err := Load(writeConfig(t, `
+	cfg, err := load(writeConfig(t, `
 http_addr = "127.0.0.1:9999"
 consul {
   prefix = "other/"
@@ -61,7 +91,7 @@ classify {
 	if iv := set.Interval; iv != 6*time.Hour || cc.Window != 240*time.Hour || cc.ConstantSD != 2.5 || cc.PeriodicStrength != 0.3 {
 		t.Fatalf("classify %+v", cc)
 	}
-	if _, err := Load(writeConfig(t, ``)); err != nil {
+	if _, err := load(writeConfig(t, ``)); err != nil {
 		t.Fatalf("an empty file must mean the defaults: %v", err)
 	}
 }
@@ -77,7 +107,7 @@ func TestLoadConfigRejectsBadValuesClearly(t *testing.T) {
 		`http_addr = `:                       "Missing expression",
 	}
 	for src, want := range cases {
-		_, err := Load(writeConfig(t, src))
+		_, err := load(writeConfig(t, src))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want %q", src, err, want)
 		}
@@ -118,7 +148,7 @@ func TestMemoryLimitAndReadConcurrencyAreChecked(t *testing.T) {
 // memory_limit in the file reaches the config (it was parsed, then dropped
 // on the way over the defaults).
 func TestLoadConfigKeepsMemoryLimit(t *testing.T) {
-	cfg, err := Load(writeConfig(t, `memory_limit = "900MiB"`))
+	cfg, err := load(writeConfig(t, `memory_limit = "900MiB"`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +178,7 @@ func TestConfigFileRefusesTheSameWeightsAndThresholds(t *testing.T) {
 		`proxy { weights = { long = { constant = -2 } } }`: "proxy.weights.long.constant -2",
 		`classify { constant_sd = -1 }`:                    "classify.constant_sd -1",
 	} {
-		if _, err := Load(writeConfig(t, src)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := load(writeConfig(t, src)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", src, err, want)
 		}
 	}
@@ -157,7 +187,7 @@ func TestConfigFileRefusesTheSameWeightsAndThresholds(t *testing.T) {
 // Merge lays what is given over a loaded file (as the agent command's
 // flags are), keeping everything else: an empty Config changes nothing.
 func TestMergeKeepsWhatIsNotGiven(t *testing.T) {
-	base, err := Load(writeConfig(t, "http_addr = \"127.0.0.1:9999\"\npacking { enabled = true }\nacl { anonymous_read = false }\n"))
+	base, err := load(writeConfig(t, "http_addr = \"127.0.0.1:9999\"\npacking { enabled = true }\nacl { anonymous_read = false }\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

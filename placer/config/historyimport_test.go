@@ -41,7 +41,7 @@ usage_source "node" {
 
 func TestHistoryImportConfig(t *testing.T) {
 	plugins := pluginsFile(t)
-	cfg, err := Load(writeConfig(t, fmt.Sprintf(`
+	cfg, err := load(writeConfig(t, fmt.Sprintf(`
 plugin_config = %q
 history_import {
   importer = "csv"
@@ -59,7 +59,7 @@ history_import {
 		len(s.Plugins.HistoryImporters) != 1 || s.Plugins.HistoryImporters[0].Name != "csv" || len(s.Plugins.UsageSources) != 0 {
 		t.Fatalf("settings %+v, plugins %+v", s, s.Plugins)
 	}
-	if cfg, err := Load(writeConfig(t, ``)); err != nil || cfg.HistoryImport != nil {
+	if cfg, err := load(writeConfig(t, ``)); err != nil || cfg.HistoryImport != nil {
 		t.Fatalf("history_import must be off by default: %+v, %v", cfg.HistoryImport, err)
 	}
 
@@ -80,7 +80,7 @@ history_import {
 		fmt.Sprintf(`plugin_config = %q`, badPlugins):           `plugin_config "` + badPlugins + `": ` + badPlugins + `:3,3-8: Unsupported argument; An argument named "confg"`,
 	}
 	for src, want := range cases {
-		_, err := Load(writeConfig(t, src))
+		_, err := load(writeConfig(t, src))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q:\n err = %v\nwant %q", src, err, want)
 		}

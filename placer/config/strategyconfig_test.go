@@ -7,7 +7,7 @@ import (
 )
 
 func TestStrategyBlocksDefaultToTheirSources(t *testing.T) {
-	cfg, err := Load(writeConfig(t, `
+	cfg, err := load(writeConfig(t, `
 packing    { enabled = true }
 partition  {
   enabled  = true
@@ -37,7 +37,7 @@ escalation {
 	if g, e := set.Greylist, set.Escalation; g.Threshold != 2 || g.Reset != 4*time.Hour || e.Delay != 10*time.Second || e.ExtraClasses != 1 {
 		t.Fatalf("greylist %+v, escalation %+v", g, e)
 	}
-	off, _ := Load(writeConfig(t, ``))
+	off, _ := load(writeConfig(t, ``))
 	if off.Packing.Enabled || off.Partition.Enabled || off.Greylist.Enabled || off.Escalation.Enabled {
 		t.Fatalf("strategies must be off by default: %+v", off)
 	}
@@ -55,7 +55,7 @@ func TestStrategyBlocksRejectBadValues(t *testing.T) {
 		`escalation { extra_classes = 0 }`:                  "escalation.extra_classes 0",
 		"escalation {\n enabled = true\n dealy = \"1s\"\n}": `An argument named "dealy"`,
 	} {
-		_, err := Load(writeConfig(t, src))
+		_, err := load(writeConfig(t, src))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want %q", src, err, want)
 		}
