@@ -213,7 +213,7 @@ func (d *Driver) announceLocked() {
 			"capacity_cores", d.settings.capacity.CPU, "capacity_mib", d.settings.capacity.MemoryMiB)
 	}
 	d.wakeFingerprintLocked()
-	d.reporter.reserveChanged(r.CPU)
+	d.reporter.ReserveChanged(r.CPU)
 }
 
 // wakeFingerprintLocked wakes the fingerprint loops (the effective reserve

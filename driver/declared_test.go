@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/nomad/plugins/drivers"
 
 	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/driver/nodereport"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
 	"github.com/harvest-platform/harvest/kv"
@@ -86,8 +87,8 @@ func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T)
 	d.announced = d.reserveLocked() // as SetConfig leaves it
 	d.mu.Unlock()
 	w, kv, store := watch(d, log)
-	d.reporter = startReporter(context.Background(), store, declTenant, "client-1", capacity, reserveEdge(4, 1), log)
-	d.reporter.followReserve = true
+	d.reporter = nodereport.Start(context.Background(), nodereport.Options{Store: store, Tenant: declTenant, Node: "client-1",
+		Capacity: capacity, Threshold: nodereport.ReserveEdge(4, 1), FollowReserve: true, Log: log})
 	tenantDoc := declare.TenantDocument(declTenant)
 	cores := func(v float64) *float64 { return &v }
 	mib := func(v int64) *int64 { return &v }
@@ -115,7 +116,7 @@ func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T)
 	put(t, store, tenantDoc, declare.Tenant{Environment: "search", Function: "frontend",
 		TenantValues: declare.TenantValues{ReserveCPU: cores(3)}})
 	step("tenant cpu over policy", reserve(3, 1024, fromTenant, fromPolicy))
-	if got := d.reporter.threshold; got != 25 {
+	if got := d.reporter.Threshold(); got != 25 {
 		t.Fatalf("busy threshold %.0f%%, want the 3-core reserve's edge, 25%%", got)
 	}
 	put(t, store, tenantDoc, declare.Tenant{Environment: "search", Function: "frontend",
@@ -164,7 +165,7 @@ func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T)
 		t.Fatal(err)
 	}
 	step("policy deleted", reserve(1, 512, fromConfig, fromConfig))
-	if got := d.reporter.threshold; got != 75 {
+	if got := d.reporter.Threshold(); got != 75 {
 		t.Fatalf("busy threshold %.0f%%, want the config reserve's edge again, 75%%", got)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/harvestcg"
+	"github.com/harvest-platform/harvest/driver/nodereport"
 	"github.com/harvest-platform/harvest/driver/usage"
 	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
@@ -66,7 +67,7 @@ type Driver struct {
 	cgroup            *harvestcg.Parent
 	loopStarted       bool
 	looped            chan struct{} // closed once the guard loop's first tick is done
-	reporter          *reporter
+	reporter          *nodereport.Reporter
 	declared          declared         // the last good declarations (declared.go)
 	announced         effectiveReserve // the effective reserve last logged
 	// closed (and replaced) when the effective reserve or the usage
@@ -173,7 +174,7 @@ func (d *Driver) SetConfig(c *base.Config) error {
 	r := d.reserveLocked()
 	d.announced = r
 	d.wakeFingerprintLocked()
-	d.reporter.reserveChanged(r.CPU)
+	d.reporter.ReserveChanged(r.CPU)
 	d.logger.Info("configured", "usage_source", kind, "usage_plugin", cfg.UsagePlugin, "capacity_cores", s.capacity.CPU,
 		"capacity_mib", s.capacity.MemoryMiB, "reserve_cores", r.CPU, "cores_from", r.CPUFrom,
 		"reserve_mib", r.MemoryMiB, "memory_from", r.MemoryFrom)
@@ -290,7 +291,7 @@ func (d *Driver) fingerprint(room roomAttr) *drivers.Fingerprint {
 			contract.AttrAdmitMarginMemory: pstructs.NewIntAttribute(int64(d.settings.hysteresis.AdmitMargin.MemoryMiB), "MiB"),
 			// where harvested tasks run: "v1:/harvest", "v2:/harvest", or "none"
 			contract.AttrCgroup:      pstructs.NewStringAttribute(d.cgroupAttr()),
-			contract.AttrDefaultUser: pstructs.NewStringAttribute(d.settings.users.defaultUser),
+			contract.AttrDefaultUser: pstructs.NewStringAttribute(d.settings.users.DefaultUser()),
 		},
 		Health:            drivers.HealthStateHealthy,
 		HealthDescription: drivers.DriverHealthy,

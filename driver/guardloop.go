@@ -184,7 +184,7 @@ func (d *Driver) guardTick(now time.Time, spikeCPU float64) guard.Plan {
 	}
 	d.met.tick(plan, reserve, primary, harvested)
 	if err == nil && !uncertain {
-		d.reporter.observe(now, measured)
+		d.reporter.Observe(now, measured)
 	}
 	return plan
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/harvestcg"
+	"github.com/harvest-platform/harvest/driver/taskuser"
 )
 
 // Defaults of the plugin config (about.go's spec says them to Nomad).
@@ -37,7 +38,7 @@ type settings struct {
 	harvestCgroup string       // the tasks' parent cgroup; "" for none
 	cpuIdle       bool
 	capMethod     harvestcg.CapMethod
-	users         userPolicy
+	users         taskuser.Policy
 }
 
 func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
@@ -96,8 +97,14 @@ func parseSettings(cfg Config, capacity guard.Resources) (settings, error) {
 	default:
 		s.harvestCgroup = cg
 	}
-	if s.users, err = parseUsers(cfg); err != nil {
+	if s.users, err = taskuser.Parse(cfg.users()); err != nil {
 		return s, err
 	}
 	return s, nil
+}
+
+// users is the config's say on who tasks run as.
+func (c Config) users() taskuser.Settings {
+	return taskuser.Settings{DefaultUser: c.DefaultUser, AllowRoot: c.AllowRoot,
+		DeniedHostUIDs: c.DeniedHostUIDs, DeniedHostGIDs: c.DeniedHostGIDs}
 }

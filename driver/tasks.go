@@ -16,6 +16,7 @@ import (
 	pstructs "github.com/hashicorp/nomad/plugins/shared/structs"
 
 	"github.com/harvest-platform/harvest/driver/guard"
+	"github.com/harvest-platform/harvest/driver/taskuser"
 )
 
 var errDisabled = errors.New("harvest driver is disabled in the client's plugin config")
@@ -162,11 +163,11 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 	d.mu.Lock()
 	users, cg := d.settings.users, d.cgroup
 	d.mu.Unlock()
-	user, err := users.resolve(cfg.User)
+	user, err := users.Resolve(cfg.User)
 	if err != nil {
 		return nil, nil, d.refuse(cfg, refusedUser, err)
 	}
-	if err := reachTaskDir(user, cfg.TaskDir().Dir); err != nil {
+	if err := taskuser.ReachTaskDir(user, cfg.TaskDir().Dir); err != nil {
 		return nil, nil, d.refuse(cfg, refusedTaskDir, err)
 	}
 	ask := d.allocOf(cfg)

@@ -1,4 +1,4 @@
-package driver
+package nodereport
 
 import (
 	"context"
@@ -36,16 +36,16 @@ func TestReporterAveragesSlotsBuffersAndPublishesBusy(t *testing.T) {
 	kv.down.Store(true)
 	store := history.NewStore(kv, "")
 	tenant := history.TenantID{Environment: "search", Function: "frontend"}
-	r := startReporter(ctx, store, tenant, "client-1", guard.Resources{CPU: 2, MemoryMiB: 4096}, 75, hclog.NewNullLogger())
+	r := Start(ctx, Options{Store: store, Tenant: tenant, Node: "client-1", Capacity: guard.Resources{CPU: 2, MemoryMiB: 4096}, Threshold: 75, Log: hclog.NewNullLogger()})
 	r.mu.Lock()
 	r.flushEvery = 0 // send at every wake-up (TestReporterFlushes covers the interval)
 	r.mu.Unlock()
 
 	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	// slot 1: 0.5 and 1.5 cores of 2: mean 50%; then the first sample of slot 2, busy (80% >= 75%)
-	r.observe(t0, guard.Resources{CPU: 0.5})
-	r.observe(t0.Add(time.Minute), guard.Resources{CPU: 1.5})
-	r.observe(t0.Add(2*time.Minute), guard.Resources{CPU: 1.6, MemoryMiB: 900})
+	r.Observe(t0, guard.Resources{CPU: 0.5})
+	r.Observe(t0.Add(time.Minute), guard.Resources{CPU: 1.5})
+	r.Observe(t0.Add(2*time.Minute), guard.Resources{CPU: 1.6, MemoryMiB: 900})
 	time.Sleep(100 * time.Millisecond)
 	r.mu.Lock()
 	pending := len(r.pending)
@@ -86,7 +86,7 @@ func TestReporterFlushes(t *testing.T) {
 		t.Fatal(err)
 	}
 	tenant := history.TenantID{Environment: "search", Function: "frontend"}
-	r := startReporter(ctx, store, tenant, "client-7", guard.Resources{CPU: 2, MemoryMiB: 4096}, 101, hclog.NewNullLogger())
+	r := Start(ctx, Options{Store: store, Tenant: tenant, Node: "client-7", Capacity: guard.Resources{CPU: 2, MemoryMiB: 4096}, Threshold: 101, Log: hclog.NewNullLogger()})
 	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := t0
@@ -97,7 +97,7 @@ func TestReporterFlushes(t *testing.T) {
 	r.mu.Unlock()
 	cycle := func(from time.Time) {
 		for i := 0; i <= 5; i++ { // five whole slots, and the first sample of the sixth
-			r.observe(from.Add(time.Duration(i)*history.Slot), guard.Resources{CPU: 1})
+			r.Observe(from.Add(time.Duration(i)*history.Slot), guard.Resources{CPU: 1})
 		}
 	}
 	waitObserved := func(n int) {

@@ -1,12 +1,12 @@
-package driver
-
-// Who a harvested task runs as. A harvested task is someone else's code on
-// the primary tenant's server, so by default it runs unprivileged: a task
+// Package taskuser decides who a harvested task runs as. A harvested task
+// is someone else's code on the primary tenant's server, so by default it
+// runs unprivileged: a task
 // with no `user` runs as default_user (nobody), `user = "root"` (or any
 // user with uid 0) is refused unless the operator sets allow_root, and
 // denied_host_uids / denied_host_gids refuse host users and groups as
 // Nomad's exec and raw_exec drivers do (same syntax: "0,10-100"; checked by
 // Nomad's own validator).
+package taskuser
 
 import (
 	"fmt"
@@ -19,15 +19,28 @@ import (
 	"github.com/harvest-platform/harvest/internal/pathaccess"
 )
 
-// userPolicy is the checked user settings.
-type userPolicy struct {
+// Policy is the checked user settings.
+type Policy struct {
 	defaultUser string
 	allowRoot   bool
 	deny        *validators.Validator // nil without deny lists
 }
 
-func parseUsers(cfg Config) (userPolicy, error) {
-	u := userPolicy{defaultUser: or(cfg.DefaultUser, "nobody"), allowRoot: cfg.AllowRoot}
+// Settings are the driver's user settings as its config gives them.
+type Settings struct {
+	DefaultUser    string // "" for nobody
+	AllowRoot      bool
+	DeniedHostUIDs string // Nomad's syntax: "0,10-100"
+	DeniedHostGIDs string
+}
+
+// Parse checks s: the default user exists, and is neither root (unless
+// allowed) nor denied.
+func Parse(cfg Settings) (Policy, error) {
+	u := Policy{defaultUser: cfg.DefaultUser, allowRoot: cfg.AllowRoot}
+	if u.defaultUser == "" {
+		u.defaultUser = "nobody"
+	}
 	uid, err := lookupUID(u.defaultUser)
 	if err != nil {
 		return u, fmt.Errorf("default_user: %w", err)
@@ -46,9 +59,15 @@ func parseUsers(cfg Config) (userPolicy, error) {
 	return u, nil
 }
 
-// resolve is the user a task asking for user ("" for none) runs as, or why
+// DefaultUser is who a task with no user runs as.
+func (u Policy) DefaultUser() string { return u.defaultUser }
+
+// AllowRoot says whether a task may run as root.
+func (u Policy) AllowRoot() bool { return u.allowRoot }
+
+// Resolve is the user a task asking for user ("" for none) runs as, or why
 // it may not run.
-func (u userPolicy) resolve(user string) (string, error) {
+func (u Policy) Resolve(user string) (string, error) {
 	if user == "" {
 		user = u.defaultUser
 	}
@@ -79,12 +98,12 @@ func lookupUID(name string) (uint64, error) {
 	return uid, nil
 }
 
-// reachTaskDir is nil when user can pass through every folder down to
+// ReachTaskDir is nil when user can pass through every folder down to
 // taskDir; otherwise it names the folder that stops it, the user and the fix.
 // Without this check the executor's chdir fails after it has switched user,
 // and Nomad shows "fork/exec <command>: permission denied", naming the
 // command instead of the folder.
-func reachTaskDir(user, taskDir string) error {
+func ReachTaskDir(user, taskDir string) error {
 	u, err := pathaccess.LookupUser(user)
 	if err != nil {
 		return fmt.Errorf("harvest: task user: %w", err)
