@@ -26,6 +26,7 @@ import (
 	"github.com/harvest-platform/harvest/history/synth"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/internal/proc"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
@@ -115,7 +116,7 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		if consulPID == 0 {
 			return "n/a (external Consul)"
 		}
-		rss, peak, err := localcluster.ProcessRSS(consulPID)
+		rss, peak, err := proc.RSS(consulPID)
 		if err != nil {
 			return err.Error()
 		}
@@ -231,7 +232,7 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		Metrics: agent.NewMetrics(), Now: func() time.Time { return clock }, Retention: 42 * 24 * time.Hour,
 		ReadConcurrency: o.concurrency, SurvivalSample: o.survivalSample}
 	placerRSS := func() string {
-		rss, peak, _ := localcluster.ProcessRSS(os.Getpid())
+		rss, peak, _ := proc.RSS(os.Getpid())
 		return fmt.Sprintf("%s (peak since the reset %s)", mib(rss), mib(peak))
 	}
 	resetPeak := func() {
@@ -247,7 +248,7 @@ func benchHistory(ctx context.Context, o benchOptions) error {
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 		self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 		if consulPID != 0 {
-			consul = localcluster.ProcessCPU(consulPID)
+			consul = proc.CPUSeconds(consulPID)
 		}
 		return self, consul
 	}

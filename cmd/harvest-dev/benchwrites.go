@@ -16,6 +16,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/internal/proc"
 	"github.com/harvest-platform/harvest/kv"
 )
 
@@ -69,7 +70,7 @@ func benchWritesCommand() cli.CommandFactory {
 			var failed atomic.Int64
 			runCtx, cancel := context.WithTimeout(ctx, o.duration)
 			defer cancel()
-			cpu0 := localcluster.ProcessCPU(c.PID)
+			cpu0 := proc.CPUSeconds(c.PID)
 			var wg sync.WaitGroup
 			for d := 0; d < o.drivers; d++ {
 				node := fmt.Sprintf("node-%05d", d)
@@ -120,7 +121,7 @@ func benchWritesCommand() cli.CommandFactory {
 				len(lat), float64(len(lat))/secs, failed.Load(), kv.cas.Load(), float64(kv.cas.Load())/secs, kv.conflicts.Load(),
 				kv.gets.Load(), float64(kv.gets.Load())/secs)
 			fmt.Printf("  flush latency p50 %s, p99 %s; Consul CPU %.1f%% of one core; Consul RSS %s (peak %s)\n",
-				q(0.5), q(0.99), 100*(localcluster.ProcessCPU(c.PID)-cpu0)/secs, mib(rss), mib(peak))
+				q(0.5), q(0.99), 100*(proc.CPUSeconds(c.PID)-cpu0)/secs, mib(rss), mib(peak))
 			return nil
 		},
 	}.Factory()

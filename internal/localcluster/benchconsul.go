@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	consulapi "github.com/hashicorp/consul/api"
+
+	"github.com/harvest-platform/harvest/internal/portclaim"
+	"github.com/harvest-platform/harvest/internal/proc"
 )
 
 // Consul is one Consul server on its own claimed port block, for
@@ -29,7 +31,7 @@ type Consul struct {
 // cluster's, and waits for it to lead. env is added to its environment
 // (e.g. GOMEMLIMIT=800MiB).
 func StartConsul(ctx context.Context, binary, dir string, dev bool, env ...string) (*Consul, error) {
-	b, claim, err := claimBlock(DefaultClaimDir(), claim{RunDir: dir, Owner: os.Getpid(), Created: time.Now()})
+	b, claim, err := claimBlock(DefaultClaimDir(), portclaim.Claim{RunDir: dir, Owner: os.Getpid(), Created: time.Now()})
 	if err != nil {
 		return nil, err
 	}
@@ -79,46 +81,7 @@ func (c *Consul) Stop() error {
 }
 
 // RSS returns the server's resident memory and its peak, in bytes.
-func (c *Consul) RSS() (rss, peak int64, err error) { return ProcessRSS(c.PID) }
-
-// ProcessRSS reads VmRSS and VmHWM of a process from /proc.
-func ProcessRSS(pid int) (rss, peak int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch name {
-		case "VmRSS":
-			rss = kb << 10
-		case "VmHWM":
-			peak = kb << 10
-		}
-	}
-	return rss, peak, nil
-}
-
-// ProcessCPU returns the user and system CPU seconds a process used, from
-// /proc (clock ticks of 1/100 s).
-func ProcessCPU(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return (utime + stime) / 100
-}
+func (c *Consul) RSS() (rss, peak int64, err error) { return proc.RSS(c.PID) }
 
 func tail(s string, n int) string {
 	if len(s) > n {

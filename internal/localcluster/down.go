@@ -13,6 +13,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/harvest-platform/harvest/internal/hostsweep"
+	"github.com/harvest-platform/harvest/internal/portclaim"
 )
 
 // agentGrace is how long an agent gets to exit after SIGTERM.
@@ -28,7 +31,7 @@ func Down(ctx context.Context, s *State, log hclog.Logger) error {
 		log = hclog.NewNullLogger()
 	}
 	stopDaemons(s, log)
-	if alive(s.NomadServer.PID, s.NomadServer.Binary) {
+	if hostsweep.Alive(s.NomadServer.PID, s.NomadServer.Binary) {
 		if err := stopJobs(ctx, s, log); err != nil {
 			log.Warn("could not stop every job; sweeping their tasks instead", "error", err)
 		}
@@ -75,8 +78,8 @@ func Down(ctx context.Context, s *State, log hclog.Logger) error {
 		if err := os.Remove(s.ClaimFile); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)
 		}
-		if claims, err := readClaims(filepath.Dir(s.ClaimFile)); err == nil && len(claims) == 0 {
-			removeSharedNomadCgroups() // no other cluster on this machine uses them
+		if claims, err := portclaim.Read(filepath.Dir(s.ClaimFile)); err == nil && len(claims) == 0 {
+			hostsweep.RemoveSharedNomadCgroups() // no other cluster on this machine uses them
 		}
 	}
 	os.Remove(filepath.Join(s.RunDir, StateFile))
@@ -97,7 +100,7 @@ func stopDaemons(s *State, log hclog.Logger) {
 			continue
 		}
 		var pid int
-		if _, err := fmt.Sscanf(string(data), "%d", &pid); err != nil || !alive(pid, "") {
+		if _, err := fmt.Sscanf(string(data), "%d", &pid); err != nil || !hostsweep.Alive(pid, "") {
 			continue
 		}
 		// only a process working in the run folder is ours to stop
@@ -114,17 +117,17 @@ func stopDaemons(s *State, log hclog.Logger) {
 // removes cgroups, twice: a killed executor can leave a mount behind it.
 func sweep(s *State, log hclog.Logger) {
 	for round := 0; round < 2; round++ {
-		for _, pid := range strayPIDs(s.roots(), s.stackBinaries()) {
+		for _, pid := range hostsweep.StrayPIDs(s.roots(), s.stackBinaries()) {
 			log.Warn("killing stray process", "pid", pid)
 			stopPID(pid, "", 5*time.Second)
 		}
 		for _, d := range s.cgroups() {
-			if err := sweepCgroup(d); err != nil {
+			if err := hostsweep.RemoveCgroup(d); err != nil {
 				log.Warn("could not remove cgroup", "dir", d, "error", err)
 			}
 		}
 		for _, root := range s.roots() {
-			if err := unmountAll(root); err != nil {
+			if err := hostsweep.UnmountAll(root); err != nil {
 				log.Warn("unmount failed", "error", err)
 			}
 		}
@@ -202,12 +205,12 @@ func SweepStale(ctx context.Context, claimDir string, log hclog.Logger) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	claims, err := readClaims(claimDir)
+	claims, err := portclaim.Read(claimDir)
 	if err != nil {
 		return
 	}
 	for path, c := range claims {
-		if c.Owner != 0 && alive(c.Owner, "") {
+		if c.Owner != 0 && hostsweep.Alive(c.Owner, "") {
 			continue // its owner is alive and will tear it down
 		}
 		s, err := Load(c.RunDir)

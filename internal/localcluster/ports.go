@@ -1,14 +1,9 @@
 package localcluster
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
-	"strconv"
-	"time"
+
+	"github.com/harvest-platform/harvest/internal/portclaim"
 )
 
 // Port blocks sit below Nomad's default dynamic port range (20000-32000), so a
@@ -67,89 +62,12 @@ func (b Block) driverMetrics(i int) int { return b.Base + 71 + i }
 // the spare ones).
 func (b Block) exporter() int { return b.Base + 94 }
 
-// claim is the content of a claim file: which run holds the block.
-type claim struct {
-	RunDir  string    `json:"run_dir"`
-	Owner   int       `json:"owner_pid"` // 0: detached, the cluster outlives its starter
-	Created time.Time `json:"created"`
-}
-
-func claimPath(dir string, base int) string {
-	return filepath.Join(dir, "block-"+strconv.Itoa(base)+".json")
-}
-
-// errNoBlock says every block is claimed or busy.
-var errNoBlock = errors.New("no free port block")
-
-// claimBlock claims the first block that no other run holds and whose ports
-// are all free, by creating its claim file exclusively.
-func claimBlock(dir string, c claim) (Block, string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Block{}, "", err
-	}
-	data, err := json.Marshal(c)
+// claimBlock claims the first block of the local clusters' range that no
+// other run holds and whose ports are all free.
+func claimBlock(dir string, c portclaim.Claim) (Block, string, error) {
+	base, path, err := portclaim.Range{Start: portRangeStart, End: portRangeEnd, Size: blockSize}.Take(dir, c)
 	if err != nil {
-		return Block{}, "", err
+		return Block{}, "", fmt.Errorf("%w; stop a cluster with `make cluster-down`", err)
 	}
-	held, busy := 0, 0
-	for base := portRangeStart; base+blockSize <= portRangeEnd; base += blockSize {
-		path := claimPath(dir, base)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, os.ErrExist) {
-			held++
-			continue
-		}
-		if err != nil {
-			return Block{}, "", err
-		}
-		_, werr := f.Write(data)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			os.Remove(path)
-			return Block{}, "", werr
-		}
-		if err := portsFree(base, base+blockSize); err != nil {
-			os.Remove(path)
-			busy++
-			continue
-		}
-		return Block{Base: base}, path, nil
-	}
-	return Block{}, "", fmt.Errorf("%w in %d-%d: %d blocks claimed by other runs (claims in %s), %d in use by other programs; stop a cluster with `make cluster-down`",
-		errNoBlock, portRangeStart, portRangeEnd-1, held, dir, busy)
-}
-
-// portsFree checks that every port in [from, to) can be bound on 127.0.0.1.
-func portsFree(from, to int) error {
-	for p := from; p < to; p++ {
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err != nil {
-			return err
-		}
-		l.Close()
-	}
-	return nil
-}
-
-// readClaims lists the claim files in dir.
-func readClaims(dir string) (map[string]claim, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "block-*.json"))
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]claim, len(paths))
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue // released meanwhile
-		}
-		var c claim
-		if err := json.Unmarshal(data, &c); err != nil {
-			c = claim{} // unreadable: no owner, no run dir; treated as stale
-		}
-		out[p] = c
-	}
-	return out, nil
+	return Block{Base: base}, path, nil
 }

@@ -1,9 +1,7 @@
 package localcluster
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"testing"
 )
 
@@ -37,50 +35,6 @@ func TestPortLayoutFitsBlockWithoutOverlap(t *testing.T) {
 	}
 	if portRangeEnd > 20000 {
 		t.Errorf("port range reaches Nomad's dynamic ports: ends at %d", portRangeEnd)
-	}
-}
-
-func TestClaimBlockGivesEachRunItsOwnBlock(t *testing.T) {
-	dir := t.TempDir()
-	a, pathA, err := claimBlock(dir, claim{RunDir: "/run/a", Owner: os.Getpid()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, pathB, err := claimBlock(dir, claim{RunDir: "/run/b", Owner: os.Getpid()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Base == b.Base || pathA == pathB {
-		t.Fatalf("two runs share block %d", a.Base)
-	}
-	claims, err := readClaims(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if claims[pathA].RunDir != "/run/a" || claims[pathB].RunDir != "/run/b" {
-		t.Fatalf("claims = %+v", claims)
-	}
-	// Releasing a block makes it the first one handed out again.
-	os.Remove(pathA)
-	c, _, err := claimBlock(dir, claim{RunDir: "/run/c"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Base != a.Base {
-		t.Fatalf("released block %d not reused, got %d", a.Base, c.Base)
-	}
-}
-
-func TestClaimBlockRefusesClearlyWhenAllAreTaken(t *testing.T) {
-	dir := t.TempDir()
-	for base := portRangeStart; base+blockSize <= portRangeEnd; base += blockSize {
-		if err := os.WriteFile(claimPath(dir, base), []byte(`{"run_dir":"/elsewhere"}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, _, err := claimBlock(dir, claim{RunDir: "/run/x"})
-	if !errors.Is(err, errNoBlock) {
-		t.Fatalf("err = %v, want errNoBlock", err)
 	}
 }
 

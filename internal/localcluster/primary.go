@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/harvest-platform/harvest/internal/hostsweep"
 )
 
 // Every Nomad client of the local cluster stands for a server whose own
@@ -37,11 +39,11 @@ func harvestCgroupDirs(path string) []string {
 	if rel == "" {
 		return nil
 	}
-	dirs := []string{filepath.Join(cgroupRoot, rel)}
-	if !cgroupV2() {
+	dirs := []string{filepath.Join(hostsweep.CgroupRoot, rel)}
+	if !hostsweep.CgroupV2() {
 		dirs = dirs[:0]
 		for _, c := range harvestControllers {
-			dirs = append(dirs, filepath.Join(cgroupRoot, c, rel))
+			dirs = append(dirs, filepath.Join(hostsweep.CgroupRoot, c, rel))
 		}
 	}
 	var out []string
@@ -70,11 +72,11 @@ func primaryCgroupDirs(path string, all bool) []string {
 		return nil
 	}
 	var dirs []string
-	if cgroupV2() {
-		dirs = []string{filepath.Join(cgroupRoot, rel)}
+	if hostsweep.CgroupV2() {
+		dirs = []string{filepath.Join(hostsweep.CgroupRoot, rel)}
 	} else {
 		for _, c := range primaryControllers {
-			dirs = append(dirs, filepath.Join(cgroupRoot, c, rel))
+			dirs = append(dirs, filepath.Join(hostsweep.CgroupRoot, c, rel))
 		}
 	}
 	if all {
@@ -118,7 +120,7 @@ func (s *State) Restart(name string) error {
 		if a.Name != name {
 			continue
 		}
-		if alive(a.PID, a.Binary) {
+		if hostsweep.Alive(a.PID, a.Binary) {
 			return fmt.Errorf("%s is running", name)
 		}
 		if err := startAgent(a, agentEnv(a.Env...), s.Owner == 0, a.Args...); err != nil {

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/harvest-platform/harvest/internal/proc"
+	"github.com/harvest-platform/harvest/internal/hostsweep"
 )
 
 // startAgent starts binary with args, its output appended to a.Log, in a
@@ -56,34 +56,10 @@ func agentEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// alive reports whether pid runs binary and is not a zombie, so a pid reused
-// by another program is never mistaken for ours. A process that is exiting
-// has no exe link any more; its command name still identifies it.
-func alive(pid int, binary string) bool {
-	comm, running := proc.Stat(pid)
-	if !running {
-		return false
-	}
-	if binary == "" {
-		return true
-	}
-	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
-		return strings.TrimSuffix(exe, " (deleted)") == binary || sameFile(exe, binary)
-	}
-	base := filepath.Base(binary)
-	return comm == base || (len(base) > 15 && comm == base[:15])
-}
-
-func sameFile(a, b string) bool {
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
-}
-
 // stopPID sends SIGTERM, waits up to grace for the process to end, then
 // sends SIGKILL and waits again. It reports whether the process is gone.
 func stopPID(pid int, binary string, grace time.Duration) bool {
-	if !alive(pid, binary) {
+	if !hostsweep.Alive(pid, binary) {
 		return true
 	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -99,12 +75,12 @@ func stopPID(pid int, binary string, grace time.Duration) bool {
 func waitGone(pid int, binary string, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if !alive(pid, binary) {
+		if !hostsweep.Alive(pid, binary) {
 			return true
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return !alive(pid, binary)
+	return !hostsweep.Alive(pid, binary)
 }
 
 // StartProcess starts a process beside the cluster as the harness starts

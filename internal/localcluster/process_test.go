@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harvest-platform/harvest/internal/hostsweep"
+	"github.com/harvest-platform/harvest/internal/portclaim"
 )
 
 func sleeper(t *testing.T, dir string) *Agent {
@@ -31,10 +33,10 @@ func sleeper(t *testing.T, dir string) *Agent {
 func TestStartAndStopAgent(t *testing.T) {
 	dir := t.TempDir()
 	a := sleeper(t, dir)
-	if !alive(a.PID, a.Binary) {
+	if !hostsweep.Alive(a.PID, a.Binary) {
 		t.Fatalf("pid %d not alive after start", a.PID)
 	}
-	if alive(a.PID, "/bin/false-binary") {
+	if hostsweep.Alive(a.PID, "/bin/false-binary") {
 		t.Fatalf("pid %d matched a binary it does not run", a.PID)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "logs", "sleeper.pid")); err != nil {
@@ -43,27 +45,8 @@ func TestStartAndStopAgent(t *testing.T) {
 	if !stopPID(a.PID, a.Binary, 5*time.Second) {
 		t.Fatalf("pid %d survived stop", a.PID)
 	}
-	if alive(a.PID, a.Binary) {
+	if hostsweep.Alive(a.PID, a.Binary) {
 		t.Fatalf("pid %d still alive (or a zombie counted as alive)", a.PID)
-	}
-}
-
-func TestStrayPIDsFindsProcessesWorkingInRunDir(t *testing.T) {
-	runDir := t.TempDir()
-	a := sleeper(t, filepath.Join(runDir, "alloc", "task"))
-	got := strayPIDs([]string{runDir}, nil)
-	found := false
-	for _, pid := range got {
-		found = found || pid == a.PID
-		if pid == os.Getpid() {
-			t.Fatalf("the sweeper lists itself")
-		}
-	}
-	if !found {
-		t.Fatalf("stray sleeper %d not found in %v", a.PID, got)
-	}
-	if others := strayPIDs([]string{t.TempDir()}, nil); len(others) != 0 {
-		t.Fatalf("empty run dir has strays: %v", others)
 	}
 }
 
@@ -75,7 +58,7 @@ func TestSweepStaleTearsDownClusterOfDeadOwner(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	_, path, err := claimBlock(claimDir, claim{RunDir: runDir, Owner: dead.Process.Pid})
+	_, path, err := claimBlock(claimDir, portclaim.Claim{RunDir: runDir, Owner: dead.Process.Pid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +67,7 @@ func TestSweepStaleTearsDownClusterOfDeadOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	SweepStale(context.Background(), claimDir, nil)
-	if alive(a.PID, a.Binary) {
+	if hostsweep.Alive(a.PID, a.Binary) {
 		t.Fatalf("orphaned agent %d still runs after SweepStale", a.PID)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -92,39 +75,5 @@ func TestSweepStaleTearsDownClusterOfDeadOwner(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(runDir, "consul-server")); !os.IsNotExist(err) {
 		t.Fatalf("agent dir not removed: %v", err)
-	}
-}
-
-func TestUnescapeMount(t *testing.T) {
-	if got := unescapeMount(`/tmp/a\040b/c`); got != "/tmp/a b/c" {
-		t.Fatalf("got %q", got)
-	}
-}
-
-// A running `nomad agent` is seen, so the shared /nomad cgroups are kept
-// while one runs (a shell named nomad, running a script named agent,
-// stands in).
-func TestANomadAgentKeepsTheSharedCgroups(t *testing.T) {
-	dir := t.TempDir()
-	nomad := filepath.Join(dir, "nomad")
-	// /bin/sh named nomad, reading its script from a file named agent
-	if err := os.Symlink("/bin/sh", nomad); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "agent"), []byte("sleep 30\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if nomadAgentRunning() {
-		t.Skip("a nomad agent already runs on this machine")
-	}
-	cmd := exec.Command(nomad, "agent")
-	cmd.Args, cmd.Dir = []string{nomad, "agent"}, dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the shell and its sleep, killed together
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() }()
-	if !nomadAgentRunning() {
-		t.Fatal("a running nomad agent was not seen")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/harvest-platform/harvest/internal/hostsweep"
 )
 
 // StateFile is the name of the cluster's state file inside its run folder.
@@ -173,7 +175,7 @@ func (s *State) PIDs() []int {
 func (s *State) Stopped() []string {
 	var out []string
 	for _, a := range s.agents() {
-		if a.PID != 0 && !alive(a.PID, a.Binary) {
+		if a.PID != 0 && !hostsweep.Alive(a.PID, a.Binary) {
 			out = append(out, a.Name)
 		}
 	}

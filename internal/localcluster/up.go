@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/harvest-platform/harvest/internal/portclaim"
 )
 
 // Up starts a cluster as o describes and returns once every part is healthy.
@@ -36,7 +38,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 	if !o.Detached {
 		owner = os.Getpid()
 	}
-	block, claimFile, err := claimBlock(o.ClaimDir, claim{RunDir: o.RunDir, Owner: owner, Created: time.Now()})
+	block, claimFile, err := claimBlock(o.ClaimDir, portclaim.Claim{RunDir: o.RunDir, Owner: owner, Created: time.Now()})
 	if err != nil {
 		if clientRoot != o.RunDir {
 			os.Remove(clientRoot)

@@ -1,7 +1,8 @@
 // Package proc owns reading a process's state from Linux's /proc: whether
 // it still runs (an exited process that its parent has not reaped yet, a
 // zombie, still answers kill(pid, 0), but runs no more and has left its
-// cgroups), its command name, and its threads' CPU time and run-queue wait.
+// cgroups), its command name, its threads' CPU time and run-queue wait,
+// and its memory.
 package proc
 
 import (
@@ -59,4 +60,43 @@ func Schedstat(pid int) (onCPU, waiting time.Duration) {
 		}
 	}
 	return onCPU, waiting
+}
+
+// RSS reads VmRSS and VmHWM of a process from /proc.
+func RSS(pid int) (rss, peak int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch name {
+		case "VmRSS":
+			rss = kb << 10
+		case "VmHWM":
+			peak = kb << 10
+		}
+	}
+	return rss, peak, nil
+}
+
+// CPUSeconds returns the user and system CPU seconds a process used, from
+// /proc (clock ticks of 1/100 s).
+func CPUSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100
 }
