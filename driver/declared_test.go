@@ -3,7 +3,6 @@ package driver
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,51 +14,22 @@ import (
 	"github.com/harvest-platform/harvest/driver/nodereport"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/internal/syncbuf"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/kv/kvtest"
 )
-
-// awayKV fails every read while down, like an unreachable Consul.
-type awayKV struct {
-	*kv.Mem
-	down bool
-}
-
-func (a *awayKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
-	if a.down {
-		return nil, 0, context.DeadlineExceeded
-	}
-	return a.Mem.Get(ctx, key)
-}
-
-var _ history.KV = (*awayKV)(nil)
-
-// logBuffer collects log lines for the test to count.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
 
 var declTenant = history.TenantID{Environment: "search", Function: "frontend"}
 
 // watch gives d a declarations watcher over a fresh in-memory KV (prefix
-// "harvest/"), as SetConfig would with tenant and consul_address set.
-func watch(d *Driver, log hclog.Logger) (*declWatcher, *awayKV, *history.Store) {
-	kv := &awayKV{Mem: kv.NewMem()}
-	store := history.NewStore(kv, "harvest/")
+// "harvest/"), as SetConfig would with tenant and consul_address set. The
+// test writes raw documents through mem and takes Consul away with away.
+func watch(d *Driver, log hclog.Logger) (*declWatcher, *kv.Mem, *kvtest.Faulty, *history.Store) {
+	mem := kv.NewMem()
+	away := kvtest.NewFaulty(mem)
+	store := history.NewStore(away, "harvest/")
 	w := newDeclWatcher(Config{Tenant: declTenant.String()}, store, log)
-	return w, kv, store
+	return w, mem, away, store
 }
 
 func put(t *testing.T, store *history.Store, name string, v any) {
@@ -76,7 +46,7 @@ func reserveOf(d *Driver) effectiveReserve {
 }
 
 func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})
 	d := New(log)
 	defer d.Shutdown()
@@ -86,7 +56,7 @@ func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T)
 	d.settings = settings{capacity: capacity, reserve: guard.Resources{CPU: 1, MemoryMiB: 512}}
 	d.announced = d.reserveLocked() // as SetConfig leaves it
 	d.mu.Unlock()
-	w, kv, store := watch(d, log)
+	w, mem, away, store := watch(d, log)
 	d.reporter = nodereport.Start(context.Background(), nodereport.Options{Store: store, Tenant: declTenant, Node: "client-1",
 		Capacity: capacity, Threshold: nodereport.ReserveEdge(4, 1), FollowReserve: true, Log: log})
 	tenantDoc := declare.TenantDocument(declTenant)
@@ -122,40 +92,40 @@ func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T)
 	put(t, store, tenantDoc, declare.Tenant{Environment: "search", Function: "frontend",
 		TenantValues: declare.TenantValues{ReserveCPU: cores(3), ReserveMemoryMB: mib(2048)}})
 	step("tenant both", reserve(3, 2048, fromTenant, fromTenant))
-	if n := logs.count(`effective reserve changed: reserve_cores=3 cores_from=tenant reserve_mib=2048 memory_from=tenant`); n != 1 {
-		t.Fatalf("change logged %d times:\n%s", n, logs.b.String())
+	if n := logs.Count(`effective reserve changed: reserve_cores=3 cores_from=tenant reserve_mib=2048 memory_from=tenant`); n != 1 {
+		t.Fatalf("change logged %d times:\n%s", n, logs.String())
 	}
 
 	// A corrupt or unreadable document keeps the last good reserve; each
 	// different failure is logged once.
 	good := reserve(3, 2048, fromTenant, fromTenant)
-	kv.Put("harvest/"+tenantDoc, []byte("{"))
+	mem.Put("harvest/"+tenantDoc, []byte("{"))
 	step("corrupt tenant", good)
 	step("corrupt tenant again", good)
-	if n := logs.count("cannot read the declared reserve"); n != 1 || logs.count(`is corrupt: unexpected end of JSON input`) != 1 {
-		t.Fatalf("corrupt document logged %d times:\n%s", n, logs.b.String())
+	if n := logs.Count("cannot read the declared reserve"); n != 1 || logs.Count(`is corrupt: unexpected end of JSON input`) != 1 {
+		t.Fatalf("corrupt document logged %d times:\n%s", n, logs.String())
 	}
-	kv.Put("harvest/"+tenantDoc, []byte(`{"environment":"ads","function":"frontend","reserve_cpu":0}`))
+	mem.Put("harvest/"+tenantDoc, []byte(`{"environment":"ads","function":"frontend","reserve_cpu":0}`))
 	step("another tenant's declaration", good)
-	kv.Put("harvest/"+tenantDoc, []byte(`{"environment":"search","function":"frontend","reserve_cpu":-1}`))
+	mem.Put("harvest/"+tenantDoc, []byte(`{"environment":"search","function":"frontend","reserve_cpu":-1}`))
 	step("negative reserve", good)
-	kv.down = true
+	away.FailReads(true)
 	step("Consul away", good)
 	step("Consul still away", good)
-	kv.down = false
+	away.FailReads(false)
 	put(t, store, tenantDoc, declare.Tenant{Environment: "search", Function: "frontend",
 		TenantValues: declare.TenantValues{ReserveCPU: cores(3), ReserveMemoryMB: mib(2048)}})
-	kv.Put("harvest/"+declare.PolicyName, []byte(`{"reserve_cpu":0,"replicas":12}`))
+	mem.Put("harvest/"+declare.PolicyName, []byte(`{"reserve_cpu":0,"replicas":12}`))
 	step("corrupt policy", good)
-	if n := logs.count("cannot read the declared reserve"); n != 5 || w.fails.Failures != 7 {
-		t.Fatalf("%d failure lines for 5 different failures, %d failed reads counted (want 7):\n%s", n, w.fails.Failures, logs.b.String())
+	if n := logs.Count("cannot read the declared reserve"); n != 5 || w.fails.Failures != 7 {
+		t.Fatalf("%d failure lines for 5 different failures, %d failed reads counted (want 7):\n%s", n, w.fails.Failures, logs.String())
 	}
 
 	// Deleting falls back: to the policy, then to the config.
 	put(t, store, declare.PolicyName, declare.Policy{ReserveCPU: cores(2)})
 	step("policy fixed", good)
-	if logs.count("declared reserve readable again: failed_reads=7") != 1 {
-		t.Fatalf("recovery not logged:\n%s", logs.b.String())
+	if logs.Count("declared reserve readable again: failed_reads=7") != 1 {
+		t.Fatalf("recovery not logged:\n%s", logs.String())
 	}
 	if err := store.DeleteDocument(context.Background(), tenantDoc); err != nil {
 		t.Fatal(err)
@@ -172,7 +142,7 @@ func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T)
 
 func TestAdmissionAndGuardKeepTheDeclaredReserve(t *testing.T) {
 	h, d, _ := newHarness(t) // 4 cores, config reserve 1 core, no margin, primary idle
-	w, _, store := watch(d, hclog.NewNullLogger())
+	w, _, _, store := watch(d, hclog.NewNullLogger())
 	fps, err := d.Fingerprint(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +223,7 @@ func TestFingerprintPublishesTheAdmissionMargin(t *testing.T) {
 // documents say, a declared reserve under the driver's own floor is not
 // taken; the next source applies, and the refusal is logged once.
 func TestDeclaredReserveBelowTheFloorIsRefused(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})
 	d := New(log)
 	defer d.Shutdown()
@@ -264,7 +234,7 @@ func TestDeclaredReserveBelowTheFloorIsRefused(t *testing.T) {
 		floor: guard.Resources{CPU: 0.4, MemoryMiB: 819.2}} // the 10% default of this node
 	d.announced = d.reserveLocked()
 	d.mu.Unlock()
-	w, _, store := watch(d, log)
+	w, _, _, store := watch(d, log)
 	cores := func(v float64) *float64 { return &v }
 	mib := func(v int64) *int64 { return &v }
 
@@ -283,8 +253,8 @@ func TestDeclaredReserveBelowTheFloorIsRefused(t *testing.T) {
 	if r := reserveOf(d); r.CPU != 2 || r.CPUFrom != fromPolicy || r.MemoryMiB != 2048 || r.MemoryFrom != fromTenant {
 		t.Fatalf("reserve %+v, want the policy's 2 cores and the tenant's 2048 MiB", r)
 	}
-	if n := logs.count("tenant reserve_cpu 0.1 < floor 0.4 cores"); n != 1 {
-		t.Fatalf("refusal logged %d times:\n%s", n, logs.b.String())
+	if n := logs.Count("tenant reserve_cpu 0.1 < floor 0.4 cores"); n != 1 {
+		t.Fatalf("refusal logged %d times:\n%s", n, logs.String())
 	}
 	// at the floor is allowed
 	put(t, store, declare.TenantDocument(declTenant), declare.Tenant{Environment: "search", Function: "frontend",

@@ -15,6 +15,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/internal/syncbuf"
 	"github.com/harvest-platform/harvest/placer/maintenance"
 )
 
@@ -278,29 +279,11 @@ func TestPlanErrors(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestPlanInterruptedWhileWaiting: SIGINT while it watches ends it with 130,
 // saying nothing was drained.
 func TestPlanInterruptedWhileWaiting(t *testing.T) {
 	f, addr := newFakeNomad(t, heavyRunning)
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	c := &planCommand{out: &out, errOut: &errOut, now: func() time.Time { return planNow }}
 	done := make(chan int)
 	go func() {

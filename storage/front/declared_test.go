@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,56 +15,14 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/internal/syncbuf"
 	"github.com/harvest-platform/harvest/kv"
+	"github.com/harvest-platform/harvest/kv/kvtest"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/nodes"
 	"github.com/harvest-platform/harvest/storage/objects"
 	"github.com/harvest-platform/harvest/storage/upkeep"
 )
-
-// awayKV fails every read while down, like an unreachable Consul.
-type awayKV struct {
-	*kv.Mem
-	down bool
-}
-
-func (a *awayKV) Get(ctx context.Context, key string) ([]byte, uint64, error) {
-	if a.down {
-		return nil, 0, context.DeadlineExceeded
-	}
-	return a.Mem.Get(ctx, key)
-}
-
-func (a *awayKV) List(ctx context.Context, prefix string) ([]history.Pair, error) {
-	if a.down {
-		return nil, context.DeadlineExceeded
-	}
-	return a.Mem.List(ctx, prefix)
-}
-
-// logBuffer collects log lines for the test to count.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // declTenants are the test nodes' tenants: node n<env> of tenant <env>/fn,
 // 1 GiB configured each.
@@ -74,7 +31,7 @@ var declTenants = []string{"a", "b", "c", "d"}
 // declBackend is a front over four nodes in memory (all up) and mem, with
 // the front's configuration at replicas 3, strict false, and its log in
 // logs.
-func declBackend(t testing.TB, mem kv.KV) (*Backend, map[string]*memNode, *logBuffer) {
+func declBackend(t testing.TB, mem kv.KV) (*Backend, map[string]*memNode, *syncbuf.Buffer) {
 	t.Helper()
 	stores, cfgs := memNodes(t)
 	b, logs := frontOver(t, mem, cfgs)
@@ -98,13 +55,13 @@ func memNodes(t testing.TB) (map[string]*memNode, []nodes.Config) {
 }
 
 // frontOver is a front over the given nodes (all up) and mem.
-func frontOver(t testing.TB, mem kv.KV, cfgs []nodes.Config) (*Backend, *logBuffer) {
+func frontOver(t testing.TB, mem kv.KV, cfgs []nodes.Config) (*Backend, *syncbuf.Buffer) {
 	t.Helper()
 	ns, err := nodes.Connect(cfgs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	b := New(Options{KV: mem, Prefix: "harvest/", Nodes: ns, Replicas: 3, Log: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}),
 		Seed: 7, Repair: upkeep.RepairOptions{PerServerPerHour: 3600}})
 	for _, env := range declTenants {
@@ -203,11 +160,11 @@ func TestDefaultReplicationIsBucketTagOverPolicyOverConfig(t *testing.T) {
 	check("policy", four, policy{replicas: 4, strict: false}) // both tags win
 	check("policy", strictOnly, policy{replicas: 2, strict: true})
 	status("policy", 2, "policy", "strict", "policy")
-	if n := logs.count("default replication changed"); n != 1 {
+	if n := logs.Count("default replication changed"); n != 1 {
 		t.Fatalf("the change logged %d times:\n%s", n, logs)
 	}
 	b.RefreshDeclarations(ctx)
-	if n := logs.count("default replication changed"); n != 1 {
+	if n := logs.Count("default replication changed"); n != 1 {
 		t.Fatalf("an unchanged document logged as a change:\n%s", logs)
 	}
 
@@ -272,7 +229,7 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 	if st := b.Status(); st.Nodes[0].ID != "na" || st.Nodes[0].Used != 500<<20 || st.Nodes[0].Capacity != 100<<20 {
 		t.Fatalf("status after the shrink %+v", st.Nodes[0])
 	}
-	if logs.count("storage node holds more than its capacity") != 1 {
+	if logs.Count("storage node holds more than its capacity") != 1 {
 		t.Fatalf("the shrink below the bytes held was not logged:\n%s", logs)
 	}
 	if _, err := b.objects.Place(catalog.Entry{}, 1, objects.Policy{Replicas: 4}, nil); err == nil {
@@ -295,7 +252,8 @@ func TestDeclaredStorageIsTheNodesCapacity(t *testing.T) {
 // applies), Consul away keeps everything; each different failure is logged
 // once and counted, the recovery logged once.
 func TestCorruptDeclarationsKeepTheLastGoodValues(t *testing.T) {
-	mem := &awayKV{Mem: kv.NewMem()}
+	raw := kv.NewMem()
+	mem := kvtest.NewFaulty(raw)
 	b, _, logs := declBackend(t, mem)
 	ctx := context.Background()
 	two := 2
@@ -330,38 +288,38 @@ func TestCorruptDeclarationsKeepTheLastGoodValues(t *testing.T) {
 		return 0
 	}
 
-	mem.Put("harvest/"+declare.PolicyName, []byte(`{"replicas":`))
+	raw.Put("harvest/"+declare.PolicyName, []byte(`{"replicas":`))
 	b.RefreshDeclarations(ctx)
 	b.RefreshDeclarations(ctx)
 	good("corrupt policy", "3000 tenant", "1024 config")
-	mem.Put("harvest/"+declare.PolicyName, []byte(`{"replicas":12}`))
+	raw.Put("harvest/"+declare.PolicyName, []byte(`{"replicas":12}`))
 	b.RefreshDeclarations(ctx)
 	good("policy out of range", "3000 tenant", "1024 config")
-	mem.Put("harvest/"+tenantDoc("a"), []byte(`{"environment":"a","function":"fn","storage_mb":-5}`))
+	raw.Put("harvest/"+tenantDoc("a"), []byte(`{"environment":"a","function":"fn","storage_mb":-5}`))
 	putDoc(t, mem, tenantDoc("b"), tenantDecl("b", 2000))
 	b.RefreshDeclarations(ctx)
 	good("corrupt tenant, another declared", "3000 tenant", "2000 tenant")
-	mem.Put("harvest/"+tenantDoc("a"), []byte(`{"environment":"q","function":"fn","storage_mb":5}`))
+	raw.Put("harvest/"+tenantDoc("a"), []byte(`{"environment":"q","function":"fn","storage_mb":5}`))
 	b.RefreshDeclarations(ctx)
 	good("another tenant's declaration under a's key", "3000 tenant", "2000 tenant")
-	mem.down = true
+	mem.FailReads(true)
 	b.RefreshDeclarations(ctx)
 	b.RefreshDeclarations(ctx)
 	good("Consul away", "3000 tenant", "2000 tenant")
-	if n := logs.count("cannot read the declarations; keeping the last good values"); n != 5 || failures() != 7 {
+	if n := logs.Count("cannot read the declarations; keeping the last good values"); n != 5 || failures() != 7 {
 		t.Fatalf("%d failure lines for 5 different failures, %v failed reads counted (want 7):\n%s", n, failures(), logs)
 	}
-	for _, s := range []string{"unexpected end of JSON input", "replicas 12: want 1 to 9", "storage_mb -5", `holds tenant \"q/fn\"`, "deadline exceeded"} {
-		if logs.count(s) == 0 {
+	for _, s := range []string{"unexpected end of JSON input", "replicas 12: want 1 to 9", "storage_mb -5", `holds tenant \"q/fn\"`, "connection reset"} {
+		if logs.Count(s) == 0 {
 			t.Fatalf("no failure line says %q:\n%s", s, logs)
 		}
 	}
 
-	mem.down = false
+	mem.FailReads(false)
 	deleteDoc(t, mem, declare.PolicyName)
 	putDoc(t, mem, tenantDoc("a"), tenantDecl("a", 100))
 	b.RefreshDeclarations(ctx)
-	if logs.count("declarations readable again: failed_reads=7") != 1 {
+	if logs.Count("declarations readable again: failed_reads=7") != 1 {
 		t.Fatalf("recovery not logged once:\n%s", logs)
 	}
 	if st := b.Status(); st.Replicas != 3 || st.ReplicasFrom != "config" || capacities(b)["na"] != "100 tenant" {
