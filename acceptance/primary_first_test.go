@@ -5,7 +5,6 @@ package acceptance
 import (
 	"fmt"
 	"math"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,11 +16,10 @@ import (
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/harvest-platform/harvest/driver/harvestcg"
 	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/observability/metricset"
 )
 
 // The primary tenant comes first (issue 18): harvested tasks run
@@ -116,36 +114,22 @@ func waitCap(t *testing.T, c localcluster.NomadClient, want float64, timeout tim
 // from a driver's /metrics.
 func series(t *testing.T, addr, name string, labels map[string]string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, ok := families[name]
-	if !ok {
+	fams := scrape(t, addr)
+	if _, ok := fams[name]; !ok {
 		t.Fatalf("%s serves no %s", addr, name)
 	}
-	sum := 0.0
-next:
-	for _, m := range f.GetMetric() {
-		for _, l := range m.GetLabel() {
-			if v, ok := labels[l.GetName()]; ok && v != l.GetValue() {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
-		}
-	}
+	sum, _ := fams.Sum(name, labels)
 	return sum
+}
+
+// scrape reads a daemon's /metrics.
+func scrape(t *testing.T, addr string) metricset.Families {
+	t.Helper()
+	fams, err := metricset.Scrape("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
 }
 
 // driverEvent finds the first task event of a whose message starts with

@@ -4,7 +4,6 @@ package acceptance
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // driverAttr is a harvest driver attribute of a client as Nomad's server
@@ -135,37 +132,10 @@ func tail(s string, lines int) string {
 }
 
 // driverMetric sums a metric's series for one plugin from a driver's
-// /metrics (parsed as Prometheus text).
+// /metrics.
 func driverMetric(t *testing.T, addr, name, plugin string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	f, ok := families[name]
-	if !ok {
-		t.Fatalf("%s serves no %s", addr, name)
-	}
-	for _, m := range f.GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "plugin" && l.GetValue() == plugin {
-				switch {
-				case m.Counter != nil:
-					sum += m.GetCounter().GetValue()
-				case m.Gauge != nil:
-					sum += m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return sum
+	return series(t, addr, name, map[string]string{"plugin": plugin})
 }
 
 // hasMetric says whether a driver's /metrics has a series of name yet (a
@@ -173,15 +143,5 @@ func driverMetric(t *testing.T, addr, name, plugin string) float64 {
 // process can be seen before its restart is counted).
 func hasMetric(t *testing.T, addr, name string) bool {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(families[name].GetMetric()) > 0
+	return scrape(t, addr).Has(name)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/driver/harvestcg"
+	"github.com/harvest-platform/harvest/observability/metricset"
 )
 
 // brokenSource fails, or answers NaN, while the test says so.
@@ -50,31 +51,15 @@ func (b *brokenSource) setMode(m string) {
 
 func gauge(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
 	t.Helper()
-	fams, err := reg.Gather()
+	fams, err := metricset.Gather(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if v, ok := labels[l.GetName()]; ok && v != l.GetValue() {
-					continue next
-				}
-			}
-			switch {
-			case m.Gauge != nil:
-				return m.Gauge.GetValue()
-			case m.Counter != nil:
-				return m.Counter.GetValue()
-			}
-		}
+	v, n := fams.Sum(name, labels)
+	if n == 0 {
+		t.Fatalf("no metric %s%v", name, labels)
 	}
-	t.Fatalf("no metric %s%v", name, labels)
-	return 0
+	return v
 }
 
 // A source that fails or answers NaN keeps the last good measurement until

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/harvest-platform/harvest/observability/metricset"
 )
 
 // pluginDir holds the test plugin binary, built once for the package.
@@ -35,28 +37,12 @@ func TestMain(m *testing.M) {
 // metricValue reads one series from a registry (0 when it is absent).
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
-	fams, err := reg.Gather()
+	fams, err := metricset.Gather(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if v, ok := labels[l.GetName()]; ok && v != l.GetValue() {
-					continue next
-				}
-			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue()
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	return 0
+	v, _ := fams.Sum(name, labels)
+	return v
 }
 
 // waitFor polls cond until it holds or 10 s pass.
