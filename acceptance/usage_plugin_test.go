@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
 )
 
 // driverAttr is a harvest driver attribute of a client as Nomad's server
