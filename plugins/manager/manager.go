@@ -85,14 +85,18 @@ func New(cfg *Config, builtins Builtins, opts Options) (*Manager, error) {
 	for _, p := range cfg.UsageSources {
 		src, err := load(m, cfg.PluginDir, p, base.PluginTypeUsageSource, builtins.UsageSources,
 			func(s Supervision) plugin.Plugin { return &usagesource.Plugin{CallTimeout: s.CallTimeout} },
-			func(in *instance[usagesource.Source]) usagesource.Source { return &supervisedSource{in} })
+			func(in *instance[usagesource.Source]) usagesource.Source {
+				return &supervisedSource{supervised[usagesource.Source]{in}}
+			})
 		m.usage[p.Name] = src
 		errs = append(errs, err)
 	}
 	for _, p := range cfg.HistoryImporters {
 		imp, err := load(m, cfg.PluginDir, p, base.PluginTypeHistoryImporter, builtins.HistoryImporters,
 			func(s Supervision) plugin.Plugin { return &historyimporter.Plugin{CallTimeout: s.CallTimeout} },
-			func(in *instance[historyimporter.Importer]) historyimporter.Importer { return &supervisedImporter{in} })
+			func(in *instance[historyimporter.Importer]) historyimporter.Importer {
+				return &supervisedImporter{supervised[historyimporter.Importer]{in}}
+			})
 		m.importers[p.Name] = imp
 		errs = append(errs, err)
 	}

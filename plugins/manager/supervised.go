@@ -8,19 +8,17 @@ import (
 	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
 
-// supervisedSource is what a component gets for an external usage source:
-// each call goes to the running plugin and its outcome to the supervisor.
-type supervisedSource struct{ in *instance[usagesource.Source] }
-
-var _ usagesource.Source = (*supervisedSource)(nil)
+// supervised answers what every plugin answers (base.Base) from the
+// running plugin; each plugin type's supervised form embeds it.
+type supervised[T base.Base] struct{ in *instance[T] }
 
 // SetConfig replaces the config, now and for every restart.
-func (s *supervisedSource) SetConfig(config map[string]string) error {
+func (s supervised[T]) SetConfig(config map[string]string) error {
 	return s.in.setConfig(config)
 }
 
 // PluginInfo asks the running plugin.
-func (s *supervisedSource) PluginInfo() (*base.PluginInfo, error) {
+func (s supervised[T]) PluginInfo() (*base.PluginInfo, error) {
 	impl, gen, err := s.in.get()
 	if err != nil {
 		return nil, err
@@ -29,6 +27,12 @@ func (s *supervisedSource) PluginInfo() (*base.PluginInfo, error) {
 	s.in.report(context.Background(), gen, err)
 	return info, err
 }
+
+// supervisedSource is what a component gets for an external usage source:
+// each call goes to the running plugin and its outcome to the supervisor.
+type supervisedSource struct{ supervised[usagesource.Source] }
+
+var _ usagesource.Source = (*supervisedSource)(nil)
 
 // Sample asks the running plugin; ErrPluginDown while it is down.
 func (s *supervisedSource) Sample(ctx context.Context) (usagesource.Usage, error) {
@@ -44,26 +48,10 @@ func (s *supervisedSource) Sample(ctx context.Context) (usagesource.Usage, error
 // supervisedImporter is what a component gets for an external history
 // importer.
 type supervisedImporter struct {
-	in *instance[historyimporter.Importer]
+	supervised[historyimporter.Importer]
 }
 
 var _ historyimporter.Importer = (*supervisedImporter)(nil)
-
-// SetConfig replaces the config, now and for every restart.
-func (s *supervisedImporter) SetConfig(config map[string]string) error {
-	return s.in.setConfig(config)
-}
-
-// PluginInfo asks the running plugin.
-func (s *supervisedImporter) PluginInfo() (*base.PluginInfo, error) {
-	impl, gen, err := s.in.get()
-	if err != nil {
-		return nil, err
-	}
-	info, err := impl.PluginInfo()
-	s.in.report(context.Background(), gen, err)
-	return info, err
-}
 
 // Import streams from the running plugin. A crash or hang mid-stream returns
 // its error (after the records that arrived) and restarts the plugin; the
