@@ -63,21 +63,12 @@ func TestBlobFrontHonoursTheDeclarations(t *testing.T) {
 
 	// a front of its own: config replicas 3 and 8192 MiB per node
 	var nodes strings.Builder
-	for i, m := range cluster.MinIO {
-		meta := cluster.NomadClients[i].Meta
-		fmt.Fprintf(&nodes, "node %q {\n  endpoint = %q\n  access_key = %q\n  secret_key = %q\n  tenant = %q\n  environment = %q\n  rack = %q\n  capacity_mb = 8192\n}\n",
-			fmt.Sprintf("store-%d", i+1), m.HTTPAddr, m.AccessKey, m.SecretKey, meta["harvest_tenant"], meta["harvest_environment"],
-			fmt.Sprintf("rack-%d", i+1))
+	for i := range cluster.MinIO {
+		clusterNodeBlock(i, 8192).write(&nodes)
 	}
 	addr, admin := fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(2)), fmt.Sprintf("http://127.0.0.1:%d", cluster.SparePort(3))
 	config := filepath.Join(cluster.RunDir, "blob-declarations.hcl")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
-log_level    = "DEBUG"
-listen       = %q
-admin_listen = %q
-access_key   = "blob-access"
-secret_key   = "blob-secret-key-123"
-admin_tokens = ["acceptance-blob-admin-7c2e"]
+	if err := os.WriteFile(config, []byte(blobFrontHead(addr, strings.TrimPrefix(admin, "http://"))+fmt.Sprintf(`
 replicas     = 3
 consul {
   address = %q
@@ -92,7 +83,7 @@ timeouts {
 gc {
   grace = "25s"
 }
-%s`, addr, strings.TrimPrefix(admin, "http://"), cluster.ConsulAddr(), declPrefix, nodes.String())), 0o644); err != nil {
+%s`, cluster.ConsulAddr(), declPrefix, nodes.String())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()

@@ -228,37 +228,28 @@ func startPrefixedBlobVia(t *testing.T, prefix string, extra string, endpoints m
 func writePrefixedBlobConfig(t *testing.T, f *blobFront, prefix string, extra string, only ...int) {
 	t.Helper()
 	var nodes strings.Builder
-	for i, m := range cluster.MinIO {
+	for i := range cluster.MinIO {
 		if len(only) > 0 && !slices.Contains(only, i+1) {
 			continue
 		}
-		meta := cluster.NomadClients[i].Meta
-		endpoint := m.HTTPAddr
+		n := clusterNodeBlock(i, 8192)
 		if e, ok := f.endpoints[i+1]; ok {
-			endpoint = e
+			n.endpoint = e
 		}
-		fmt.Fprintf(&nodes, "node %q {\n  endpoint = %q\n  access_key = %q\n  secret_key = %q\n  tenant = %q\n  environment = %q\n  rack = %q\n  capacity_mb = 8192\n}\n",
-			fmt.Sprintf("store-%d", i+1), endpoint, m.AccessKey, m.SecretKey, meta["harvest_tenant"], meta["harvest_environment"],
-			fmt.Sprintf("rack-%d", i+1))
+		n.write(&nodes)
 	}
 	repair := "repair {\n  health_interval = \"1s\"\n}" // unless extra has a repair block of its own
 	if strings.Contains(extra, "repair {") {
 		repair = ""
 	}
-	if err := os.WriteFile(f.config, []byte(fmt.Sprintf(`
-log_level    = "DEBUG"
-listen       = %q
-admin_listen = %q
-access_key   = "blob-access"
-secret_key   = "blob-secret-key-123"
-admin_tokens = ["acceptance-blob-admin-7c2e"]
+	if err := os.WriteFile(f.config, []byte(blobFrontHead(f.addr, strings.TrimPrefix(f.admin, "http://"))+fmt.Sprintf(`
 consul {
   address = %q
   prefix  = %q
 }
 %s
 %s
-%s`, f.addr, strings.TrimPrefix(f.admin, "http://"), cluster.ConsulAddr(), prefix, repair, extra, nodes.String())), 0o644); err != nil {
+%s`, cluster.ConsulAddr(), prefix, repair, extra, nodes.String())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -285,4 +276,38 @@ func waitServing(t *testing.T, f *blobFront) {
 		t.Fatal(err)
 	}
 	f.s3 = c
+}
+
+// blobFrontHead is how every acceptance front's config begins: its S3 and
+// admin listeners, the S3 keys the tests sign with and the admin token.
+func blobFrontHead(listen, admin string) string {
+	return fmt.Sprintf(`
+log_level    = "DEBUG"
+listen       = %q
+admin_listen = %q
+access_key   = "blob-access"
+secret_key   = "blob-secret-key-123"
+admin_tokens = [%q]
+`, listen, admin, blobAdminToken)
+}
+
+// nodeBlock is one node block of a front's config.
+type nodeBlock struct {
+	name, endpoint, accessKey, secretKey string
+	tenant, environment, rack            string
+	capacityMB                           int
+}
+
+// clusterNodeBlock is the cluster's MinIO server i (0-based) as a front's
+// node store-<i+1>: its address and keys, its client's tenant and
+// environment, rack-<i+1>.
+func clusterNodeBlock(i, capacityMB int) nodeBlock {
+	m, meta := cluster.MinIO[i], cluster.NomadClients[i].Meta
+	return nodeBlock{name: fmt.Sprintf("store-%d", i+1), endpoint: m.HTTPAddr, accessKey: m.AccessKey, secretKey: m.SecretKey,
+		tenant: meta["harvest_tenant"], environment: meta["harvest_environment"], rack: fmt.Sprintf("rack-%d", i+1), capacityMB: capacityMB}
+}
+
+func (n nodeBlock) write(b *strings.Builder) {
+	fmt.Fprintf(b, "node %q {\n  endpoint = %q\n  access_key = %q\n  secret_key = %q\n  tenant = %q\n  environment = %q\n  rack = %q\n  capacity_mb = %d\n}\n",
+		n.name, n.endpoint, n.accessKey, n.secretKey, n.tenant, n.environment, n.rack, n.capacityMB)
 }

@@ -76,20 +76,12 @@ func blobConfig(t *testing.T, extra ...string) string {
 		capacity[i] = 8192 * units[min(rank, len(units)-1)]
 	}
 	var nodes strings.Builder
-	for i, m := range cluster.MinIO {
-		meta := cluster.NomadClients[i].Meta
-		fmt.Fprintf(&nodes, "node %q {\n  endpoint = %q\n  access_key = %q\n  secret_key = %q\n  tenant = %q\n  environment = %q\n  rack = %q\n  capacity_mb = %d\n}\n",
-			fmt.Sprintf("store-%d", i+1), m.HTTPAddr, m.AccessKey, m.SecretKey, meta["harvest_tenant"], meta["harvest_environment"],
-			fmt.Sprintf("rack-%d", i+1), capacity[i])
+	for i := range cluster.MinIO {
+		clusterNodeBlock(i, capacity[i]).write(&nodes)
 	}
 	config := filepath.Join(cluster.RunDir, "blob.hcl")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
-log_level    = "DEBUG"
-listen       = "127.0.0.1:%d"
-admin_listen = "127.0.0.1:%d"
-access_key   = "blob-access"
-secret_key   = "blob-secret-key-123"
-admin_tokens = ["acceptance-blob-admin-7c2e"]
+	head := blobFrontHead(fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(2)), fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(3)))
+	if err := os.WriteFile(config, []byte(head+fmt.Sprintf(`
 replicas     = 3
 consul {
   address = %q
@@ -101,7 +93,7 @@ repair {
   lost_after          = "30s"
 }
 %s
-%s`, cluster.SparePort(2), cluster.SparePort(3), cluster.ConsulAddr(), nodes.String(), strings.Join(extra, "\n"))), 0o644); err != nil {
+%s`, cluster.ConsulAddr(), nodes.String(), strings.Join(extra, "\n"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return config

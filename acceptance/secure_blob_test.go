@@ -35,22 +35,17 @@ func startSecureBlob(t *testing.T) (s3 string, admin string) {
 	}
 	var nodes strings.Builder
 	for i, m := range cluster.MinIO {
+		// the node's own name, rack and credentials (from the variable)
 		key := strings.ReplaceAll(m.Node, "-", "_")
-		meta := cluster.NomadClients[i].Meta
-		fmt.Fprintf(&nodes, "node %q {\n  endpoint = %q\n  access_key = %q\n  secret_key = %q\n  tenant = %q\n  environment = %q\n  rack = %q\n  capacity_mb = 8192\n}\n",
-			m.Node, m.HTTPAddr, v.Items[key+"_access_key"], v.Items[key+"_secret_key"], meta["harvest_tenant"], meta["harvest_environment"],
-			meta["harvest_rack"])
+		n := clusterNodeBlock(i, 8192)
+		n.name, n.rack = m.Node, cluster.NomadClients[i].Meta["harvest_rack"]
+		n.accessKey, n.secretKey = v.Items[key+"_access_key"], v.Items[key+"_secret_key"]
+		n.write(&nodes)
 	}
 	s3, admin = fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(2)), fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(3))
 	config := filepath.Join(t.TempDir(), "blob.hcl")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
-log_level    = "DEBUG"
-listen       = %q
-admin_listen = %q
-access_key   = "blob-access"
-secret_key   = "blob-secret-key-123"
+	if err := os.WriteFile(config, []byte(blobFrontHead(s3, admin)+fmt.Sprintf(`
 replicas     = 2
-admin_tokens = [%q]
 tls {
   cert_file = %q
   key_file  = %q
@@ -65,7 +60,7 @@ consul {
   token   = %q
   prefix  = "harvest/"
 }
-%s`, s3, admin, blobAdminToken, sec.HarvestCert, sec.HarvestKey, sec.HarvestCert, sec.HarvestKey, cluster.ConsulAddr(), sec.CAFile,
+%s`, sec.HarvestCert, sec.HarvestKey, sec.HarvestCert, sec.HarvestKey, cluster.ConsulAddr(), sec.CAFile,
 		tokens.blobConsul, nodes.String())), 0o600); err != nil {
 		t.Fatal(err)
 	}
