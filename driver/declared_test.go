@@ -45,14 +45,24 @@ func reserveOf(d *Driver) effectiveReserve {
 	return d.reserveLocked()
 }
 
-func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T) {
+// declDriver is an enabled driver on a node of capacity, with a fake usage
+// source, logging into logs; the test sets its settings.
+func declDriver(t *testing.T, capacity guard.Resources) (*Driver, hclog.Logger, *syncbuf.Buffer) {
+	t.Helper()
 	logs := &syncbuf.Buffer{}
 	log := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})
 	d := New(log)
-	defer d.Shutdown()
-	capacity := guard.Resources{CPU: 4, MemoryMiB: 8192}
+	t.Cleanup(d.Shutdown)
 	d.mu.Lock()
 	d.config.Enabled, d.source = true, &fakeSource{capacity: capacity}
+	d.mu.Unlock()
+	return d, log, logs
+}
+
+func TestDeclaredReserveTenantOverPolicyOverConfigKeepsTheLastGood(t *testing.T) {
+	capacity := guard.Resources{CPU: 4, MemoryMiB: 8192}
+	d, log, logs := declDriver(t, capacity)
+	d.mu.Lock()
 	d.settings = settings{capacity: capacity, reserve: guard.Resources{CPU: 1, MemoryMiB: 512}}
 	d.announced = d.reserveLocked() // as SetConfig leaves it
 	d.mu.Unlock()
@@ -223,13 +233,9 @@ func TestFingerprintPublishesTheAdmissionMargin(t *testing.T) {
 // documents say, a declared reserve under the driver's own floor is not
 // taken; the next source applies, and the refusal is logged once.
 func TestDeclaredReserveBelowTheFloorIsRefused(t *testing.T) {
-	logs := &syncbuf.Buffer{}
-	log := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})
-	d := New(log)
-	defer d.Shutdown()
 	capacity := guard.Resources{CPU: 4, MemoryMiB: 8192}
+	d, log, logs := declDriver(t, capacity)
 	d.mu.Lock()
-	d.config.Enabled, d.source = true, &fakeSource{capacity: capacity}
 	d.settings = settings{capacity: capacity, reserve: guard.Resources{CPU: 1, MemoryMiB: 1024},
 		floor: guard.Resources{CPU: 0.4, MemoryMiB: 819.2}} // the 10% default of this node
 	d.announced = d.reserveLocked()

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/nomad/plugins/base"
 	"github.com/hashicorp/nomad/plugins/drivers"
 	dtestutil "github.com/hashicorp/nomad/plugins/drivers/testutils"
 
@@ -151,20 +150,10 @@ history_importer "unused" { driver = "not-run-by-the-driver" }
 func newPluginHarness(t *testing.T, e *exporter) (*dtestutil.DriverHarness, *Driver) {
 	t.Helper()
 	d := New(hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Info}))
-	h := dtestutil.NewDriverHarness(t, d)
-	t.Cleanup(h.Kill)
 	t.Cleanup(d.Shutdown)
 	cfg := Config{Enabled: true, ReserveCPU: "1", ReserveMemory: "0", GuardInterval: "1h", SpikeCheck: "0", AdmitWindow: "0s",
 		UsageSource: "proc", PluginConfig: pluginFile(t, e), UsagePlugin: "node", HarvestCgroup: "none", EvictGrace: "0s"}
-	var raw []byte
-	if err := base.MsgPackEncode(&raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.SetConfig(&base.Config{PluginConfig: raw, AgentConfig: &base.AgentConfig{Driver: &base.ClientDriverConfig{Topology: topology}}}); err != nil {
-		t.Fatal(err)
-	}
-	waitLooped(t, d)
-	return h, d
+	return newHarnessWith(t, d, cfg), d
 }
 
 func attr(fp *drivers.Fingerprint, key string) string {
