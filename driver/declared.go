@@ -27,6 +27,7 @@ import (
 	"github.com/harvest-platform/harvest/driver/guard"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/internal/periodic"
 )
 
 // declarationsInterval is how often the declarations are read again.
@@ -149,16 +150,7 @@ func (w *declWatcher) read(ctx context.Context) (declared, error) {
 // watchDeclarations reads the declarations at start and every
 // declarationsInterval until the driver shuts down.
 func (d *Driver) watchDeclarations(w *declWatcher) {
-	ticker := time.NewTicker(declarationsInterval)
-	defer ticker.Stop()
-	for {
-		d.refreshDeclarations(w)
-		select {
-		case <-d.ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
+	periodic.Every(d.ctx, declarationsInterval, func(context.Context) error { d.refreshDeclarations(w); return nil }, nil)
 }
 
 // refreshDeclarations reads the documents once: a good read swaps the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/internal/periodic"
 	"github.com/harvest-platform/harvest/placer/agent/declarations"
 	"github.com/harvest-platform/harvest/placer/agent/sequencer"
 )
@@ -53,23 +54,9 @@ func runLoops(ctx context.Context, log hclog.Logger, loops []loop) (wait func())
 	for _, l := range loops {
 		logger := log.Named(l.name)
 		logger.Debug("loop started", "interval", l.interval)
-		wg.Go(func() { every(ctx, l.interval, l.pass, func(err error) { logger.Warn("pass failed", "error", err) }) })
+		wg.Go(func() {
+			periodic.Every(ctx, l.interval, l.pass, func(err error) { logger.Warn("pass failed", "error", err) })
+		})
 	}
 	return wg.Wait
-}
-
-// every runs fn now and every interval until ctx ends, logging failures.
-func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, onErr func(error)) {
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		if err := fn(ctx); err != nil && ctx.Err() == nil {
-			onErr(err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
 }

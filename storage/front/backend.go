@@ -38,6 +38,7 @@ import (
 
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/periodic"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/storage/catalog"
 	"github.com/harvest-platform/harvest/storage/health"
@@ -334,23 +335,14 @@ func (b *Backend) GetBucketOwnershipControls(_ context.Context, bucket string) (
 // FollowBusy keeps the nodes' busy flags current (the harvest driver writes
 // them) and marks busy nodes in the grid, so they get no new replicas.
 func (b *Backend) FollowBusy(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
+	periodic.Every(ctx, every, func(ctx context.Context) error {
 		changed, err := b.nodes.RefreshBusy(ctx, b.kv, b.prefix, b.busyExpiry)
-		if err != nil && ctx.Err() == nil {
-			b.log.Warn("reading busy flags failed", "error", err)
-		}
 		if len(changed) > 0 {
 			for _, id := range changed {
 				b.objects.MarkInGrid(id)
 			}
 			b.log.Info("busy flags changed", "nodes", changed)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+		return err
+	}, func(err error) { b.log.Warn("reading busy flags failed", "error", err) })
 }

@@ -35,6 +35,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/declare"
+	"github.com/harvest-platform/harvest/internal/periodic"
 	"github.com/harvest-platform/harvest/storage/nodes"
 )
 
@@ -102,16 +103,7 @@ func (b *Backend) defaultPolicy() defaults { return *b.defaults.Load() }
 // FollowDeclarations reads the declarations every interval until ctx
 // ends (the first read is the caller's, before it serves).
 func (b *Backend) FollowDeclarations(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		b.RefreshDeclarations(ctx)
-	}
+	periodic.After(ctx, interval, func(ctx context.Context) error { b.RefreshDeclarations(ctx); return nil }, nil)
 }
 
 // RefreshDeclarations reads the policy document and the tenant

@@ -1,0 +1,40 @@
+// Package periodic runs the daemons' periodic work: a pass now or after a first
+// interval, then every interval until the context ends, with each failure
+// handed to the caller while the context lives (a pass cut short by the
+// shutdown is not a failure).
+package periodic
+
+import (
+	"context"
+	"time"
+)
+
+// Every runs fn at once, then every interval until ctx ends. An error fn
+// returns while ctx lives goes to onErr (nil: dropped).
+func Every(ctx context.Context, interval time.Duration, fn func(context.Context) error, onErr func(error)) {
+	run(ctx, interval, true, fn, onErr)
+}
+
+// After runs fn every interval until ctx ends, the first time one interval
+// from now (the caller made the first pass itself).
+func After(ctx context.Context, interval time.Duration, fn func(context.Context) error, onErr func(error)) {
+	run(ctx, interval, false, fn, onErr)
+}
+
+func run(ctx context.Context, interval time.Duration, now bool, fn func(context.Context) error, onErr func(error)) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		if now {
+			if err := fn(ctx); err != nil && ctx.Err() == nil && onErr != nil {
+				onErr(err)
+			}
+		}
+		now = true
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
