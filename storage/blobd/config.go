@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2/hclsimple"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/connect"
 	"github.com/harvest-platform/harvest/internal/setting"
@@ -236,7 +237,7 @@ func LoadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("%d storage nodes configured, fewer than replicas = %d", len(c.Nodes), c.Replicas)
 	}
 	c.health.interval, c.health.lostAfter = 5*time.Second, 10*time.Minute
-	c.busyExpiry, c.minFreeMB = 2*time.Minute, 1024
+	c.busyExpiry, c.minFreeMB = contract.BusyFlagMaxAge, 1024 // the placer ignores a flag as old
 	if c.MinFreeMB != nil {
 		if *c.MinFreeMB < 0 {
 			return c, fmt.Errorf("%s: min_free_mb = %d: want 0 or more", path, *c.MinFreeMB)
