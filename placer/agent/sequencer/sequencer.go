@@ -188,8 +188,21 @@ func (s *Sequencer) isAdmitted(ctx context.Context, j *nomadapi.JobListStub) (bo
 	return ok, nil
 }
 
+// queued is how many of group's allocations the scheduler has yet to place
+// for the listed job (its summary's Queued: a blocked evaluation's).
+func queued(stub *nomadapi.JobListStub, group string) int {
+	if stub == nil || stub.JobSummary == nil {
+		return 0
+	}
+	return stub.JobSummary.Summary[group].Queued
+}
+
 // groupState counts a group's allocations (of the given job, from index on).
-func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex uint64) {
+// queued is the group's allocations waiting for a placement: a failed
+// allocation whose replacement waits in a blocked evaluation (the room
+// device full, say) has neither a next allocation nor a follow-up
+// evaluation, and counts as active while any is queued, not as failed.
+func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex uint64, queued int) {
 	for _, a := range allocs {
 		if a.TaskGroup != g.Name || a.JobVersion < 0 || a.CreateIndex < minIndex {
 			continue
@@ -206,6 +219,9 @@ func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex
 				// replaced (an eviction rescheduled): the replacement counts
 			case a.FollowupEvalID != "" || time.Since(time.Unix(0, a.ModifyTime)) < settle:
 				g.Active++ // a replacement is coming, or the scheduler has not decided yet
+			case queued > 0:
+				queued--
+				g.Active++ // its replacement waits for room in a blocked evaluation
 			default:
 				g.Failed++
 			}
@@ -278,7 +294,7 @@ func (s *Sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed 
 		g := stages.Group{Name: *tg.Name, Count: *tg.Count, Declared: *tg.Count, After: dag.ParseAfter(tg.Meta[dag.AfterKey])}
 		d, deferred := declared[g.Name]
 		if !deferred {
-			groupState(&g, allocs, *job.JobModifyIndex)
+			groupState(&g, allocs, *job.JobModifyIndex, queued(stub, g.Name))
 			groups = append(groups, g)
 			continue
 		}
@@ -287,7 +303,7 @@ func (s *Sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed 
 		stageAllocs := byJob[*job.Namespace+"/"+stageID(*job.ID, g.Name)]
 		if stage != nil && stage.Meta[parentIndexKey] == strconv.FormatUint(*job.JobModifyIndex, 10) {
 			g.Count = d // this run's stage job exists
-			groupState(&g, stageAllocs, 0)
+			groupState(&g, stageAllocs, 0, queued(stage, g.Name))
 			all = append(all, stageAllocs...)
 		}
 		groups = append(groups, g)

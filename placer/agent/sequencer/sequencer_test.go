@@ -207,3 +207,31 @@ func TestSequencerStopsAJobWhoseTasksKeepFailingByThemselves(t *testing.T) {
 		t.Fatal("the evicted job was recorded as finished while its work is still rescheduled")
 	}
 }
+
+// A refused start whose replacement waits in a blocked evaluation (no
+// next allocation, no follow-up evaluation, the group queued in the job's
+// summary) keeps its stage running; with nothing queued it has failed.
+func TestARefusedStartWaitingForRoomIsNotAFailedStage(t *testing.T) {
+	meta := map[string]string{proxy.JobTypeKey: "medium", proxy.StagesKey: `{"b":1}`, proxy.ClassesKey: "c"}
+	waiting := dagStub("waiting", 9, meta)
+	waiting.JobSummary = &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"a": {Queued: 1, Failed: 1}}}
+	nomad := &stageNomad{reads: map[string]int{}, unlimited: true, stubs: []*nomadapi.JobListStub{waiting, dagStub("abandoned", 10, meta)}}
+	nomad.allocsOfA = func(job string) []*nomadapi.AllocationListStub {
+		return []*nomadapi.AllocationListStub{{JobID: job, Namespace: "default", TaskGroup: "a", ClientStatus: "failed", CreateIndex: 1000,
+			ModifyTime: time.Now().Add(-time.Minute).UnixNano(),
+			TaskStates: map[string]*nomadapi.TaskState{"t": {Events: []*nomadapi.TaskEvent{{DisplayMessage: "Driver Failure: " +
+				contract.RefusalPrefix + "(1.00 cores, 32 MiB) would leave"}}}}}}
+	}
+	s, _ := admittedSequencer(t, nomad, map[string]uint64{"waiting": 9, "abandoned": 10})
+	store, ctx := s.store, context.Background()
+	if err := s.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if run, ok, _ := store.LastJobRun(ctx, "default", "waiting"); ok {
+		t.Fatalf("the job whose replacement waits for room was recorded as %q", run.Status)
+	}
+	run, ok, err := store.LastJobRun(ctx, "default", "abandoned")
+	if err != nil || !ok || !strings.Contains(run.Status, "failed") {
+		t.Fatalf("the job with nothing queued: %+v %v %v, want a failed run", run, ok, err)
+	}
+}
