@@ -138,8 +138,10 @@ func logFiles(st *localcluster.State) []string {
 	return files
 }
 
-// errorLines counts, per log file, the lines at hclog's ERROR level.
-func errorLines(files []string) map[string]int {
+// errorLines counts, per log file, the lines at hclog's ERROR level logged
+// since since (a line with no timestamp of its own counts): a cluster's run
+// folder, and so its logs, outlive one run.
+func errorLines(files []string, since time.Time) map[string]int {
 	out := map[string]int{}
 	for _, f := range files {
 		fh, err := os.Open(f)
@@ -150,7 +152,7 @@ func errorLines(files []string) map[string]int {
 		sc.Buffer(make([]byte, 64*1024), 1024*1024)
 		n := 0
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "[ERROR]") {
+			if line := sc.Text(); strings.Contains(line, "[ERROR]") && !loggedBefore(line, since) {
 				n++
 			}
 		}
@@ -158,4 +160,11 @@ func errorLines(files []string) map[string]int {
 		out[filepath.Base(f)] = n
 	}
 	return out
+}
+
+// loggedBefore says whether an hclog line's leading timestamp is before t.
+func loggedBefore(line string, t time.Time) bool {
+	stamp, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+	at, err := time.Parse(time.RFC3339Nano, stamp)
+	return err == nil && at.Before(t)
 }

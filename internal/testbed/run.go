@@ -43,6 +43,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			return nil, err
 		}
 	}
+	started := time.Now() // this run's: the run folder's logs keep earlier runs' lines
 	began := time.Now().Add(c.Setup).Truncate(time.Second)
 	spanStart := time.Now().UTC().Truncate(history.Slot)
 	ps, err := c.primaries(spanStart)
@@ -253,7 +254,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		blob.verify(ctx, rep.Blob)
 		logs = append(logs, blob.log)
 	}
-	rep.DaemonErrorLines = errorLines(logs)
+	rep.DaemonErrorLines = errorLines(logs, started)
 	if rep.Evaluations, err = evaluationsByTrigger(nomad); err != nil {
 		c.Logger.Error("counting Nomad's evaluations", "error", err)
 	}

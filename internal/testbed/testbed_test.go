@@ -173,3 +173,20 @@ func TestSummaryWritesTheTableAndPlots(t *testing.T) {
 		}
 	}
 }
+
+// The error lines counted are this run's: a line an earlier run logged in
+// the same run folder is left out, one with no timestamp counts.
+func TestErrorLinesCountOnlyThisRunsLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nomad-client-1.log")
+	log := "2026-11-29T20:50:04.115Z [ERROR] client.alloc_runner: postrun failed\n" +
+		"2026-11-30T00:03:00.000Z [INFO]  client: started\n" +
+		"2026-11-30T00:05:19.828Z [ERROR] client.alloc_runner.task_runner: running driver failed\n" +
+		"    [ERROR] a line with no timestamp\n"
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	since := time.Date(2026, 11, 30, 0, 2, 0, 0, time.UTC)
+	if got := errorLines([]string{path}, since)["nomad-client-1.log"]; got != 2 {
+		t.Fatalf("%d error lines since %s, want 2", got, since)
+	}
+}
