@@ -25,7 +25,8 @@ func load(path string) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	return cfg, cfg.Validate()
+	_, err = cfg.Decode()
+	return cfg, err
 }
 
 // A value the file gets wrong is checked once, after the flags: a flag
@@ -36,7 +37,7 @@ func TestAFlagMendsWhatTheFileGetsWrong(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load checked a value: %v", err)
 	}
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `classify.interval "daily"`) {
+	if _, err := cfg.Decode(); err == nil || !strings.Contains(err.Error(), `classify.interval "daily"`) {
 		t.Fatalf("the file's value: err = %v", err)
 	}
 	mended := cfg.Merge(Config{Classify: ClassifyConfig{Interval: "1h"}})
@@ -121,13 +122,13 @@ func TestMemoryLimitAndReadConcurrencyAreChecked(t *testing.T) {
 		t.Fatalf("900MiB read as %d, %v", n, err)
 	}
 	c.MemoryLimit = "12 potatoes"
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "memory_limit") {
+	if _, err := c.Decode(); err == nil || !strings.Contains(err.Error(), "memory_limit") {
 		t.Fatalf("a bad memory_limit passed validation: %v", err)
 	}
 	c.MemoryLimit = ""
 	bad := 0
 	c.Classify.ReadConcurrency = &bad
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "read_concurrency") {
+	if _, err := c.Decode(); err == nil || !strings.Contains(err.Error(), "read_concurrency") {
 		t.Fatalf("read_concurrency 0 passed validation: %v", err)
 	}
 	c.Classify.ReadConcurrency = nil
@@ -136,7 +137,7 @@ func TestMemoryLimitAndReadConcurrencyAreChecked(t *testing.T) {
 	}
 	negative := -1
 	c.Classify.SurvivalSample = &negative
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "survival_sample") {
+	if _, err := c.Decode(); err == nil || !strings.Contains(err.Error(), "survival_sample") {
 		t.Fatalf("survival_sample -1 passed validation: %v", err)
 	}
 	c.Classify.SurvivalSample = &bad

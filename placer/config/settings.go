@@ -35,12 +35,6 @@ type Settings struct {
 // DefaultSurvivalSample is classify.survival_sample's default.
 const DefaultSurvivalSample = 100
 
-// Validate checks the config as the agent will decode it.
-func (c Config) Validate() error {
-	_, err := c.Decode()
-	return err
-}
-
 // Decode checks every setting and returns them typed. It reads
 // plugin_config and the ACL's tokens_file.
 func (c Config) Decode() (Settings, error) {
