@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/harvest-platform/harvest/observability/metricset"
 )
 
 // pluginDir holds the test plugin binary, built once for the package.
@@ -35,14 +33,32 @@ func TestMain(m *testing.M) {
 }
 
 // metricValue reads one series from a registry (0 when it is absent).
+// (Not observability/metricset: the plugin SDK imports nothing of Harvest
+// outside plugins/, tests included; scripts/check-plugins.sh.)
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
-	fams, err := metricset.Gather(reg)
+	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _ := fams.Sum(name, labels)
-	return v
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if v, ok := labels[l.GetName()]; ok && v != l.GetValue() {
+					continue next
+				}
+			}
+			if m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return 0
 }
 
 // waitFor polls cond until it holds or 10 s pass.
