@@ -87,22 +87,30 @@ func testbedCommand() cli.CommandFactory {
 					return fmt.Errorf("%s seed %d: %w", r.Policy, r.Seed, err)
 				}
 				reports = append(reports, rep)
-			}
-			if err := testbed.WriteSummary(out, reports); err != nil {
-				return err
-			}
-			data, err := json.MarshalIndent(reports, "", "  ")
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(out, "reports.json"), append(data, '\n'), 0o644); err != nil {
-				return err
+				// After every run, so hours of runs cut short still
+				// leave the summary of those that ended.
+				if err := writeTestbedSummary(out, reports); err != nil {
+					return err
+				}
 			}
 			table, err := os.ReadFile(filepath.Join(out, "summary.md"))
 			fmt.Print(string(table))
 			return err
 		},
 	}.Factory()
+}
+
+// writeTestbedSummary writes summary.md, the plots and reports.json of the
+// runs so far into out.
+func writeTestbedSummary(out string, reports []*testbed.Report) error {
+	if err := testbed.WriteSummary(out, reports); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(reports, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "reports.json"), append(data, '\n'), 0o644)
 }
 
 // testbedRuns is one configuration per policy and seed, each writing into
