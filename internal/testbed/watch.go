@@ -9,6 +9,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/placer/agent/cluster"
 )
 
 // alloc is what the testbed keeps of one allocation of a stream job.
@@ -45,8 +46,9 @@ func newWatcher(client *nomadapi.Client, prefix string) *watcher {
 // run polls until ctx ends.
 func (w *watcher) run(ctx context.Context) {
 	var index uint64
+	answered := false
 	for ctx.Err() == nil {
-		q := (&nomadapi.QueryOptions{WaitIndex: index, WaitTime: 5 * time.Second}).WithContext(ctx)
+		q := (&nomadapi.QueryOptions{WaitIndex: cluster.BlockingIndex(index, answered), WaitTime: 5 * time.Second}).WithContext(ctx)
 		list, meta, err := w.client.Allocations().List(q)
 		if err != nil && ctx.Err() != nil {
 			return // stopped, not an error
@@ -61,7 +63,7 @@ func (w *watcher) run(ctx context.Context) {
 			}
 			continue
 		}
-		index = meta.LastIndex
+		index, answered = meta.LastIndex, true
 		w.update(list)
 	}
 }

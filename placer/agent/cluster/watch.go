@@ -59,6 +59,19 @@ func (w *clusterWatch) start(ctx context.Context, log hclog.Logger) {
 	go w.allocs.watch(ctx, log)
 }
 
+// BlockingIndex is the WaitIndex of a blocking query after an answer at
+// index: Nomad answers a list whose table was never written (no job or
+// allocation yet) with index 0, and a query at index 0 never blocks, so a
+// watch would ask again at once, forever (a whole core of the Nomad
+// server and the watcher on a cluster with no jobs). It waits from 1
+// instead; the first query (nothing answered yet) is a plain read.
+func BlockingIndex(index uint64, answered bool) uint64 {
+	if answered {
+		return max(index, 1)
+	}
+	return index
+}
+
 // begin marks the list as watched.
 func (l *watchedList[T]) begin() {
 	l.mu.Lock()
@@ -129,10 +142,12 @@ func (l *watchedList[T]) watch(ctx context.Context, log hclog.Logger) {
 		l.mu.Unlock()
 	}()
 	var index uint64
+	answered := false
 	backoff := time.Second
 	for ctx.Err() == nil {
-		v, meta, err := l.fetch((&nomadapi.QueryOptions{WaitIndex: index, WaitTime: watchWait}).WithContext(ctx))
-		changed := err == nil && (meta.LastIndex != index || index == 0)
+		v, meta, err := l.fetch((&nomadapi.QueryOptions{WaitIndex: BlockingIndex(index, answered), WaitTime: watchWait}).WithContext(ctx))
+		changed := err == nil && (meta.LastIndex != index || !answered)
+		answered = answered || err == nil
 		l.mu.Lock()
 		l.err = err
 		if changed {
