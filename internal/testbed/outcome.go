@@ -120,6 +120,7 @@ func (c Config) report(jobs []*job, allocs []alloc, primary primaryAt, spanStart
 		}
 	}
 	rep.JobSeconds, rep.JobSecondsAll = summarize(times), times
+	rep.StageTimes = stageTimes(jobs, by, began, c.Speedup)
 	rep.FinishedInSpan, rep.JobSecondsInSpan = len(inSpan), summarize(inSpan)
 	rep.StartDelay = summarize(delays)
 	rep.Breaches = breaches(allocs, primary, float64(c.NodeCores), began, end, c.wall(history.Slot.Seconds()))

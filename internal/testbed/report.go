@@ -38,6 +38,9 @@ type Report struct {
 	// span's end, as the simulator does.
 	FinishedInSpan   int     `json:"finished_in_span"`
 	JobSecondsInSpan Summary `json:"job_seconds_in_span"`
+	// StageTimes is where the finished jobs' time went beyond their tasks'
+	// lengths: what the simulator does not model.
+	StageTimes *StageTimes `json:"stage_times,omitempty"`
 	// Kills are allocations the harvest driver evicted, Refused the starts
 	// it refused (Nomad placed them where the primary left no room),
 	// Failures the other failed ones. Wasted is the killed and failed

@@ -57,6 +57,7 @@ func WriteSummary(dir string, reports []*Report) error {
 		}
 	}
 	b.WriteString(policyTable(reports))
+	b.WriteString(stageTable(reports))
 	b.WriteString(realPrimaryTable(reports))
 	if err := os.WriteFile(filepath.Join(dir, "summary.md"), []byte(b.String()), 0o644); err != nil {
 		return err

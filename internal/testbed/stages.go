@@ -1,0 +1,140 @@
+package testbed
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StageTimes is where a finished job's time goes on the testbed that the
+// simulator does not see, in trace seconds (the simulator's job time is
+// its tasks' lengths along the stages plus the wait for a core): every
+// figure the mean over the run's finished jobs, stages or tasks.
+type StageTimes struct {
+	Jobs int `json:"jobs"`
+	// Stages per job, and CriticalPath: the sum of each stage's longest
+	// task, what a job takes with no wait at all.
+	Stages       float64 `json:"stages"`
+	CriticalPath float64 `json:"critical_path_seconds"`
+	// JobTime is the same jobs' mean time (arrival to the last task's end).
+	JobTime float64 `json:"job_seconds"`
+	// FirstStage: the job's arrival to its first allocation's creation
+	// (submission through the proxy, Nomad's evaluation and placement).
+	FirstStage Summary `json:"to_first_allocation_seconds"`
+	// Release: a stage's last task's end to the next stage's first
+	// allocation (the stage sequencer seeing the end, the next stage job's
+	// registration, evaluation and placement), per stage boundary.
+	Release Summary `json:"release_seconds"`
+	// Retry: a task's first allocation's creation to the creation of the
+	// allocation that ran it to the end (refused or evicted attempts and
+	// the reschedule waits between them), per task.
+	Retry Summary `json:"retry_seconds"`
+	// Start: that allocation's creation to its task's start, per task.
+	Start Summary `json:"start_seconds"`
+	// Overrun: the task's run time beyond its length (the process, its
+	// input read, the client reporting its end), per task.
+	Overrun Summary `json:"overrun_seconds"`
+}
+
+// stageTimes decomposes the finished jobs' times; nil when none finished.
+func stageTimes(jobs []*job, by map[string][]alloc, began time.Time, speedup float64) *StageTimes {
+	trace := func(d time.Duration) float64 { return d.Seconds() * speedup }
+	var first, release, retry, start, overrun []float64
+	out := &StageTimes{}
+	for _, j := range jobs {
+		if j == nil || j.SubmitErr != "" {
+			continue
+		}
+		allocs := by[j.ID]
+		finish, ok := jobOutcome(j, allocs)
+		if !ok {
+			continue
+		}
+		// per stage: its first allocation's creation and its last task's end
+		created := map[string]time.Time{}
+		ended := map[string]time.Time{}
+		// per task (group and index): its first attempt, and the allocation that completed it
+		attempt := map[string]time.Time{}
+		done := map[string]alloc{}
+		for _, a := range allocs {
+			if c, seen := created[a.Group]; !seen || a.Created.Before(c) {
+				created[a.Group] = a.Created
+			}
+			task := a.Group + "/" + allocIndex(a.Name)
+			if c, seen := attempt[task]; !seen || a.Created.Before(c) {
+				attempt[task] = a.Created
+			}
+			if a.Status == "complete" {
+				done[task] = a
+				if a.Finished.After(ended[a.Group]) {
+					ended[a.Group] = a.Finished
+				}
+			}
+		}
+		out.Jobs++
+		out.Stages += float64(len(j.Stages))
+		arrival := began.Add(time.Duration(j.At / speedup * float64(time.Second)))
+		out.JobTime += trace(finish.Sub(arrival))
+		first = append(first, trace(created["s1"].Sub(arrival)))
+		for s, lengths := range j.Stages {
+			group := "s" + strconv.Itoa(s+1)
+			longest := 0.0
+			for _, l := range lengths {
+				longest = max(longest, l)
+			}
+			out.CriticalPath += longest
+			if s > 0 {
+				release = append(release, trace(created[group].Sub(ended["s"+strconv.Itoa(s)])))
+			}
+			for i, length := range lengths {
+				task := group + "/" + strconv.Itoa(i)
+				a, ok := done[task]
+				if !ok || a.Started.IsZero() {
+					continue
+				}
+				retry = append(retry, trace(a.Created.Sub(attempt[task])))
+				start = append(start, trace(a.Started.Sub(a.Created)))
+				overrun = append(overrun, trace(a.Finished.Sub(a.Started))-length)
+			}
+		}
+	}
+	if out.Jobs == 0 {
+		return nil
+	}
+	n := float64(out.Jobs)
+	out.Stages, out.CriticalPath, out.JobTime = out.Stages/n, out.CriticalPath/n, out.JobTime/n
+	out.FirstStage, out.Release, out.Retry = summarize(first), summarize(release), summarize(retry)
+	out.Start, out.Overrun = summarize(start), summarize(overrun)
+	return out
+}
+
+// allocIndex is the index in an allocation's name (job.group[index]).
+func allocIndex(name string) string {
+	i := strings.LastIndexByte(name, '[')
+	if i < 0 || !strings.HasSuffix(name, "]") {
+		return name
+	}
+	return name[i+1 : len(name)-1]
+}
+
+// stageTable is a row per run with finished jobs: where their time went
+// (none: "").
+func stageTable(reports []*Report) string {
+	var b strings.Builder
+	for _, r := range reports {
+		t := r.StageTimes
+		if t == nil {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nWhere the finished jobs' time went (trace seconds; means, and p90 where given):\n\n")
+			b.WriteString("| policy | seed | jobs | stages | tasks' lengths along the stages | job time | arrival to first allocation | release per stage boundary (p90) | retries per task (p90) | start per task | overrun per task (p90) |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.0f | %.0f | %.1f | %.1f (%.1f) | %.1f (%.1f) | %.1f | %.1f (%.1f) |\n",
+			r.label(), r.Seed, t.Jobs, t.Stages, t.CriticalPath, t.JobTime, t.FirstStage.Mean, t.Release.Mean, t.Release.P90,
+			t.Retry.Mean, t.Retry.P90, t.Start.Mean, t.Overrun.Mean, t.Overrun.P90)
+	}
+	return b.String()
+}

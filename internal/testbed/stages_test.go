@@ -1,0 +1,52 @@
+package testbed
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harvest-platform/harvest/sim/schedsim"
+)
+
+// A finished job's time splits into the wait for its first allocation,
+// the releases between stages, the retries of refused tasks, the starts
+// and the tasks' overruns, in trace seconds; an unfinished job is left out.
+func TestStageTimesSplitAFinishedJobsTime(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	j := &job{ID: "tb-1", StreamJob: schedsim.StreamJob{At: 0, Stages: [][]float64{{10, 20}, {30}}}}
+	unfinished := &job{ID: "tb-2", StreamJob: schedsim.StreamJob{At: 0, Stages: [][]float64{{10}}}}
+	allocs := []alloc{
+		{Job: "tb-1", Group: "s1", Name: "tb-1.s1[0]", Status: "complete", Created: at(1), Started: at(1.5), Finished: at(2.5)},
+		{Job: "tb-1", Group: "s1", Name: "tb-1.s1[1]", Status: "failed", Refused: true, Created: at(1)},
+		{Job: "tb-1", Group: "s1", Name: "tb-1.s1[1]", Status: "complete", Created: at(3), Started: at(3.2), Finished: at(5.4)},
+		{Job: "tb-1.s2", Group: "s2", Name: "tb-1.s2.s2[0]", Status: "complete", Created: at(6), Started: at(6.5), Finished: at(9.5)},
+		{Job: "tb-2", Group: "s1", Name: "tb-2.s1[0]", Status: "running", Created: at(1), Started: at(2)},
+	}
+	got := stageTimes([]*job{j, unfinished}, ofJob(allocs), t0, 10)
+	if got == nil {
+		t.Fatal("no stage times for a finished job")
+	}
+	near := func(name string, v, want float64) {
+		if math.Abs(v-want) > 1e-6 {
+			t.Errorf("%s %.4f, want %.4f", name, v, want)
+		}
+	}
+	if got.Jobs != 1 {
+		t.Fatalf("jobs %d, want 1 (the unfinished one left out)", got.Jobs)
+	}
+	near("stages", got.Stages, 2)
+	near("critical path", got.CriticalPath, 50)
+	near("job time", got.JobTime, 95)
+	near("to first allocation", got.FirstStage.Mean, 10)
+	near("release", got.Release.Mean, 6)
+	near("retry", got.Retry.Mean, 20.0/3)
+	near("retry p90", got.Retry.P90, 20)
+	near("start", got.Start.Mean, 4)
+	near("overrun", got.Overrun.Mean, 2.0/3)
+	table := stageTable([]*Report{{Policy: PT, Seed: 1, StageTimes: got}, {Policy: None, Seed: 1}})
+	if !strings.Contains(table, "| pt | 1 | 1 | 2.0 | 50 | 95 | 10.0 | 6.0 (6.0) | 6.7 (20.0) | 4.0 | 0.7 (2.0) |") || strings.Contains(table, "| none |") {
+		t.Fatalf("table\n%s\nwant a row for the run with finished jobs only", table)
+	}
+}
