@@ -202,7 +202,13 @@ func queued(stub *nomadapi.JobListStub, group string) int {
 // allocation whose replacement waits in a blocked evaluation (the room
 // device full, say) has neither a next allocation nor a follow-up
 // evaluation, and counts as active while any is queued, not as failed.
-func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex uint64, queued int) {
+// Under a reschedule policy without limit (retriesForever) an allocation
+// the harvest driver ended (evicted or refused) is never failed for good:
+// Nomad replaces it, now, after its delay, or once room frees, and the
+// moments in between need not show it (a job stopped with "upstream stage
+// failed" 13 s after an evicted task's replacement was refused, in the
+// testbed); a group failing by itself is stopped by maxSelfFailures.
+func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex uint64, queued int, retriesForever bool) {
 	for _, a := range allocs {
 		if a.TaskGroup != g.Name || a.JobVersion < 0 || a.CreateIndex < minIndex {
 			continue
@@ -211,12 +217,15 @@ func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex
 		case nomadapi.AllocClientStatusComplete:
 			g.Complete++
 		case nomadapi.AllocClientStatusFailed, nomadapi.AllocClientStatusLost:
-			if a.ClientStatus == nomadapi.AllocClientStatusFailed && !endedByHarvest(a) {
+			byHarvest := a.ClientStatus == nomadapi.AllocClientStatusFailed && endedByHarvest(a)
+			if a.ClientStatus == nomadapi.AllocClientStatusFailed && !byHarvest {
 				g.SelfFailed++
 			}
 			switch {
 			case a.NextAllocation != "":
 				// replaced (an eviction rescheduled): the replacement counts
+			case byHarvest && retriesForever:
+				g.Active++ // Nomad replaces it: only the moment is unknown
 			case a.FollowupEvalID != "" || time.Since(time.Unix(0, a.ModifyTime)) < settle:
 				g.Active++ // a replacement is coming, or the scheduler has not decided yet
 			case queued > 0:
@@ -294,7 +303,7 @@ func (s *Sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed 
 		g := stages.Group{Name: *tg.Name, Count: *tg.Count, Declared: *tg.Count, After: dag.ParseAfter(tg.Meta[dag.AfterKey])}
 		d, deferred := declared[g.Name]
 		if !deferred {
-			groupState(&g, allocs, *job.JobModifyIndex, queued(stub, g.Name))
+			groupState(&g, allocs, *job.JobModifyIndex, queued(stub, g.Name), retriesForever[g.Name])
 			groups = append(groups, g)
 			continue
 		}
@@ -303,7 +312,7 @@ func (s *Sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed 
 		stageAllocs := byJob[*job.Namespace+"/"+stageID(*job.ID, g.Name)]
 		if stage != nil && stage.Meta[parentIndexKey] == strconv.FormatUint(*job.JobModifyIndex, 10) {
 			g.Count = d // this run's stage job exists
-			groupState(&g, stageAllocs, 0, queued(stage, g.Name))
+			groupState(&g, stageAllocs, 0, queued(stage, g.Name), retriesForever[g.Name])
 			all = append(all, stageAllocs...)
 		}
 		groups = append(groups, g)

@@ -213,25 +213,35 @@ func TestSequencerStopsAJobWhoseTasksKeepFailingByThemselves(t *testing.T) {
 // summary) keeps its stage running; with nothing queued it has failed.
 func TestARefusedStartWaitingForRoomIsNotAFailedStage(t *testing.T) {
 	meta := map[string]string{proxy.JobTypeKey: "medium", proxy.StagesKey: `{"b":1}`, proxy.ClassesKey: "c"}
-	waiting := dagStub("waiting", 9, meta)
-	waiting.JobSummary = &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"a": {Queued: 1, Failed: 1}}}
-	nomad := &stageNomad{reads: map[string]int{}, unlimited: true, stubs: []*nomadapi.JobListStub{waiting, dagStub("abandoned", 10, meta)}}
-	nomad.allocsOfA = func(job string) []*nomadapi.AllocationListStub {
+	refused := func(job string) []*nomadapi.AllocationListStub {
 		return []*nomadapi.AllocationListStub{{JobID: job, Namespace: "default", TaskGroup: "a", ClientStatus: "failed", CreateIndex: 1000,
 			ModifyTime: time.Now().Add(-time.Minute).UnixNano(),
 			TaskStates: map[string]*nomadapi.TaskState{"t": {Events: []*nomadapi.TaskEvent{{DisplayMessage: "Driver Failure: " +
 				contract.RefusalPrefix + "(1.00 cores, 32 MiB) would leave"}}}}}}
 	}
-	s, _ := admittedSequencer(t, nomad, map[string]uint64{"waiting": 9, "abandoned": 10})
-	store, ctx := s.store, context.Background()
-	if err := s.Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if run, ok, _ := store.LastJobRun(ctx, "default", "waiting"); ok {
-		t.Fatalf("the job whose replacement waits for room was recorded as %q", run.Status)
-	}
-	run, ok, err := store.LastJobRun(ctx, "default", "abandoned")
-	if err != nil || !ok || !strings.Contains(run.Status, "failed") {
-		t.Fatalf("the job with nothing queued: %+v %v %v, want a failed run", run, ok, err)
+	for _, unlimited := range []bool{false, true} {
+		waiting := dagStub("waiting", 9, meta)
+		waiting.JobSummary = &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"a": {Queued: 1, Failed: 1}}}
+		nomad := &stageNomad{reads: map[string]int{}, unlimited: unlimited, allocsOfA: refused,
+			stubs: []*nomadapi.JobListStub{waiting, dagStub("unseen", 10, meta)}}
+		s, _ := admittedSequencer(t, nomad, map[string]uint64{"waiting": 9, "unseen": 10})
+		store, ctx := s.store, context.Background()
+		if err := s.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if run, ok, _ := store.LastJobRun(ctx, "default", "waiting"); ok {
+			t.Fatalf("unlimited %v: the job whose replacement waits for room was recorded as %q", unlimited, run.Status)
+		}
+		// nothing queued, no next allocation, no follow-up evaluation: under
+		// a bounded policy Nomad gave up; without limit it replaces it later
+		run, ok, err := store.LastJobRun(ctx, "default", "unseen")
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case !unlimited && (!ok || !strings.Contains(run.Status, "failed")):
+			t.Fatalf("bounded policy, nothing queued: %+v %v, want a failed run", run, ok)
+		case unlimited && ok:
+			t.Fatalf("reschedule without limit, nothing queued yet: recorded as %q, want the job left to Nomad", run.Status)
+		}
 	}
 }
