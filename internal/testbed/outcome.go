@@ -64,6 +64,7 @@ func (c Config) report(jobs []*job, allocs []alloc, primary primaryAt, spanStart
 		NoRoomRule: c.NoRoomRule, RoomDevice: c.RoomDevice, SchedulerAlgorithm: c.SchedulerAlgorithm}
 	by := ofJob(allocs)
 	var times, inSpan, delays []float64
+	tally := stageTally{speedup: c.Speedup}
 	spanEnd := began.Add(c.wall(c.TraceHours * 3600))
 	for _, j := range jobs {
 		if j == nil {
@@ -88,6 +89,7 @@ func (c Config) report(jobs []*job, allocs []alloc, primary primaryAt, spanStart
 		}
 		rep.Finished++
 		arrival := began.Add(c.wall(j.At))
+		tally.add(j, by[j.ID], arrival)
 		took := finish.Sub(arrival).Seconds() * c.Speedup
 		times = append(times, took)
 		if !finish.After(spanEnd) {
@@ -120,7 +122,7 @@ func (c Config) report(jobs []*job, allocs []alloc, primary primaryAt, spanStart
 		}
 	}
 	rep.JobSeconds, rep.JobSecondsAll = summarize(times), times
-	rep.StageTimes = stageTimes(jobs, by, began, c.Speedup)
+	rep.StageTimes = tally.times()
 	rep.FinishedInSpan, rep.JobSecondsInSpan = len(inSpan), summarize(inSpan)
 	rep.StartDelay = summarize(delays)
 	rep.Breaches = breaches(allocs, primary, float64(c.NodeCores), began, end, c.wall(history.Slot.Seconds()))

@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +18,6 @@ type StageTimes struct {
 	// task, what a job takes with no wait at all.
 	Stages       float64 `json:"stages"`
 	CriticalPath float64 `json:"critical_path_seconds"`
-	// JobTime is the same jobs' mean time (arrival to the last task's end).
-	JobTime float64 `json:"job_seconds"`
 	// FirstStage: the job's arrival to its first allocation's creation
 	// (submission through the proxy, Nomad's evaluation and placement).
 	FirstStage Summary `json:"to_first_allocation_seconds"`
@@ -37,76 +36,72 @@ type StageTimes struct {
 	Overrun Summary `json:"overrun_seconds"`
 }
 
-// stageTimes decomposes the finished jobs' times; nil when none finished.
-func stageTimes(jobs []*job, by map[string][]alloc, began time.Time, speedup float64) *StageTimes {
-	trace := func(d time.Duration) float64 { return d.Seconds() * speedup }
-	var first, release, retry, start, overrun []float64
-	out := &StageTimes{}
-	for _, j := range jobs {
-		if j == nil || j.SubmitErr != "" {
-			continue
+// stageTally gathers StageTimes over the finished jobs, as report counts
+// them.
+type stageTally struct {
+	speedup                               float64
+	jobs                                  int
+	stages, critical                      float64
+	first, release, retry, start, overrun []float64
+}
+
+// add counts one finished job that arrived at arrival (wall).
+func (t *stageTally) add(j *job, allocs []alloc, arrival time.Time) {
+	trace := func(d time.Duration) float64 { return d.Seconds() * t.speedup }
+	// per stage: its first allocation's creation and its last task's end
+	created := map[string]time.Time{}
+	ended := map[string]time.Time{}
+	// per task (group and index): its first attempt, and the allocation that completed it
+	attempt := map[string]time.Time{}
+	done := map[string]alloc{}
+	for _, a := range allocs {
+		if c, seen := created[a.Group]; !seen || a.Created.Before(c) {
+			created[a.Group] = a.Created
 		}
-		allocs := by[j.ID]
-		finish, ok := jobOutcome(j, allocs)
-		if !ok {
-			continue
+		task := a.Group + "/" + allocIndex(a.Name)
+		if c, seen := attempt[task]; !seen || a.Created.Before(c) {
+			attempt[task] = a.Created
 		}
-		// per stage: its first allocation's creation and its last task's end
-		created := map[string]time.Time{}
-		ended := map[string]time.Time{}
-		// per task (group and index): its first attempt, and the allocation that completed it
-		attempt := map[string]time.Time{}
-		done := map[string]alloc{}
-		for _, a := range allocs {
-			if c, seen := created[a.Group]; !seen || a.Created.Before(c) {
-				created[a.Group] = a.Created
-			}
-			task := a.Group + "/" + allocIndex(a.Name)
-			if c, seen := attempt[task]; !seen || a.Created.Before(c) {
-				attempt[task] = a.Created
-			}
-			if a.Status == "complete" {
-				done[task] = a
-				if a.Finished.After(ended[a.Group]) {
-					ended[a.Group] = a.Finished
-				}
-			}
-		}
-		out.Jobs++
-		out.Stages += float64(len(j.Stages))
-		arrival := began.Add(time.Duration(j.At / speedup * float64(time.Second)))
-		out.JobTime += trace(finish.Sub(arrival))
-		first = append(first, trace(created["s1"].Sub(arrival)))
-		for s, lengths := range j.Stages {
-			group := "s" + strconv.Itoa(s+1)
-			longest := 0.0
-			for _, l := range lengths {
-				longest = max(longest, l)
-			}
-			out.CriticalPath += longest
-			if s > 0 {
-				release = append(release, trace(created[group].Sub(ended["s"+strconv.Itoa(s)])))
-			}
-			for i, length := range lengths {
-				task := group + "/" + strconv.Itoa(i)
-				a, ok := done[task]
-				if !ok || a.Started.IsZero() {
-					continue
-				}
-				retry = append(retry, trace(a.Created.Sub(attempt[task])))
-				start = append(start, trace(a.Started.Sub(a.Created)))
-				overrun = append(overrun, trace(a.Finished.Sub(a.Started))-length)
+		if a.Status == "complete" {
+			done[task] = a
+			if a.Finished.After(ended[a.Group]) {
+				ended[a.Group] = a.Finished
 			}
 		}
 	}
-	if out.Jobs == 0 {
+	t.jobs++
+	t.stages += float64(len(j.Stages))
+	t.first = append(t.first, trace(created["s1"].Sub(arrival)))
+	for s, lengths := range j.Stages {
+		group := "s" + strconv.Itoa(s+1)
+		if len(lengths) > 0 {
+			t.critical += slices.Max(lengths)
+		}
+		if s > 0 {
+			t.release = append(t.release, trace(created[group].Sub(ended["s"+strconv.Itoa(s)])))
+		}
+		for i, length := range lengths {
+			task := group + "/" + strconv.Itoa(i)
+			a, ok := done[task]
+			if !ok || a.Started.IsZero() {
+				continue
+			}
+			t.retry = append(t.retry, trace(a.Created.Sub(attempt[task])))
+			t.start = append(t.start, trace(a.Started.Sub(a.Created)))
+			t.overrun = append(t.overrun, trace(a.Finished.Sub(a.Started))-length)
+		}
+	}
+}
+
+// times is the jobs' StageTimes; nil when none finished.
+func (t *stageTally) times() *StageTimes {
+	if t.jobs == 0 {
 		return nil
 	}
-	n := float64(out.Jobs)
-	out.Stages, out.CriticalPath, out.JobTime = out.Stages/n, out.CriticalPath/n, out.JobTime/n
-	out.FirstStage, out.Release, out.Retry = summarize(first), summarize(release), summarize(retry)
-	out.Start, out.Overrun = summarize(start), summarize(overrun)
-	return out
+	n := float64(t.jobs)
+	return &StageTimes{Jobs: t.jobs, Stages: t.stages / n, CriticalPath: t.critical / n,
+		FirstStage: summarize(t.first), Release: summarize(t.release), Retry: summarize(t.retry),
+		Start: summarize(t.start), Overrun: summarize(t.overrun)}
 }
 
 // allocIndex is the index in an allocation's name (job.group[index]).
@@ -133,7 +128,7 @@ func stageTable(reports []*Report) string {
 			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.0f | %.0f | %.1f | %.1f (%.1f) | %.1f (%.1f) | %.1f | %.1f (%.1f) |\n",
-			r.label(), r.Seed, t.Jobs, t.Stages, t.CriticalPath, t.JobTime, t.FirstStage.Mean, t.Release.Mean, t.Release.P90,
+			r.label(), r.Seed, t.Jobs, t.Stages, t.CriticalPath, r.JobSeconds.Mean, t.FirstStage.Mean, t.Release.Mean, t.Release.P90,
 			t.Retry.Mean, t.Retry.P90, t.Start.Mean, t.Overrun.Mean, t.Overrun.P90)
 	}
 	return b.String()

@@ -24,7 +24,9 @@ func TestStageTimesSplitAFinishedJobsTime(t *testing.T) {
 		{Job: "tb-1.s2", Group: "s2", Name: "tb-1.s2.s2[0]", Status: "complete", Created: at(6), Started: at(6.5), Finished: at(9.5)},
 		{Job: "tb-2", Group: "s1", Name: "tb-2.s1[0]", Status: "running", Created: at(1), Started: at(2)},
 	}
-	got := stageTimes([]*job{j, unfinished}, ofJob(allocs), t0, 10)
+	c := Config{Policy: PT, Seed: 1, Speedup: 10, NodeCores: 12, TraceHours: 1}
+	rep := c.report([]*job{j, unfinished}, allocs, func(string, time.Time) (float64, bool) { return 0, false }, t0, t0, at(60), 0.05)
+	got := rep.StageTimes
 	if got == nil {
 		t.Fatal("no stage times for a finished job")
 	}
@@ -38,14 +40,14 @@ func TestStageTimesSplitAFinishedJobsTime(t *testing.T) {
 	}
 	near("stages", got.Stages, 2)
 	near("critical path", got.CriticalPath, 50)
-	near("job time", got.JobTime, 95)
+	near("job time", rep.JobSeconds.Mean, 95)
 	near("to first allocation", got.FirstStage.Mean, 10)
 	near("release", got.Release.Mean, 6)
 	near("retry", got.Retry.Mean, 20.0/3)
 	near("retry p90", got.Retry.P90, 20)
 	near("start", got.Start.Mean, 4)
 	near("overrun", got.Overrun.Mean, 2.0/3)
-	table := stageTable([]*Report{{Policy: PT, Seed: 1, StageTimes: got}, {Policy: None, Seed: 1}})
+	table := stageTable([]*Report{rep, {Policy: None, Seed: 1}})
 	if !strings.Contains(table, "| pt | 1 | 1 | 2.0 | 50 | 95 | 10.0 | 6.0 (6.0) | 6.7 (20.0) | 4.0 | 0.7 (2.0) |") || strings.Contains(table, "| none |") {
 		t.Fatalf("table\n%s\nwant a row for the run with finished jobs only", table)
 	}

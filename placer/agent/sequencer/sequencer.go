@@ -202,12 +202,12 @@ func queued(stub *nomadapi.JobListStub, group string) int {
 // allocation whose replacement waits in a blocked evaluation (the room
 // device full, say) has neither a next allocation nor a follow-up
 // evaluation, and counts as active while any is queued, not as failed.
-// Under a reschedule policy without limit (retriesForever) an allocation
-// the harvest driver ended (evicted or refused) is never failed for good:
-// Nomad replaces it, now, after its delay, or once room frees, and the
-// moments in between need not show it (a job stopped with "upstream stage
-// failed" 13 s after an evicted task's replacement was refused, in the
-// testbed); a group failing by itself is stopped by maxSelfFailures.
+// Under a reschedule policy without limit (retriesForever) no allocation
+// is failed for good: Nomad replaces it, now, after its delay, or once
+// room frees, and the moments in between need not show it (a job stopped
+// with "upstream stage failed" 13 s after an evicted task's replacement
+// was refused, in the testbed); a group failing by itself is stopped by
+// maxSelfFailures instead.
 func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex uint64, queued int, retriesForever bool) {
 	for _, a := range allocs {
 		if a.TaskGroup != g.Name || a.JobVersion < 0 || a.CreateIndex < minIndex {
@@ -217,14 +217,13 @@ func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex
 		case nomadapi.AllocClientStatusComplete:
 			g.Complete++
 		case nomadapi.AllocClientStatusFailed, nomadapi.AllocClientStatusLost:
-			byHarvest := a.ClientStatus == nomadapi.AllocClientStatusFailed && endedByHarvest(a)
-			if a.ClientStatus == nomadapi.AllocClientStatusFailed && !byHarvest {
+			if a.ClientStatus == nomadapi.AllocClientStatusFailed && !endedByHarvest(a) {
 				g.SelfFailed++
 			}
 			switch {
 			case a.NextAllocation != "":
 				// replaced (an eviction rescheduled): the replacement counts
-			case byHarvest && retriesForever:
+			case retriesForever:
 				g.Active++ // Nomad replaces it: only the moment is unknown
 			case a.FollowupEvalID != "" || time.Since(time.Unix(0, a.ModifyTime)) < settle:
 				g.Active++ // a replacement is coming, or the scheduler has not decided yet
