@@ -1,12 +1,16 @@
 package harvestcg
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/harvest-platform/harvest/internal/proc"
 )
 
 // tree writes a fake cgroup tree: path -> content, every file the kernel
@@ -138,6 +142,45 @@ func TestV1AdoptMovesEveryProcessIntoEachHierarchy(t *testing.T) {
 	}
 	if _, err := p.TaskCgroupV2("x"); err == nil {
 		t.Error("a v2 task cgroup on v1")
+	}
+}
+
+// An exiting process stays in the cgroups it had until it is gone and the
+// kernel moves it nowhere: Adopt leaves it (a task whose shell's first
+// child was exiting used to be refused after ten passes), and names a
+// process it cannot move.
+func TestV1AdoptLeavesExitingProcessesAndNamesOnesItCannotMove(t *testing.T) {
+	root := v1Tree(t, true)
+	p, err := Open(Options{Root: root, Path: "/harvest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a task cgroup that takes no process, as the kernel does for one exiting
+	for _, h := range []string{"cpu", "cpuacct", "blkio"} {
+		procs := filepath.Join(root, h, "harvest/stuck.t/cgroup.procs")
+		if err := os.MkdirAll(filepath.Dir(procs), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/dev/null", procs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zombie := exec.Command("/bin/true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = zombie.Wait() }()
+	for !proc.Exiting(zombie.Process.Pid) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n, err := p.Adopt("stuck.t", func() ([]int, error) { return []int{zombie.Process.Pid}, nil }, 0); err != nil || n != 0 {
+		t.Fatalf("an exiting process: moved %d, %v (want nothing to move and no error)", n, err)
+	}
+	live := startSleep(t)
+	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
+	_, err = p.Adopt("stuck.t", func() ([]int, error) { return []int{zombie.Process.Pid, live.Process.Pid}, nil }, 0)
+	if want := fmt.Sprintf("outside after 10 passes: %d (sleep, cpu cgroup ", live.Process.Pid); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a process that stays outside: %v (want it named: %q)", err, want)
 	}
 }
 

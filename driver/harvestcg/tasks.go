@@ -11,10 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/harvest-platform/harvest/internal/proc"
 )
 
 // adoptPasses bounds Adopt's passes: each moves the processes listed so
-// far, and a process that forked meanwhile is caught by the next.
+// far, and a process that forked meanwhile is caught by the next (paused
+// 2, 4, ... up to adoptPause ms after the one before: about 0.4 s in all).
 const adoptPasses = 10
 
 // TaskCgroupV2 makes a task's cgroup under the parent (v2 only) and returns
@@ -36,7 +39,8 @@ func (p *Parent) TaskCgroupV2(name string) (string, error) {
 // hierarchies and into the cpuset parent itself (v1 only), and gives it
 // shares there (its weight among the
 // harvested tasks; 0 leaves the kernel's default). It lists and moves again
-// until no new process appears, and returns how many it moved.
+// until every listed process is inside or exiting, and returns how many it
+// moved; past adoptPasses its error names the processes left outside.
 func (p *Parent) Adopt(name string, pids func() ([]int, error), shares int64) (int, error) {
 	if p.v != V1 {
 		return 0, fmt.Errorf("Adopt on a %s host", p.v)
@@ -55,7 +59,13 @@ func (p *Parent) Adopt(name string, pids func() ([]int, error), shares int64) (i
 		}
 	}
 	moved := map[int]bool{}
-	for range adoptPasses {
+	var left []int
+	for pass := range adoptPasses {
+		if pass > 0 {
+			// what a pass could not move was forked meanwhile or is
+			// exiting: give it the time to be born or to go
+			time.Sleep(min(time.Millisecond<<pass, adoptPause))
+		}
 		listed, err := pids()
 		if err != nil {
 			return len(moved), err
@@ -64,15 +74,17 @@ func (p *Parent) Adopt(name string, pids func() ([]int, error), shares int64) (i
 		if err != nil {
 			return len(moved), err
 		}
-		todo := slices.DeleteFunc(listed, func(pid int) bool { return slices.Contains(inside, pid) })
-		if len(todo) == 0 {
+		// an exiting process stays listed where it was until it is gone,
+		// and the kernel moves it nowhere (it runs no more of its own code)
+		left = slices.DeleteFunc(listed, func(pid int) bool { return slices.Contains(inside, pid) || proc.Exiting(pid) })
+		if len(left) == 0 {
 			return len(moved), nil
 		}
 		targets := dirs
 		if p.cpuset != "" {
 			targets = append(slices.Clip(dirs), p.cpuset)
 		}
-		for _, pid := range todo {
+		for _, pid := range left {
 			for _, d := range targets {
 				err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)+"\n", true)
 				if err != nil && !errors.Is(err, os.ErrNotExist) && !isGone(err) {
@@ -82,7 +94,34 @@ func (p *Parent) Adopt(name string, pids func() ([]int, error), shares int64) (i
 			moved[pid] = true
 		}
 	}
-	return len(moved), fmt.Errorf("%s: processes still forking after %d passes", name, adoptPasses)
+	return len(moved), fmt.Errorf("%s: processes still outside after %d passes: %s", name, adoptPasses, describe(left))
+}
+
+// adoptPause is the longest pause between two of Adopt's passes.
+const adoptPause = 64 * time.Millisecond
+
+// describe names processes for an error: their pid, command and cpu cgroup
+// as /proc shows them now.
+func describe(pids []int) string {
+	out := make([]string, 0, len(pids))
+	for _, pid := range pids {
+		comm, _ := proc.Stat(pid)
+		out = append(out, fmt.Sprintf("%d (%s, cpu cgroup %s)", pid, comm, cpuCgroupOf(pid)))
+	}
+	return strings.Join(out, ", ")
+}
+
+// cpuCgroupOf is pid's cgroup in the v1 cpu hierarchy ("" when /proc does
+// not say).
+func cpuCgroupOf(pid int) string {
+	data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	for _, line := range strings.Split(string(data), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) == 3 && slices.Contains(strings.Split(parts[1], ","), "cpu") {
+			return parts[2]
+		}
+	}
+	return ""
 }
 
 // isGone reports whether a cgroup.procs write failed because the process

@@ -33,6 +33,33 @@ func Stat(pid int) (comm string, running bool) {
 	return string(stat[open+1 : closing]), state != 'Z' && state != 'X'
 }
 
+// Exiting reports whether /proc shows pid on its way out: a zombie (Z),
+// dead (X), or past the start of its exit (PF_EXITING in its flags), where
+// the kernel moves it into no other cgroup and it runs no more of its own
+// code. A pid /proc does not show is not reported exiting.
+func Exiting(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	closing := bytes.LastIndexByte(stat, ')')
+	if closing < 0 || closing+2 >= len(stat) {
+		return false
+	}
+	fields := strings.Fields(string(stat[closing+2:]))
+	if len(fields) < 7 {
+		return false
+	}
+	if fields[0] == "Z" || fields[0] == "X" {
+		return true
+	}
+	flags, err := strconv.ParseUint(fields[6], 10, 64)
+	return err == nil && flags&pfExiting != 0
+}
+
+// pfExiting is the kernel's PF_EXITING task flag (include/linux/sched.h).
+const pfExiting = 0x4
+
 // Running reports whether pid runs (see Stat).
 func Running(pid int) bool {
 	_, running := Stat(pid)

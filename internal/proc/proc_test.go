@@ -38,6 +38,10 @@ func TestAZombieDoesNotRun(t *testing.T) {
 	if Running(0) || Running(-1) {
 		t.Fatal("pid 0 or -1 runs")
 	}
+	if !Exiting(quick.Process.Pid) || Exiting(sleeper.Process.Pid) || Exiting(os.Getpid()) || Exiting(-1) {
+		t.Fatalf("exiting: the zombie %v, the sleeper %v, this process %v, pid -1 %v (want only the zombie)",
+			Exiting(quick.Process.Pid), Exiting(sleeper.Process.Pid), Exiting(os.Getpid()), Exiting(-1))
+	}
 }
 
 // This process's threads have run (the test itself) and the sum covers
