@@ -21,6 +21,32 @@ func After(ctx context.Context, interval time.Duration, fn func(context.Context)
 	run(ctx, interval, false, fn, onErr)
 }
 
+// EveryOrWoken is Every, with a pass also as soon as the channel wake
+// returned before the last pass closes (a change that pass may not have
+// seen), but no sooner than gap after the last pass began, so a burst of
+// changes costs one pass per gap. A nil channel never wakes.
+func EveryOrWoken(ctx context.Context, interval, gap time.Duration, wake func() <-chan struct{}, fn func(context.Context) error, onErr func(error)) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		woken, began := wake(), time.Now()
+		if err := fn(ctx); err != nil && ctx.Err() == nil && onErr != nil {
+			onErr(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		case <-woken:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(began.Add(gap))):
+			}
+		}
+	}
+}
+
 func run(ctx context.Context, interval time.Duration, now bool, fn func(context.Context) error, onErr func(error)) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()

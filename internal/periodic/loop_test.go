@@ -62,3 +62,59 @@ func TestPassesRepeatAndFailuresReachOnErr(t *testing.T) {
 		t.Fatalf("failures %v, want only the first pass's", failures)
 	}
 }
+
+// A woken loop passes again before its interval, once per change it was
+// woken for, and never sooner than its gap after the pass before.
+func TestEveryOrWokenPassesOnAChange(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changes := make(chan chan struct{}, 1)
+	next := make(chan struct{})
+	changes <- next
+	wake := func() <-chan struct{} {
+		select {
+		case c := <-changes:
+			return c
+		default:
+			return nil // no change coming
+		}
+	}
+	var passes atomic.Int32
+	passed := make(chan int32, 10)
+	go EveryOrWoken(ctx, time.Hour, 0, wake, func(context.Context) error { passed <- passes.Add(1); return nil }, nil)
+	if n := <-passed; n != 1 {
+		t.Fatalf("first pass %d", n)
+	}
+	close(next) // a change after the first pass
+	if n := <-passed; n != 2 {
+		t.Fatalf("pass %d after the change, want the second", n)
+	}
+	select {
+	case n := <-passed:
+		t.Fatalf("pass %d without a change or a tick", n)
+	case <-time.After(50 * time.Millisecond):
+	}
+
+	// woken at every pass, the gap still holds the loop: one pass
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	closed := make(chan struct{})
+	close(closed)
+	var held atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		EveryOrWoken(ctx2, time.Hour, time.Hour, func() <-chan struct{} { return closed }, func(context.Context) error {
+			held.Add(1)
+			return nil
+		}, nil)
+		close(done)
+	}()
+	for held.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	cancel2()
+	<-done
+	if n := held.Load(); n != 1 {
+		t.Fatalf("%d passes within a gap of an hour, want 1", n)
+	}
+}

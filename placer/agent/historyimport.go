@@ -83,7 +83,7 @@ func (h *historyImporter) loop() loop {
 		tenants = strings.Join(h.tenants, ",")
 	}
 	h.log.Info("pulling tenant history", "importer", h.name, "interval", h.interval, "lookback", h.lookback, "tenants", tenants)
-	return loop{"history_import", h.interval, func(ctx context.Context) error {
+	return loop{name: "history_import", interval: h.interval, pass: func(ctx context.Context) error {
 		_ = h.pull(ctx)
 		return nil
 	}}

@@ -57,22 +57,22 @@ func (a *Agent) setupStrategies(cfg config.Config, nomad *nomadapi.Client) {
 	if cfg.Packing.Enabled {
 		ps := set.Packing
 		p.packer = packer.New(view, ps, a.log.Named("packing"), metrics.packing)
-		p.loops = append(p.loops, loop{"packing", ps.Interval, p.packer.Pass})
+		p.loops = append(p.loops, loop{name: "packing", interval: ps.Interval, pass: p.packer.Pass})
 	}
 	if cfg.Partition.Enabled {
 		p.partition = partitioner.New(view, a.store, cfg.Partition, a.log.Named("partition"), metrics.partition)
-		p.loops = append(p.loops, loop{"partition", 10 * time.Second, p.partition.Pass})
+		p.loops = append(p.loops, loop{name: "partition", interval: 10 * time.Second, pass: p.partition.Pass})
 	}
 	if cfg.Greylist.Enabled {
 		gs := set.Greylist
 		p.greylist = greylister.New(view, gs, a.log.Named("greylist"), metrics.greylist)
-		p.loops = append(p.loops, loop{"greylist", gs.Interval, p.greylist.Pass})
+		p.loops = append(p.loops, loop{name: "greylist", interval: gs.Interval, pass: p.greylist.Pass})
 	}
 	if cfg.Escalation.Enabled {
 		es := set.Escalation
 		p.escalator = escalator.New(view, nomad, p.classes, a.weights, admissions.New(a.store), es,
 			a.log.Named("escalation"), metrics.escalation)
-		p.loops = append(p.loops, loop{"escalation", es.Interval, p.escalator.Pass})
+		p.loops = append(p.loops, loop{name: "escalation", interval: es.Interval, pass: p.escalator.Pass})
 	}
 	a.strategies = p
 }

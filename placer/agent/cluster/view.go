@@ -214,6 +214,17 @@ func (v View) Allocations(ctx context.Context) ([]*nomadapi.AllocationListStub, 
 	return v.watch.allocs.get(ctx, 0)
 }
 
+// AllocationsChanged is a channel closed when the watch next answers with
+// a changed allocation list (or fails): a loop that acts on allocations
+// ending waits on it instead of its next pass. It is nil (never closed)
+// while the watch does not run.
+func (v View) AllocationsChanged() <-chan struct{} {
+	if v.watch == nil {
+		return nil
+	}
+	return v.watch.allocs.changed()
+}
+
 // Running reports whether an allocation holds its resources now.
 func Running(a *nomadapi.AllocationListStub) bool {
 	return a.DesiredStatus == nomadapi.AllocDesiredStatusRun &&

@@ -79,6 +79,16 @@ func (l *watchedList[T]) begin() {
 	l.mu.Unlock()
 }
 
+// changed is closed at the list's next answer (nil while not watched).
+func (l *watchedList[T]) changed() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.running {
+		return nil
+	}
+	return l.next
+}
+
 // watchedList is one list Nomad answers blocking queries for.
 type watchedList[T any] struct {
 	name  string

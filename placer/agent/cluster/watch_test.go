@@ -29,6 +29,9 @@ func TestWatchedListFollowsNomadAndSaysWhenItCannot(t *testing.T) {
 	if allocs, err := w.allocs.get(ctx, 0); err != nil || len(allocs) != 4 {
 		t.Fatalf("direct read: %d allocations, %v", len(allocs), err)
 	}
+	if w.allocs.changed() != nil {
+		t.Fatal("a list not watched says it will change")
+	}
 	w.start(ctx, hclog.NewNullLogger())
 	if _, err := w.allocs.get(ctx, 0); err != nil {
 		t.Fatal(err)
@@ -43,7 +46,13 @@ func TestWatchedListFollowsNomadAndSaysWhenItCannot(t *testing.T) {
 		t.Fatalf("20 reads of an unchanged list cost %d requests", now-reads)
 	}
 
+	changed := w.allocs.changed()
 	fake.CompleteAlloc(1)
+	select {
+	case <-changed: // the change wakes whoever waits for it
+	case <-time.After(10 * time.Second):
+		t.Fatal("a completed allocation did not close the change channel within 10 s")
+	}
 	written := fake.ListIndex("allocs")
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	allocs, err := w.allocs.get(wctx, written)
