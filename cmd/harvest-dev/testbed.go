@@ -20,6 +20,7 @@ import (
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/internal/localcluster"
 	"github.com/harvest-platform/harvest/internal/testbed"
+	"github.com/harvest-platform/harvest/internal/testbed/summary"
 )
 
 func testbedCommand() cli.CommandFactory {
@@ -103,7 +104,7 @@ func testbedCommand() cli.CommandFactory {
 // writeTestbedSummary writes summary.md, the plots and reports.json of the
 // runs so far into out.
 func writeTestbedSummary(out string, reports []*testbed.Report) error {
-	if err := testbed.WriteSummary(out, reports); err != nil {
+	if err := summary.Write(out, reports); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(reports, "", "  ")

@@ -99,24 +99,6 @@ func TestTheRealPrimaryIsReportedPerMinute(t *testing.T) {
 	}
 }
 
-// The summary has a row per run with a real primary and Figure 10's plot.
-func TestSummaryHasTheRealPrimary(t *testing.T) {
-	dir := t.TempDir()
-	rp := &RealPrimaryReport{Node: "client-1", Tenant: "dc-9/t1", CPU: 1, Requests: 200, Failed: 2, WaitPerCPUSecond: 0.25,
-		Minutes:      []PrimaryMinute{{Minute: 0, Requests: 100, P99ms: 4}, {Minute: 1, TraceHours: 0.2, Requests: 100, Failed: 2, P99ms: 9}},
-		P99PerMinute: summarize([]float64{4, 9})}
-	if err := WriteSummary(dir, []*Report{{Policy: None, Seed: 1, RealPrimary: rp}, {Policy: H, Seed: 1}}); err != nil {
-		t.Fatal(err)
-	}
-	table, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
-	if !strings.Contains(string(table), "| none | 1 | client-1 (dc-9/t1), 1 | 2 | 200, 2 | 6.5, 4.0, 9.0, 9.0 | 0.250 |") {
-		t.Fatalf("summary %q: want the real primary's row", table)
-	}
-	if fi, err := os.Stat(filepath.Join(dir, "primary-p99.png")); err != nil || fi.Size() == 0 {
-		t.Fatalf("primary-p99.png: %v", err)
-	}
-}
-
 // No harvesting submits no job.
 func TestNoneSubmitsNoJob(t *testing.T) {
 	if p, err := ParsePolicy("none"); err != nil || p != None {

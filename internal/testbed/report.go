@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -222,4 +223,22 @@ func finishOr(a alloc, end time.Time) time.Time {
 		return end
 	}
 	return a.Finished
+}
+
+// Label is the run's policy with its named deviations, if any.
+func (r *Report) Label() string {
+	var dev []string
+	if r.RoomDevice {
+		dev = append(dev, "room device")
+	}
+	if r.NoRoomRule {
+		dev = append(dev, "no room rule")
+	}
+	if r.SchedulerAlgorithm != "" {
+		dev = append(dev, r.SchedulerAlgorithm)
+	}
+	if len(dev) == 0 {
+		return string(r.Policy)
+	}
+	return fmt.Sprintf("%s (%s)", r.Policy, strings.Join(dev, ", "))
 }

@@ -1,7 +1,6 @@
 package testbed
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,25 +110,4 @@ func allocIndex(name string) string {
 		return name
 	}
 	return name[i+1 : len(name)-1]
-}
-
-// stageTable is a row per run with finished jobs: where their time went
-// (none: "").
-func stageTable(reports []*Report) string {
-	var b strings.Builder
-	for _, r := range reports {
-		t := r.StageTimes
-		if t == nil {
-			continue
-		}
-		if b.Len() == 0 {
-			b.WriteString("\nWhere the finished jobs' time went (trace seconds; means, and p90 where given):\n\n")
-			b.WriteString("| policy | seed | jobs | stages | tasks' lengths along the stages | job time | arrival to first allocation | release per stage boundary (p90) | retries per task (p90) | start per task | overrun per task (p90) |\n")
-			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
-		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.0f | %.0f | %.1f | %.1f (%.1f) | %.1f (%.1f) | %.1f | %.1f (%.1f) |\n",
-			r.label(), r.Seed, t.Jobs, t.Stages, t.CriticalPath, r.JobSeconds.Mean, t.FirstStage.Mean, t.Release.Mean, t.Release.P90,
-			t.Retry.Mean, t.Retry.P90, t.Start.Mean, t.Overrun.Mean, t.Overrun.P90)
-	}
-	return b.String()
 }

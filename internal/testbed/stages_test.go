@@ -2,7 +2,6 @@ package testbed
 
 import (
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -47,8 +46,4 @@ func TestStageTimesSplitAFinishedJobsTime(t *testing.T) {
 	near("retry p90", got.Retry.P90, 20)
 	near("start", got.Start.Mean, 4)
 	near("overrun", got.Overrun.Mean, 2.0/3)
-	table := stageTable([]*Report{rep, {Policy: None, Seed: 1}})
-	if !strings.Contains(table, "| pt | 1 | 1 | 2.0 | 50 | 95 | 10.0 | 6.0 (6.0) | 6.7 (20.0) | 4.0 | 0.7 (2.0) |") || strings.Contains(table, "| none |") {
-		t.Fatalf("table\n%s\nwant a row for the run with finished jobs only", table)
-	}
 }

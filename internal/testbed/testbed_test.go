@@ -148,32 +148,6 @@ func TestUtilisationAveragesEachWindow(t *testing.T) {
 	}
 }
 
-// The summary has a row per run, its blob tier's counts among them, and
-// plots the job times and the utilisation.
-func TestSummaryWritesTheTableAndPlots(t *testing.T) {
-	dir := t.TempDir()
-	r := &Report{Policy: H, Seed: 2, JobSecondsAll: []float64{100, 300}, Blob: &BlobReport{Objects: 32, Reads: 40, ReadFailures: 1, BusyDenials: 3},
-		Utilisation: []UtilisationPoint{{0, 0.1, 0.4}, {600, 0.2, 0.5}}}
-	deviated := &Report{Policy: PT, Seed: 2, NoRoomRule: true, SchedulerAlgorithm: "spread"}
-	device := &Report{Policy: H, Seed: 2, RoomDevice: true}
-	if err := WriteSummary(dir, []*Report{r, deviated, device}); err != nil {
-		t.Fatal(err)
-	}
-	table, err := os.ReadFile(filepath.Join(dir, "summary.md"))
-	if err != nil || !strings.Contains(string(table), "| 40, 1, 3, 0 of 32 |") {
-		t.Fatalf("summary %q (%v): want the blob counts", table, err)
-	}
-	if !strings.Contains(string(table), "\n| h | 2 |") || !strings.Contains(string(table), "\n| pt (no room rule, spread) | 2 |") ||
-		!strings.Contains(string(table), "\n| h (room device) | 2 |") {
-		t.Fatalf("summary %q: want each run's policy with its deviations", table)
-	}
-	for _, png := range []string{"job-times.png", "utilisation.png"} {
-		if fi, err := os.Stat(filepath.Join(dir, png)); err != nil || fi.Size() == 0 {
-			t.Fatalf("%s: %v", png, err)
-		}
-	}
-}
-
 // The error lines counted are this run's: a line an earlier run logged in
 // the same run folder is left out, one with no timestamp counts.
 func TestErrorLinesCountOnlyThisRunsLines(t *testing.T) {

@@ -1,4 +1,4 @@
-package testbed
+package summary
 
 import (
 	"fmt"
@@ -7,16 +7,17 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harvest-platform/harvest/internal/testbed"
 	"github.com/harvest-platform/harvest/sim/plots"
 )
 
-// WriteSummary writes summary.md (a row per run: the testbed's figures
+// Write writes summary.md (a row per run: the testbed's figures
 // beside the simulator's prediction, and the real primary's when a run had
 // one), job-times.png (the job-time CDF of every run, Figure 11's form),
 // utilisation.png (the harvested and primary share of the cores over time)
 // and primary-p99.png (the real primary's p99 per minute, Figure 10's form)
 // into dir.
-func WriteSummary(dir string, reports []*Report) error {
+func Write(dir string, reports []*testbed.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -25,7 +26,7 @@ func WriteSummary(dir string, reports []*Report) error {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var series []plots.Series
 	for _, r := range reports {
-		sim, delayed := SimPrediction{}, SimPrediction{}
+		sim, delayed := testbed.SimPrediction{}, testbed.SimPrediction{}
 		if r.Simulator != nil {
 			sim = *r.Simulator
 		}
@@ -41,13 +42,13 @@ func WriteSummary(dir string, reports []*Report) error {
 			blob = fmt.Sprintf("%d, %d, %d, %d of %d", r.Blob.Reads, r.Blob.ReadFailures, r.Blob.BusyDenials, r.Blob.Lost, r.Blob.Objects)
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.0f | %.0f | %.0f | %d, %.0f | %d, %.0f | %d, %.0f | %d | %d | %d | %d | %.0f | %.0f | %d | %.1f (%.1f) | %.1f/%.1f (%.2f) | %d, %.2f, %.2f | %s | %d |\n",
-			r.label(), r.Seed, r.Submitted, r.Finished, r.Unfinished, r.SubmitErrors, r.JobSeconds.Mean, r.JobSeconds.P50, r.JobSeconds.P90,
+			r.Label(), r.Seed, r.Submitted, r.Finished, r.Unfinished, r.SubmitErrors, r.JobSeconds.Mean, r.JobSeconds.P50, r.JobSeconds.P90,
 			r.FinishedInSpan, r.JobSecondsInSpan.Mean, sim.Finished, sim.MeanJobSeconds, delayed.Finished, delayed.MeanJobSeconds, r.Kills, sim.Kills, r.Refused, r.Abandoned,
 			r.WastedTaskSeconds, sim.WastedTaskSeconds, len(r.Breaches), r.LongestBreach, r.BreachBound,
 			r.StartDelay.P50, r.StartDelay.P90, r.ShortestTaskWall, r.Allocations, r.HostCPUPerAllocation, r.DaemonCores, blob, errs)
 		times := append([]float64(nil), r.JobSecondsAll...)
 		sort.Float64s(times)
-		s := plots.Series{Name: fmt.Sprintf("%s seed %d", r.label(), r.Seed)}
+		s := plots.Series{Name: fmt.Sprintf("%s seed %d", r.Label(), r.Seed)}
 		for i, t := range times {
 			s.X = append(s.X, t)
 			s.Y = append(s.Y, float64(i+1)/float64(len(times)))
@@ -80,7 +81,7 @@ func WriteSummary(dir string, reports []*Report) error {
 }
 
 // realPrimaryTable is a row per run with a real primary (none: "").
-func realPrimaryTable(reports []*Report) string {
+func realPrimaryTable(reports []*testbed.Report) string {
 	var b strings.Builder
 	for _, r := range reports {
 		p := r.RealPrimary
@@ -94,19 +95,19 @@ func realPrimaryTable(reports []*Report) string {
 		}
 		s := p.P99PerMinute
 		fmt.Fprintf(&b, "| %s | %d | %s (%s), %d | %d | %d, %d | %.1f, %.1f, %.1f, %.1f | %.3f |\n",
-			r.label(), r.Seed, p.Node, p.Tenant, p.CPU, len(p.Minutes), p.Requests, p.Failed, s.Mean, s.P50, s.P90, s.Max, p.WaitPerCPUSecond)
+			r.Label(), r.Seed, p.Node, p.Tenant, p.CPU, len(p.Minutes), p.Requests, p.Failed, s.Mean, s.P50, s.P90, s.Max, p.WaitPerCPUSecond)
 	}
 	return b.String()
 }
 
 // realPrimarySeries is a line per run of the real primary's p99 per minute.
-func realPrimarySeries(reports []*Report) []plots.Series {
+func realPrimarySeries(reports []*testbed.Report) []plots.Series {
 	var out []plots.Series
 	for _, r := range reports {
 		if r.RealPrimary == nil {
 			continue
 		}
-		s := plots.Series{Name: fmt.Sprintf("%s seed %d", r.label(), r.Seed)}
+		s := plots.Series{Name: fmt.Sprintf("%s seed %d", r.Label(), r.Seed)}
 		for _, m := range r.RealPrimary.Minutes {
 			if m.Requests > m.Failed {
 				s.X, s.Y = append(s.X, m.TraceHours), append(s.Y, m.P99ms)
@@ -122,14 +123,14 @@ func realPrimarySeries(reports []*Report) []plots.Series {
 // utilisationSeries is a line per run of the harvested allocations' share
 // of all cores, and one of the primaries' per seed (the policies of a seed
 // replay the same trace).
-func utilisationSeries(reports []*Report) []plots.Series {
+func utilisationSeries(reports []*testbed.Report) []plots.Series {
 	var out []plots.Series
 	primaries := map[uint64]bool{}
 	for _, r := range reports {
 		if len(r.Utilisation) == 0 {
 			continue
 		}
-		h := plots.Series{Name: fmt.Sprintf("harvested, %s seed %d", r.label(), r.Seed)}
+		h := plots.Series{Name: fmt.Sprintf("harvested, %s seed %d", r.Label(), r.Seed)}
 		p := plots.Series{Name: fmt.Sprintf("primaries, seed %d", r.Seed)}
 		for _, u := range r.Utilisation {
 			h.X, h.Y = append(h.X, u.TraceSeconds/3600), append(h.Y, u.Harvested)
@@ -142,22 +143,4 @@ func utilisationSeries(reports []*Report) []plots.Series {
 		}
 	}
 	return out
-}
-
-// label is the run's policy with its named deviations, if any.
-func (r *Report) label() string {
-	var dev []string
-	if r.RoomDevice {
-		dev = append(dev, "room device")
-	}
-	if r.NoRoomRule {
-		dev = append(dev, "no room rule")
-	}
-	if r.SchedulerAlgorithm != "" {
-		dev = append(dev, r.SchedulerAlgorithm)
-	}
-	if len(dev) == 0 {
-		return string(r.Policy)
-	}
-	return fmt.Sprintf("%s (%s)", r.Policy, strings.Join(dev, ", "))
 }

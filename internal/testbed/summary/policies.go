@@ -1,9 +1,11 @@
-package testbed
+package summary
 
 import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/harvest-platform/harvest/internal/testbed"
 )
 
 // spread is a figure over a policy's seeds: its mean, min and max.
@@ -38,12 +40,12 @@ func (s spread) format(decimals int) string {
 // "H against PT over at least 3 seeds with min-max", and Figure 10's
 // comparison with the no-harvesting runs' own spread). "" when no policy
 // ran more than one seed.
-func policyTable(reports []*Report) string {
+func policyTable(reports []*testbed.Report) string {
 	var order []string
-	byLabel := map[string][]*Report{}
+	byLabel := map[string][]*testbed.Report{}
 	several := false
 	for _, r := range reports {
-		l := r.label()
+		l := r.Label()
 		if byLabel[l] == nil {
 			order = append(order, l)
 		}
@@ -60,7 +62,7 @@ func policyTable(reports []*Report) string {
 	for _, l := range order {
 		runs := byLabel[l]
 		var seeds []string
-		figure := func(of func(*Report) (float64, bool)) spread {
+		figure := func(of func(*testbed.Report) (float64, bool)) spread {
 			var vs []float64
 			for _, r := range runs {
 				if v, ok := of(r); ok {
@@ -69,16 +71,16 @@ func policyTable(reports []*Report) string {
 			}
 			return spreadOf(vs)
 		}
-		sim := func(of func(SimPrediction) float64) spread {
-			return figure(func(r *Report) (float64, bool) {
-				if r.SimulatorWithDelay == nil || r.Policy == None {
+		sim := func(of func(testbed.SimPrediction) float64) spread {
+			return figure(func(r *testbed.Report) (float64, bool) {
+				if r.SimulatorWithDelay == nil || r.Policy == testbed.None {
 					return 0, false
 				}
 				return of(*r.SimulatorWithDelay), true
 			})
 		}
-		primary := func(of func(RealPrimaryReport) float64) spread {
-			return figure(func(r *Report) (float64, bool) {
+		primary := func(of func(testbed.RealPrimaryReport) float64) spread {
+			return figure(func(r *testbed.Report) (float64, bool) {
 				if r.RealPrimary == nil || len(r.RealPrimary.Minutes) == 0 {
 					return 0, false
 				}
@@ -90,22 +92,22 @@ func policyTable(reports []*Report) string {
 			seeds = append(seeds, fmt.Sprint(r.Seed))
 			overBound += r.BreachesOverBound
 		}
-		jobs := func(of func(*Report) float64) spread {
-			return figure(func(r *Report) (float64, bool) { return of(r), r.Policy != None })
+		jobs := func(of func(*testbed.Report) float64) spread {
+			return figure(func(r *testbed.Report) (float64, bool) { return of(r), r.Policy != testbed.None })
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", l, strings.Join(seeds, ","),
-			jobs(func(r *Report) float64 { return float64(r.FinishedInSpan) }),
-			figure(func(r *Report) (float64, bool) { return r.JobSecondsInSpan.Mean, r.FinishedInSpan > 0 }),
-			sim(func(p SimPrediction) float64 { return p.MeanJobSeconds }),
-			jobs(func(r *Report) float64 { return float64(r.Kills) }),
-			sim(func(p SimPrediction) float64 { return float64(p.Kills) }),
-			jobs(func(r *Report) float64 { return r.WastedTaskSeconds }),
-			sim(func(p SimPrediction) float64 { return p.WastedTaskSeconds }),
-			jobs(func(r *Report) float64 { return float64(r.Refused) }),
+			jobs(func(r *testbed.Report) float64 { return float64(r.FinishedInSpan) }),
+			figure(func(r *testbed.Report) (float64, bool) { return r.JobSecondsInSpan.Mean, r.FinishedInSpan > 0 }),
+			sim(func(p testbed.SimPrediction) float64 { return p.MeanJobSeconds }),
+			jobs(func(r *testbed.Report) float64 { return float64(r.Kills) }),
+			sim(func(p testbed.SimPrediction) float64 { return float64(p.Kills) }),
+			jobs(func(r *testbed.Report) float64 { return r.WastedTaskSeconds }),
+			sim(func(p testbed.SimPrediction) float64 { return p.WastedTaskSeconds }),
+			jobs(func(r *testbed.Report) float64 { return float64(r.Refused) }),
 			overBound,
-			primary(func(p RealPrimaryReport) float64 { return p.P99PerMinute.Mean }),
-			primary(func(p RealPrimaryReport) float64 { return p.P99PerMinute.P90 }),
-			primary(func(p RealPrimaryReport) float64 { return p.WaitPerCPUSecond }).format(2))
+			primary(func(p testbed.RealPrimaryReport) float64 { return p.P99PerMinute.Mean }),
+			primary(func(p testbed.RealPrimaryReport) float64 { return p.P99PerMinute.P90 }),
+			primary(func(p testbed.RealPrimaryReport) float64 { return p.WaitPerCPUSecond }).format(2))
 	}
 	return b.String()
 }

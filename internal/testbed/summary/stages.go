@@ -1,0 +1,29 @@
+package summary
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/harvest-platform/harvest/internal/testbed"
+)
+
+// stageTable is a row per run with finished jobs: where their time went
+// (none: "").
+func stageTable(reports []*testbed.Report) string {
+	var b strings.Builder
+	for _, r := range reports {
+		t := r.StageTimes
+		if t == nil {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nWhere the finished jobs' time went (trace seconds; means, and p90 where given):\n\n")
+			b.WriteString("| policy | seed | jobs | stages | tasks' lengths along the stages | job time | arrival to first allocation | release per stage boundary (p90) | retries per task (p90) | start per task | overrun per task (p90) |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.0f | %.0f | %.1f | %.1f (%.1f) | %.1f (%.1f) | %.1f | %.1f (%.1f) |\n",
+			r.Label(), r.Seed, t.Jobs, t.Stages, t.CriticalPath, r.JobSeconds.Mean, t.FirstStage.Mean, t.Release.Mean, t.Release.P90,
+			t.Retry.Mean, t.Retry.P90, t.Start.Mean, t.Overrun.Mean, t.Overrun.P90)
+	}
+	return b.String()
+}
