@@ -94,10 +94,13 @@ type Report struct {
 	// run had one: Config.RealPrimary).
 	RealPrimary *RealPrimaryReport `json:"real_primary,omitempty"`
 	// Blob is the blob tier's part (nil when the run started none).
-	Blob             *BlobReport    `json:"blob,omitempty"`
-	WatchErrors      int            `json:"watch_errors"`
-	DaemonErrorLines map[string]int `json:"daemon_error_lines"`
-	Simulator        *SimPrediction `json:"simulator,omitempty"`
+	Blob *BlobReport `json:"blob,omitempty"`
+	// UnfinishedJobs are the jobs not finished at the end, as Nomad held
+	// them then (why a stage waits).
+	UnfinishedJobs   []UnfinishedJob `json:"unfinished_jobs,omitempty"`
+	WatchErrors      int             `json:"watch_errors"`
+	DaemonErrorLines map[string]int  `json:"daemon_error_lines"`
+	Simulator        *SimPrediction  `json:"simulator,omitempty"`
 	// SimulatorWithDelay is the simulator with every container held for
 	// the testbed's median start delay (StartDelay.P50 x Speedup).
 	SimulatorWithDelay *SimPrediction `json:"simulator_with_start_delay,omitempty"`

@@ -255,6 +255,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		logs = append(logs, blob.log)
 	}
 	rep.DaemonErrorLines = errorLines(logs, started)
+	rep.UnfinishedJobs = unfinishedJobs(nomad, jobs, allocs)
 	if rep.Evaluations, err = evaluationsByTrigger(nomad); err != nil {
 		c.Logger.Error("counting Nomad's evaluations", "error", err)
 	}

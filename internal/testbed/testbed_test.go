@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/nomad/jobspec2"
 
 	"github.com/harvest-platform/harvest/placer/dag"
@@ -162,5 +163,27 @@ func TestErrorLinesCountOnlyThisRunsLines(t *testing.T) {
 	since := time.Date(2026, 11, 30, 0, 2, 0, 0, time.UTC)
 	if got := errorLines([]string{path}, since)["nomad-client-1.log"]; got != 2 {
 		t.Fatalf("%d error lines since %s, want 2", got, since)
+	}
+}
+
+// An unfinished job's Nomad job says its groups' counts and, from its
+// newest blocked evaluation, why a group waits.
+func TestAtEndSaysWhyAGroupWaits(t *testing.T) {
+	stub := &nomadapi.JobListStub{ID: "tb-00008.s2", Status: "running"}
+	sum := &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"s2": {Queued: 1, Running: 2, Failed: 3, Complete: 8}}}
+	evals := []*nomadapi.Evaluation{
+		{Status: "complete", CreateIndex: 10},
+		{Status: "blocked", CreateIndex: 20, FailedTGAllocs: map[string]*nomadapi.AllocationMetric{"s2": {NodesEvaluated: 3}}},
+		{Status: "blocked", CreateIndex: 30, FailedTGAllocs: map[string]*nomadapi.AllocationMetric{"s2": {
+			NodesEvaluated: 7, NodesFiltered: 2, ConstraintFiltered: map[string]int{"${meta.harvest_class} = periodic-2": 2},
+			NodesExhausted: 5, DimensionExhausted: map[string]int{"devices: harvest/room/cpu": 5}}}},
+	}
+	got := atEnd(stub, sum, evals)
+	if got.Groups["s2"] != "1/0/2/3/0/8" || got.Evaluations["blocked"] != 2 || got.Evaluations["complete"] != 1 {
+		t.Fatalf("groups %v, evaluations %v", got.Groups, got.Evaluations)
+	}
+	want := "7 nodes evaluated; 2 filtered (${meta.harvest_class} = periodic-2: 2); 5 exhausted (devices: harvest/room/cpu: 5)"
+	if got.Blocked["s2"] != want {
+		t.Fatalf("blocked %q, want the newest blocked evaluation's %q", got.Blocked["s2"], want)
 	}
 }

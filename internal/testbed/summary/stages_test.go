@@ -19,3 +19,14 @@ func TestStageTableRowsRunsWithFinishedJobs(t *testing.T) {
 		t.Fatalf("table\n%s\nwant a row for the run with finished jobs only", table)
 	}
 }
+
+// An unfinished job has a row per Nomad job, with why a group waits.
+func TestUnfinishedTableSaysWhyAStageWaits(t *testing.T) {
+	rep := &testbed.Report{Policy: testbed.H, Seed: 1, UnfinishedJobs: []testbed.UnfinishedJob{{ID: "tb-00008", Class: "periodic-2", Stages: 6,
+		Nomad: []testbed.NomadJobAtEnd{{ID: "tb-00008.s2", Status: "running", Groups: map[string]string{"s2": "1/0/0/3/0/11"},
+			Evaluations: map[string]int{"blocked": 1, "complete": 4}, Blocked: map[string]string{"s2": "7 nodes evaluated; 7 exhausted (devices: harvest/room/cpu: 7)"}}}}}}
+	want := "| h | 1 | tb-00008 | periodic-2 | 6 | tb-00008.s2 | running | s2 1/0/0/3/0/11 | blocked 1; complete 4 | s2 7 nodes evaluated; 7 exhausted (devices: harvest/room/cpu: 7) |"
+	if got := unfinishedTable([]*testbed.Report{rep, {Policy: testbed.PT, Seed: 1}}); !strings.Contains(got, want) || strings.Contains(got, "| pt |") {
+		t.Fatalf("table\n%s\nwant the row %s and none for the run with every job finished", got, want)
+	}
+}

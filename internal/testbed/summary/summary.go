@@ -60,6 +60,7 @@ func Write(dir string, reports []*testbed.Report) error {
 	b.WriteString(policyTable(reports))
 	b.WriteString(stageTable(reports))
 	b.WriteString(realPrimaryTable(reports))
+	b.WriteString(unfinishedTable(reports))
 	if err := os.WriteFile(filepath.Join(dir, "summary.md"), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
