@@ -31,16 +31,25 @@ type ScaleNomad struct {
 	index   uint64 // raft index: every write bumps it
 	listIdx map[string]uint64
 	Nodes   []*nomadapi.Node
-	Jobs    []*nomadapi.Job
-	Allocs  []*nomadapi.AllocationListStub
-	calls   map[string]int
-	down    bool // every request answers 503, blocked ones at once
+	// Jobs are listed with their Status ("running" when unset) and the
+	// summary Summaries holds for them (two running allocations of group
+	// "a" when none).
+	Jobs      []*nomadapi.Job
+	Summaries map[string]*nomadapi.JobSummary
+	Allocs    []*nomadapi.AllocationListStub
+	// Registered are the jobs registered through the API, in order; each
+	// replaces the job of its ID with a new JobModifyIndex.
+	Registered []*nomadapi.Job
+	calls      map[string]int
+	paths      map[string]int
+	down       bool // every request answers 503, blocked ones at once
 }
 
 // NewScaleNomad is a cluster of nodes nodes (node-0000...) and jobs
 // harvested DAG jobs (etl-000...), each with two running allocations.
 func NewScaleNomad(nodes, jobs int) *ScaleNomad {
-	f := &ScaleNomad{index: 100, listIdx: map[string]uint64{"nodes": 100, "jobs": 100, "allocs": 100}, calls: map[string]int{}}
+	f := &ScaleNomad{index: 100, listIdx: map[string]uint64{"nodes": 100, "jobs": 100, "allocs": 100}, calls: map[string]int{},
+		paths: map[string]int{}, Summaries: map[string]*nomadapi.JobSummary{}}
 	f.changed = sync.NewCond(&f.Mu)
 	for i := range nodes {
 		id := fmt.Sprintf("node-%04d", i)
@@ -114,6 +123,14 @@ func (f *ScaleNomad) Snapshot() map[string]int {
 	return out
 }
 
+// Requests is how many requests the fake answered for one method and path
+// ("GET /v1/job/etl/evaluations").
+func (f *ScaleNomad) Requests(methodPath string) int {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	return f.paths[methodPath]
+}
+
 // block waits, with f.Mu held, while a blocking query's index is current.
 func (f *ScaleNomad) block(r *http.Request, list string) {
 	min, err := strconv.ParseUint(r.URL.Query().Get("index"), 10, 64)
@@ -175,6 +192,7 @@ func (f *ScaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		kind += " (blocking)"
 	}
 	f.calls[kind]++
+	f.paths[r.Method+" "+path]++
 	if f.down {
 		http.Error(w, "Nomad is down", http.StatusServiceUnavailable)
 		return
@@ -222,10 +240,17 @@ func (f *ScaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.block(r, "jobs")
 		stubs := make([]*nomadapi.JobListStub, 0, len(f.Jobs))
 		for _, j := range f.Jobs {
-			sum := map[string]nomadapi.TaskGroupSummary{"a": {Running: 2}}
-			stubs = append(stubs, &nomadapi.JobListStub{ID: *j.ID, Name: *j.Name, Namespace: *j.Namespace, Meta: j.Meta,
-				Status: "running", JobModifyIndex: *j.JobModifyIndex, ModifyIndex: *j.ModifyIndex, SubmitTime: *j.SubmitTime,
-				JobSummary: &nomadapi.JobSummary{JobID: *j.ID, Summary: sum}})
+			sum := f.Summaries[*j.ID]
+			if sum == nil {
+				sum = &nomadapi.JobSummary{JobID: *j.ID, Summary: map[string]nomadapi.TaskGroupSummary{"a": {Running: 2}}}
+			}
+			status := "running"
+			if j.Status != nil {
+				status = *j.Status
+			}
+			stubs = append(stubs, &nomadapi.JobListStub{ID: *j.ID, Name: value(j.Name), Namespace: value(j.Namespace), Meta: j.Meta,
+				Status: status, JobModifyIndex: value(j.JobModifyIndex), ModifyIndex: value(j.ModifyIndex), SubmitTime: value(j.SubmitTime),
+				JobSummary: sum})
 		}
 		reply(stubs, f.listIdx["jobs"])
 	case r.Method == http.MethodGet && strings.HasSuffix(path, "/allocations") && strings.HasPrefix(path, "/v1/job/"):
@@ -247,6 +272,25 @@ func (f *ScaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		http.Error(w, "job not found", http.StatusNotFound)
+	case (r.Method == http.MethodPost || r.Method == http.MethodPut) && (path == "/v1/jobs" || strings.HasPrefix(path, "/v1/job/")):
+		var req nomadapi.JobRegisterRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Job == nil || req.Job.ID == nil {
+			http.Error(w, fmt.Sprintf("bad job registration: %v", err), http.StatusBadRequest)
+			return
+		}
+		idx := f.Bump("jobs")
+		req.Job.JobModifyIndex, req.Job.ModifyIndex = &idx, &idx
+		f.Registered = append(f.Registered, req.Job)
+		replaced := false
+		for i, j := range f.Jobs {
+			if *j.ID == *req.Job.ID {
+				f.Jobs[i], replaced = req.Job, true
+			}
+		}
+		if !replaced {
+			f.Jobs = append(f.Jobs, req.Job)
+		}
+		reply(nomadapi.JobRegisterResponse{JobModifyIndex: idx}, idx)
 	case r.Method == http.MethodGet && path == "/v1/allocations":
 		f.block(r, "allocs")
 		if f.down {
@@ -257,6 +301,15 @@ func (f *ScaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, "not in the fake: "+kind, http.StatusNotFound)
 	}
+}
+
+// value is *p, or T's zero value for nil.
+func value[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }
 
 // Serve serves the fake until the test ends and returns a client of it.

@@ -2,11 +2,7 @@ package escalator
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,49 +17,42 @@ import (
 	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/classroom"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
+	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
 	"github.com/harvest-platform/harvest/placer/escalation"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
+
+// pendingJob is a job of the fake Nomad submitted at submitted, its
+// groups' allocations all queued.
+func pendingJob(f *clustertest.ScaleNomad, id string, submitted time.Time, meta map[string]string, constraints ...*nomadapi.Constraint) func() *nomadapi.Job {
+	job := func() *nomadapi.Job {
+		ns, name, one, pending := "default", "a", 1, "pending"
+		idx, submit := uint64(7), submitted.UnixNano()
+		return &nomadapi.Job{ID: &id, Name: &id, Namespace: &ns, Status: &pending, JobModifyIndex: &idx, ModifyIndex: &idx, SubmitTime: &submit,
+			Meta: meta, Constraints: constraints, TaskGroups: []*nomadapi.TaskGroup{{Name: &name, Count: &one}}}
+	}
+	f.Jobs = append(f.Jobs, job())
+	f.Summaries[id] = &nomadapi.JobSummary{JobID: id, Summary: map[string]nomadapi.TaskGroupSummary{"a": {Queued: 1}}}
+	return job
+}
 
 // Escalation relaxes class rules; a job Algorithm 1 named no class for has
 // none (it went to Nomad's default placement at once), so the escalator
 // leaves it alone even while it waits for room.
 func TestEscalatorIgnoresJobsWithNoClass(t *testing.T) {
 	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	queued := &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"g": {Queued: 1}}}
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen[r.URL.Path] = true
-		mu.Unlock()
-		switch r.URL.Path {
-		case "/v1/jobs":
-			json.NewEncoder(w).Encode([]*nomadapi.JobListStub{
-				{ID: "classed", Namespace: "default", Status: "pending", SubmitTime: submitted.UnixNano(), JobSummary: queued,
-					Meta: map[string]string{proxy.ClassesKey: "constant-1", proxy.JobTypeKey: "long"}},
-				{ID: "free", Namespace: "default", Status: "pending", SubmitTime: submitted.UnixNano(), JobSummary: queued,
-					Meta: map[string]string{proxy.ClassesKey: proxy.NoClass, proxy.JobTypeKey: "long"}},
-			})
-		default: // evaluations
-			json.NewEncoder(w).Encode([]*nomadapi.Evaluation{})
-		}
-	}))
-	defer srv.Close()
-	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake := clustertest.NewScaleNomad(0, 0)
+	pendingJob(fake, "classed", submitted, map[string]string{proxy.ClassesKey: "constant-1", proxy.JobTypeKey: "long"})
+	pendingJob(fake, "free", submitted, map[string]string{proxy.ClassesKey: proxy.NoClass, proxy.JobTypeKey: "long"})
+	client := fake.Serve(t)
 	e := &Strategy{view: cluster.New(client), nomad: client, delay: time.Minute, log: hclog.NewNullLogger(),
 		now: func() time.Time { return submitted.Add(time.Second) }} // not due yet: no step, no write
 	if err := e.Pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !seen["/v1/job/classed/evaluations"] || seen["/v1/job/free/evaluations"] {
-		t.Fatalf("requests %v: want the classed job looked at and the one with no class skipped", seen)
+	if fake.Requests("GET /v1/job/classed/evaluations") == 0 || fake.Requests("GET /v1/job/free/evaluations") != 0 {
+		t.Fatalf("requests %v: want the classed job looked at and the one with no class skipped", fake.Snapshot())
 	}
 }
 
@@ -72,42 +61,10 @@ func TestEscalatorIgnoresJobsWithNoClass(t *testing.T) {
 // all; each step keeps the job's other constraints and says why in its meta.
 func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	var registered []*nomadapi.Job
-	index := uint64(7)
-	job := func() *nomadapi.Job {
-		id, ns, name, one := "etl", "default", "a", 1
-		idx, submit := index, submitted.UnixNano()
-		return &nomadapi.Job{ID: &id, Name: &id, Namespace: &ns, JobModifyIndex: &idx, SubmitTime: &submit,
-			Meta: map[string]string{proxy.ClassesKey: "c1", proxy.JobTypeKey: "medium"},
-			Constraints: []*nomadapi.Constraint{nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1"),
-				nomadapi.NewConstraint("${attr.kernel.name}", "=", "linux")},
-			TaskGroups: []*nomadapi.TaskGroup{{Name: &name, Count: &one}}}
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case r.Method == http.MethodGet && r.URL.Path == "/v1/jobs":
-			json.NewEncoder(w).Encode([]*nomadapi.JobListStub{{ID: "etl", Namespace: "default", Status: "pending",
-				SubmitTime: submitted.UnixNano(), JobModifyIndex: index, Meta: job().Meta,
-				JobSummary: &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"a": {Queued: 1}}}}})
-		case r.URL.Path == "/v1/job/etl/evaluations", r.URL.Path == "/v1/nodes":
-			w.Write([]byte("[]"))
-		case r.Method == http.MethodGet && r.URL.Path == "/v1/job/etl":
-			json.NewEncoder(w).Encode(job())
-		case r.URL.Path == "/v1/jobs" || r.URL.Path == "/v1/job/etl":
-			var req nomadapi.JobRegisterRequest
-			json.NewDecoder(r.Body).Decode(&req)
-			registered = append(registered, req.Job)
-			index++
-			json.NewEncoder(w).Encode(nomadapi.JobRegisterResponse{JobModifyIndex: index})
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer srv.Close()
-	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	fake := clustertest.NewScaleNomad(0, 0)
+	pendingJob(fake, "etl", submitted, map[string]string{proxy.ClassesKey: "c1", proxy.JobTypeKey: "medium"},
+		nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1"), nomadapi.NewConstraint("${attr.kernel.name}", "=", "linux"))
+	client := fake.Serve(t)
 	store := history.NewStore(kv.NewMem(), "")
 	table := api.ClassTable{Classes: []api.Class{{Name: "c1", Pattern: "constant"}, {Name: "c2", Pattern: "periodic"}, {Name: "c3", Pattern: "unpredictable"}}}
 	ctx := context.Background()
@@ -125,22 +82,23 @@ func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 		want    string // the class rule's classes, "" for none
 		stepped string
 	}{{45 * time.Second, "c1,", "more-classes"}, {75 * time.Second, "", "any-harvested-node"}} {
-		mu.Lock()
+		fake.Mu.Lock()
+		index := *fake.Jobs[0].JobModifyIndex // the run the placer admitted
+		fake.Mu.Unlock()
 		if err := adm.Admit(ctx, "default", "etl", index); err != nil {
 			t.Fatal(err)
 		}
-		mu.Unlock()
 		now = submitted.Add(step.at)
 		if err := e.Pass(ctx); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		if len(registered) == 0 {
-			mu.Unlock()
+		fake.Mu.Lock()
+		if len(fake.Registered) == 0 {
+			fake.Mu.Unlock()
 			t.Fatalf("after %s: nothing re-registered", step.at)
 		}
-		got := registered[len(registered)-1]
-		mu.Unlock()
+		got := fake.Registered[len(fake.Registered)-1]
+		fake.Mu.Unlock()
 		var class string
 		kept := 0
 		for _, c := range got.Constraints {
