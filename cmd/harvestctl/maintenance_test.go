@@ -2,105 +2,56 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"net/http"
+	"errors"
+	"fmt"
 	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 	"github.com/harvest-platform/harvest/internal/syncbuf"
 	"github.com/harvest-platform/harvest/placer/maintenance"
 )
 
 var planNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
-// fakeNomad answers the few Nomad API calls `maintenance plan` makes, with
-// allocations that can change from one listing to the next (none, nil: the
-// listing fails), and records node writes.
-type fakeNomad struct {
-	mu          sync.Mutex
-	allocs      func(listing int) []*nomadapi.AllocationListStub
-	listings    int
-	queries     []url.Values
-	nodes       []*nomadapi.NodeListStub
-	drains      []nomadapi.NodeUpdateDrainRequest
-	eligibility map[string]string
-	writes      []string // "eligibility <node>" and "drain <node>", in order
-}
-
-func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	w.Header().Set("X-Nomad-Index", "7")
-	w.Header().Set("X-Nomad-LastContact", "0")
-	var out any
-	switch path := r.URL.Path; {
-	case r.Method == http.MethodGet && path == "/v1/allocations":
-		f.listings++
-		f.queries = append(f.queries, r.URL.Query())
-		all := f.allocs(f.listings)
-		if all == nil {
-			http.Error(w, "fake nomad: no leader", http.StatusInternalServerError)
-			return
-		}
-		var allocs []*nomadapi.AllocationListStub
-		for _, a := range all { // as Nomad evaluates the one filter the command sends
-			switch filter := r.URL.Query().Get("filter"); {
-			case filter != "" && filter != liveAllocs:
-				http.Error(w, "fake nomad: unexpected filter "+filter, http.StatusBadRequest)
-				return
-			case filter == liveAllocs && (a.ClientStatus == nomadapi.AllocClientStatusComplete ||
-				a.ClientStatus == nomadapi.AllocClientStatusFailed || a.ClientStatus == nomadapi.AllocClientStatusLost):
-			default:
-				allocs = append(allocs, a)
-			}
-		}
-		out = allocs
-	case r.Method == http.MethodGet && path == "/v1/nodes":
-		out = f.nodes
-	case r.Method == http.MethodPut && strings.HasSuffix(path, "/drain"):
-		var req nomadapi.NodeUpdateDrainRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		f.drains = append(f.drains, req)
-		f.writes = append(f.writes, "drain "+req.NodeID)
-		f.eligibility[req.NodeID] = nomadapi.NodeSchedulingIneligible // as Nomad does when a drain starts
-		out = nomadapi.NodeDrainUpdateResponse{}
-	case r.Method == http.MethodPut && strings.HasSuffix(path, "/eligibility"):
-		var req nomadapi.NodeUpdateEligibilityRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		f.writes = append(f.writes, "eligibility "+req.NodeID)
-		f.eligibility[req.NodeID] = req.Eligibility
-		out = nomadapi.NodeEligibilityUpdateResponse{}
-	default:
-		http.Error(w, "fake nomad: no "+r.Method+" "+path, http.StatusNotFound)
-		return
+// newFakeNomad is the shared fake Nomad with three nodes (client-1..3)
+// whose n-th allocation listing is allocs(n) (nil: the listing fails), as
+// Nomad evaluates the one filter `maintenance plan` sends.
+func newFakeNomad(t *testing.T, allocs func(listing int) []*nomadapi.AllocationListStub) (*nomadtest.ScaleNomad, string) {
+	f := nomadtest.NewScaleNomad(3, 0)
+	for i, n := range f.Nodes {
+		n.ID, n.Name = strings.Repeat(string(rune('a'+i)), 8)+"-0000-0000-0000-000000000000", fmt.Sprintf("client-%d", i+1)
 	}
-	_ = json.NewEncoder(w).Encode(out)
-}
-
-func newFakeNomad(t *testing.T, allocs func(listing int) []*nomadapi.AllocationListStub) (*fakeNomad, string) {
-	f := &fakeNomad{allocs: allocs, eligibility: map[string]string{}}
-	for i, name := range []string{"client-1", "client-2", "client-3"} {
-		id := strings.Repeat(string(rune('a'+i)), 8) + "-0000-0000-0000-000000000000"
-		f.nodes = append(f.nodes, &nomadapi.NodeListStub{ID: id, Name: name})
-		f.eligibility[id] = nomadapi.NodeSchedulingEligible
+	f.AllocListing = func(n int) ([]*nomadapi.AllocationListStub, error) {
+		if all := allocs(n); all != nil {
+			return all, nil
+		}
+		return nil, errors.New("fake nomad: no leader")
 	}
+	f.Filters = map[string]func(*nomadapi.AllocationListStub) bool{liveAllocs: func(a *nomadapi.AllocationListStub) bool {
+		return a.ClientStatus != nomadapi.AllocClientStatusComplete && a.ClientStatus != nomadapi.AllocClientStatusFailed &&
+			a.ClientStatus != nomadapi.AllocClientStatusLost
+	}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv.URL
+}
+
+// eligibility is each node's scheduling eligibility in the fake.
+func eligibility(f *nomadtest.ScaleNomad) map[string]string {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	out := map[string]string{}
+	for _, n := range f.Nodes {
+		out[n.ID] = n.SchedulingEligibility
+	}
+	return out
 }
 
 // batchTask is one allocation of a one-task batch job; end zero: running.
@@ -160,19 +111,19 @@ func TestPlanThresholdFromAKnownProfileAndTheTwoRules(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if q := f.queries[0]; q.Get("namespace") != "*" || q.Get("resources") != "true" || q.Has("filter") {
+	if q := f.AllocQueries[0]; q.Get("namespace") != "*" || q.Get("resources") != "true" || q.Has("filter") {
 		t.Errorf("allocations listed with %v, want every namespace's allocations with resources", q)
 	}
-	if f.listings != 1 {
-		t.Errorf("-once listed allocations %d times, want once: it decides on the profile's read", f.listings)
+	if len(f.AllocQueries) != 1 {
+		t.Errorf("-once listed allocations %d times, want once: it decides on the profile's read", len(f.AllocQueries))
 	}
 
 	code, out, _ = runPlan(t, addr, "-urgency", "40", "-deadline", "2h", "-once", "-rule", "cl")
 	if code != planStartNow || !strings.Contains(out, "cl 1 jobs, threshold 1") || !strings.Contains(out, "start now: workload 1 is at or below the threshold 1") {
 		t.Fatalf("cl: exit %d\n%s", code, out)
 	}
-	if len(f.drains) != 0 {
-		t.Fatalf("drained without -drain: %+v", f.drains)
+	if len(f.Drains) != 0 {
+		t.Fatalf("drained without -drain: %+v", f.Drains)
 	}
 }
 
@@ -200,7 +151,7 @@ func TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode(t *testing.T) {
 		t.Errorf("stderr %q lacks the failed read being tried again", errOut)
 	}
 	var filters []string
-	for _, q := range f.queries {
+	for _, q := range f.AllocQueries {
 		filters = append(filters, q.Get("filter"))
 	}
 	if want := []string{"", liveAllocs, liveAllocs}; !slices.Equal(filters, want) {
@@ -217,11 +168,11 @@ func TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode(t *testing.T) {
 			t.Errorf("line %q lacks %q", got, w)
 		}
 	}
-	if len(f.drains) != 1 || f.drains[0].NodeID != f.nodes[1].ID || f.drains[0].DrainSpec == nil || f.drains[0].DrainSpec.Deadline != 15*time.Minute {
-		t.Fatalf("drain requests %+v, want client-2 with a 15m deadline", f.drains)
+	if len(f.Drains) != 1 || f.Drains[0].NodeID != f.Nodes[1].ID || f.Drains[0].DrainSpec == nil || f.Drains[0].DrainSpec.Deadline != 15*time.Minute {
+		t.Fatalf("drain requests %+v, want client-2 with a 15m deadline", f.Drains)
 	}
-	if f.eligibility[f.nodes[1].ID] != nomadapi.NodeSchedulingIneligible || f.eligibility[f.nodes[0].ID] != nomadapi.NodeSchedulingEligible {
-		t.Fatalf("eligibility %v", f.eligibility)
+	if eligibility(f)[f.Nodes[1].ID] != nomadapi.NodeSchedulingIneligible || eligibility(f)[f.Nodes[0].ID] != nomadapi.NodeSchedulingEligible {
+		t.Fatalf("eligibility %v", eligibility(f))
 	}
 }
 
@@ -237,14 +188,14 @@ func TestPlanDeadlineForcesTheStartAndDrainsEveryNode(t *testing.T) {
 	}
 	var want []string
 	for _, verb := range []string{"eligibility", "drain"} {
-		for _, n := range f.nodes {
+		for _, n := range f.Nodes {
 			want = append(want, verb+" "+n.ID)
 		}
 	}
-	if !slices.Equal(f.writes, want) {
-		t.Fatalf("node writes %q, want %q", f.writes, want)
+	if !slices.Equal(f.NodeWrites, want) {
+		t.Fatalf("node writes %q, want %q", f.NodeWrites, want)
 	}
-	for id, e := range f.eligibility {
+	for id, e := range eligibility(f) {
 		if e != nomadapi.NodeSchedulingIneligible {
 			t.Errorf("node %s left %s", id, e)
 		}
@@ -304,10 +255,10 @@ func TestPlanInterruptedWhileWaiting(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("still running 10s after SIGINT")
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.drains) != 0 {
-		t.Fatalf("drained after the interrupt: %+v", f.drains)
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if len(f.Drains) != 0 {
+		t.Fatalf("drained after the interrupt: %+v", f.Drains)
 	}
 }
 

@@ -9,13 +9,13 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
-	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
 	"github.com/harvest-platform/harvest/placer/agent/declarations"
 )
 
 // declaredValues is each node's published declaration meta.
-func declaredValues(f *clustertest.CountingNomad) map[string]map[string]string {
+func declaredValues(f *nomadtest.CountingNomad) map[string]map[string]string {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	out := map[string]map[string]string{}
@@ -33,7 +33,7 @@ func declaredValues(f *clustertest.CountingNomad) map[string]map[string]string {
 func TestDeclarationsArePublishedOnTheirTenantsNodesOnly(t *testing.T) {
 	a, kv, _ := newTestAgent(t)
 	tenant := func(id string) map[string]string { return map[string]string{"harvest_tenant": id, "other": "kept"} }
-	fake := &clustertest.CountingNomad{Index: map[string]uint64{}, Down: map[string]bool{"n5": true}, Meta: map[string]map[string]string{
+	fake := &nomadtest.CountingNomad{Index: map[string]uint64{}, Down: map[string]bool{"n5": true}, Meta: map[string]map[string]string{
 		"n1": tenant("search/frontend"), "n2": tenant("search/frontend"), "n3": tenant("ads/indexer"),
 		"n4": {"other": "no tenant"}, "n5": tenant("search/frontend"),
 	}}

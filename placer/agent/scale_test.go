@@ -9,11 +9,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
-	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
 	"github.com/harvest-platform/harvest/placer/agent/sequencer"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/config"
@@ -65,7 +65,7 @@ func TestPlacerNomadCallsGrowWithChangesNotTimeOrSize(t *testing.T) {
 
 func scaleRun(t *testing.T, nodes, jobs int, window time.Duration) scaleCounts {
 	t.Helper()
-	fake := clustertest.NewScaleNomad(nodes, jobs)
+	fake := nomadtest.NewScaleNomad(nodes, jobs)
 	client := fake.Serve(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // before srv.Close: ends the blocking queries

@@ -8,11 +8,11 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
-	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 )
 
 func TestNodeCacheReadsOnlyChangedNodes(t *testing.T) {
-	fake := &clustertest.CountingNomad{Index: map[string]uint64{"n1": 5, "n2": 7}}
+	fake := &nomadtest.CountingNomad{Index: map[string]uint64{"n1": 5, "n2": 7}}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
@@ -47,7 +47,7 @@ func TestNodeCacheReadsOnlyChangedNodes(t *testing.T) {
 // publish (a node without the driver does not count), read again only
 // after coreMHzTTL.
 func TestCoreMHzIsTheLeastOfTheDriversNodes(t *testing.T) {
-	fake := &clustertest.CountingNomad{Index: map[string]uint64{"n1": 1, "n2": 1, "n3": 1},
+	fake := &nomadtest.CountingNomad{Index: map[string]uint64{"n1": 1, "n2": 1, "n3": 1},
 		Meta: map[string]map[string]string{"n1": {}, "n2": {}, "n3": {}}, CoreMHz: map[string]string{"n1": "2095", "n2": "1800"}}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()

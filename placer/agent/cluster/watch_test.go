@@ -11,13 +11,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
-	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 )
 
 // The watch answers from its last blocking query, waits for one that
 // shows a write the caller made, and fails reads while Nomad is gone.
 func TestWatchedListFollowsNomadAndSaysWhenItCannot(t *testing.T) {
-	fake := clustertest.NewScaleNomad(3, 2)
+	fake := nomadtest.NewScaleNomad(3, 2)
 	srv := httptest.NewServer(fake)
 	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
 	ctx, cancel := context.WithCancel(context.Background())

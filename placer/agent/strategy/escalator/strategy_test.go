@@ -13,11 +13,11 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/classroom"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
-	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
 	"github.com/harvest-platform/harvest/placer/escalation"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/placer/selectclass"
@@ -25,7 +25,7 @@ import (
 
 // pendingJob is a job of the fake Nomad submitted at submitted, its
 // groups' allocations all queued.
-func pendingJob(f *clustertest.ScaleNomad, id string, submitted time.Time, meta map[string]string, constraints ...*nomadapi.Constraint) func() *nomadapi.Job {
+func pendingJob(f *nomadtest.ScaleNomad, id string, submitted time.Time, meta map[string]string, constraints ...*nomadapi.Constraint) func() *nomadapi.Job {
 	job := func() *nomadapi.Job {
 		ns, name, one, pending := "default", "a", 1, "pending"
 		idx, submit := uint64(7), submitted.UnixNano()
@@ -42,7 +42,7 @@ func pendingJob(f *clustertest.ScaleNomad, id string, submitted time.Time, meta 
 // leaves it alone even while it waits for room.
 func TestEscalatorIgnoresJobsWithNoClass(t *testing.T) {
 	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	fake := clustertest.NewScaleNomad(0, 0)
+	fake := nomadtest.NewScaleNomad(0, 0)
 	pendingJob(fake, "classed", submitted, map[string]string{proxy.ClassesKey: "constant-1", proxy.JobTypeKey: "long"})
 	pendingJob(fake, "free", submitted, map[string]string{proxy.ClassesKey: proxy.NoClass, proxy.JobTypeKey: "long"})
 	client := fake.Serve(t)
@@ -61,7 +61,7 @@ func TestEscalatorIgnoresJobsWithNoClass(t *testing.T) {
 // all; each step keeps the job's other constraints and says why in its meta.
 func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	fake := clustertest.NewScaleNomad(0, 0)
+	fake := nomadtest.NewScaleNomad(0, 0)
 	pendingJob(fake, "etl", submitted, map[string]string{proxy.ClassesKey: "c1", proxy.JobTypeKey: "medium"},
 		nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1"), nomadapi.NewConstraint("${attr.kernel.name}", "=", "linux"))
 	client := fake.Serve(t)

@@ -10,13 +10,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/harvest-platform/harvest/contract"
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
-	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
 	"github.com/harvest-platform/harvest/placer/greylist"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// A unit test of the pass against the fake Nomad (clustertest.ScaleNomad),
+// A unit test of the pass against the fake Nomad (nomadtest.ScaleNomad),
 // read directly (no watch): what the pass writes into node meta for a
 // given cluster.
 
@@ -24,7 +24,7 @@ import (
 // by the driver's reserve on node-0001 and two failures on node-0002 do
 // not. When the counters reset the mark comes off.
 func TestGreylistPassCountsOnlyTheNodesFaults(t *testing.T) {
-	fake := clustertest.NewScaleNomad(3, 1)
+	fake := nomadtest.NewScaleNomad(3, 1)
 	view := cluster.New(fake.Serve(t))
 	evicted := map[string]*nomadapi.TaskState{"t": {Events: []*nomadapi.TaskEvent{{Type: "Killing",
 		DisplayMessage: contract.EvictionPrefix + " primary tenant needs 3 cores"}}}}

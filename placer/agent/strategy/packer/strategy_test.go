@@ -9,13 +9,13 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
-	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
 	"github.com/harvest-platform/harvest/placer/packing"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// A unit test of the pass against the fake Nomad (clustertest.ScaleNomad),
+// A unit test of the pass against the fake Nomad (nomadtest.ScaleNomad),
 // read directly (no watch): what the pass writes into node meta for a
 // given cluster.
 
@@ -23,7 +23,7 @@ import (
 // node-0001 runs 1,000 (medium), the other four nothing (low, empty since
 // now). A second pass over the same cluster writes nothing.
 func TestPackerPassLabelsTiersOnce(t *testing.T) {
-	fake := clustertest.NewScaleNomad(6, 1)
+	fake := nomadtest.NewScaleNomad(6, 1)
 	view := cluster.New(fake.Serve(t))
 	fake.Mu.Lock()
 	for i, mb := range []int{40000, 1000} {

@@ -11,14 +11,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
-	"github.com/harvest-platform/harvest/placer/agent/cluster/clustertest"
 	"github.com/harvest-platform/harvest/placer/config"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// A unit test of the pass against the fake Nomad (clustertest.ScaleNomad),
+// A unit test of the pass against the fake Nomad (nomadtest.ScaleNomad),
 // read directly (no watch): what the pass writes into node meta for a
 // given cluster.
 
@@ -26,7 +26,7 @@ import (
 // one of them goes down the next pass gives its label back and takes the
 // next node, leaving the other two where they are.
 func TestPartitionPassKeepsItsSizeOnReadyNodes(t *testing.T) {
-	fake := clustertest.NewScaleNomad(10, 1)
+	fake := nomadtest.NewScaleNomad(10, 1)
 	view := cluster.New(fake.Serve(t))
 	three := 3
 	p := &Strategy{view: view, store: history.NewStore(kv.NewMem(), ""), cfg: config.PartitionConfig{Enabled: true, InitialSize: &three},

@@ -1,4 +1,4 @@
-package clustertest
+package nomadtest
 
 import (
 	"encoding/json"

@@ -1,10 +1,11 @@
-package clustertest
+package nomadtest
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,18 @@ type ScaleNomad struct {
 	// Registered are the jobs registered through the API, in order; each
 	// replaces the job of its ID with a new JobModifyIndex.
 	Registered []*nomadapi.Job
+	// AllocListing, when set, answers the n-th plain allocation listing
+	// (from 1; an error answers 500 with its text) instead of Allocs, and
+	// Filters the filter expressions such a listing may carry (another one
+	// answers 400); AllocQueries are the listings' queries, in order.
+	AllocListing func(n int) ([]*nomadapi.AllocationListStub, error)
+	Filters      map[string]func(*nomadapi.AllocationListStub) bool
+	AllocQueries []url.Values
+	// Drains are the drain requests, NodeWrites every node write as "drain
+	// <id>" or "eligibility <id>", in order; a drain makes its node
+	// ineligible, as Nomad does.
+	Drains     []nomadapi.NodeUpdateDrainRequest
+	NodeWrites []string
 	calls      map[string]int
 	paths      map[string]int
 	down       bool // every request answers 503, blocked ones at once
@@ -273,24 +286,11 @@ func (f *ScaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		http.Error(w, "job not found", http.StatusNotFound)
 	case (r.Method == http.MethodPost || r.Method == http.MethodPut) && (path == "/v1/jobs" || strings.HasPrefix(path, "/v1/job/")):
-		var req nomadapi.JobRegisterRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Job == nil || req.Job.ID == nil {
-			http.Error(w, fmt.Sprintf("bad job registration: %v", err), http.StatusBadRequest)
-			return
-		}
-		idx := f.Bump("jobs")
-		req.Job.JobModifyIndex, req.Job.ModifyIndex = &idx, &idx
-		f.Registered = append(f.Registered, req.Job)
-		replaced := false
-		for i, j := range f.Jobs {
-			if *j.ID == *req.Job.ID {
-				f.Jobs[i], replaced = req.Job, true
-			}
-		}
-		if !replaced {
-			f.Jobs = append(f.Jobs, req.Job)
-		}
-		reply(nomadapi.JobRegisterResponse{JobModifyIndex: idx}, idx)
+		f.register(w, r, reply)
+	case r.Method == http.MethodPut && strings.HasPrefix(path, "/v1/node/"):
+		f.nodeWrite(w, r, reply)
+	case r.Method == http.MethodGet && path == "/v1/allocations" && f.AllocListing != nil:
+		f.listAllocs(w, r, reply)
 	case r.Method == http.MethodGet && path == "/v1/allocations":
 		f.block(r, "allocs")
 		if f.down {
