@@ -39,8 +39,12 @@ type ScaleNomad struct {
 	Summaries map[string]*nomadapi.JobSummary
 	Allocs    []*nomadapi.AllocationListStub
 	// Registered are the jobs registered through the API, in order; each
-	// replaces the job of its ID with a new JobModifyIndex.
+	// replaces the job of its ID with a new JobModifyIndex. JobWrites are
+	// the registrations and deregistrations ("register <id>", "deregister
+	// <id>"), in order; a deregistration stops its job, or with purge
+	// removes it.
 	Registered []*nomadapi.Job
+	JobWrites  []string
 	// AllocListing, when set, answers the n-th plain allocation listing
 	// (from 1; an error answers 500 with its text) instead of Allocs, and
 	// Filters the filter expressions such a listing may carry (another one
@@ -262,7 +266,7 @@ func (f *ScaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				status = *j.Status
 			}
 			stubs = append(stubs, &nomadapi.JobListStub{ID: *j.ID, Name: value(j.Name), Namespace: value(j.Namespace), Meta: j.Meta,
-				Status: status, JobModifyIndex: value(j.JobModifyIndex), ModifyIndex: value(j.ModifyIndex), SubmitTime: value(j.SubmitTime),
+				Status: status, Stop: value(j.Stop), JobModifyIndex: value(j.JobModifyIndex), ModifyIndex: value(j.ModifyIndex), SubmitTime: value(j.SubmitTime),
 				JobSummary: sum})
 		}
 		reply(stubs, f.listIdx["jobs"])
@@ -287,6 +291,8 @@ func (f *ScaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "job not found", http.StatusNotFound)
 	case (r.Method == http.MethodPost || r.Method == http.MethodPut) && (path == "/v1/jobs" || strings.HasPrefix(path, "/v1/job/")):
 		f.register(w, r, reply)
+	case r.Method == http.MethodDelete && strings.HasPrefix(path, "/v1/job/"):
+		f.deregister(w, r, reply)
 	case r.Method == http.MethodPut && strings.HasPrefix(path, "/v1/node/"):
 		f.nodeWrite(w, r, reply)
 	case r.Method == http.MethodGet && path == "/v1/allocations" && f.AllocListing != nil:

@@ -19,6 +19,7 @@ func (f *ScaleNomad) register(w http.ResponseWriter, r *http.Request, reply func
 	idx := f.Bump("jobs")
 	req.Job.JobModifyIndex, req.Job.ModifyIndex = &idx, &idx
 	f.Registered = append(f.Registered, req.Job)
+	f.JobWrites = append(f.JobWrites, "register "+*req.Job.ID)
 	replaced := false
 	for i, j := range f.Jobs {
 		if *j.ID == *req.Job.ID {
@@ -93,4 +94,25 @@ func (f *ScaleNomad) listAllocs(w http.ResponseWriter, r *http.Request, reply fu
 		}
 	}
 	reply(out, f.listIdx["allocs"])
+}
+
+// deregister stops a job, or with ?purge=true removes it (f.Mu held).
+func (f *ScaleNomad) deregister(w http.ResponseWriter, r *http.Request, reply func(any, uint64)) {
+	id := strings.TrimPrefix(r.URL.Path, "/v1/job/")
+	for i, j := range f.Jobs {
+		if *j.ID != id {
+			continue
+		}
+		f.JobWrites = append(f.JobWrites, "deregister "+id)
+		idx := f.Bump("jobs")
+		if r.URL.Query().Get("purge") == "true" {
+			f.Jobs = append(f.Jobs[:i], f.Jobs[i+1:]...)
+		} else {
+			stop := true
+			j.Stop, j.ModifyIndex = &stop, &idx
+		}
+		reply(nomadapi.JobDeregisterResponse{JobModifyIndex: idx}, idx)
+		return
+	}
+	http.Error(w, "job not found", http.StatusNotFound)
 }

@@ -2,10 +2,6 @@ package classroom
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,48 +11,13 @@ import (
 	"github.com/harvest-platform/harvest/api"
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent/classes"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/classify"
 	"github.com/harvest-platform/harvest/placer/selectclass"
 )
-
-// roomNomad answers the endpoints the class view reads: the node list,
-// node reads, the job list and the allocation list; it counts requests.
-type roomNomad struct {
-	mu       sync.Mutex
-	nodes    map[string]*nomadapi.Node
-	jobs     []*nomadapi.JobListStub
-	allocs   []*nomadapi.AllocationListStub
-	requests int
-}
-
-func (f *roomNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests++
-	switch {
-	case r.URL.Path == "/v1/nodes":
-		var stubs []*nomadapi.NodeListStub
-		for _, n := range f.nodes {
-			stubs = append(stubs, &nomadapi.NodeListStub{ID: n.ID, Name: n.Name, Status: n.Status, ModifyIndex: n.ModifyIndex})
-		}
-		json.NewEncoder(w).Encode(stubs)
-	case strings.HasPrefix(r.URL.Path, "/v1/node/"):
-		json.NewEncoder(w).Encode(f.nodes[strings.TrimPrefix(r.URL.Path, "/v1/node/")])
-	case r.URL.Path == "/v1/jobs":
-		json.NewEncoder(w).Encode(f.jobs)
-	case r.URL.Path == "/v1/allocations":
-		if r.URL.Query().Get("resources") != "true" {
-			http.Error(w, "the test wants resources=true", http.StatusBadRequest)
-			return
-		}
-		json.NewEncoder(w).Encode(f.allocs)
-	default:
-		http.NotFound(w, r)
-	}
-}
 
 // harvestNode is a 12-core node at 1000 MHz per core with 48 GiB, its
 // harvest driver keeping 4 cores and 10 GiB for the primary (the paper's
@@ -69,6 +30,12 @@ func harvestNode(id, class string) *nomadapi.Node {
 		Drivers: map[string]*nomadapi.DriverInfo{contract.DriverName: {Detected: true, Healthy: true}}}
 }
 
+// job is a job in the default namespace with meta.
+func job(id string, meta map[string]string) *nomadapi.Job {
+	ns := "default"
+	return &nomadapi.Job{ID: &id, Name: &id, Namespace: &ns, Meta: meta}
+}
+
 func alloc(node, job, status string, mhz, mb int64) *nomadapi.AllocationListStub {
 	return &nomadapi.AllocationListStub{NodeID: node, Namespace: "default", JobID: job, DesiredStatus: "run", ClientStatus: status,
 		AllocatedResources: &nomadapi.AllocatedResources{Tasks: map[string]*nomadapi.AllocatedTaskResources{
@@ -76,7 +43,7 @@ func alloc(node, job, status string, mhz, mb int64) *nomadapi.AllocationListStub
 }
 
 type roomFixture struct {
-	fake  *roomNomad
+	fake  *nomadtest.ScaleNomad
 	store *history.Store
 	view  *View
 	now   time.Time
@@ -84,17 +51,10 @@ type roomFixture struct {
 
 func newRoomFixture(t *testing.T, table []classify.Class, nodes ...*nomadapi.Node) *roomFixture {
 	t.Helper()
-	f := &roomFixture{fake: &roomNomad{nodes: map[string]*nomadapi.Node{}}, store: history.NewStore(kv.NewMem(), "harvest/"),
+	f := &roomFixture{fake: nomadtest.NewScaleNomad(0, 0), store: history.NewStore(kv.NewMem(), "harvest/"),
 		now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
-	for _, n := range nodes {
-		f.fake.nodes[n.ID] = n
-	}
-	srv := httptest.NewServer(f.fake)
-	t.Cleanup(srv.Close)
-	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.fake.Nodes = nodes
+	client := f.fake.Serve(t)
 	stored := api.ClassTable{}
 	for _, c := range table {
 		stored.Classes = append(stored.Classes, classes.WireClass(c))
@@ -157,12 +117,12 @@ func TestClassRoomCountsAllocatedWorkOnly(t *testing.T) {
 	c := classify.Class{Name: "unpredictable-1", Pattern: classify.Unpredictable, Average: 20, Peak: 90, Current: 10}
 	f := newRoomFixture(t, []classify.Class{c}, harvestNode("n1", "unpredictable-1"))
 	f.primary(t, "n1", 0, 0, f.now)
-	f.fake.jobs = []*nomadapi.JobListStub{
-		{ID: "etl", Namespace: "default", Meta: map[string]string{"harvest_job_type": "short"}},
-		{ID: "queued", Namespace: "default", Meta: map[string]string{"harvest_job_type": "short"}}, // blocked: no allocation
-		{ID: "web", Namespace: "default"},
+	f.fake.Jobs = []*nomadapi.Job{
+		job("etl", map[string]string{"harvest_job_type": "short"}),
+		job("queued", map[string]string{"harvest_job_type": "short"}), // blocked: no allocation
+		job("web", nil),
 	}
-	f.fake.allocs = []*nomadapi.AllocationListStub{
+	f.fake.Allocs = []*nomadapi.AllocationListStub{
 		alloc("n1", "etl", "running", 2000, 4096),
 		alloc("n1", "etl", "pending", 500, 1024),
 		alloc("n1", "etl", "complete", 3000, 3000),
@@ -211,14 +171,10 @@ func TestClassViewIsCached(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	f.fake.mu.Lock()
-	first := f.fake.requests
-	f.fake.mu.Unlock()
+	first := f.fake.Total()
 	f.room(t, "short")
-	f.fake.mu.Lock()
-	defer f.fake.mu.Unlock()
-	if first != 4 || f.fake.requests != first { // nodes, node n1, jobs, allocations
-		t.Fatalf("%d Nomad requests for a burst of 8, then %d more, want 4 and 0", first, f.fake.requests-first)
+	if now := f.fake.Total(); first != 4 || now != first { // nodes, node n1, jobs, allocations
+		t.Fatalf("%d Nomad requests for a burst of 8, then %d more, want 4 and 0", first, now-first)
 	}
 }
 

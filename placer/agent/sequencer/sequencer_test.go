@@ -2,13 +2,8 @@ package sequencer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,91 +12,61 @@ import (
 
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
+	"github.com/harvest-platform/harvest/internal/nomadtest"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/proxy"
 )
 
-// stageNomad is a fake Nomad holding DAG jobs (group a, then b) whose
-// first group has completed, and recording every write the sequencer
-// makes.
-type stageNomad struct {
-	mu     sync.Mutex
-	stubs  []*nomadapi.JobListStub
-	writes []string // "PUT <job id>" of registers, "DELETE <job id>"
-	reads  map[string]int
-	// allocsOfA, when set, are group a's allocations of each job instead
-	// of one that completed; unlimited makes group a reschedule forever.
-	allocsOfA func(job string) []*nomadapi.AllocationListStub
-	unlimited bool
-}
-
-func dagStub(id string, index uint64, meta map[string]string) *nomadapi.JobListStub {
-	return &nomadapi.JobListStub{ID: id, Namespace: "default", JobModifyIndex: index, Status: "running",
-		SubmitTime: time.Now().Add(-time.Hour).UnixNano(), Meta: meta}
-}
-
-func (n *stageNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	path := r.URL.Path
-	switch {
-	case r.Method == http.MethodGet && path == "/v1/jobs":
-		_ = json.NewEncoder(w).Encode(n.stubs)
-	case r.Method == http.MethodPut && path == "/v1/jobs":
-		var req nomadapi.JobRegisterRequest
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		n.writes = append(n.writes, "PUT "+*req.Job.ID)
-		_ = json.NewEncoder(w).Encode(nomadapi.JobRegisterResponse{JobModifyIndex: 100})
-	case r.Method == http.MethodDelete:
-		n.writes = append(n.writes, "DELETE "+strings.TrimPrefix(path, "/v1/job/"))
-		_ = json.NewEncoder(w).Encode(nomadapi.JobDeregisterResponse{})
-	case r.Method == http.MethodGet && path == "/v1/allocations": // every job's group a is complete
-		var out []*nomadapi.AllocationListStub
-		for _, s := range n.stubs {
-			if n.allocsOfA != nil {
-				out = append(out, n.allocsOfA(s.ID)...)
-				continue
-			}
-			out = append(out, &nomadapi.AllocationListStub{JobID: s.ID, Namespace: s.Namespace, TaskGroup: "a",
-				ClientStatus: "complete", CreateIndex: 1000, ModifyTime: time.Now().UnixNano()})
+// stageNomad is the fake Nomad holding DAG jobs (group a, then b), each
+// given as id -> JobModifyIndex and meta; allocsOfA, when set, are group
+// a's allocations of each job instead of one that completed; unlimited
+// makes group a reschedule forever.
+func stageNomad(jobs []dagJob, unlimited bool, allocsOfA func(job string) []*nomadapi.AllocationListStub) *nomadtest.ScaleNomad {
+	f := nomadtest.NewScaleNomad(0, 0)
+	for _, d := range jobs {
+		id, ns, a, b, one, zero := d.id, "default", "a", "b", 1, 0
+		index, submit := d.index, time.Now().Add(-time.Hour).UnixNano()
+		groupA := &nomadapi.TaskGroup{Name: &a, Count: &one}
+		if unlimited {
+			groupA.ReschedulePolicy = &nomadapi.ReschedulePolicy{Unlimited: &unlimited}
 		}
-		_ = json.NewEncoder(w).Encode(out)
-	case strings.HasPrefix(path, "/v1/job/"):
-		id := strings.TrimPrefix(path, "/v1/job/")
-		n.reads[id]++
-		if strings.Contains(id, ".") { // no stage job registered yet
-			http.Error(w, "job not found", http.StatusNotFound)
-			return
+		f.Jobs = append(f.Jobs, &nomadapi.Job{ID: &id, Name: &id, Namespace: &ns, Meta: d.meta, JobModifyIndex: &index, ModifyIndex: &index,
+			SubmitTime: &submit, TaskGroups: []*nomadapi.TaskGroup{groupA, {Name: &b, Count: &zero, Meta: map[string]string{"harvest_after": "a"}}}})
+		if d.summary != nil {
+			f.Summaries[id] = d.summary
 		}
-		for _, s := range n.stubs {
-			if s.ID == id {
-				one, zero := 1, 0
-				a, b := "a", "b"
-				groupA := &nomadapi.TaskGroup{Name: &a, Count: &one}
-				if n.unlimited {
-					groupA.ReschedulePolicy = &nomadapi.ReschedulePolicy{Unlimited: &n.unlimited}
-				}
-				_ = json.NewEncoder(w).Encode(nomadapi.Job{ID: &s.ID, Name: &s.ID, Namespace: &s.Namespace, Meta: s.Meta,
-					JobModifyIndex: &s.JobModifyIndex, SubmitTime: &s.SubmitTime,
-					TaskGroups: []*nomadapi.TaskGroup{groupA, {Name: &b, Count: &zero, Meta: map[string]string{"harvest_after": "a"}}}})
-				return
-			}
+		if allocsOfA != nil {
+			f.Allocs = append(f.Allocs, allocsOfA(id)...)
+			continue
 		}
-		http.NotFound(w, r)
-	default:
-		io.WriteString(w, "{}")
+		f.Allocs = append(f.Allocs, &nomadapi.AllocationListStub{JobID: id, Namespace: ns, TaskGroup: "a",
+			ClientStatus: "complete", CreateIndex: 1000, ModifyTime: time.Now().UnixNano()})
 	}
+	return f
+}
+
+// dagJob is one of stageNomad's jobs.
+type dagJob struct {
+	id      string
+	index   uint64
+	meta    map[string]string
+	summary *nomadapi.JobSummary // nil: the fake's default
+}
+
+// jobWrites are the fake's job writes so far, comma-separated.
+func jobWrites(f *nomadtest.ScaleNomad) string {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	return strings.Join(f.JobWrites, ",")
 }
 
 // admittedSequencer is a sequencer over the fake Nomad with the given runs
 // (job -> JobModifyIndex) admitted.
-func admittedSequencer(t *testing.T, nomad *stageNomad, runs map[string]uint64) (*Sequencer, admissions.Store) {
+func admittedSequencer(t *testing.T, nomad *nomadtest.ScaleNomad, runs map[string]uint64) (*Sequencer, admissions.Store) {
 	t.Helper()
-	srv := httptest.NewServer(nomad)
-	t.Cleanup(srv.Close)
-	client, _ := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	client := nomad.Serve(t)
 	store := history.NewStore(kv.NewMem(), "harvest/")
 	adm := admissions.New(store)
 	for job, idx := range runs {
@@ -119,28 +84,28 @@ func admittedSequencer(t *testing.T, nomad *stageNomad, runs map[string]uint64) 
 // started and recorded, and an admitted orphan stage is stopped.
 func TestSequencerActsOnlyOnAdmittedJobs(t *testing.T) {
 	meta := map[string]string{proxy.JobTypeKey: "medium", proxy.StagesKey: `{"b":1}`, proxy.ClassesKey: "c"}
-	nomad := &stageNomad{reads: map[string]int{}, stubs: []*nomadapi.JobListStub{
-		dagStub("direct", 7, meta),
-		dagStub("proxied", 9, meta),
-		dagStub("fake.b", 11, map[string]string{parentKey: "gone", proxy.JobTypeKey: "medium"}),
-		dagStub("old.b", 12, map[string]string{parentKey: "old", proxy.JobTypeKey: "medium"}),
-	}}
+	nomad := stageNomad([]dagJob{
+		{id: "direct", index: 7, meta: meta},
+		{id: "proxied", index: 9, meta: meta},
+		{id: "fake.b", index: 11, meta: map[string]string{parentKey: "gone", proxy.JobTypeKey: "medium"}},
+		{id: "old.b", index: 12, meta: map[string]string{parentKey: "old", proxy.JobTypeKey: "medium"}},
+	}, false, nil)
 	// direct: an earlier run was admitted, not this one
 	s, adm := admittedSequencer(t, nomad, map[string]uint64{"proxied": 9, "old.b": 12, "direct": 6})
 	ctx := context.Background()
 	if err := s.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	nomad.mu.Lock()
-	writes, reads := strings.Join(nomad.writes, ","), nomad.reads
-	nomad.mu.Unlock()
-	if writes != "DELETE old.b,PUT proxied.b" {
+	if writes := jobWrites(nomad); writes != "deregister old.b,register proxied.b" {
 		t.Fatalf("writes %q, want the admitted orphan stopped and only the admitted job's stage started", writes)
 	}
-	if reads["direct"] != 0 {
-		t.Fatalf("the sequencer read a job it did not admit (%d reads)", reads["direct"])
+	if reads := nomad.Requests("GET /v1/job/direct"); reads != 0 {
+		t.Fatalf("the sequencer read a job it did not admit (%d reads)", reads)
 	}
-	if ok, err := adm.Admitted(ctx, "default", "proxied.b", 100); !ok || err != nil {
+	nomad.Mu.Lock()
+	registered := *nomad.Registered[0].JobModifyIndex
+	nomad.Mu.Unlock()
+	if ok, err := adm.Admitted(ctx, "default", "proxied.b", registered); !ok || err != nil {
 		t.Fatalf("the stage job's registration was not recorded: %v %v", ok, err)
 	}
 }
@@ -175,9 +140,7 @@ func TestSequencerStopsAJobWhoseTasksKeepFailingByThemselves(t *testing.T) {
 			NextAllocation: "next", ModifyTime: time.Now().UnixNano(),
 			TaskStates: map[string]*nomadapi.TaskState{"t": {Events: []*nomadapi.TaskEvent{{DisplayMessage: msg}}}}}
 	}
-	nomad := &stageNomad{reads: map[string]int{}, unlimited: true, stubs: []*nomadapi.JobListStub{
-		dagStub("evicted", 9, meta), dagStub("broken", 10, meta)}}
-	nomad.allocsOfA = func(job string) []*nomadapi.AllocationListStub {
+	allocsOfA := func(job string) []*nomadapi.AllocationListStub {
 		var out []*nomadapi.AllocationListStub
 		for range 5 {
 			msg := contract.EvictionPrefix + "primary tenant needs 9 cores"
@@ -188,15 +151,13 @@ func TestSequencerStopsAJobWhoseTasksKeepFailingByThemselves(t *testing.T) {
 		}
 		return append(out, &nomadapi.AllocationListStub{JobID: job, Namespace: "default", TaskGroup: "a", ClientStatus: "pending", CreateIndex: 1000})
 	}
+	nomad := stageNomad([]dagJob{{id: "evicted", index: 9, meta: meta}, {id: "broken", index: 10, meta: meta}}, true, allocsOfA)
 	s, _ := admittedSequencer(t, nomad, map[string]uint64{"evicted": 9, "broken": 10})
 	store, ctx := s.store, context.Background()
 	if err := s.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	nomad.mu.Lock()
-	writes := strings.Join(nomad.writes, ",")
-	nomad.mu.Unlock()
-	if writes != "DELETE broken" {
+	if writes := jobWrites(nomad); writes != "deregister broken" {
 		t.Fatalf("writes %q, want only the broken job stopped", writes)
 	}
 	run, ok, err := store.LastJobRun(ctx, "default", "broken")
@@ -220,10 +181,10 @@ func TestARefusedStartWaitingForRoomIsNotAFailedStage(t *testing.T) {
 				contract.RefusalPrefix + "(1.00 cores, 32 MiB) would leave"}}}}}}
 	}
 	for _, unlimited := range []bool{false, true} {
-		waiting := dagStub("waiting", 9, meta)
-		waiting.JobSummary = &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"a": {Queued: 1, Failed: 1}}}
-		nomad := &stageNomad{reads: map[string]int{}, unlimited: unlimited, allocsOfA: refused,
-			stubs: []*nomadapi.JobListStub{waiting, dagStub("unseen", 10, meta)}}
+		queued := &nomadapi.JobSummary{JobID: "waiting", Summary: map[string]nomadapi.TaskGroupSummary{"a": {Queued: 1, Failed: 1}}}
+		nothing := &nomadapi.JobSummary{JobID: "unseen", Summary: map[string]nomadapi.TaskGroupSummary{"a": {Failed: 1}}}
+		nomad := stageNomad([]dagJob{{id: "waiting", index: 9, meta: meta, summary: queued}, {id: "unseen", index: 10, meta: meta, summary: nothing}},
+			unlimited, refused)
 		s, _ := admittedSequencer(t, nomad, map[string]uint64{"waiting": 9, "unseen": 10})
 		store, ctx := s.store, context.Background()
 		if err := s.Tick(ctx); err != nil {
