@@ -70,7 +70,7 @@ func Extract(s history.Series, cfg Config) (Features, error) {
 	x := sc.x
 	f := Features{Observed: observed}
 	f.Mean, f.SD = meanSD(x)
-	f.Peak = percentile(x, cfg.PeakPercentile)
+	f.Peak = history.Percentile(x, cfg.PeakPercentile)
 	recent := max(1, int(cfg.CurrentWindow/history.Slot))
 	f.Current, _ = meanSD(x[len(x)-min(recent, len(x)):])
 	if f.SD < cfg.ConstantSD {
@@ -301,33 +301,6 @@ func meanSD(x []float64) (float64, float64) {
 		sq += (v - m) * (v - m)
 	}
 	return m, math.Sqrt(sq / float64(len(x)))
-}
-
-// percentile counts values into 0.01-point buckets (history is stored at
-// that resolution) instead of sorting: O(n), a third of a tenant's cost
-// before. Values are percentages in [0, 100].
-func percentile(x []float64, p float64) float64 {
-	var counts [10001]uint32
-	for _, v := range x {
-		// v*100 rounded half up, clamped to [0, 10000]: comparisons, not
-		// math.Round/Min/Max calls (a fifth of a tenant's features before)
-		k := int(v*100 + 0.5)
-		if k < 0 || v != v {
-			k = 0
-		} else if k > 10000 {
-			k = 10000
-		}
-		counts[k]++
-	}
-	rank := uint32(min(len(x)-1, int(p*float64(len(x)))))
-	seen := uint32(0)
-	for b, c := range counts {
-		seen += c
-		if seen > rank {
-			return float64(b) / 100
-		}
-	}
-	return 100
 }
 
 // ffts keeps one pool of FFT plans per length: a plan's twiddle factors

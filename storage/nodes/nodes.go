@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -138,20 +137,9 @@ func RecentReimageRate(events []history.Reimage, servers int, now time.Time) flo
 }
 
 // PeakCPU is a tenant's peak for the grid: the 95th percentile of its CPU
-// series, gaps (NaN) left out; 0 without samples.
-func PeakCPU(values []float64) float64 {
-	var s []float64
-	for _, v := range values {
-		if !math.IsNaN(v) {
-			s = append(s, v)
-		}
-	}
-	if len(s) == 0 {
-		return 0
-	}
-	slices.Sort(s)
-	return s[min(len(s)-1, int(0.95*float64(len(s))))]
-}
+// series, gaps (NaN) left out; 0 without samples (history.Percentile, as
+// the classes' peak).
+func PeakCPU(values []float64) float64 { return history.Percentile(values, 0.95) }
 
 // BusyHours is, for each hour of the day (UTC), the share of the samples
 // of values (slot i at start + i slots) in that hour at or above threshold
