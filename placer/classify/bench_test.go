@@ -41,4 +41,3 @@ func BenchmarkExtractOneTenant(b *testing.B) {
 		}
 	}
 }
-
