@@ -27,8 +27,10 @@ type SimPrediction struct {
 	MeanJobSeconds    float64 `json:"mean_job_seconds"`
 	Kills             int     `json:"kills"`
 	WastedTaskSeconds float64 `json:"wasted_task_seconds"`
-	// StartDelay (trace seconds) each container waited before its task.
+	// StartDelay (trace seconds) each container waited before its task,
+	// StageDelay each job at each stage boundary.
 	StartDelay float64 `json:"start_delay_seconds"`
+	StageDelay float64 `json:"stage_delay_seconds,omitempty"`
 }
 
 func predictionOf(r schedsim.Result, delay float64) *SimPrediction {
@@ -36,25 +38,33 @@ func predictionOf(r schedsim.Result, delay float64) *SimPrediction {
 		WastedTaskSeconds: r.WastedTaskSeconds, StartDelay: delay}
 }
 
-// predict runs the simulator on the testbed's configuration as it is, and
+// predict runs the simulator on the testbed's configuration as it is,
 // again with every container held for the testbed's median start delay
-// (trace seconds) before its task runs: the one difference between the
-// two that the simulator does not model by default, measured.
-func predict(cfg schedsim.Config, delay float64, log hclog.Logger) (plain, delayed *SimPrediction) {
-	for i, d := range []float64{0, delay} {
-		cfg.StartDelay = time.Duration(d * float64(time.Second))
-		res, err := schedsim.Run(cfg)
-		if err != nil {
-			log.Error("the simulator's prediction", "start_delay", d, "error", err)
+// (trace seconds) before its task runs, and again with each stage boundary
+// held too for the testbed's mean release (trace seconds; 0: not run): the
+// differences between the two that the simulator does not model by
+// default, measured.
+func predict(cfg schedsim.Config, delay, release float64, log hclog.Logger) (plain, delayed, staged *SimPrediction) {
+	seconds := func(d float64) time.Duration { return time.Duration(d * float64(time.Second)) }
+	runs := []struct {
+		start, stage float64
+		out          **SimPrediction
+	}{{0, 0, &plain}, {delay, 0, &delayed}, {delay, release, &staged}}
+	for _, r := range runs {
+		if r.out == &staged && release <= 0 {
 			continue
 		}
-		if i == 0 {
-			plain = predictionOf(res, d)
-		} else {
-			delayed = predictionOf(res, d)
+		cfg.StartDelay, cfg.StageDelay = seconds(r.start), seconds(r.stage)
+		res, err := schedsim.Run(cfg)
+		if err != nil {
+			log.Error("the simulator's prediction", "start_delay", r.start, "stage_delay", r.stage, "error", err)
+			continue
 		}
+		p := predictionOf(res, r.start)
+		p.StageDelay = r.stage
+		*r.out = p
 	}
-	return plain, delayed
+	return plain, delayed, staged
 }
 
 // report counts the run's outcome from its jobs and their allocations.

@@ -104,6 +104,9 @@ type Report struct {
 	// SimulatorWithDelay is the simulator with every container held for
 	// the testbed's median start delay (StartDelay.P50 x Speedup).
 	SimulatorWithDelay *SimPrediction `json:"simulator_with_start_delay,omitempty"`
+	// SimulatorWithStageDelay is that, each stage boundary also held for
+	// the testbed's mean release (StageTimes.Release.Mean).
+	SimulatorWithStageDelay *SimPrediction `json:"simulator_with_start_and_stage_delays,omitempty"`
 }
 
 // Summary is a distribution's mean and percentiles.

@@ -267,7 +267,11 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	rep.DaemonCores = total / time.Since(measuredFrom).Seconds()
 	if c.Policy != None {
-		rep.Simulator, rep.SimulatorWithDelay = predict(simCfg, rep.StartDelay.P50*c.Speedup, c.Logger)
+		release := 0.0
+		if rep.StageTimes != nil {
+			release = rep.StageTimes.Release.Mean
+		}
+		rep.Simulator, rep.SimulatorWithDelay, rep.SimulatorWithStageDelay = predict(simCfg, rep.StartDelay.P50*c.Speedup, release, c.Logger)
 	}
 	return rep, writeReport(c.Out, rep)
 }

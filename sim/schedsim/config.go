@@ -157,6 +157,11 @@ type Config struct {
 	// task runs (a Nomad allocation's own start: the testbed measures it);
 	// zero in every preset.
 	StartDelay time.Duration
+	// StageDelay is how long a job waits between a stage's last task's end
+	// and its next stage's release (on Nomad the stage sequencer seeing the
+	// end and the next stage job's registration, evaluation and placement:
+	// the testbed measures it); zero in every preset.
+	StageDelay time.Duration
 	LostWork   LostWork
 	// ClassConstraint makes Algorithm 1's classes a constraint (a node
 	// label, as Tez-H names it); without it they are a preference and a
@@ -248,8 +253,8 @@ func (c *Config) defaults() error {
 	default:
 		return fmt.Errorf("schedsim: unknown lost work %q (container, task or none)", c.LostWork)
 	}
-	if c.Factor <= 0 || c.Reserve < 0 || c.AdmitMargin < 0 || c.JobScale < 0 || c.OfferedLoad < 0 || c.JobsPerHour < 0 || c.StartDelay < 0 {
-		return fmt.Errorf("schedsim: factor, reserve, margin, job scale, load and rate must not be negative (factor above 0)")
+	if c.Factor <= 0 || c.Reserve < 0 || c.AdmitMargin < 0 || c.JobScale < 0 || c.OfferedLoad < 0 || c.JobsPerHour < 0 || c.StartDelay < 0 || c.StageDelay < 0 {
+		return fmt.Errorf("schedsim: factor, reserve, margin, job scale, load, rate and delays must not be negative (factor above 0)")
 	}
 	if len(c.Tenants) == 0 {
 		return fmt.Errorf("schedsim: no tenants")

@@ -136,7 +136,11 @@ func (s *sim) taskDone(c *container) {
 		s.jobDone(j)
 	case j.left == 0:
 		j.stage++
-		s.releaseStage(j)
+		if d := s.cfg.StageDelay.Seconds(); d > 0 {
+			s.events.Push(finish{at: s.now + d, release: j})
+		} else {
+			s.releaseStage(j)
+		}
 	}
 	if s.cfg.ContainerReuse && !c.busy && !c.released {
 		// still idle: it waits IdleRelease for its job's next task (Tez's idle

@@ -203,6 +203,8 @@ func (s *sim) loop(rate float64) {
 		case 2:
 			f := s.events.Pop()
 			switch {
+			case f.release != nil:
+				s.releaseStage(f.release)
 			case f.gen != f.c.gen: // stale: the container changed since
 			case f.idle:
 				s.idleExpired(f.c)

@@ -24,12 +24,14 @@ type server struct {
 	absent bool
 }
 
-// finish is the end of a container's task, or (idle) of its idle time.
+// finish is the end of a container's task, or (idle) of its idle time, or
+// (release) of a job's wait for its next stage (Config.StageDelay).
 type finish struct {
-	at   float64
-	c    *container
-	gen  int
-	idle bool
+	at      float64
+	c       *container
+	gen     int
+	idle    bool
+	release *job
 }
 
 // finishedFirst orders finishes by time; ties are left to the queue.

@@ -59,3 +59,26 @@ func TestStartDelayLengthensEveryTask(t *testing.T) {
 		t.Fatalf("job took %v with the delay, %v without", delayed.MeanJobSeconds, base.MeanJobSeconds)
 	}
 }
+
+// A stage delay holds each stage boundary that long: a job of three
+// one-task stages of 600 s takes 2 x 45 s more; a one-stage job none.
+func TestStageDelayHoldsEachStageBoundary(t *testing.T) {
+	for stages, want := range map[int]float64{1: 0, 3: 90} {
+		cfg := spikeScenario(Stock)
+		cfg.Tenants = []Tenant{{ID: "a/primary", Servers: 1, Series: flat(90, 0, 0, 0)}}
+		cfg.Span = 3 * time.Hour
+		cfg.Mix.Classes[0].Stages = [2]int{stages, stages}
+		base, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.StageDelay = 45 * time.Second
+		delayed, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base.Jobs != 1 || delayed.Jobs != 1 || delayed.MeanJobSeconds != base.MeanJobSeconds+want {
+			t.Fatalf("%d stages: job took %v with the delay, %v without (%d, %d jobs); want %v more", stages, delayed.MeanJobSeconds, base.MeanJobSeconds, delayed.Jobs, base.Jobs, want)
+		}
+	}
+}

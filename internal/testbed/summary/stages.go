@@ -18,12 +18,16 @@ func stageTable(reports []*testbed.Report) string {
 		}
 		if b.Len() == 0 {
 			b.WriteString("\nWhere the finished jobs' time went (trace seconds; means, and p90 where given):\n\n")
-			b.WriteString("| policy | seed | jobs | stages | tasks' lengths along the stages | job time | arrival to first allocation | release per stage boundary (p90) | retries per task (p90) | start per task | overrun per task (p90) |\n")
-			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+			b.WriteString("| policy | seed | jobs | stages | tasks' lengths along the stages | job time | arrival to first allocation | release per stage boundary (p90) | retries per task (p90) | start per task | overrun per task (p90) | simulator given the start delay and this release: finished, mean job time |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.0f | %.0f | %.1f | %.1f (%.1f) | %.1f (%.1f) | %.1f | %.1f (%.1f) |\n",
+		staged := "not run"
+		if p := r.SimulatorWithStageDelay; p != nil {
+			staged = fmt.Sprintf("%d, %.0f", p.Finished, p.MeanJobSeconds)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.0f | %.0f | %.1f | %.1f (%.1f) | %.1f (%.1f) | %.1f | %.1f (%.1f) | %s |\n",
 			r.Label(), r.Seed, t.Jobs, t.Stages, t.CriticalPath, r.JobSeconds.Mean, t.FirstStage.Mean, t.Release.Mean, t.Release.P90,
-			t.Retry.Mean, t.Retry.P90, t.Start.Mean, t.Overrun.Mean, t.Overrun.P90)
+			t.Retry.Mean, t.Retry.P90, t.Start.Mean, t.Overrun.Mean, t.Overrun.P90, staged)
 	}
 	return b.String()
 }
