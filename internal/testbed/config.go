@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -125,7 +128,7 @@ func Default() Config {
 		Policy: H, Seed: 1, Clients: 7, NodeCores: 12, ReserveCores: 4, Speedup: 12,
 		TraceHours: 24, HistoryDays: 14, Profile: 9, JobsPerHour: 12, OfferedLoad: 0.21,
 		BlobObjects: 32, BlobObjectKB: 256, Drain: 10 * time.Minute, Setup: 3 * time.Minute,
-		RealPrimaryCPU: runtime.NumCPU() - 1,
+		RealPrimaryCPU: hostCPUs() - 1,
 	}
 }
 
@@ -162,8 +165,8 @@ func (c Config) Validate() error {
 	if c.SchedulerAlgorithm != "" && c.SchedulerAlgorithm != "binpack" && c.SchedulerAlgorithm != "spread" {
 		errs = append(errs, fmt.Errorf("scheduler algorithm %q: want binpack or spread", c.SchedulerAlgorithm))
 	}
-	if c.RealPrimary && (c.RealPrimaryCPU < 0 || c.RealPrimaryCPU >= runtime.NumCPU()) {
-		errs = append(errs, fmt.Errorf("real primary's CPU %d: this host has CPUs 0-%d", c.RealPrimaryCPU, runtime.NumCPU()-1))
+	if c.RealPrimary && (c.RealPrimaryCPU < 0 || c.RealPrimaryCPU >= hostCPUs()) {
+		errs = append(errs, fmt.Errorf("real primary's CPU %d: this host has CPUs 0-%d", c.RealPrimaryCPU, hostCPUs()-1))
 	}
 	if _, err := ParsePolicy(string(c.Policy)); err != nil {
 		errs = append(errs, err)
@@ -174,4 +177,31 @@ func (c Config) Validate() error {
 // wall is how long d of trace time lasts on the testbed.
 func (c Config) wall(traceSeconds float64) time.Duration {
 	return time.Duration(traceSeconds / c.Speedup * float64(time.Second))
+}
+
+// hostCPUs is how many CPUs the host has online, whatever this process's
+// affinity (the testbed may run under taskset -c 0, keeping its daemons off
+// the real primary's CPU, where runtime.NumCPU says 1).
+func hostCPUs() int {
+	data, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	n := 0
+	for _, part := range strings.Split(strings.TrimSpace(string(data)), ",") {
+		lo, hi, found := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		switch {
+		case err1 != nil:
+			return runtime.NumCPU()
+		case !found:
+			n++
+		case err2 != nil || b < a:
+			return runtime.NumCPU()
+		default:
+			n += b - a + 1
+		}
+	}
+	return max(n, 1)
 }

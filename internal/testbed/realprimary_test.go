@@ -111,3 +111,15 @@ func TestNoneSubmitsNoJob(t *testing.T) {
 		t.Fatalf("plan %+v (%v): want no job and the stream's scale", p, err)
 	}
 }
+
+// Under taskset -c 0 this process sees one CPU; the host's count is the
+// kernel's online list, which the real primary's CPU is checked against.
+func TestHostCPUsIsTheOnlineCount(t *testing.T) {
+	data, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Skip("no /sys/devices/system/cpu/online")
+	}
+	if n := hostCPUs(); n < 1 || (strings.TrimSpace(string(data)) == "0-1" && n != 2) {
+		t.Fatalf("host CPUs %d for online %q", n, data)
+	}
+}
