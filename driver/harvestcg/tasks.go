@@ -17,7 +17,7 @@ import (
 
 // adoptPasses bounds Adopt's passes: each moves the processes listed so
 // far, and a process that forked meanwhile is caught by the next (paused
-// 2, 4, ... up to adoptPause ms after the one before: about 0.4 s in all).
+// 2, 4, ... up to adoptPause ms after the one before: about 0.3 s in all).
 const adoptPasses = 10
 
 // TaskCgroupV2 makes a task's cgroup under the parent (v2 only) and returns
