@@ -217,9 +217,24 @@ func queued(stub *nomadapi.JobListStub, group string) int {
 // with "upstream stage failed" 13 s after an evicted task's replacement
 // was refused, in the testbed); a group failing by itself is stopped by
 // maxSelfFailures instead.
+//
+// A failed allocation whose name (job.group[index]) has a complete or live
+// allocation is superseded whatever its NextAllocation says: a replacement
+// placed from a blocked evaluation carries the name but is not linked to
+// the allocation it replaces (seen in the testbed: a first stage of two
+// failed and two complete allocations, its next stage never released).
 func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex uint64, queued int, retriesForever bool) {
+	mine := func(a *nomadapi.AllocationListStub) bool {
+		return a.TaskGroup == g.Name && a.JobVersion >= 0 && a.CreateIndex >= minIndex
+	}
+	covered := map[string]bool{} // names with a complete or live allocation
 	for _, a := range allocs {
-		if a.TaskGroup != g.Name || a.JobVersion < 0 || a.CreateIndex < minIndex {
+		if mine(a) && a.ClientStatus != nomadapi.AllocClientStatusFailed && a.ClientStatus != nomadapi.AllocClientStatusLost {
+			covered[a.Name] = true
+		}
+	}
+	for _, a := range allocs {
+		if !mine(a) {
 			continue
 		}
 		switch a.ClientStatus {
@@ -230,6 +245,8 @@ func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex
 				g.SelfFailed++
 			}
 			switch {
+			case a.Name != "" && covered[a.Name]:
+				// superseded: its name's replacement counts
 			case a.NextAllocation != "":
 				// replaced (an eviction rescheduled): the replacement counts
 			case retriesForever:

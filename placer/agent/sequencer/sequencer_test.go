@@ -206,3 +206,32 @@ func TestARefusedStartWaitingForRoomIsNotAFailedStage(t *testing.T) {
 		}
 	}
 }
+
+// A failed allocation whose name has a complete replacement does not hold
+// its stage, linked to it or not (a replacement placed from a blocked
+// evaluation is not): the next stage starts, under either policy.
+func TestAFailedAllocationWhoseNameCompletedIsSuperseded(t *testing.T) {
+	meta := map[string]string{proxy.JobTypeKey: "medium", proxy.StagesKey: `{"b":1}`, proxy.ClassesKey: "c"}
+	allocsOfA := func(job string) []*nomadapi.AllocationListStub {
+		name := job + ".a[0]"
+		refused := func() *nomadapi.AllocationListStub {
+			return &nomadapi.AllocationListStub{JobID: job, Namespace: "default", Name: name, TaskGroup: "a", ClientStatus: "failed",
+				CreateIndex: 1000, ModifyTime: time.Now().Add(-time.Minute).UnixNano(),
+				TaskStates: map[string]*nomadapi.TaskState{"t": {Events: []*nomadapi.TaskEvent{{DisplayMessage: "Driver Failure: " +
+					contract.RefusalPrefix + "(1.00 cores, 32 MiB) would leave"}}}}}
+		}
+		return []*nomadapi.AllocationListStub{refused(), refused(), {JobID: job, Namespace: "default", Name: name, TaskGroup: "a",
+			ClientStatus: "complete", CreateIndex: 1001, ModifyTime: time.Now().UnixNano()}}
+	}
+	for _, unlimited := range []bool{false, true} {
+		done := &nomadapi.JobSummary{JobID: "etl", Summary: map[string]nomadapi.TaskGroupSummary{"a": {Failed: 2, Complete: 1}}}
+		nomad := stageNomad([]dagJob{{id: "etl", index: 9, meta: meta, summary: done}}, unlimited, allocsOfA)
+		s, _ := admittedSequencer(t, nomad, map[string]uint64{"etl": 9})
+		if err := s.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if writes := jobWrites(nomad); writes != "register etl.b" {
+			t.Fatalf("unlimited %v: writes %q, want the next stage started", unlimited, writes)
+		}
+	}
+}
