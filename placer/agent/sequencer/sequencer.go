@@ -220,9 +220,10 @@ func queued(stub *nomadapi.JobListStub, group string) int {
 //
 // A failed allocation whose name (job.group[index]) has a complete or live
 // allocation is superseded whatever its NextAllocation says: a replacement
-// placed from a blocked evaluation carries the name but is not linked to
-// the allocation it replaces (seen in the testbed: a first stage of two
-// failed and two complete allocations, its next stage never released).
+// can carry the name without being linked to the allocation it replaces
+// (seen in the testbed: a first stage of two failed allocations with no
+// next allocation and two complete ones, its next stage never released;
+// likely replacements placed from a blocked evaluation).
 func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex uint64, queued int, retriesForever bool) {
 	mine := func(a *nomadapi.AllocationListStub) bool {
 		return a.TaskGroup == g.Name && a.JobVersion >= 0 && a.CreateIndex >= minIndex
