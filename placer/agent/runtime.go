@@ -61,13 +61,7 @@ func runLoops(ctx context.Context, log hclog.Logger, loops []loop) (wait func())
 		logger := log.Named(l.name)
 		logger.Debug("loop started", "interval", l.interval)
 		onErr := func(err error) { logger.Warn("pass failed", "error", err) }
-		wg.Go(func() {
-			if l.wake != nil {
-				periodic.EveryOrWoken(ctx, l.interval, l.gap, l.wake, l.pass, onErr)
-				return
-			}
-			periodic.Every(ctx, l.interval, l.pass, onErr)
-		})
+		wg.Go(func() { periodic.EveryOrWoken(ctx, l.interval, l.gap, l.wake, l.pass, onErr) })
 	}
 	return wg.Wait
 }
