@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/harvest-platform/harvest/driver/harvestcg"
 )
 
 // Policy is what harvests the testbed's servers.
@@ -187,21 +187,9 @@ func hostCPUs() int {
 	if err != nil {
 		return runtime.NumCPU()
 	}
-	n := 0
-	for _, part := range strings.Split(strings.TrimSpace(string(data)), ",") {
-		lo, hi, found := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := strconv.Atoi(hi)
-		switch {
-		case err1 != nil:
-			return runtime.NumCPU()
-		case !found:
-			n++
-		case err2 != nil || b < a:
-			return runtime.NumCPU()
-		default:
-			n += b - a + 1
-		}
+	cpus, err := harvestcg.ParseCPUList(string(data))
+	if err != nil || len(cpus) == 0 {
+		return runtime.NumCPU()
 	}
-	return max(n, 1)
+	return len(cpus)
 }

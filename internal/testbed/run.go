@@ -215,7 +215,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	fmt.Fprintf(c.Progress, "testbed: span over; waiting up to %s for the jobs still running\n", c.Drain)
 	for deadline := time.Now().Add(c.Drain); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
 		allocs, _ := w.snapshot()
-		if unfinished(jobs, allocs) == 0 || ctx.Err() != nil {
+		if len(unfinished(jobs, allocs)) == 0 || ctx.Err() != nil {
 			break
 		}
 	}
@@ -255,7 +255,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		logs = append(logs, blob.log)
 	}
 	rep.DaemonErrorLines = errorLines(logs, started)
-	rep.UnfinishedJobs = unfinishedJobs(nomad, jobs, allocs)
+	rep.UnfinishedJobs = unfinishedJobs(nomad, unfinished(jobs, allocs))
 	if rep.Evaluations, err = evaluationsByTrigger(nomad); err != nil {
 		c.Logger.Error("counting Nomad's evaluations", "error", err)
 	}
@@ -276,18 +276,19 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	return rep, writeReport(c.Out, rep)
 }
 
-func unfinished(jobs []*job, allocs []alloc) int {
+// unfinished are the submitted jobs not finished by their allocations.
+func unfinished(jobs []*job, allocs []alloc) []*job {
 	by := ofJob(allocs)
-	n := 0
+	var out []*job
 	for _, j := range jobs {
-		if j.SubmitErr != "" {
+		if j == nil || j.SubmitErr != "" {
 			continue
 		}
 		if _, ok := jobOutcome(j, by[j.ID]); !ok {
-			n++
+			out = append(out, j)
 		}
 	}
-	return n
+	return out
 }
 
 // setSchedulerAlgorithm sets Nomad's scheduler algorithm, keeping the rest

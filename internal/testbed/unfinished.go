@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -34,18 +35,11 @@ type NomadJobAtEnd struct {
 	Blocked     map[string]string `json:"blocked,omitempty"`
 }
 
-// unfinishedJobs reads the unfinished jobs' Nomad jobs (errors are noted
-// in place: the report keeps what could be read).
-func unfinishedJobs(nomad *nomadapi.Client, jobs []*job, allocs []alloc) []UnfinishedJob {
-	by := ofJob(allocs)
+// unfinishedJobs reads the unfinished jobs' Nomad jobs at the end; what
+// cannot be read is said in place of a status (the report keeps the rest).
+func unfinishedJobs(nomad *nomadapi.Client, jobs []*job) []UnfinishedJob {
 	var out []UnfinishedJob
 	for _, j := range jobs {
-		if j == nil || j.SubmitErr != "" {
-			continue
-		}
-		if _, ok := jobOutcome(j, by[j.ID]); ok {
-			continue
-		}
 		u := UnfinishedJob{ID: j.ID, Class: j.Class, Stages: len(j.Stages)}
 		stubs, _, err := nomad.Jobs().PrefixList(j.ID)
 		if err != nil {
@@ -55,15 +49,13 @@ func unfinishedJobs(nomad *nomadapi.Client, jobs []*job, allocs []alloc) []Unfin
 			if s.ID != j.ID && !strings.HasPrefix(s.ID, j.ID+".") {
 				continue
 			}
-			sum, _, err := nomad.Jobs().Summary(s.ID, nil)
-			if err != nil {
-				sum = nil
+			sum, _, sumErr := nomad.Jobs().Summary(s.ID, nil)
+			evals, _, evalErr := nomad.Jobs().Evaluations(s.ID, nil)
+			n := atEnd(s, sum, evals)
+			if err := errors.Join(sumErr, evalErr); err != nil {
+				n.Status += " (not all read: " + err.Error() + ")"
 			}
-			evals, _, err := nomad.Jobs().Evaluations(s.ID, nil)
-			if err != nil {
-				evals = nil
-			}
-			u.Nomad = append(u.Nomad, atEnd(s, sum, evals))
+			u.Nomad = append(u.Nomad, n)
 		}
 		out = append(out, u)
 	}
