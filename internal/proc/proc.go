@@ -15,22 +15,31 @@ import (
 	"time"
 )
 
+// stat reads /proc/PID/stat: the command name and the fields after it
+// (state first); ok false when pid is not shown or the line is cut short.
+func stat(pid int) (comm string, fields []string, ok bool) {
+	if pid <= 0 {
+		return "", nil, false
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", nil, false
+	}
+	open, closing := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+	if open < 0 || closing < open || closing+2 >= len(data) {
+		return "", nil, false
+	}
+	return string(data[open+1 : closing]), strings.Fields(string(data[closing+2:])), true
+}
+
 // Stat returns pid's command name and whether it runs: it exists and is
 // neither a zombie (Z) nor dead (X).
 func Stat(pid int) (comm string, running bool) {
-	if pid <= 0 {
+	comm, fields, ok := stat(pid)
+	if !ok || len(fields) == 0 {
 		return "", false
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", false
-	}
-	open, closing := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-	if open < 0 || closing < open || closing+2 >= len(stat) {
-		return "", false
-	}
-	state := stat[closing+2]
-	return string(stat[open+1 : closing]), state != 'Z' && state != 'X'
+	return comm, fields[0] != "Z" && fields[0] != "X"
 }
 
 // Exiting reports whether /proc shows pid on its way out: a zombie (Z),
@@ -38,16 +47,8 @@ func Stat(pid int) (comm string, running bool) {
 // the kernel moves it into no other cgroup and it runs no more of its own
 // code. A pid /proc does not show is not reported exiting.
 func Exiting(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	closing := bytes.LastIndexByte(stat, ')')
-	if closing < 0 || closing+2 >= len(stat) {
-		return false
-	}
-	fields := strings.Fields(string(stat[closing+2:]))
-	if len(fields) < 7 {
+	_, fields, ok := stat(pid)
+	if !ok || len(fields) < 7 {
 		return false
 	}
 	if fields[0] == "Z" || fields[0] == "X" {
@@ -114,13 +115,8 @@ func RSS(pid int) (rss, peak int64, err error) {
 // CPUSeconds returns the user and system CPU seconds a process used, from
 // /proc (clock ticks of 1/100 s).
 func CPUSeconds(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(fields) < 13 {
+	_, fields, ok := stat(pid)
+	if !ok || len(fields) < 13 {
 		return 0
 	}
 	utime, _ := strconv.ParseFloat(fields[11], 64)
