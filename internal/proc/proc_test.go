@@ -61,3 +61,19 @@ func TestSchedstatSumsEveryThread(t *testing.T) {
 		t.Fatalf("a process that does not exist: %s %s", c, w)
 	}
 }
+
+// This process's CPU time shows once it has spun: the stat fields after the
+// command name are read where the kernel puts utime and stime.
+func TestCPUSecondsCountsThisProcess(t *testing.T) {
+	deadline := time.Now().Add(10 * time.Second)
+	for CPUSeconds(os.Getpid()) <= 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no CPU time after 10 s of spinning")
+		}
+		for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+		}
+	}
+	if CPUSeconds(-1) != 0 {
+		t.Fatal("CPU time of pid -1")
+	}
+}
