@@ -17,6 +17,7 @@ import (
 
 	"github.com/harvest-platform/harvest/internal/command"
 	"github.com/harvest-platform/harvest/placer/maintenance"
+	"github.com/harvest-platform/harvest/placer/maintenance/nomadcluster"
 )
 
 // Exit codes of `maintenance plan` besides 1 (an error).
@@ -169,17 +170,17 @@ func (c *planCommand) plan(ctx context.Context, o *planOptions, args []string) (
 	if err != nil {
 		return 1, fmt.Errorf("-%w", err)
 	}
-	src, err := newMaintenanceNomad(o.nomadAddr)
+	src, err := nomadcluster.Connect(o.nomadAddr)
 	if err != nil {
 		return 1, err
 	}
-	var targets []drainTarget
+	var targets []nomadcluster.Node
 	if o.drain {
-		if targets, err = src.drainTargets(ctx, o.nodes); err != nil {
+		if targets, err = src.Nodes(ctx, o.nodes); err != nil {
 			return 1, err
 		}
 	}
-	runs, err := src.batchRuns(ctx, "")
+	runs, err := src.BatchRuns(ctx, "")
 	if err != nil {
 		return 1, err
 	}
@@ -195,8 +196,8 @@ func (c *planCommand) plan(ctx context.Context, o *planOptions, args []string) (
 // watch decides first on the runs just read for the profile, then every
 // interval on those of Nomad's unfinished allocations alone, until it may
 // start (with -once it decides once), then drains the targets.
-func (c *planCommand) watch(ctx context.Context, src *maintenanceNomad, r planRule, threshold float64,
-	deadline time.Time, targets []drainTarget, o *planOptions, runs []maintenance.Alloc) (int, error) {
+func (c *planCommand) watch(ctx context.Context, src *nomadcluster.Cluster, r planRule, threshold float64,
+	deadline time.Time, targets []nomadcluster.Node, o *planOptions, runs []maintenance.Alloc) (int, error) {
 	var err error
 	for {
 		now := c.now()
@@ -220,7 +221,10 @@ func (c *planCommand) watch(ctx context.Context, src *maintenanceNomad, r planRu
 		}
 		if d.Start {
 			fmt.Fprintln(c.out, d.Reason)
-			return planStartNow, c.drainAll(ctx, src, targets, o.drainDeadline, d.Reason)
+			return planStartNow, src.DrainAll(ctx, targets, o.drainDeadline, planName+": "+d.Reason, func(n nomadcluster.Node) {
+				fmt.Fprintf(c.out, "node %s (%s): draining, its allocations have %s to move before Nomad stops them; ineligible for new work\n",
+					n.Name, n.ShortID(), o.drainDeadline)
+			})
 		}
 		if o.once { // the first decision, on the profile's read, which did not fail
 			fmt.Fprintf(c.out, "%s (exit %d: run again later, or without -once to watch)\n", d.Reason, planWait)
@@ -232,7 +236,7 @@ func (c *planCommand) watch(ctx context.Context, src *maintenanceNomad, r planRu
 			return planInterrupted, nil
 		case <-time.After(o.interval):
 		}
-		runs, err = src.batchRuns(ctx, liveAllocs)
+		runs, err = src.BatchRuns(ctx, nomadcluster.LiveAllocs)
 	}
 }
 

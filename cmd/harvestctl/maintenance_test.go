@@ -15,7 +15,7 @@ import (
 
 	"github.com/harvest-platform/harvest/internal/nomadtest"
 	"github.com/harvest-platform/harvest/internal/syncbuf"
-	"github.com/harvest-platform/harvest/placer/maintenance"
+	"github.com/harvest-platform/harvest/placer/maintenance/nomadcluster"
 )
 
 var planNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -34,7 +34,7 @@ func newFakeNomad(t *testing.T, allocs func(listing int) []*nomadapi.AllocationL
 		}
 		return nil, errors.New("fake nomad: no leader")
 	}
-	f.Filters = map[string]func(*nomadapi.AllocationListStub) bool{liveAllocs: func(a *nomadapi.AllocationListStub) bool {
+	f.Filters = map[string]func(*nomadapi.AllocationListStub) bool{nomadcluster.LiveAllocs: func(a *nomadapi.AllocationListStub) bool {
 		return a.ClientStatus != nomadapi.AllocClientStatusComplete && a.ClientStatus != nomadapi.AllocClientStatusFailed &&
 			a.ClientStatus != nomadapi.AllocClientStatusLost
 	}}
@@ -54,29 +54,14 @@ func eligibility(f *nomadtest.ScaleNomad) map[string]string {
 	return out
 }
 
-// batchTask is one allocation of a one-task batch job; end zero: running.
-func batchTask(job string, cpu int64, start, end time.Time) *nomadapi.AllocationListStub {
-	ts := &nomadapi.TaskState{State: "running", StartedAt: start}
-	status := nomadapi.AllocClientStatusRunning
-	if !end.IsZero() {
-		ts.State, ts.FinishedAt, status = "dead", end, nomadapi.AllocClientStatusComplete
-	}
-	return &nomadapi.AllocationListStub{
-		ID: job + "-alloc", Namespace: "default", JobID: job, JobType: nomadapi.JobTypeBatch, ClientStatus: status,
-		TaskStates: map[string]*nomadapi.TaskState{"work": ts},
-		AllocatedResources: &nomadapi.AllocatedResources{Tasks: map[string]*nomadapi.AllocatedTaskResources{
-			"work": {Cpu: nomadapi.AllocatedCpuResources{CpuShares: cpu}}}},
-	}
-}
-
 // A known day: a light job (100 MHz) from -10m to -6m, a heavy one (1000
 // MHz) from -5m on. Sampled every minute over the last 10 minutes, AW is
 // 0 6000 12000 18000 0 | 0 60000 120000 180000 240000 (MHz·s) and CL is
 // 1 1 1 1 0 1 1 1 1 1.
 func heavyRunning(int) []*nomadapi.AllocationListStub {
 	return []*nomadapi.AllocationListStub{
-		batchTask("light", 100, planNow.Add(-10*time.Minute), planNow.Add(-6*time.Minute)),
-		batchTask("heavy", 1000, planNow.Add(-5*time.Minute), time.Time{}),
+		nomadtest.BatchTask("light", 100, planNow.Add(-10*time.Minute), planNow.Add(-6*time.Minute)),
+		nomadtest.BatchTask("heavy", 1000, planNow.Add(-5*time.Minute), time.Time{}),
 		{ID: "svc", JobID: "web", JobType: nomadapi.JobTypeService, ClientStatus: nomadapi.AllocClientStatusRunning,
 			TaskStates: map[string]*nomadapi.TaskState{"web": {State: "running", StartedAt: planNow.Add(-time.Hour)}}},
 	}
@@ -139,7 +124,7 @@ func TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode(t *testing.T) {
 		case listing == 2:
 			return nil
 		case listing >= 3:
-			allocs[1] = batchTask("heavy", 1000, planNow.Add(-5*time.Minute), planNow.Add(-time.Second))
+			allocs[1] = nomadtest.BatchTask("heavy", 1000, planNow.Add(-5*time.Minute), planNow.Add(-time.Second))
 		}
 		return allocs
 	})
@@ -154,7 +139,7 @@ func TestPlanWatchesUntilTheHeavyJobEndsThenDrainsTheNamedNode(t *testing.T) {
 	for _, q := range f.AllocQueries {
 		filters = append(filters, q.Get("filter"))
 	}
-	if want := []string{"", liveAllocs, liveAllocs}; !slices.Equal(filters, want) {
+	if want := []string{"", nomadcluster.LiveAllocs, nomadcluster.LiveAllocs}; !slices.Equal(filters, want) {
 		t.Errorf("allocations listed with filters %q, want %q: every allocation for the profile, then unfinished ones", filters, want)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -204,7 +189,7 @@ func TestPlanDeadlineForcesTheStartAndDrainsEveryNode(t *testing.T) {
 
 func TestPlanErrors(t *testing.T) {
 	_, addr := newFakeNomad(t, func(int) []*nomadapi.AllocationListStub {
-		return []*nomadapi.AllocationListStub{batchTask("old", 100, planNow.Add(-3*time.Hour), planNow.Add(-2*time.Hour))}
+		return []*nomadapi.AllocationListStub{nomadtest.BatchTask("old", 100, planNow.Add(-3*time.Hour), planNow.Add(-2*time.Hour))}
 	})
 	_, heavyAddr := newFakeNomad(t, heavyRunning)
 	cases := []struct {
@@ -259,42 +244,5 @@ func TestPlanInterruptedWhileWaiting(t *testing.T) {
 	defer f.Mu.Unlock()
 	if len(f.Drains) != 0 {
 		t.Fatalf("drained after the interrupt: %+v", f.Drains)
-	}
-}
-
-// TestBatchRunsFromNomadAllocations: only batch jobs' tasks that started,
-// from their latest start to their finish (open while running), weighted by
-// their allocated CPU; a lost allocation's task ended when the allocation
-// last changed; a task waiting to restart ended at its restart.
-func TestBatchRunsFromNomadAllocations(t *testing.T) {
-	start := planNow.Add(-time.Hour)
-	lost := batchTask("lost", 300, start, time.Time{})
-	lost.ClientStatus, lost.ModifyTime = nomadapi.AllocClientStatusLost, planNow.Add(-30*time.Minute).UnixNano()
-	restarting := batchTask("restarting", 400, start, time.Time{})
-	restarting.TaskStates["work"].State, restarting.TaskStates["work"].LastRestart = "pending", planNow.Add(-10*time.Minute)
-	queued := batchTask("queued", 500, time.Time{}, time.Time{})
-	svc := batchTask("web", 600, start, time.Time{})
-	svc.JobType = nomadapi.JobTypeService
-	noResources := batchTask("bare", 0, start, planNow)
-	noResources.AllocatedResources = nil
-
-	got := batchRuns([]*nomadapi.AllocationListStub{
-		batchTask("running", 100, start, time.Time{}), batchTask("done", 200, start.Add(time.Minute), planNow.Add(-time.Minute)),
-		lost, restarting, queued, svc, noResources,
-	})
-	want := []maintenance.Alloc{
-		{Job: "default/bare", Start: start, End: planNow},
-		{Job: "default/lost", Start: start, End: planNow.Add(-30 * time.Minute), CPU: 300},
-		{Job: "default/restarting", Start: start, End: planNow.Add(-10 * time.Minute), CPU: 400},
-		{Job: "default/running", Start: start, CPU: 100},
-		{Job: "default/done", Start: start.Add(time.Minute), End: planNow.Add(-time.Minute), CPU: 200},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d runs, want %d: %+v", len(got), len(want), got)
-	}
-	for i := range want {
-		if got[i].Job != want[i].Job || !got[i].Start.Equal(want[i].Start) || !got[i].End.Equal(want[i].End) || got[i].CPU != want[i].CPU {
-			t.Errorf("run %d = %+v, want %+v", i, got[i], want[i])
-		}
 	}
 }
