@@ -20,6 +20,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/history/csvfmt"
 	"github.com/harvest-platform/harvest/history/synth"
+	"github.com/harvest-platform/harvest/internal/localcluster"
 	"github.com/harvest-platform/harvest/kv"
 	"github.com/harvest-platform/harvest/placer/survival"
 )
@@ -52,41 +53,11 @@ func startPlacerWith(t *testing.T, prefix, proxyExtra, extra string) (string, st
 	// a secure run: HTTPS on both listeners, and the placer's own tokens
 	// (placer.nomad, placer.consul); Nomad tokens with the Harvest
 	// capability are accepted besides the placer's own
-	nomadExtra, consulExtra, tlsBlock, proxyTLS := "", "", "", ""
-	if sec := cluster.Secure; sec != nil {
-		nomadExtra = fmt.Sprintf("ca_file = %q\n  token = %q", sec.CAFile, tokens.placerNomad)
-		consulExtra = fmt.Sprintf("ca_file = %q\n  token = %q", sec.CAFile, tokens.placerConsul)
-		tlsBlock = fmt.Sprintf("tls {\n  cert_file = %q\n  key_file = %q\n}", sec.HarvestCert, sec.HarvestKey)
-		proxyTLS = fmt.Sprintf("tls_cert_file = %q\n  tls_key_file = %q", sec.HarvestCert, sec.HarvestKey)
-	}
 	config := filepath.Join(t.TempDir(), "placer.hcl")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
-log_level = "DEBUG"
-http_addr = %q
-%s
-nomad {
-  address = %q
-  %s
-}
-consul {
-  address = %q
-  prefix  = %q
-  %s
-}
-classify {
-  interval = "24h"
-}
-proxy {
-  address = "127.0.0.1:%d"
-  %s
-  %s
-}
-acl {
-  tokens = [%q]
-}
-%s
-`, addr, tlsBlock, cluster.NomadAddr(), nomadExtra, cluster.ConsulAddr(), prefix, consulExtra, cluster.SparePort(1), proxyTLS, proxyExtra,
-		placerToken, extra)), 0o644); err != nil {
+	hcl := cluster.PlacerHCL(localcluster.PlacerConfig{LogLevel: "DEBUG", HTTPAddr: addr,
+		ProxyAddr: fmt.Sprintf("127.0.0.1:%d", cluster.SparePort(1)), Prefix: prefix, Token: placerToken,
+		NomadToken: tokens.placerNomad, ConsulToken: tokens.placerConsul, Proxy: proxyExtra, Extra: extra})
+	if err := os.WriteFile(config, []byte(hcl), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	logPath, stop := startDaemonStoppable(t, "harvest-placer", "agent", "-config", config)

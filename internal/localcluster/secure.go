@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hashicorp/go-uuid"
+
 	"github.com/harvest-platform/harvest/internal/pki"
 )
 
@@ -98,8 +100,11 @@ func newSecure(runDir string) (*Secure, error) {
 	}
 	s.CLICert, s.CLIKey = s.certs["cli"][0], s.certs["cli"][1]
 	s.HarvestCert, s.HarvestKey = s.certs["harvest"][0], s.certs["harvest"][1]
+	// Consul and Nomad want tokens' secrets as UUIDs
 	for _, t := range []*string{&s.NomadToken, &s.ConsulToken, &s.ConsulAgentToken, &s.NomadConsulToken, &s.DriverConsulToken} {
-		*t = uuid()
+		if *t, err = uuid.GenerateUUID(); err != nil {
+			return nil, err
+		}
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -116,17 +121,6 @@ func (s *Secure) cert(kind string) (string, string) {
 	}
 	dir := s.TLSDir // a loaded state: the files are where newSecure put them
 	return filepath.Join(dir, kind+".pem"), filepath.Join(dir, kind+"-key.pem")
-}
-
-// uuid is a random version-4 UUID (Consul and Nomad want tokens' secrets in
-// that form).
-func uuid() string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand does not fail on Linux
-	}
-	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // consulSecureConfig is the TLS, ACL and gossip part of a Consul agent's

@@ -42,27 +42,9 @@ func startPlacer(ctx context.Context, c Config, st *localcluster.State) (*placer
 		roomPlacement = "none"
 	}
 	config := filepath.Join(c.Out, "placer.hcl")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`log_level = "INFO"
-http_addr = %q
-nomad {
-  address = %q
-}
-consul {
-  address = %q
-  prefix  = %q
-}
-classify {
-  interval = "24h"
-}
-proxy {
-  address         = %q
-  class_placement = %q
-  room_placement  = %q
-}
-acl {
-  tokens = [%q]
-}
-`, p.api, st.NomadAddr(), st.ConsulAddr(), contract.DefaultKVPrefix, p.proxyAddr, placement, roomPlacement, st.PlacerToken)), 0o644); err != nil {
+	hcl := st.PlacerHCL(localcluster.PlacerConfig{HTTPAddr: p.api, ProxyAddr: p.proxyAddr, Prefix: contract.DefaultKVPrefix,
+		Token: st.PlacerToken, Proxy: fmt.Sprintf("class_placement = %q\n  room_placement  = %q", placement, roomPlacement)})
+	if err := os.WriteFile(config, []byte(hcl), 0o644); err != nil {
 		return nil, err
 	}
 	var err error
