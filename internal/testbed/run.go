@@ -273,7 +273,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		}
 		rep.Simulator, rep.SimulatorWithDelay, rep.SimulatorWithStageDelay = predict(simCfg, rep.StartDelay.P50*c.Speedup, release, c.Logger)
 	}
-	return rep, writeReport(c.Out, rep)
+	return rep, writeReport(c.Out, rep, allocs)
 }
 
 // unfinished are the submitted jobs not finished by their allocations.
@@ -343,10 +343,18 @@ func mhzPerCore(nomad *nomadapi.Client, cores int) (int, error) {
 	return total / cores, nil
 }
 
-func writeReport(dir string, rep *Report) error {
-	data, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
+// writeReport writes the report, and the allocations it was counted from
+// (allocations.json: Nomad's state is gone with the cluster, and a new
+// figure can be computed again from them).
+func writeReport(dir string, rep *Report, allocs []alloc) error {
+	for name, v := range map[string]any{"report.json": rep, "allocations.json": allocs} {
+		data, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), append(data, '\n'), 0o644); err != nil {
+			return err
+		}
 	}
-	return os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644)
+	return nil
 }

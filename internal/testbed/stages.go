@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// StageTimes is where a finished job's time goes on the testbed that the
-// simulator does not see, in trace seconds (the simulator's job time is
-// its tasks' lengths along the stages plus the wait for a core): every
-// figure the mean over the run's finished jobs, stages or tasks.
+// StageTimes is where a finished job's time goes on the testbed, in trace
+// seconds (the simulator's job time is its tasks' lengths along the stages
+// plus the wait for a core): every figure the mean over the run's finished
+// jobs, stages or tasks. A job's time is exactly FirstStage + Stages x
+// Span + (Stages - 1) x Release, job by job; a stage's span is its
+// slowest task's Queue + Retry + Start + length + Overrun.
 type StageTimes struct {
 	Jobs int `json:"jobs"`
 	// Stages per job, and CriticalPath: the sum of each stage's longest
@@ -24,6 +26,13 @@ type StageTimes struct {
 	// allocation (the stage sequencer seeing the end, the next stage job's
 	// registration, evaluation and placement), per stage boundary.
 	Release Summary `json:"release_seconds"`
+	// Span: a stage's first allocation's creation to its last task's end,
+	// per stage.
+	Span Summary `json:"stage_span_seconds"`
+	// Queue: a task's stage's first allocation's creation to the creation
+	// of the task's own first allocation (the wait for room: Nomad placed
+	// the stage's other tasks first), per task.
+	Queue Summary `json:"queue_seconds"`
 	// Retry: a task's first allocation's creation to the creation of the
 	// allocation that ran it to the end (refused or evicted attempts and
 	// the reschedule waits between them), per task.
@@ -38,10 +47,11 @@ type StageTimes struct {
 // stageTally gathers StageTimes over the finished jobs, as report counts
 // them.
 type stageTally struct {
-	speedup                               float64
-	jobs                                  int
-	stages, critical                      float64
-	first, release, retry, start, overrun []float64
+	speedup                      float64
+	jobs                         int
+	stages, critical             float64
+	first, release, span         []float64
+	queue, retry, start, overrun []float64
 }
 
 // add counts one finished job that arrived at arrival (wall).
@@ -79,12 +89,14 @@ func (t *stageTally) add(j *job, allocs []alloc, arrival time.Time) {
 		if s > 0 {
 			t.release = append(t.release, trace(created[group].Sub(ended["s"+strconv.Itoa(s)])))
 		}
+		t.span = append(t.span, trace(ended[group].Sub(created[group])))
 		for i, length := range lengths {
 			task := group + "/" + strconv.Itoa(i)
 			a, ok := done[task]
 			if !ok || a.Started.IsZero() {
 				continue
 			}
+			t.queue = append(t.queue, trace(attempt[task].Sub(created[group])))
 			t.retry = append(t.retry, trace(a.Created.Sub(attempt[task])))
 			t.start = append(t.start, trace(a.Started.Sub(a.Created)))
 			t.overrun = append(t.overrun, trace(a.Finished.Sub(a.Started))-length)
@@ -99,7 +111,8 @@ func (t *stageTally) times() *StageTimes {
 	}
 	n := float64(t.jobs)
 	return &StageTimes{Jobs: t.jobs, Stages: t.stages / n, CriticalPath: t.critical / n,
-		FirstStage: summarize(t.first), Release: summarize(t.release), Retry: summarize(t.retry),
+		FirstStage: summarize(t.first), Release: summarize(t.release), Span: summarize(t.span),
+		Queue: summarize(t.queue), Retry: summarize(t.retry),
 		Start: summarize(t.start), Overrun: summarize(t.overrun)}
 }
 

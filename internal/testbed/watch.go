@@ -14,17 +14,22 @@ import (
 
 // alloc is what the testbed keeps of one allocation of a stream job.
 type alloc struct {
-	ID, Job, Group, Name, Node string
-	Status                     string // Nomad's client status, last seen
-	Created                    time.Time
-	Started, Finished          time.Time // the task's, zero until known
-	Evicted                    bool      // the harvest driver killed it for the primary
-	KillReason                 string    // cpu, memory or stale (the driver's reason)
-	Refused                    bool      // the harvest driver refused its start (the reserve)
+	ID         string    `json:"id"`
+	Job        string    `json:"job"`
+	Group      string    `json:"group"`
+	Name       string    `json:"name"`
+	Node       string    `json:"node"`
+	Status     string    `json:"status"` // Nomad's client status, last seen
+	Created    time.Time `json:"created"`
+	Started    time.Time `json:"started"`               // the task's, zero until known
+	Finished   time.Time `json:"finished"`              // the task's, zero until known
+	Evicted    bool      `json:"evicted,omitempty"`     // the harvest driver killed it for the primary
+	KillReason string    `json:"kill_reason,omitempty"` // cpu, memory or stale (the driver's reason)
+	Refused    bool      `json:"refused,omitempty"`     // the harvest driver refused its start (the reserve)
 	// Replaced: Nomad rescheduled it (or plans to); a failed allocation
 	// not replaced is work Nomad gave up on.
-	Replaced bool
-	Events   string
+	Replaced bool   `json:"replaced,omitempty"`
+	Events   string `json:"events,omitempty"`
 }
 
 // watcher keeps the allocations of the stream's jobs (every job whose ID
