@@ -99,8 +99,8 @@ func (c Config) report(jobs []*job, allocs []alloc, primary primaryAt, spanStart
 		}
 		rep.Finished++
 		arrival := began.Add(c.wall(j.At))
-		tally.add(j, by[j.ID], arrival)
 		took := finish.Sub(arrival).Seconds() * c.Speedup
+		tally.add(j, by[j.ID], arrival, took)
 		times = append(times, took)
 		if !finish.After(spanEnd) {
 			inSpan = append(inSpan, took)

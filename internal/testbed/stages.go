@@ -42,6 +42,13 @@ type StageTimes struct {
 	// Overrun: the task's run time beyond its length (the process, its
 	// input read, the client reporting its end), per task.
 	Overrun Summary `json:"overrun_seconds"`
+	// Retried and Clean split the finished jobs' times by whether any of
+	// their tasks took more than one allocation (a refused start, an
+	// eviction or a failure, and Nomad's reschedule delay of at least 5 s
+	// wall before the next, which the speed-up multiplies): what the
+	// retries cost a job, beside the simulator, which has no refusal.
+	Retried Summary `json:"retried_job_seconds"`
+	Clean   Summary `json:"clean_job_seconds"`
 }
 
 // stageTally gathers StageTimes over the finished jobs, as report counts
@@ -52,10 +59,12 @@ type stageTally struct {
 	stages, critical             float64
 	first, release, span         []float64
 	queue, retry, start, overrun []float64
+	retried, clean               []float64
 }
 
-// add counts one finished job that arrived at arrival (wall).
-func (t *stageTally) add(j *job, allocs []alloc, arrival time.Time) {
+// add counts one finished job that arrived at arrival (wall) and took
+// took trace seconds.
+func (t *stageTally) add(j *job, allocs []alloc, arrival time.Time, took float64) {
 	trace := func(d time.Duration) float64 { return d.Seconds() * t.speedup }
 	// per stage: its first allocation's creation and its last task's end
 	created := map[string]time.Time{}
@@ -79,6 +88,11 @@ func (t *stageTally) add(j *job, allocs []alloc, arrival time.Time) {
 		}
 	}
 	t.jobs++
+	if len(attempt) < len(allocs) {
+		t.retried = append(t.retried, took)
+	} else {
+		t.clean = append(t.clean, took)
+	}
 	t.stages += float64(len(j.Stages))
 	t.first = append(t.first, trace(created["s1"].Sub(arrival)))
 	for s, lengths := range j.Stages {
@@ -113,7 +127,7 @@ func (t *stageTally) times() *StageTimes {
 	return &StageTimes{Jobs: t.jobs, Stages: t.stages / n, CriticalPath: t.critical / n,
 		FirstStage: summarize(t.first), Release: summarize(t.release), Span: summarize(t.span),
 		Queue: summarize(t.queue), Retry: summarize(t.retry),
-		Start: summarize(t.start), Overrun: summarize(t.overrun)}
+		Start: summarize(t.start), Overrun: summarize(t.overrun), Retried: summarize(t.retried), Clean: summarize(t.clean)}
 }
 
 // allocIndex is the index in an allocation's name (job.group[index]).

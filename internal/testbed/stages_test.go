@@ -52,3 +52,23 @@ func TestStageTimesSplitAFinishedJobsTime(t *testing.T) {
 	near("start", got.Start.Mean, 4)
 	near("overrun", got.Overrun.Mean, 2.0/3)
 }
+
+// The finished jobs split by whether a task of theirs took more than one
+// allocation: what the retries cost a job.
+func TestStageTimesSplitJobsWithARetryFromClean(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	retried := &job{ID: "tb-1", StreamJob: schedsim.StreamJob{At: 0, Stages: [][]float64{{10}}}}
+	clean := &job{ID: "tb-2", StreamJob: schedsim.StreamJob{At: 0, Stages: [][]float64{{10, 10}}}}
+	allocs := []alloc{
+		{Job: "tb-1", Group: "s1", Name: "tb-1.s1[0]", Status: "failed", Refused: true, Created: at(1)},
+		{Job: "tb-1", Group: "s1", Name: "tb-1.s1[0]", Status: "complete", Created: at(6), Started: at(6.5), Finished: at(7.5)},
+		{Job: "tb-2", Group: "s1", Name: "tb-2.s1[0]", Status: "complete", Created: at(1), Started: at(1.5), Finished: at(2.5)},
+		{Job: "tb-2", Group: "s1", Name: "tb-2.s1[1]", Status: "complete", Created: at(1), Started: at(1.5), Finished: at(2)},
+	}
+	c := Config{Policy: H, Seed: 1, Speedup: 10, NodeCores: 12, TraceHours: 1}
+	got := c.report([]*job{retried, clean}, allocs, func(string, time.Time) (float64, bool) { return 0, false }, t0, t0, at(60), 0.05).StageTimes
+	if got == nil || got.Retried.N != 1 || got.Retried.Mean != 75 || got.Clean.N != 1 || got.Clean.Mean != 25 {
+		t.Fatalf("retried %+v, clean %+v; want one job of 75 s and one of 25 s", got.Retried, got.Clean)
+	}
+}

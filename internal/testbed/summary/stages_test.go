@@ -15,9 +15,10 @@ func TestStageTableRowsRunsWithFinishedJobs(t *testing.T) {
 			Jobs: 1, Stages: 2, CriticalPath: 50, FirstStage: testbed.Summary{Mean: 10}, Release: testbed.Summary{Mean: 6, P90: 6},
 			Span: testbed.Summary{Mean: 39.5, P90: 44}, Queue: testbed.Summary{Mean: 5.0 / 3, P90: 5},
 			Retry: testbed.Summary{Mean: 20.0 / 3, P90: 20}, Start: testbed.Summary{Mean: 4}, Overrun: testbed.Summary{Mean: 2.0 / 3, P90: 2},
+			Retried: testbed.Summary{N: 1, Mean: 95},
 		}}
 	table := stageTable([]*testbed.Report{rep, {Policy: testbed.None, Seed: 1}})
-	if !strings.Contains(table, "| pt | 1 | 1 | 2.0 | 50 | 95 | 10.0 | 39.5 (44.0) | 6.0 (6.0) | 1.7 (5.0) | 6.7 (20.0) | 4.0 | 0.7 (2.0) | 1, 91 |") || strings.Contains(table, "| none |") {
+	if !strings.Contains(table, "| pt | 1 | 1 | 2.0 | 50 | 95 | 10.0 | 39.5 (44.0) | 6.0 (6.0) | 1.7 (5.0) | 6.7 (20.0) | 4.0 | 0.7 (2.0) | 1, 95 | 0, 0 | 1, 91 |") || strings.Contains(table, "| none |") {
 		t.Fatalf("table\n%s\nwant a row for the run with finished jobs only", table)
 	}
 }
