@@ -26,8 +26,9 @@ import (
 // `nomad job status`, in Nomad's event stream (a JobRegistered event) and
 // in the placer's log and metrics.
 //
-// Only a job with nothing placed is escalated: a new version of a batch job
-// whose meta changed restarts its running allocations, and a job partly
+// Only a job with nothing starting, running or complete is escalated
+// (blocked): a new version of a batch job whose meta changed restarts its
+// running allocations and runs its complete ones again, and a job partly
 // placed is not blocked on its classes alone.
 // A job Algorithm 1 named no class for (meta harvest_classes = "none") is
 // never escalated: it carries no class rule, and waits only for room.
@@ -55,14 +56,20 @@ func New(view cluster.View, nomad *nomadapi.Client, classes *classroom.View, wei
 		log: log, metrics: m, now: time.Now, admitted: admitted}
 }
 
-// blocked reports whether a job waits with nothing placed.
+// blocked reports whether a job waits with nothing running or done: some
+// allocation queued, none starting, running or complete. Failed and lost
+// allocations do not count: their replacements are what waits (a start
+// the driver refused, replaced by an allocation blocked on the class, was
+// never escalated before and waited for ever in the testbed), and a new
+// version places the group's count afresh, ignoring the older versions'
+// terminal allocations (Nomad's reconciler, filterOldTerminalAllocs).
 func blocked(j *nomadapi.JobListStub) bool {
 	if j.Stop || j.Status == "dead" || j.JobSummary == nil {
 		return false
 	}
 	queued := 0
 	for _, s := range j.JobSummary.Summary {
-		if s.Running+s.Starting+s.Complete+s.Failed+s.Lost > 0 {
+		if s.Running+s.Starting+s.Complete > 0 {
 			return false
 		}
 		queued += s.Queued

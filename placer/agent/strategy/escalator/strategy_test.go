@@ -116,7 +116,7 @@ func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 	}
 }
 
-func TestBlockedMeansQueuedWithNothingPlaced(t *testing.T) {
+func TestBlockedMeansQueuedWithNothingRunningOrDone(t *testing.T) {
 	stub := func(s nomadapi.TaskGroupSummary) *nomadapi.JobListStub {
 		return &nomadapi.JobListStub{Status: "pending", JobSummary: &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"g": s}}}
 	}
@@ -125,6 +125,12 @@ func TestBlockedMeansQueuedWithNothingPlaced(t *testing.T) {
 	}
 	if blocked(stub(nomadapi.TaskGroupSummary{Queued: 1, Running: 1})) {
 		t.Fatal("partly placed must not escalate: a new version would restart the running allocation")
+	}
+	if blocked(stub(nomadapi.TaskGroupSummary{Queued: 1, Complete: 1})) {
+		t.Fatal("a job with a task done must not escalate: a new version would run it again")
+	}
+	if !blocked(stub(nomadapi.TaskGroupSummary{Queued: 2, Failed: 2, Lost: 1})) {
+		t.Fatal("refused (failed) or lost allocations whose replacements are queued are blocked")
 	}
 	if blocked(stub(nomadapi.TaskGroupSummary{})) {
 		t.Fatal("nothing queued is not blocked")
