@@ -26,13 +26,16 @@ type placer struct {
 // startPlacer starts harvest-placer with the admission proxy, classes
 // computed once (the span's tenants are classified before it starts, as
 // the simulator does: "once per day", L281, and a testbed span of a day),
-// and the class placement the policy asks for.
+// and the class placement the policy asks for. Under H the placer also
+// escalates a job blocked on its classes, at the escalation block's
+// defaults (a 30 s wall delay per step): H is the whole platform, and a
+// job whose class has no room would otherwise wait on it for ever.
 func startPlacer(ctx context.Context, c Config, st *localcluster.State) (*placer, error) {
 	p := &placer{api: fmt.Sprintf("127.0.0.1:%d", st.SparePort(0)), proxyAddr: fmt.Sprintf("127.0.0.1:%d", st.SparePort(1)),
 		log: filepath.Join(c.Out, "placer.log")}
-	placement := "constraint"
+	placement, extra := "constraint", "escalation {\n  enabled = true\n}"
 	if c.Policy != H {
-		placement = "none"
+		placement, extra = "none", ""
 	}
 	roomPlacement := "constraint"
 	if c.RoomDevice {
@@ -43,7 +46,7 @@ func startPlacer(ctx context.Context, c Config, st *localcluster.State) (*placer
 	}
 	config := filepath.Join(c.Out, "placer.hcl")
 	hcl := st.PlacerHCL(localcluster.PlacerConfig{HTTPAddr: p.api, ProxyAddr: p.proxyAddr, Prefix: contract.DefaultKVPrefix,
-		Token: st.PlacerToken, Proxy: fmt.Sprintf("class_placement = %q\n  room_placement  = %q", placement, roomPlacement)})
+		Token: st.PlacerToken, Proxy: fmt.Sprintf("class_placement = %q\n  room_placement  = %q", placement, roomPlacement), Extra: extra})
 	if err := os.WriteFile(config, []byte(hcl), 0o644); err != nil {
 		return nil, err
 	}
