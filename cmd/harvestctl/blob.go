@@ -19,6 +19,8 @@ func blobCommands() map[string]cli.CommandFactory {
 	var addr string
 	var asJSON bool
 	return map[string]cli.CommandFactory{
+		"blob": command.Group("harvestctl blob", "Show and run the blob tier's upkeep through harvest-blob's admin API",
+			"harvestctl blob <status|scrub|gc|safe-mode-confirm> [options]", "status", "scrub", "gc", "safe-mode-confirm"),
 		"blob status": command.Simple{
 			Name: "harvestctl blob status", Synopsis: "Show the blob tier's nodes and repair progress",
 			Usage: "harvestctl blob status [-blob-admin-addr URL] [-json]",

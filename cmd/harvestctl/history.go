@@ -33,7 +33,8 @@ func historyCommands() map[string]cli.CommandFactory {
 	var tenantFilter repeatedFlag
 	return map[string]cli.CommandFactory{
 		"history": command.Group("harvestctl history", "Import, export and synthesise tenant history",
-			"harvestctl history <import|export|synth> [options]", "import", "export", "synth"),
+			"harvestctl history <import|export|synth|format> [options]", "import", "export", "synth", "format"),
+		"history format": historyFormatCommand(),
 		"history import": command.Simple{
 			Name: "harvestctl history import", Synopsis: "Import tenant history from CSV files into Consul KV",
 			Usage: "harvestctl history import -format azure-v1|long|reimages [options] FILE...\n" +
