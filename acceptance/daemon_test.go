@@ -12,18 +12,11 @@ import (
 	"time"
 )
 
-// startDaemon runs one of Harvest's daemons as a real process, its output
-// in the cluster's log folder, and at cleanup stops it with SIGTERM, which
-// must end it cleanly within 15 s. It returns the log's path.
-func startDaemon(t *testing.T, binary string, args ...string) string {
-	t.Helper()
-	logPath, _ := startDaemonStoppable(t, binary, args...)
-	return logPath
-}
-
-// startDaemonStoppable starts a daemon whose log is appended to, and
-// returns a stop function (SIGTERM, checked to exit cleanly) that the test
-// may call to restart it; the cleanup calls it otherwise.
+// startDaemonStoppable runs one of Harvest's daemons as a real process,
+// its output appended to a log in the cluster's log folder, and returns
+// the log's path and a stop function (SIGTERM, which must end it cleanly
+// within 15 s) that the test may call to restart it; the cleanup calls it
+// otherwise.
 func startDaemonStoppable(t *testing.T, binary string, args ...string) (string, func()) {
 	t.Helper()
 	path := filepath.Join(bin, binary)

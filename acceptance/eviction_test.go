@@ -136,13 +136,6 @@ func allocations(t *testing.T, job string) []*nomadapi.Allocation {
 	return out
 }
 
-func startedAt(a *nomadapi.Allocation) time.Time {
-	for _, st := range a.TaskStates {
-		return st.StartedAt
-	}
-	return time.Time{}
-}
-
 // onlyOn makes every client but node ineligible until cleanup.
 func onlyOn(t *testing.T, node string) (release func()) {
 	c := nomadClient(t)

@@ -139,8 +139,6 @@ func clientOfTenant(t *testing.T, id string) string {
 	return ""
 }
 
-func joinLines(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
-
 // rerunPlacerByHand does what an operator at a shell would: `nomad job run`
 // of jobs/harvest-placer.nomad.hcl with the variables Terraform submitted,
 // extra_config changed. It waits until the restarted placer answers.

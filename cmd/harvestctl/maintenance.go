@@ -176,7 +176,9 @@ func (c *planCommand) plan(ctx context.Context, o *planOptions, args []string) (
 	}
 	var targets []nomadcluster.Node
 	if o.drain {
-		if targets, err = src.Nodes(ctx, o.nodes); err != nil {
+		if targets, err = src.Nodes(ctx, o.nodes); errors.Is(err, nomadcluster.ErrNoSuchNode) {
+			return 1, fmt.Errorf("-node %w", err)
+		} else if err != nil {
 			return 1, err
 		}
 	}

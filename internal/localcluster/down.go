@@ -86,12 +86,9 @@ func Down(ctx context.Context, s *State, log hclog.Logger) error {
 	return errors.Join(errs...)
 }
 
-// DaemonPIDFile is where a Harvest daemon started beside the cluster (the
-// demo's placer, say) leaves its pid, so that Down stops it first, politely.
-func DaemonPIDFile(s *State, name string) string {
-	return filepath.Join(s.RunDir, "logs", "harvest-"+name+".pid")
-}
-
+// stopDaemons stops the Harvest daemons started beside the cluster (the
+// demo's placer, say), which leave their pid in logs/harvest-NAME.pid, so
+// that Down stops them first, politely.
 func stopDaemons(s *State, log hclog.Logger) {
 	files, _ := filepath.Glob(filepath.Join(s.RunDir, "logs", "harvest-*.pid"))
 	for _, f := range files {

@@ -261,11 +261,9 @@ func isLine(power []float64, k int, cfg Config) bool {
 
 const lineNeighbourhood = 20
 
-// fillGaps replaces NaN by linear interpolation between the nearest samples
-// (the nearest one at either end).
-func fillGaps(v []float64) []float64 { return fillGapsInto(nil, v) }
-
-// fillGapsInto is fillGaps writing into dst (grown as needed).
+// fillGapsInto replaces v's NaNs by linear interpolation between the
+// nearest samples (the nearest one at either end), writing into dst (grown
+// as needed).
 func fillGapsInto(dst, v []float64) []float64 {
 	out := append(dst[:0], v...)
 	last := -1

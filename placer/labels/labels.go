@@ -109,6 +109,3 @@ func Members(nodes []Node, updates []Update) map[string][]string {
 	}
 	return out
 }
-
-// Keys returns the label keys in a stable order (for display).
-func Keys(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	consulapi "github.com/hashicorp/consul/api"
-	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
@@ -23,8 +22,6 @@ type clients struct {
 	placer     api.Client
 	blob       blobSettings
 }
-
-func (c *clients) nomad() (*nomadapi.Client, error) { return c.nomadConn.Client() }
 
 func (c *clients) consul() (*consulapi.Client, error) { return c.consulConn.Client() }
 

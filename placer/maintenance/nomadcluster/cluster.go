@@ -36,15 +36,12 @@ func Connect(addr string) (*Cluster, error) {
 	return &Cluster{client: c, addr: c.Address()}, nil
 }
 
-// Address is the Nomad HTTP API address in use.
-func (c *Cluster) Address() string { return c.addr }
-
 // explain names Nomad's address in an error, and says what to do when it
 // cannot be reached at all.
 func (c *Cluster) explain(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("cannot reach Nomad at %s: %w (is it running? point -nomad-addr or NOMAD_ADDR at its HTTP API)", c.addr, err)
+		return fmt.Errorf("cannot reach Nomad at %s: %w (is it running? point the address or NOMAD_ADDR at its HTTP API)", c.addr, err)
 	}
 	return fmt.Errorf("nomad at %s: %w", c.addr, err)
 }

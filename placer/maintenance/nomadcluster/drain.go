@@ -2,6 +2,7 @@ package nomadcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,9 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 )
+
+// ErrNoSuchNode is Nodes' error for a name no node has.
+var ErrNoSuchNode = errors.New("no such Nomad node")
 
 // Node is a node to drain.
 type Node struct{ ID, Name string }
@@ -36,7 +40,7 @@ func (c *Cluster) Nodes(ctx context.Context, names []string) ([]Node, error) {
 	for _, name := range names {
 		i := slices.IndexFunc(all, func(n Node) bool { return n.Name == name || n.ID == name })
 		if i < 0 {
-			return nil, fmt.Errorf("-node %s: no such Nomad node (nodes: %s)", name, strings.Join(nodeNames(all), ", "))
+			return nil, fmt.Errorf("%s: %w (nodes: %s)", name, ErrNoSuchNode, strings.Join(nodeNames(all), ", "))
 		}
 		if !slices.Contains(out, all[i]) {
 			out = append(out, all[i])
