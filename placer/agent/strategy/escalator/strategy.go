@@ -58,9 +58,9 @@ func New(view cluster.View, nomad *nomadapi.Client, classes *classroom.View, wei
 
 // blocked reports whether a job waits with nothing running or done: some
 // allocation queued, none starting, running or complete. Failed and lost
-// allocations do not count: their replacements are what waits (a start
-// the driver refused, replaced by an allocation blocked on the class, was
-// never escalated before and waited for ever in the testbed), and a new
+// allocations do not count: their replacements are what waits (the
+// testbed's job whose refused starts were replaced by allocations blocked
+// on their class would have waited for ever under the old rule), and a new
 // version places the group's count afresh, ignoring the older versions'
 // terminal allocations (Nomad's reconciler, filterOldTerminalAllocs).
 func blocked(j *nomadapi.JobListStub) bool {
