@@ -39,10 +39,8 @@ import (
 	"github.com/harvest-platform/harvest/plugins/usagesource"
 )
 
-const (
-	minSpikeCheck = 10 * time.Millisecond // shorter windows see the kernel's accounting steps, not the load
-	spikePeeks    = 2                     // peeks in a row above the cap's measurement that make a spike
-)
+// minSpikeCheck: shorter windows see the kernel's accounting steps, not the load.
+const minSpikeCheck = 10 * time.Millisecond
 
 // spikePeeker is what the spike check peeks at: the source itself when it
 // is a built-in, else (a usage plugin) a built-in of the fallback's kind
@@ -62,22 +60,12 @@ func spikePeeker(source usage.Source, plugin bool, kind string, conf map[string]
 
 // spikeWatch is the spike check's state; only the guard loop touches it.
 type spikeWatch struct {
-	peeker usage.Peeker // the one the state below is of
-	sum    float64      // peeks since the last tick, cores
-	n      int
-	base   float64 // the peeks' level at the last tick: their mean over the interval before it
-	known  bool    // base is
-	run    int     // peeks in a row above the measurement the cap came from
-	least  float64 // the least primary they put it at, cores
+	peeker usage.Peeker // the one the rule's state is of
+	rule   guard.Spike
 }
 
 // ticked starts the peeks' next interval at a regular tick.
-func (w *spikeWatch) ticked() {
-	if w.n > 0 {
-		w.base, w.known = w.sum/float64(w.n), true
-	}
-	w.sum, w.n = 0, 0
-}
+func (w *spikeWatch) ticked() { w.rule.Ticked() }
 
 // spiked peeks once and says whether the guard should tick now, and with
 // what CPU for the primary tenant.
@@ -103,30 +91,14 @@ func (d *Driver) spiked() (float64, bool) {
 		return 0, false
 	}
 	if err != nil {
-		w.run = 0
+		w.rule.Failed()
 		return 0, false
 	}
-	w.sum, w.n = w.sum+peek.Cores, w.n+1
-	// evidence that survives the window's own uncertainty: the rise as the
-	// least the readings allow
-	now := primary + peek.Least - w.base
-	if !w.known || wholeCores(now) <= wholeCores(primary) {
-		w.run = 0
-		return 0, false
+	base := w.rule.Base()
+	cpu, ok := w.rule.Peeked(peek.Cores, peek.Least, primary)
+	if ok {
+		d.logger.Info("spike check: two peeks above the cores the cap came from; ticking now",
+			"least_cores", cpu, "measured_cores", primary, "peek_cores", peek.Cores, "peek_least_cores", peek.Least, "base_cores", base)
 	}
-	if w.run == 0 || now < w.least {
-		w.least = now
-	}
-	if w.run++; w.run < spikePeeks {
-		return 0, false
-	}
-	d.logger.Info("spike check: two peeks above the cores the cap came from; ticking now",
-		"least_cores", w.least, "measured_cores", primary, "peek_cores", peek.Cores, "peek_least_cores", peek.Least, "base_cores", w.base)
-	// the early tick sets the cap from least: the peeks' level that stands
-	// for it is the new base, and the next interval starts now
-	w.base += w.least - primary
-	w.sum, w.n, w.run = 0, 0, 0
-	return w.least, true
+	return cpu, ok
 }
-
-func wholeCores(cpu float64) float64 { return guard.RoundUp(guard.Resources{CPU: cpu}).CPU }
