@@ -2,7 +2,7 @@
 // it still runs (an exited process that its parent has not reaped yet, a
 // zombie, still answers kill(pid, 0), but runs no more and has left its
 // cgroups), its command name, its threads' CPU time and run-queue wait,
-// and its memory.
+// and its memory; and the host's busy CPU time and its process tree.
 package proc
 
 import (

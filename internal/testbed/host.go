@@ -3,28 +3,9 @@ package testbed
 import (
 	"strings"
 
-	"github.com/prometheus/procfs"
-
 	"github.com/harvest-platform/harvest/internal/localcluster"
 	"github.com/harvest-platform/harvest/internal/proc"
 )
-
-// hostBusySeconds is the CPU time the whole host has spent busy (every
-// mode but idle and iowait) since boot: the testbed's own cost, read at
-// the span's start and end, is what the 2-core host can give Nomad's
-// per-allocation work.
-func hostBusySeconds() (float64, error) {
-	fs, err := procfs.NewDefaultFS()
-	if err != nil {
-		return 0, err
-	}
-	st, err := fs.Stat()
-	if err != nil {
-		return 0, err
-	}
-	c := st.CPUTotal
-	return c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal, nil
-}
 
 // daemonPIDs are the run's long-lived processes by role: the cluster's
 // agents, the Nomad clients' plugins (the harvest driver, its usage
@@ -37,13 +18,10 @@ func daemonPIDs(st *localcluster.State, extra map[string]int) map[string][]int {
 	for _, m := range st.MinIO {
 		out["minio"] = append(out["minio"], m.PID)
 	}
-	parents := map[int][]int{}
-	for pid, ppid := range parentsOf() {
-		parents[ppid] = append(parents[ppid], pid)
-	}
+	children := proc.Children()
 	for _, c := range st.NomadClients {
 		out["nomad clients"] = append(out["nomad clients"], c.PID)
-		for _, child := range parents[c.PID] {
+		for _, child := range children[c.PID] {
 			if comm, _ := proc.Stat(child); strings.HasPrefix(comm, "harvest-") {
 				out["plugins"] = append(out["plugins"], child)
 			}
@@ -51,22 +29,6 @@ func daemonPIDs(st *localcluster.State, extra map[string]int) map[string][]int {
 	}
 	for role, pid := range extra {
 		out[role] = append(out[role], pid)
-	}
-	return out
-}
-
-// parentsOf maps every process to its parent.
-func parentsOf() map[int]int {
-	out := map[int]int{}
-	fs, err := procfs.NewDefaultFS()
-	if err != nil {
-		return out
-	}
-	procs, _ := fs.AllProcs()
-	for _, p := range procs {
-		if st, err := p.Stat(); err == nil {
-			out[p.PID] = st.PPID
-		}
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/internal/proc"
 )
 
 // Run starts the cluster, runs the span under c.Policy and returns its
@@ -146,7 +147,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		}
 	}
 
-	busyBefore, busyErr := hostBusySeconds()
+	busyBefore, busyErr := proc.HostBusySeconds()
 	roles := map[string]int{"placer": pl.proc.PID}
 	if blob != nil {
 		roles["blob front"] = blob.proc.PID
@@ -239,7 +240,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		names[i] = n.Name
 	}
 	rep.Utilisation = utilisation(allocs, primaryOf, names, float64(c.NodeCores), began, time.Now(), c.wall(utilisationWindow), c.Speedup)
-	if busyAfter, err := hostBusySeconds(); err == nil && busyErr == nil && len(allocs) > 0 {
+	if busyAfter, err := proc.HostBusySeconds(); err == nil && busyErr == nil && len(allocs) > 0 {
 		rep.Allocations, rep.HostBusySeconds = len(allocs), busyAfter-busyBefore
 		rep.HostCPUPerAllocation = rep.HostBusySeconds / float64(len(allocs))
 	}
