@@ -12,5 +12,7 @@
 // AdmitWindow (default 30 s) and asks for AdmitMargin (default 1 core,
 // 256 MiB) on top of the reserve. A spike therefore evicts once, and the
 // freed room is not handed to a new task until the primary has stayed low
-// for the whole window. It is pure and clock-free: callers pass the time.
+// for the whole window. Spike (spike.go) is the rule by which the driver
+// ticks the guard early between its ticks. It is pure and clock-free:
+// callers pass the time.
 package guard

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"time"
+
+	"github.com/harvest-platform/harvest/internal/localcluster/nodecgroup"
 )
 
 // usagePluginDir holds the external usage-source plugin, apart from Nomad's
@@ -28,7 +30,7 @@ func startExporter(ctx context.Context, o *Options, s *State, b Block,
 		args = append(args, replayArgs(o, s, b, time.Now().UTC())...)
 	} else {
 		for _, n := range o.Nodes {
-			args = append(args, "-cgroup", primaryCgroupFor(b.Base, n.Name))
+			args = append(args, "-cgroup", nodecgroup.For(b.Base, n.Name).Primary)
 		}
 	}
 	if err := launch(&s.Exporter, "", nil, args...); err != nil {

@@ -6,90 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/harvest-platform/harvest/internal/hostsweep"
+	"github.com/harvest-platform/harvest/internal/localcluster/nodecgroup"
 )
-
-// Every Nomad client of the local cluster stands for a server whose own
-// workload (its primary tenant) runs in a cgroup of its own, which the
-// node's harvest driver watches. On one machine that cgroup is all there is
-// of the primary tenant until a test starts a process in it.
-
-// primaryControllers are the cgroup v1 hierarchies the driver reads.
-var primaryControllers = []string{"cpuacct", "memory"}
-
-func primaryCgroupFor(base int, node string) string {
-	return fmt.Sprintf("/harvest-%d-%s-primary", base, node)
-}
-
-// harvestCgroupFor names a node's harvest_cgroup: a sibling of its primary
-// cgroup at the top of each hierarchy, as on a real server.
-func harvestCgroupFor(base int, node string) string {
-	return fmt.Sprintf("/harvest-%d-%s-harvested", base, node)
-}
-
-// harvestControllers are the cgroup v1 hierarchies the driver puts
-// harvested tasks in.
-var harvestControllers = []string{"cpu", "cpuacct", "blkio", "cpuset"}
-
-// harvestCgroupDirs are the existing directories of a harvest cgroup.
-func harvestCgroupDirs(path string) []string {
-	rel := strings.TrimPrefix(path, "/")
-	if rel == "" {
-		return nil
-	}
-	dirs := []string{filepath.Join(hostsweep.CgroupRoot, rel)}
-	if !hostsweep.CgroupV2() {
-		dirs = dirs[:0]
-		for _, c := range harvestControllers {
-			dirs = append(dirs, filepath.Join(hostsweep.CgroupRoot, c, rel))
-		}
-	}
-	var out []string
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err == nil {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-func makePrimaryCgroup(path string) error {
-	for _, d := range primaryCgroupDirs(path, true) {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// primaryCgroupDirs are the directories of a primary cgroup (existing ones
-// unless all is set).
-func primaryCgroupDirs(path string, all bool) []string {
-	rel := strings.TrimPrefix(path, "/")
-	if rel == "" {
-		return nil
-	}
-	var dirs []string
-	if hostsweep.CgroupV2() {
-		dirs = []string{filepath.Join(hostsweep.CgroupRoot, rel)}
-	} else {
-		for _, c := range primaryControllers {
-			dirs = append(dirs, filepath.Join(hostsweep.CgroupRoot, c, rel))
-		}
-	}
-	if all {
-		return dirs
-	}
-	var out []string
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err == nil {
-			out = append(out, d)
-		}
-	}
-	return out
-}
 
 // JoinPrimary moves a process into a node's primary-tenant cgroup: from
 // then on the node's harvest driver counts its CPU and memory as the
@@ -99,7 +19,7 @@ func (s *State) JoinPrimary(node string, pid int) error {
 		if c.Name != node {
 			continue
 		}
-		dirs := primaryCgroupDirs(c.PrimaryCgroup, false)
+		dirs := nodecgroup.PrimaryDirs(c.PrimaryCgroup)
 		if len(dirs) == 0 {
 			return fmt.Errorf("node %s has no primary cgroup", node)
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/harvest-platform/harvest/internal/localcluster/nodecgroup"
 	"github.com/harvest-platform/harvest/internal/replay"
 )
 
@@ -100,7 +101,7 @@ func replayArgs(o *Options, s *State, b Block, now time.Time) []string {
 		"-replay-began", began.Format(time.RFC3339Nano), "-speedup", strconv.FormatFloat(r.Speedup, 'g', -1, 64),
 		"-node-cores", strconv.Itoa(o.nodeCores())}
 	for _, n := range o.Nodes {
-		cg := primaryCgroupFor(b.Base, n.Name)
+		cg := nodecgroup.For(b.Base, n.Name).Primary
 		s.Replay.Tenants[cg] = n.Tenant
 		args = append(args, "-tenant", cg+"="+n.Tenant)
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/harvest-platform/harvest/internal/localcluster/nodecgroup"
 	"github.com/harvest-platform/harvest/internal/portclaim"
 )
 
@@ -167,14 +168,14 @@ func start(ctx context.Context, o *Options, s *State, b Block) error {
 		return err
 	}
 	for i, n := range o.Nodes {
-		p := b.nomadClient(i)
+		p, cg := b.nomadClient(i), nodecgroup.For(b.Base, n.Name)
 		c := NomadClient{
 			Agent: agent("nomad-"+n.Name, bin("nomad"), p.HTTP), Meta: n.Meta(),
-			ConsulAgent: s.ConsulClients[i].HTTPAddr, CgroupParent: cgroupParentFor(b.Base, n.Name),
-			PrimaryCgroup: primaryCgroupFor(b.Base, n.Name), DriverMetrics: "127.0.0.1:" + strconv.Itoa(b.driverMetrics(i)),
-			HarvestCgroup: harvestCgroupFor(b.Base, n.Name),
+			ConsulAgent: s.ConsulClients[i].HTTPAddr, CgroupParent: cg.Parent,
+			PrimaryCgroup: cg.Primary, DriverMetrics: "127.0.0.1:" + strconv.Itoa(b.driverMetrics(i)),
+			HarvestCgroup: cg.Harvested,
 		}
-		if err := makePrimaryCgroup(c.PrimaryCgroup); err != nil {
+		if err := nodecgroup.MakePrimary(c.PrimaryCgroup); err != nil {
 			return fmt.Errorf("primary tenant cgroup of %s: %w", n.Name, err)
 		}
 		c.Agent.Name = n.Name // the node name jobs constrain on
