@@ -19,6 +19,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/harvest-platform/harvest/placer/agent/reply"
 )
 
 // DefaultMaxBody bounds a job register, plan or validate body unless the
@@ -118,12 +120,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
 	if err != nil {
 		kind = "rejected"
-		status := http.StatusBadRequest
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		p.fail(w, status, fmt.Errorf("harvest placer: reading the job: %w", err))
+		p.fail(w, reply.BodyStatus(err), fmt.Errorf("harvest placer: reading the job: %w", err))
 		return
 	}
 	if len(bytes.TrimSpace(body)) == 0 {

@@ -145,12 +145,7 @@ type Handler struct {
 func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxIngestBody))
 	if err != nil {
-		status := http.StatusBadRequest
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		reply.Error(w, status, fmt.Errorf("ingest body: %w", err))
+		reply.Error(w, reply.BodyStatus(err), fmt.Errorf("ingest body: %w", err))
 		return
 	}
 	in, err := parseIngest(body, h.Now(), h.Retention)
