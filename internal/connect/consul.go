@@ -33,13 +33,9 @@ type Consul struct {
 
 // Over lays o's non-empty fields over c (flags over a file).
 func (c Consul) Over(o Consul) Consul {
-	for _, f := range []struct{ d, s *string }{{&c.Address, &o.Address}, {&c.Token, &o.Token}, {&c.TokenFile, &o.TokenFile},
-		{&c.Datacenter, &o.Datacenter}, {&c.CAFile, &o.CAFile}, {&c.CAPath, &o.CAPath}, {&c.CertFile, &o.CertFile},
-		{&c.KeyFile, &o.KeyFile}, {&c.TLSServerName, &o.TLSServerName}, {&c.Prefix, &o.Prefix}} {
-		if *f.s != "" {
-			*f.d = *f.s
-		}
-	}
+	overlay(layer{&c.Address, o.Address}, layer{&c.Token, o.Token}, layer{&c.TokenFile, o.TokenFile},
+		layer{&c.Datacenter, o.Datacenter}, layer{&c.CAFile, o.CAFile}, layer{&c.CAPath, o.CAPath}, layer{&c.CertFile, o.CertFile},
+		layer{&c.KeyFile, o.KeyFile}, layer{&c.TLSServerName, o.TLSServerName}, layer{&c.Prefix, o.Prefix})
 	if o.TLSSkipVerify != nil {
 		c.TLSSkipVerify = o.TLSSkipVerify
 	}
@@ -66,20 +62,9 @@ func (c Consul) APIConfig() *consulapi.Config {
 	// Harvest's history values are compressed already (history's format 3):
 	// gzip on the wire would only cost CPU on both ends
 	cfg.Transport.DisableCompression = true
-	set := func(d *string, s string) {
-		if s != "" {
-			*d = s
-		}
-	}
-	set(&cfg.Address, c.Address)
-	set(&cfg.Token, c.Token)
-	set(&cfg.TokenFile, c.TokenFile)
-	set(&cfg.Datacenter, c.Datacenter)
-	set(&cfg.TLSConfig.CAFile, c.CAFile)
-	set(&cfg.TLSConfig.CAPath, c.CAPath)
-	set(&cfg.TLSConfig.CertFile, c.CertFile)
-	set(&cfg.TLSConfig.KeyFile, c.KeyFile)
-	set(&cfg.TLSConfig.Address, c.TLSServerName)
+	overlay(layer{&cfg.Address, c.Address}, layer{&cfg.Token, c.Token}, layer{&cfg.TokenFile, c.TokenFile},
+		layer{&cfg.Datacenter, c.Datacenter}, layer{&cfg.TLSConfig.CAFile, c.CAFile}, layer{&cfg.TLSConfig.CAPath, c.CAPath},
+		layer{&cfg.TLSConfig.CertFile, c.CertFile}, layer{&cfg.TLSConfig.KeyFile, c.KeyFile}, layer{&cfg.TLSConfig.Address, c.TLSServerName})
 	if c.TLSSkipVerify != nil {
 		cfg.TLSConfig.InsecureSkipVerify = *c.TLSSkipVerify
 	}

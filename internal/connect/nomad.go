@@ -44,13 +44,9 @@ type Nomad struct {
 
 // Over lays o's non-empty fields over n (flags over a file).
 func (n Nomad) Over(o Nomad) Nomad {
-	for _, f := range []struct{ d, s *string }{{&n.Address, &o.Address}, {&n.Token, &o.Token}, {&n.TokenFile, &o.TokenFile},
-		{&n.Region, &o.Region}, {&n.Namespace, &o.Namespace}, {&n.CAFile, &o.CAFile}, {&n.CAPath, &o.CAPath},
-		{&n.CertFile, &o.CertFile}, {&n.KeyFile, &o.KeyFile}, {&n.TLSServerName, &o.TLSServerName}} {
-		if *f.s != "" {
-			*f.d = *f.s
-		}
-	}
+	overlay(layer{&n.Address, o.Address}, layer{&n.Token, o.Token}, layer{&n.TokenFile, o.TokenFile},
+		layer{&n.Region, o.Region}, layer{&n.Namespace, o.Namespace}, layer{&n.CAFile, o.CAFile}, layer{&n.CAPath, o.CAPath},
+		layer{&n.CertFile, o.CertFile}, layer{&n.KeyFile, o.KeyFile}, layer{&n.TLSServerName, o.TLSServerName})
 	if o.TLSSkipVerify != nil {
 		n.TLSSkipVerify = o.TLSSkipVerify
 	}
@@ -73,20 +69,10 @@ func (n Nomad) Validate(block string) error {
 // fields over it.
 func (n Nomad) APIConfig() (*nomadapi.Config, error) {
 	c := nomadapi.DefaultConfig()
-	set := func(d *string, s string) {
-		if s != "" {
-			*d = s
-		}
-	}
-	set(&c.Address, n.Address)
-	set(&c.SecretID, n.Token)
-	set(&c.Region, n.Region)
-	set(&c.Namespace, n.Namespace)
-	set(&c.TLSConfig.CACert, n.CAFile)
-	set(&c.TLSConfig.CAPath, n.CAPath)
-	set(&c.TLSConfig.ClientCert, n.CertFile)
-	set(&c.TLSConfig.ClientKey, n.KeyFile)
-	set(&c.TLSConfig.TLSServerName, n.TLSServerName)
+	overlay(layer{&c.Address, n.Address}, layer{&c.SecretID, n.Token}, layer{&c.Region, n.Region},
+		layer{&c.Namespace, n.Namespace}, layer{&c.TLSConfig.CACert, n.CAFile}, layer{&c.TLSConfig.CAPath, n.CAPath},
+		layer{&c.TLSConfig.ClientCert, n.CertFile}, layer{&c.TLSConfig.ClientKey, n.KeyFile},
+		layer{&c.TLSConfig.TLSServerName, n.TLSServerName})
 	if n.TLSSkipVerify != nil {
 		c.TLSConfig.Insecure = *n.TLSSkipVerify
 	}

@@ -204,3 +204,20 @@ func (t ListenerTLS) Over(o ListenerTLS) ListenerTLS {
 	}
 	return t
 }
+
+// layer is one setting of a layer over another: to is set to value when
+// value is set.
+type layer struct {
+	to    *string
+	value string
+}
+
+// overlay applies each layer: a later layer (flags over a file, a block over
+// the environment) wins only where it says something.
+func overlay(layers ...layer) {
+	for _, l := range layers {
+		if l.value != "" {
+			*l.to = l.value
+		}
+	}
+}
