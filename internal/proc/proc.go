@@ -123,3 +123,28 @@ func CPUSeconds(pid int) float64 {
 	stime, _ := strconv.ParseFloat(fields[12], 64)
 	return (utime + stime) / 100
 }
+
+// ThreadSchedstat is the calling thread's time on a CPU and time runnable
+// but waiting for one (/proc/thread-self/schedstat). A wait is counted
+// when the thread runs again, so a thread that reads it twice sees every
+// wait between the reads. The caller should hold its OS thread
+// (runtime.LockOSThread) between the reads.
+func ThreadSchedstat() (onCPU, waiting time.Duration, err error) {
+	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	if err != nil {
+		return 0, 0, err
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) < 2 {
+		return 0, 0, fmt.Errorf("/proc/thread-self/schedstat: %q", b)
+	}
+	run, err := strconv.ParseInt(fields[0], 10, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	wait, err := strconv.ParseInt(fields[1], 10, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	return time.Duration(run), time.Duration(wait), nil
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -75,5 +76,25 @@ func TestCPUSecondsCountsThisProcess(t *testing.T) {
 	}
 	if CPUSeconds(-1) != 0 {
 		t.Fatal("CPU time of pid -1")
+	}
+}
+
+// A thread that spins between two reads of its own schedstat sees at least
+// the time it spun on a CPU, and a wait that never shrinks.
+func TestThreadSchedstatCountsTheThreadsOwnTime(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	on0, wait0, err := ThreadSchedstat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); time.Since(start) < 20*time.Millisecond; {
+	}
+	on1, wait1, err := ThreadSchedstat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if on1-on0 <= 0 || wait1 < wait0 {
+		t.Fatalf("on CPU %v -> %v, waiting %v -> %v: want more time on a CPU and no less waiting", on0, on1, wait0, wait1)
 	}
 }

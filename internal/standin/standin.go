@@ -2,6 +2,9 @@
 // the open-loop load that measures it: an HTTP server whose every request
 // burns a fixed CPU time, and a client that sends requests at a fixed rate
 // whatever the earlier ones are doing, timing each from when it was due.
+// Each answer says how long its handler took and how much of that its
+// thread waited for a CPU, so a latency's tail can be split into the
+// handler's own wait and the time outside the handler.
 // The acceptance measurements (acceptance/measure_primary_test.go) and
 // scripts/cgroup-latency use it.
 package standin
@@ -13,14 +16,41 @@ import (
 	"net/http"
 	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/harvest-platform/harvest/internal/burn"
+	"github.com/harvest-platform/harvest/internal/proc"
 )
 
 // RequestCPU is the CPU work of one request.
 const RequestCPU = 2 * time.Millisecond
+
+// HandlerHeader and WaitHeader are the answer's account of the request:
+// its handler's wall time, and how much of it the handler's thread spent
+// runnable but waiting for a CPU (the scheduler's own accounting), in
+// microseconds.
+const (
+	HandlerHeader = "Harvest-Handler-Us"
+	WaitHeader    = "Harvest-Wait-Us"
+)
+
+// Served is what an answer says of its request (zero where it does not).
+type Served struct {
+	Handler time.Duration // the handler's wall time
+	Wait    time.Duration // of it, waiting for a CPU
+	Known   bool          // the answer carried both
+}
+
+func servedOf(h http.Header) Served {
+	handler, err1 := strconv.ParseInt(h.Get(HandlerHeader), 10, 64)
+	wait, err2 := strconv.ParseInt(h.Get(WaitHeader), 10, 64)
+	if err1 != nil || err2 != nil {
+		return Served{}
+	}
+	return Served{Handler: time.Duration(handler) * time.Microsecond, Wait: time.Duration(wait) * time.Microsecond, Known: true}
+}
 
 // Serve answers every request on addr after burning RequestCPU of the
 // handling thread's CPU time (so a preempted request still does the same
@@ -39,7 +69,15 @@ func ServeOn(l net.Listener) error {
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		start := time.Now()
+		_, wait0, err0 := proc.ThreadSchedstat()
 		burn.Spin(RequestCPU)
+		_, wait1, err1 := proc.ThreadSchedstat()
+		h := w.Header()
+		h.Set(HandlerHeader, strconv.FormatInt(time.Since(start).Microseconds(), 10))
+		if err0 == nil && err1 == nil {
+			h.Set(WaitHeader, strconv.FormatInt((wait1-wait0).Microseconds(), 10))
+		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -56,7 +94,7 @@ func Latencies(addr string, rate int, d time.Duration) ([]float64, int) {
 	var mu sync.Mutex
 	failed := 0
 	Drive(context.Background(), addr, time.Now(), d, func(time.Time) float64 { return float64(rate) },
-		func(_ time.Time, lat time.Duration, err error) {
+		func(_ time.Time, lat time.Duration, _ Served, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -71,12 +109,12 @@ func Latencies(addr string, rate int, d time.Duration) ([]float64, int) {
 // Drive sends requests to the stand-in on addr open loop from start for d
 // (or until ctx ends), at rateAt(t) requests a second, each sent when it is
 // due whatever the earlier ones are doing; record gets each request's due
-// time and its latency counted from then (so queueing behind a slow server
-// is measured, not hidden), or its error. It returns when every request
+// time, its latency counted from then (so queueing behind a slow server
+// is measured, not hidden) and what the answer said of it, or its error. It returns when every request
 // sent has been recorded. A rate at or below zero sends nothing until the
 // rate rises (looked at every 100 ms).
 func Drive(ctx context.Context, addr string, start time.Time, d time.Duration, rateAt func(time.Time) float64,
-	record func(due time.Time, latency time.Duration, err error)) {
+	record func(due time.Time, latency time.Duration, served Served, err error)) {
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512, DisableCompression: true}}
 	defer client.CloseIdleConnections()
 	var wg sync.WaitGroup
@@ -100,11 +138,13 @@ func Drive(ctx context.Context, addr string, start time.Time, d time.Duration, r
 			defer cancel()
 			req, _ := http.NewRequestWithContext(rctx, http.MethodGet, "http://"+addr+"/", nil)
 			resp, err := client.Do(req)
+			var served Served
 			if err == nil {
+				served = servedOf(resp.Header)
 				_, err = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
-			record(due, time.Since(due), err)
+			record(due, time.Since(due), served, err)
 		}(due)
 		due = due.Add(time.Duration(float64(time.Second) / rate))
 	}

@@ -1,7 +1,10 @@
 package standin
 
 import (
+	"context"
 	"net"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 )
@@ -47,5 +50,39 @@ func TestServeAndLatencies(t *testing.T) {
 	}
 	if lat, failed := Latencies("127.0.0.1:1", 50, 100*time.Millisecond); failed != 5 || len(lat) != 0 {
 		t.Errorf("a dead address: %d latencies, %d failed", len(lat), failed)
+	}
+}
+
+// Every answer says its handler's wall time, at least the request's CPU
+// work and no more than its latency, and a wait within it.
+func TestAnswersSayTheirHandlersTimeAndWait(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = ServeOn(l) }()
+	var mu sync.Mutex
+	var got []Served
+	var lats []time.Duration
+	Drive(context.Background(), l.Addr().String(), time.Now(), 300*time.Millisecond, func(time.Time) float64 { return 20 },
+		func(_ time.Time, lat time.Duration, s Served, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got, lats = append(got, s), append(lats, lat)
+		})
+	if len(got) == 0 {
+		t.Fatal("no request answered")
+	}
+	for i, s := range got {
+		if !s.Known || s.Handler < RequestCPU || s.Handler > lats[i] || s.Wait < 0 || s.Wait > s.Handler {
+			t.Errorf("request %d: %+v with latency %v: want a handler of at least %v within the latency, a wait within it", i, s, lats[i], RequestCPU)
+		}
+	}
+	if s := servedOf(http.Header{}); s.Known {
+		t.Errorf("an answer without the headers: %+v", s)
 	}
 }

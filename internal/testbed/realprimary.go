@@ -52,6 +52,14 @@ type RealPrimaryReport struct {
 	// CPU per second it spent on one (/proc/PID/task/*/schedstat), over
 	// the span.
 	WaitPerCPUSecond float64 `json:"wait_per_cpu_second"`
+	// HandlerWaitP99PerMinute and OutsideHandlerP99PerMinute split the
+	// latency's tail (ms; absent in runs before them): the minutes' p99 of
+	// each request's wait for a CPU inside its handler (the handler's thread's
+	// schedstat), and of its time outside the handler (latency minus the
+	// handler's wall time: the send, the accept, the goroutine's start, the
+	// answer), each a distribution over the minutes.
+	HandlerWaitP99PerMinute    *Summary `json:"handler_wait_p99_per_minute_ms,omitempty"`
+	OutsideHandlerP99PerMinute *Summary `json:"outside_handler_p99_per_minute_ms,omitempty"`
 }
 
 // PrimaryMinute is one wall minute of the real primary.
@@ -62,6 +70,11 @@ type PrimaryMinute struct {
 	Failed     int     `json:"failed"`
 	P50ms      float64 `json:"p50_ms"`
 	P99ms      float64 `json:"p99_ms"`
+	// P99HandlerWaitMs and P99OutsideHandlerMs are the p99 of the minute's
+	// requests' wait for a CPU inside their handler and of their time
+	// outside it (RealPrimaryReport).
+	P99HandlerWaitMs    float64 `json:"p99_handler_wait_ms"`
+	P99OutsideHandlerMs float64 `json:"p99_outside_handler_ms"`
 	// OnCPUSeconds and WaitSeconds are the stand-in's, from schedstat.
 	OnCPUSeconds float64 `json:"on_cpu_seconds"`
 	WaitSeconds  float64 `json:"wait_seconds"`
@@ -148,18 +161,20 @@ type minuteLog struct {
 	mu        sync.Mutex
 	began     time.Time
 	latencies map[int][]float64
+	waits     map[int][]float64 // inside the handler, ms
+	outside   map[int][]float64 // latency minus the handler's wall time, ms
 	failed    map[int]int
 	on, wait  map[int]time.Duration // cumulative at the minute's start
 }
 
 func newMinuteLog(began time.Time) *minuteLog {
-	return &minuteLog{began: began, latencies: map[int][]float64{}, failed: map[int]int{},
+	return &minuteLog{began: began, latencies: map[int][]float64{}, waits: map[int][]float64{}, outside: map[int][]float64{}, failed: map[int]int{},
 		on: map[int]time.Duration{}, wait: map[int]time.Duration{}}
 }
 
 func (m *minuteLog) minute(t time.Time) int { return int(t.Sub(m.began) / time.Minute) }
 
-func (m *minuteLog) record(due time.Time, lat time.Duration, err error) {
+func (m *minuteLog) record(due time.Time, lat time.Duration, served standin.Served, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := m.minute(due)
@@ -167,7 +182,12 @@ func (m *minuteLog) record(due time.Time, lat time.Duration, err error) {
 		m.failed[k]++
 		return
 	}
-	m.latencies[k] = append(m.latencies[k], float64(lat.Microseconds())/1000)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	m.latencies[k] = append(m.latencies[k], ms(lat))
+	if served.Known {
+		m.waits[k] = append(m.waits[k], ms(served.Wait))
+		m.outside[k] = append(m.outside[k], ms(max(0, lat-served.Handler)))
+	}
 }
 
 func (m *minuteLog) sched(k int, on, wait time.Duration) {
@@ -186,7 +206,8 @@ func (m *minuteLog) report(minutes int, speedup float64) []PrimaryMinute {
 		lat := m.latencies[k]
 		s := summarize(lat)
 		pm := PrimaryMinute{Minute: k, TraceHours: float64(k) * 60 * speedup / 3600, Requests: len(lat) + m.failed[k],
-			Failed: m.failed[k], P50ms: s.P50, P99ms: s.P99}
+			Failed: m.failed[k], P50ms: s.P50, P99ms: s.P99,
+			P99HandlerWaitMs: summarize(m.waits[k]).P99, P99OutsideHandlerMs: summarize(m.outside[k]).P99}
 		on0, ok0 := m.on[k]
 		on1, ok1 := m.on[k+1]
 		if ok0 && ok1 {
@@ -220,17 +241,19 @@ func (p *realPrimary) measure(ctx context.Context, trace *replay.Trace, nodeCore
 	standin.Drive(ctx, p.addr, began, end.Sub(began), rateAt(trace, p.tenant, nodeCores), log.record)
 	wg.Wait()
 	rep := &RealPrimaryReport{Node: p.node, Tenant: p.tenant, CPU: p.cpu, Minutes: log.report(minutes, speedup)}
-	var p99s []float64
+	var p99s, waits, outside []float64
 	var on, wait float64
 	for _, m := range rep.Minutes {
 		rep.Requests += m.Requests
 		rep.Failed += m.Failed
 		on, wait = on+m.OnCPUSeconds, wait+m.WaitSeconds
 		if m.Requests > m.Failed {
-			p99s = append(p99s, m.P99ms)
+			p99s, waits, outside = append(p99s, m.P99ms), append(waits, m.P99HandlerWaitMs), append(outside, m.P99OutsideHandlerMs)
 		}
 	}
 	rep.P99PerMinute = summarize(p99s)
+	w, o := summarize(waits), summarize(outside)
+	rep.HandlerWaitP99PerMinute, rep.OutsideHandlerP99PerMinute = &w, &o
 	if on > 0 {
 		rep.WaitPerCPUSecond = wait / on
 	}
