@@ -4,7 +4,8 @@
 // whatever the earlier ones are doing, timing each from when it was due.
 // Each answer says how long its handler took and how much of that its
 // thread waited for a CPU, so a latency's tail can be split into the
-// handler's own wait and the time outside the handler.
+// handler's own wait and the time outside the handler; Minutes gathers a
+// run's answers by wall minute (the testbed's real primary).
 // The acceptance measurements (acceptance/measure_primary_test.go) and
 // scripts/cgroup-latency use it.
 package standin

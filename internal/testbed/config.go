@@ -81,6 +81,11 @@ type Config struct {
 	// counts each harvested allocation against the driver's room, to
 	// measure it against the attribute rule (refused starts).
 	RoomDevice bool
+	// EscalationDelay, when set, is the escalation block's delay under H
+	// (zero: the placer's default, 30 s wall). The default is not scaled by
+	// the speed-up, so at S it weighs S times more in trace time than in
+	// production; 30s/S scales it, a named deviation to measure that weight.
+	EscalationDelay time.Duration
 	// SchedulerAlgorithm, when set, is Nomad's scheduler algorithm for
 	// the run ("binpack" or "spread"), set as an operator would with
 	// `nomad operator scheduler set-config -scheduler-algorithm`; "" keeps
@@ -161,6 +166,9 @@ func (c Config) Validate() error {
 	}
 	if c.RoomDevice && c.NoRoomRule {
 		errs = append(errs, errors.New("room device and no room rule: want one or the other"))
+	}
+	if c.EscalationDelay < 0 || c.EscalationDelay > 0 && c.Policy != H {
+		errs = append(errs, fmt.Errorf("escalation delay %s: want none, or a positive delay under h (the only policy that escalates)", c.EscalationDelay))
 	}
 	if c.SchedulerAlgorithm != "" && c.SchedulerAlgorithm != "binpack" && c.SchedulerAlgorithm != "spread" {
 		errs = append(errs, fmt.Errorf("scheduler algorithm %q: want binpack or spread", c.SchedulerAlgorithm))

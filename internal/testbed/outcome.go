@@ -72,6 +72,9 @@ func (c Config) report(jobs []*job, allocs []alloc, primary primaryAt, spanStart
 	rep := &Report{Policy: c.Policy, Seed: c.Seed, Clients: c.Clients, Speedup: c.Speedup, TraceHours: c.TraceHours,
 		SpanStart: spanStart, JobScale: scale, BreachBound: BreachBound, ShortestTaskWall: -1,
 		NoRoomRule: c.NoRoomRule, RoomDevice: c.RoomDevice, SchedulerAlgorithm: c.SchedulerAlgorithm}
+	if c.EscalationDelay > 0 {
+		rep.EscalationDelay = c.EscalationDelay.String()
+	}
 	by := ofJob(allocs)
 	var times, inSpan, delays []float64
 	tally := stageTally{speedup: c.Speedup}

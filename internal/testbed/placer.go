@@ -28,26 +28,14 @@ type placer struct {
 // the simulator does: "once per day", L281, and a testbed span of a day),
 // and the class placement the policy asks for. Under H the placer also
 // escalates a job blocked on its classes, at the escalation block's
-// defaults (a 30 s wall delay per step): H is the whole platform, and a
-// job whose class has no room would otherwise wait on it for ever.
+// defaults (a 30 s wall delay per step, or Config.EscalationDelay): H is
+// the whole platform, and a job whose class has no room would otherwise
+// wait on it for ever.
 func startPlacer(ctx context.Context, c Config, st *localcluster.State) (*placer, error) {
 	p := &placer{api: fmt.Sprintf("127.0.0.1:%d", st.SparePort(0)), proxyAddr: fmt.Sprintf("127.0.0.1:%d", st.SparePort(1)),
 		log: filepath.Join(c.Out, "placer.log")}
-	placement, extra := "constraint", "escalation {\n  enabled = true\n}"
-	if c.Policy != H {
-		placement, extra = "none", ""
-	}
-	roomPlacement := "constraint"
-	if c.RoomDevice {
-		roomPlacement = "device"
-	}
-	if c.NoRoomRule {
-		roomPlacement = "none"
-	}
 	config := filepath.Join(c.Out, "placer.hcl")
-	hcl := st.PlacerHCL(localcluster.PlacerConfig{HTTPAddr: p.api, ProxyAddr: p.proxyAddr, Prefix: contract.DefaultKVPrefix,
-		Token: st.PlacerToken, Proxy: fmt.Sprintf("class_placement = %q\n  room_placement  = %q", placement, roomPlacement), Extra: extra})
-	if err := os.WriteFile(config, []byte(hcl), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(c.placerHCL(st, p.api, p.proxyAddr)), 0o644); err != nil {
 		return nil, err
 	}
 	var err error
@@ -67,6 +55,28 @@ func startPlacer(ctx context.Context, c Config, st *localcluster.State) (*placer
 	}
 	p.stop()
 	return nil, fmt.Errorf("the placer did not answer on %s (log %s)", p.api, p.log)
+}
+
+// placerHCL is the placer's config for the run's policy: Algorithm 1's
+// class placement and escalation under H alone, the room placement the
+// run names.
+func (c Config) placerHCL(st *localcluster.State, api, proxyAddr string) string {
+	placement, extra := "constraint", "escalation {\n  enabled = true\n}"
+	if c.EscalationDelay > 0 {
+		extra = fmt.Sprintf("escalation {\n  enabled = true\n  delay   = %q\n}", c.EscalationDelay)
+	}
+	if c.Policy != H {
+		placement, extra = "none", ""
+	}
+	roomPlacement := "constraint"
+	if c.RoomDevice {
+		roomPlacement = "device"
+	}
+	if c.NoRoomRule {
+		roomPlacement = "none"
+	}
+	return st.PlacerHCL(localcluster.PlacerConfig{HTTPAddr: api, ProxyAddr: proxyAddr, Prefix: contract.DefaultKVPrefix,
+		Token: st.PlacerToken, Proxy: fmt.Sprintf("class_placement = %q\n  room_placement  = %q", placement, roomPlacement), Extra: extra})
 }
 
 // startAgent starts `<binary> agent -config config` from c.Bin with the

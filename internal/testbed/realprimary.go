@@ -41,8 +41,8 @@ type RealPrimaryReport struct {
 	Tenant string `json:"tenant"`
 	// CPU is the host CPU the stand-in and the harvested tasks on Node are
 	// pinned to; it stands for Node's NodeCores cores.
-	CPU     int             `json:"cpu"`
-	Minutes []PrimaryMinute `json:"minutes"`
+	CPU     int              `json:"cpu"`
+	Minutes []standin.Minute `json:"minutes"`
 	// P99PerMinute summarises the minutes' p99 latencies (ms): Figure 10's
 	// line as one distribution.
 	P99PerMinute Summary `json:"p99_per_minute_ms"`
@@ -60,24 +60,6 @@ type RealPrimaryReport struct {
 	// answer), each a distribution over the minutes.
 	HandlerWaitP99PerMinute    *Summary `json:"handler_wait_p99_per_minute_ms,omitempty"`
 	OutsideHandlerP99PerMinute *Summary `json:"outside_handler_p99_per_minute_ms,omitempty"`
-}
-
-// PrimaryMinute is one wall minute of the real primary.
-type PrimaryMinute struct {
-	Minute     int     `json:"minute"`      // wall minutes from the span's start
-	TraceHours float64 `json:"trace_hours"` // the minute's start, trace hours from the span's start
-	Requests   int     `json:"requests"`
-	Failed     int     `json:"failed"`
-	P50ms      float64 `json:"p50_ms"`
-	P99ms      float64 `json:"p99_ms"`
-	// P99HandlerWaitMs and P99OutsideHandlerMs are the p99 of the minute's
-	// requests' wait for a CPU inside their handler and of their time
-	// outside it (RealPrimaryReport).
-	P99HandlerWaitMs    float64 `json:"p99_handler_wait_ms"`
-	P99OutsideHandlerMs float64 `json:"p99_outside_handler_ms"`
-	// OnCPUSeconds and WaitSeconds are the stand-in's, from schedstat.
-	OnCPUSeconds float64 `json:"on_cpu_seconds"`
-	WaitSeconds  float64 `json:"wait_seconds"`
 }
 
 // realPrimary is the running stand-in.
@@ -155,74 +137,10 @@ func rateAt(trace *replay.Trace, tenant string, nodeCores float64) func(time.Tim
 	}
 }
 
-// minuteLog gathers the requests' latencies by wall minute from began and
-// the stand-in's schedstat at each minute's start.
-type minuteLog struct {
-	mu        sync.Mutex
-	began     time.Time
-	latencies map[int][]float64
-	waits     map[int][]float64 // inside the handler, ms
-	outside   map[int][]float64 // latency minus the handler's wall time, ms
-	failed    map[int]int
-	on, wait  map[int]time.Duration // cumulative at the minute's start
-}
-
-func newMinuteLog(began time.Time) *minuteLog {
-	return &minuteLog{began: began, latencies: map[int][]float64{}, waits: map[int][]float64{}, outside: map[int][]float64{}, failed: map[int]int{},
-		on: map[int]time.Duration{}, wait: map[int]time.Duration{}}
-}
-
-func (m *minuteLog) minute(t time.Time) int { return int(t.Sub(m.began) / time.Minute) }
-
-func (m *minuteLog) record(due time.Time, lat time.Duration, served standin.Served, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := m.minute(due)
-	if err != nil {
-		m.failed[k]++
-		return
-	}
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	m.latencies[k] = append(m.latencies[k], ms(lat))
-	if served.Known {
-		m.waits[k] = append(m.waits[k], ms(served.Wait))
-		m.outside[k] = append(m.outside[k], ms(max(0, lat-served.Handler)))
-	}
-}
-
-func (m *minuteLog) sched(k int, on, wait time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.on[k], m.wait[k] = on, wait
-}
-
-// report is the minutes 0..minutes-1; a minute's CPU figures need the
-// schedstat at its start and at the next one's.
-func (m *minuteLog) report(minutes int, speedup float64) []PrimaryMinute {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]PrimaryMinute, 0, minutes)
-	for k := range minutes {
-		lat := m.latencies[k]
-		s := summarize(lat)
-		pm := PrimaryMinute{Minute: k, TraceHours: float64(k) * 60 * speedup / 3600, Requests: len(lat) + m.failed[k],
-			Failed: m.failed[k], P50ms: s.P50, P99ms: s.P99,
-			P99HandlerWaitMs: summarize(m.waits[k]).P99, P99OutsideHandlerMs: summarize(m.outside[k]).P99}
-		on0, ok0 := m.on[k]
-		on1, ok1 := m.on[k+1]
-		if ok0 && ok1 {
-			pm.OnCPUSeconds = (on1 - on0).Seconds()
-			pm.WaitSeconds = (m.wait[k+1] - m.wait[k]).Seconds()
-		}
-		out = append(out, pm)
-	}
-	return out
-}
-
 // measure drives the stand-in from began to end at its tenant's rate and
 // returns its report.
 func (p *realPrimary) measure(ctx context.Context, trace *replay.Trace, nodeCores, speedup float64, began, end time.Time) *RealPrimaryReport {
-	log := newMinuteLog(began)
+	log := standin.NewMinutes(began)
 	minutes := int(end.Sub(began) / time.Minute)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -235,12 +153,12 @@ func (p *realPrimary) measure(ctx context.Context, trace *replay.Trace, nodeCore
 			case <-time.After(time.Until(began.Add(time.Duration(k) * time.Minute))):
 			}
 			on, wait := proc.Schedstat(p.cmd.Process.Pid)
-			log.sched(k, on, wait)
+			log.Sched(k, on, wait)
 		}
 	}()
-	standin.Drive(ctx, p.addr, began, end.Sub(began), rateAt(trace, p.tenant, nodeCores), log.record)
+	standin.Drive(ctx, p.addr, began, end.Sub(began), rateAt(trace, p.tenant, nodeCores), log.Record)
 	wg.Wait()
-	rep := &RealPrimaryReport{Node: p.node, Tenant: p.tenant, CPU: p.cpu, Minutes: log.report(minutes, speedup)}
+	rep := &RealPrimaryReport{Node: p.node, Tenant: p.tenant, CPU: p.cpu, Minutes: log.Report(minutes, speedup)}
 	var p99s, waits, outside []float64
 	var on, wait float64
 	for _, m := range rep.Minutes {

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/nomad/jobspec2"
 
 	"github.com/harvest-platform/harvest/internal/replay"
-	"github.com/harvest-platform/harvest/internal/standin"
 	"github.com/harvest-platform/harvest/sim/schedsim"
 )
 
@@ -72,42 +71,6 @@ func TestTheRealPrimarysRateIsItsTenantsShare(t *testing.T) {
 	}
 	if got := rate(w.Add(10 * time.Second)); got < 124.9 || got > 125.1 { // 120 trace seconds later
 		t.Errorf("rate at 25%% = %v, want 125", got)
-	}
-}
-
-// Each wall minute has its own p99 and its own share of the stand-in's
-// CPU and waits; failures are counted apart from the latencies; a minute
-// without the next minute's schedstat has no CPU figures.
-func TestTheRealPrimaryIsReportedPerMinute(t *testing.T) {
-	began := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	m := newMinuteLog(began)
-	for i := range 100 {
-		// minute 0: 1..100 ms, of it a handler of 2 ms that waited (i+1)/10 ms
-		served := standin.Served{Handler: 2 * time.Millisecond, Wait: time.Duration(i+1) * 100 * time.Microsecond, Known: true}
-		m.record(began.Add(time.Duration(i)*100*time.Millisecond), time.Duration(i+1)*time.Millisecond, served, nil)
-		// minute 1: 3 ms, from an answer that did not say
-		m.record(began.Add(time.Minute+time.Duration(i)*100*time.Millisecond), 3*time.Millisecond, standin.Served{}, nil)
-	}
-	m.record(began.Add(90*time.Second), 0, standin.Served{}, os.ErrDeadlineExceeded)
-	m.sched(0, 10*time.Second, 1*time.Second)
-	m.sched(1, 40*time.Second, 4*time.Second)
-	got := m.report(2, 12)
-	if len(got) != 2 || got[0].Requests != 100 || got[1].Requests != 101 || got[1].Failed != 1 {
-		t.Fatalf("minutes %+v", got)
-	}
-	if got[0].P99ms < 98 || got[0].P99ms > 100 || got[1].P99ms != 3 || got[1].TraceHours != 0.2 {
-		t.Fatalf("p99 %v and %v, minute 1 at %v trace hours: want about 99, 3 and 0.2", got[0].P99ms, got[1].P99ms, got[1].TraceHours)
-	}
-	if got[0].OnCPUSeconds != 30 || got[0].WaitSeconds != 3 || got[1].OnCPUSeconds != 0 {
-		t.Fatalf("schedstat %+v", got)
-	}
-	// the tail split: the handler's wait (0.1..10 ms) and the time outside
-	// it (latency - 2 ms, at least 0: 0..98 ms); nothing where no answer said
-	if w, o := got[0].P99HandlerWaitMs, got[0].P99OutsideHandlerMs; w < 9.8 || w > 10 || o < 96 || o > 98 {
-		t.Fatalf("minute 0's p99 handler wait %v, outside %v: want about 9.9 and 97", w, o)
-	}
-	if got[1].P99HandlerWaitMs != 0 || got[1].P99OutsideHandlerMs != 0 {
-		t.Fatalf("minute 1 had no answer's account, yet %+v", got[1])
 	}
 }
 

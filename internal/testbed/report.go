@@ -26,6 +26,9 @@ type Report struct {
 	NoRoomRule         bool   `json:"no_room_rule,omitempty"`
 	RoomDevice         bool   `json:"room_device,omitempty"`
 	SchedulerAlgorithm string `json:"scheduler_algorithm,omitempty"`
+	// EscalationDelay is the escalation block's delay when the run set one
+	// (Config.EscalationDelay; wall time).
+	EscalationDelay string `json:"escalation_delay,omitempty"`
 	// Labels are the clients' classes (pattern) when the span began.
 	Labels map[string]string `json:"labels"`
 
@@ -242,6 +245,9 @@ func (r *Report) Label() string {
 	}
 	if r.SchedulerAlgorithm != "" {
 		dev = append(dev, r.SchedulerAlgorithm)
+	}
+	if r.EscalationDelay != "" {
+		dev = append(dev, "escalation after "+r.EscalationDelay)
 	}
 	if len(dev) == 0 {
 		return string(r.Policy)

@@ -1,9 +1,11 @@
 package summary
 
 import (
-	"github.com/harvest-platform/harvest/internal/testbed"
 	"strings"
 	"testing"
+
+	"github.com/harvest-platform/harvest/internal/standin"
+	"github.com/harvest-platform/harvest/internal/testbed"
 )
 
 // Over several seeds the summary has a row per policy with each figure's
@@ -13,7 +15,7 @@ func TestPolicyTableGivesEachPolicysSpreadOverSeeds(t *testing.T) {
 	run := func(p testbed.Policy, seed uint64, finished int, mean float64, kills int, simMean float64, p99 float64) *testbed.Report {
 		return &testbed.Report{Policy: p, Seed: seed, RoomDevice: true, FinishedInSpan: finished, JobSecondsInSpan: testbed.Summary{Mean: mean},
 			Kills: kills, SimulatorWithDelay: &testbed.SimPrediction{MeanJobSeconds: simMean, Kills: 1},
-			RealPrimary: &testbed.RealPrimaryReport{Minutes: []testbed.PrimaryMinute{{}}, P99PerMinute: testbed.Summary{Mean: p99, P90: 2 * p99}, WaitPerCPUSecond: p99 / 1000}}
+			RealPrimary: &testbed.RealPrimaryReport{Minutes: []standin.Minute{{}}, P99PerMinute: testbed.Summary{Mean: p99, P90: 2 * p99}, WaitPerCPUSecond: p99 / 1000}}
 	}
 	table := policyTable([]*testbed.Report{
 		run(testbed.None, 1, 0, 0, 0, 0, 200), run(testbed.H, 1, 14, 100, 0, 90, 300), run(testbed.PT, 1, 12, 150, 2, 90, 250),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvest-platform/harvest/internal/standin"
 	"github.com/harvest-platform/harvest/internal/testbed"
 )
 
@@ -13,7 +14,7 @@ import (
 func TestSummaryHasTheRealPrimary(t *testing.T) {
 	dir := t.TempDir()
 	rp := &testbed.RealPrimaryReport{Node: "client-1", Tenant: "dc-9/t1", CPU: 1, Requests: 200, Failed: 2, WaitPerCPUSecond: 0.25,
-		Minutes:                 []testbed.PrimaryMinute{{Minute: 0, Requests: 100, P99ms: 4}, {Minute: 1, TraceHours: 0.2, Requests: 100, Failed: 2, P99ms: 9}},
+		Minutes:                 []standin.Minute{{Minute: 0, Requests: 100, P99ms: 4}, {Minute: 1, TraceHours: 0.2, Requests: 100, Failed: 2, P99ms: 9}},
 		P99PerMinute:            testbed.Summary{N: 2, Mean: 6.5, P50: 4, P90: 9, P99: 9, Max: 9},
 		HandlerWaitP99PerMinute: &testbed.Summary{N: 2, Mean: 1.5, Max: 2}, OutsideHandlerP99PerMinute: &testbed.Summary{N: 2, Mean: 3.25, Max: 5}}
 	old := *rp // a run from before the split
