@@ -30,7 +30,8 @@
 // published room; with the harvest-room device, allocations counted
 // against the room within an evaluation), policies_test.go (packing, the short-job partition;
 // helpers in policies_helpers_test.go), escalation_test.go (greylisting and
-// escalation), maintenance_test.go (maintenance by accumulated work).
+// escalation), escalation_partial_test.go (a partly placed job escalated
+// without restarting its running task), maintenance_test.go (maintenance by accumulated work).
 //
 // The blob tier (storage/): blob_test.go (diverse replicas, reads around busy
 // nodes), blob_clients_test.go (real S3 clients), blob_faults_test.go

@@ -91,37 +91,8 @@ greylist {
 // after its own 5 s delay the placer widens it to the next class by
 // weighted room, where it runs. The step is in the job's meta.
 func TestBlockedJobEscalatesToMoreClassesAndRuns(t *testing.T) {
-	now := time.Now().UTC().Truncate(history.Slot)
-	start := now.Add(-10 * 24 * time.Hour)
-	importHistory(t, "harvest-escalation/", map[history.TenantID]history.Series{
-		tenantOf(t, 0): flatSeries(20, start, 10, 1),
-		tenantOf(t, 1): flatSeries(22, start, 10, 2),
-		tenantOf(t, 2): synth.PatternSeries(3, synth.Periodic, start, 10),
-	})
-	api, proxyAddr, stop := startPlacerWith(t, "harvest-escalation/",
-		`weights = { medium = { constant = 1, periodic = 0, unpredictable = 0 } }`, `
-escalation {
-  enabled  = true
-  interval = "1s"
-  delay    = "1h"
-}`)
-	t.Cleanup(stop)
+	proxyAddr, constant, periodic := escalationClasses(t, "harvest-escalation/")
 	n := cluster.NomadClients
-	labels := refreshAndWaitForLabels(t, api, func(l map[string][2]string) bool {
-		// the other nodes too: a class label an earlier test left on one of
-		// them (seen: constant-1 on client-4) would take the job before the
-		// refresh's "unclassified" reaches Nomad's server
-		for _, c := range n[3:] {
-			if l[c.Name][0] != "unclassified" {
-				return false
-			}
-		}
-		return l[n[0].Name][1] == "constant" && l[n[1].Name] == l[n[0].Name] && l[n[2].Name][1] == "periodic"
-	})
-	constant, periodic := labels[n[0].Name][0], labels[n[2].Name][0]
-	if labels[n[1].Name][0] != constant || labels[n[0].Name][1] != "constant" || labels[n[2].Name][1] != "periodic" {
-		t.Fatalf("labels %v", labels)
-	}
 	for _, node := range []string{n[0].Name, n[1].Name} {
 		fillMemory(t, node)
 	}
@@ -154,7 +125,10 @@ escalation {
 
 // fillMemory runs a raw_exec job pinned to node that asks for all the
 // memory Nomad has left there but 50 MB, until cleanup.
-func fillMemory(t *testing.T, node string) {
+func fillMemory(t *testing.T, node string) { fillMemoryLeaving(t, node, 50) }
+
+// fillMemoryLeaving is fillMemory leaving leaveMB.
+func fillMemoryLeaving(t *testing.T, node string, leaveMB int64) {
 	t.Helper()
 	c := nomadClient(t)
 	id := nodeID(t, node)
@@ -179,7 +153,7 @@ func fillMemory(t *testing.T, node string) {
 			}
 		}
 	}
-	t.Logf("filling %s: %d MB of %d MB free to Nomad", node, free-50, free)
+	t.Logf("filling %s: %d MB of %d MB free to Nomad", node, free-leaveMB, free)
 	job := uniqueName("acc-fill")
 	purgeJob(t, job)
 	nomadCLI(t, "job", "run", "-detach", writeJob(t, fmt.Sprintf(`
@@ -202,6 +176,46 @@ job %q {
       }
     }
   }
-}`, job, node, free-50)))
+}`, job, node, free-leaveMB)))
 	waitAllocs(t, job, 1, time.Minute, isRunning)
+}
+
+// escalationClasses starts a placer under prefix that escalates and whose
+// weights let Algorithm 1 pick only the constant class, with the first two
+// clients classed constant and the third periodic (the rest unclassified),
+// and returns its proxy's address and the two classes.
+func escalationClasses(t *testing.T, prefix string) (proxyAddr, constant, periodic string) {
+	t.Helper()
+	now := time.Now().UTC().Truncate(history.Slot)
+	start := now.Add(-10 * 24 * time.Hour)
+	importHistory(t, prefix, map[history.TenantID]history.Series{
+		tenantOf(t, 0): flatSeries(20, start, 10, 1),
+		tenantOf(t, 1): flatSeries(22, start, 10, 2),
+		tenantOf(t, 2): synth.PatternSeries(3, synth.Periodic, start, 10),
+	})
+	api, addr, stop := startPlacerWith(t, prefix,
+		`weights = { medium = { constant = 1, periodic = 0, unpredictable = 0 } }`, `
+escalation {
+  enabled  = true
+  interval = "1s"
+  delay    = "1h"
+}`)
+	t.Cleanup(stop)
+	n := cluster.NomadClients
+	labels := refreshAndWaitForLabels(t, api, func(l map[string][2]string) bool {
+		// the other nodes too: a class label an earlier test left on one of
+		// them (seen: constant-1 on client-4) would take the job before the
+		// refresh's "unclassified" reaches Nomad's server
+		for _, c := range n[3:] {
+			if l[c.Name][0] != "unclassified" {
+				return false
+			}
+		}
+		return l[n[0].Name][1] == "constant" && l[n[1].Name] == l[n[0].Name] && l[n[2].Name][1] == "periodic"
+	})
+	constant, periodic = labels[n[0].Name][0], labels[n[2].Name][0]
+	if labels[n[1].Name][0] != constant || labels[n[0].Name][1] != "constant" || labels[n[2].Name][1] != "periodic" {
+		t.Fatalf("labels %v", labels)
+	}
+	return addr, constant, periodic
 }

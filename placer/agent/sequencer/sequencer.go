@@ -206,7 +206,27 @@ func queued(stub *nomadapi.JobListStub, group string) int {
 	return stub.JobSummary.Summary[group].Queued
 }
 
-// groupState counts a group's allocations (of the given job, from index on).
+// jobVersion is a job's version and its creation's index: which of its
+// allocations are of that version or later. The zero value counts all.
+type jobVersion struct{ createIndex, version uint64 }
+
+func versionOf(j *nomadapi.Job) jobVersion {
+	var v jobVersion
+	if j.CreateIndex != nil {
+		v.createIndex = *j.CreateIndex
+	}
+	if j.Version != nil {
+		v.version = *j.Version
+	}
+	return v
+}
+
+// groupState counts a group's allocations: of the given job, those Nomad
+// counts for its version from (Nomad's own rule, filterOldTerminalAllocs:
+// created since the job was and of its version or later). An allocation
+// updated in place by a new version (the escalator's constraint change)
+// is of that version; one complete under an older version is not, and
+// Nomad runs it again.
 // queued is the group's allocations waiting for a placement: a failed
 // allocation whose replacement waits in a blocked evaluation (the room
 // device full, say) has neither a next allocation nor a follow-up
@@ -224,9 +244,9 @@ func queued(stub *nomadapi.JobListStub, group string) int {
 // (seen in the testbed: a first stage of two failed allocations with no
 // next allocation and two complete ones, its next stage never released;
 // likely replacements placed from a blocked evaluation).
-func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, minIndex uint64, queued int, retriesForever bool) {
+func groupState(g *stages.Group, allocs []*nomadapi.AllocationListStub, from jobVersion, queued int, retriesForever bool) {
 	mine := func(a *nomadapi.AllocationListStub) bool {
-		return a.TaskGroup == g.Name && a.JobVersion >= 0 && a.CreateIndex >= minIndex
+		return a.TaskGroup == g.Name && a.CreateIndex >= from.createIndex && a.JobVersion >= from.version
 	}
 	covered := map[string]bool{} // names with a complete or live allocation
 	for _, a := range allocs {
@@ -329,7 +349,7 @@ func (s *Sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed 
 		g := stages.Group{Name: *tg.Name, Count: *tg.Count, Declared: *tg.Count, After: dag.ParseAfter(tg.Meta[dag.AfterKey])}
 		d, deferred := declared[g.Name]
 		if !deferred {
-			groupState(&g, allocs, *job.JobModifyIndex, queued(stub, g.Name), retriesForever[g.Name])
+			groupState(&g, allocs, versionOf(job), queued(stub, g.Name), retriesForever[g.Name])
 			groups = append(groups, g)
 			continue
 		}
@@ -338,7 +358,7 @@ func (s *Sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed 
 		stageAllocs := byJob[*job.Namespace+"/"+stageID(*job.ID, g.Name)]
 		if stage != nil && stage.Meta[parentIndexKey] == strconv.FormatUint(*job.JobModifyIndex, 10) {
 			g.Count = d // this run's stage job exists
-			groupState(&g, stageAllocs, 0, queued(stage, g.Name), retriesForever[g.Name])
+			groupState(&g, stageAllocs, jobVersion{}, queued(stage, g.Name), retriesForever[g.Name])
 			all = append(all, stageAllocs...)
 		}
 		groups = append(groups, g)

@@ -17,6 +17,7 @@ import (
 	"github.com/harvest-platform/harvest/placer/agent/admissions"
 	"github.com/harvest-platform/harvest/placer/agent/cluster"
 	"github.com/harvest-platform/harvest/placer/proxy"
+	"github.com/harvest-platform/harvest/placer/stages"
 )
 
 // stageNomad is the fake Nomad holding DAG jobs (group a, then b), each
@@ -233,5 +234,31 @@ func TestAFailedAllocationWhoseNameCompletedIsSuperseded(t *testing.T) {
 		if writes := jobWrites(nomad); writes != "register etl.b" {
 			t.Fatalf("unlimited %v: writes %q, want the next stage started", unlimited, writes)
 		}
+	}
+}
+
+// A group's allocations are counted as Nomad counts them for the job's
+// version: one updated in place by the new version (created before it, an
+// escalation's constraint change) is the run's; one complete under an older
+// version is not (Nomad runs it again), nor one of a job purged and created
+// again.
+func TestGroupStateCountsAllocationsOfTheJobsVersion(t *testing.T) {
+	job := jobVersion{createIndex: 100, version: 2}
+	allocs := []*nomadapi.AllocationListStub{
+		{TaskGroup: "a", ClientStatus: "running", CreateIndex: 150, JobVersion: 2},  // updated in place from version 1
+		{TaskGroup: "a", ClientStatus: "complete", CreateIndex: 160, JobVersion: 1}, // done under version 1: run again
+		{TaskGroup: "a", ClientStatus: "complete", CreateIndex: 210, JobVersion: 2}, // this version's
+		{TaskGroup: "a", ClientStatus: "complete", CreateIndex: 50, JobVersion: 3},  // of the job before a purge
+		{TaskGroup: "b", ClientStatus: "complete", CreateIndex: 220, JobVersion: 2}, // another group
+	}
+	g := stages.Group{Name: "a", Count: 2}
+	groupState(&g, allocs, job, 0, true)
+	if g.Active != 1 || g.Complete != 1 || g.Failed != 0 {
+		t.Fatalf("active %d, complete %d, failed %d; want the in-place one active and this version's one complete", g.Active, g.Complete, g.Failed)
+	}
+	all := stages.Group{Name: "a", Count: 2}
+	groupState(&all, allocs, jobVersion{}, 0, true)
+	if all.Active != 1 || all.Complete != 3 {
+		t.Fatalf("the zero version: active %d, complete %d; want every allocation of the group", all.Active, all.Complete)
 	}
 }

@@ -22,16 +22,22 @@ import (
 // blocked on their chosen classes (placement-escalation.txt, "Placement
 // Escalation"): one step per delay — more classes by weighted room, then
 // any harvested node (greylist and partition rules stay). Each step is a
-// new version of the job with the step in its meta, so it shows in
-// `nomad job status`, in Nomad's event stream (a JobRegistered event) and
-// in the placer's log and metrics.
+// new version of the job (a blocked one's with the step in its meta), so
+// it shows in `nomad job status`, `nomad job history -p`, Nomad's event
+// stream (a JobRegistered event) and the placer's log and metrics.
 //
-// Only a job with nothing starting, running or complete is escalated
-// (blocked): a new version of a batch job whose meta changed restarts its
-// running allocations and runs its complete ones again, and a job partly
-// placed is not blocked on its classes alone.
-// A job Algorithm 1 named no class for (meta harvest_classes = "none") is
-// never escalated: it carries no class rule, and waits only for room.
+// A job with a complete allocation is never escalated: a new version of a
+// batch job runs its older versions' complete allocations again (Nomad's
+// reconciler, filterOldTerminalAllocs). A job partly placed (some
+// allocations starting or running, some queued) is escalated by its
+// constraints alone: a constraint is not among what makes Nomad's update
+// destructive (scheduler/util.go, tasksUpdated), so its running allocations
+// are updated in place and keep running, where a meta change ("task meta")
+// would restart them. The step a job is at is read from its class rule, so
+// the meta is not needed to know it.
+// A job Algorithm 1 named no class for (meta harvest_classes = "none"), or
+// placed by an affinity (class_placement = "affinity"), carries no class
+// constraint and is never escalated: it waits only for room.
 type Strategy struct {
 	view    cluster.View
 	nomad   *nomadapi.Client
@@ -56,25 +62,55 @@ func New(view cluster.View, nomad *nomadapi.Client, classes *classroom.View, wei
 		log: log, metrics: m, now: time.Now, admitted: admitted}
 }
 
-// blocked reports whether a job waits with nothing running or done: some
-// allocation queued, none starting, running or complete. Failed and lost
-// allocations do not count: their replacements are what waits (the
-// testbed's job whose refused starts were replaced by allocations blocked
-// on their class would have waited for ever under the old rule), and a new
-// version places the group's count afresh, ignoring the older versions'
-// terminal allocations (Nomad's reconciler, filterOldTerminalAllocs).
-func blocked(j *nomadapi.JobListStub) bool {
+// waiting is how a job waits for its placement.
+type waiting int
+
+const (
+	notWaiting   waiting = iota
+	blocked              // some allocation queued, none starting, running or complete
+	partlyPlaced         // some queued, some starting or running, none complete
+)
+
+// waitOf says how a job waits. Failed and lost allocations do not count:
+// their replacements are what waits (the testbed's job whose refused
+// starts were replaced by allocations blocked on their class would have
+// waited for ever under the old rule), and a new version places the
+// group's count afresh, ignoring the older versions' terminal allocations.
+// A complete allocation means the job does not wait: a new version would
+// run it again.
+func waitOf(j *nomadapi.JobListStub) waiting {
 	if j.Stop || j.Status == "dead" || j.JobSummary == nil {
-		return false
+		return notWaiting
 	}
-	queued := 0
+	queued, placed := 0, 0
 	for _, s := range j.JobSummary.Summary {
-		if s.Running+s.Starting+s.Complete > 0 {
-			return false
+		if s.Complete > 0 {
+			return notWaiting
 		}
-		queued += s.Queued
+		queued, placed = queued+s.Queued, placed+s.Running+s.Starting
 	}
-	return queued > 0
+	switch {
+	case queued == 0:
+		return notWaiting
+	case placed == 0:
+		return blocked
+	}
+	return partlyPlaced
+}
+
+// stepOf is the step a job's class rule is at: the chosen classes alone,
+// more than them, or none (any harvested node).
+func stepOf(job *nomadapi.Job) escalation.Step {
+	chosen := strings.Split(job.Meta[proxy.ClassesKey], ",")
+	for _, c := range job.Constraints {
+		if c.LTarget == proxy.ClassAttribute {
+			if len(strings.Split(c.RTarget, ",")) > len(chosen) {
+				return escalation.MoreClass
+			}
+			return escalation.Chosen
+		}
+	}
+	return escalation.AnyNode
 }
 
 // Pass escalates each blocked harvested job whose next step is due.
@@ -85,10 +121,11 @@ func (e *Strategy) Pass(ctx context.Context) error {
 	}
 	for _, j := range jobs {
 		// a job Algorithm 1 named no class for has no class rule to relax
-		if c := j.Meta[proxy.ClassesKey]; c == "" || c == proxy.NoClass || !blocked(j) {
+		w := waitOf(j)
+		if c := j.Meta[proxy.ClassesKey]; c == "" || c == proxy.NoClass || w == notWaiting {
 			continue
 		}
-		if err := e.job(ctx, j); err != nil {
+		if err := e.job(ctx, j, w); err != nil {
 			e.log.Warn("escalating job failed", "job", j.ID, "namespace", j.Namespace, "error", err)
 		}
 	}
@@ -123,7 +160,7 @@ func parseStep(s string) escalation.Step {
 	return escalation.Chosen
 }
 
-func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub) error {
+func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub, w waiting) error {
 	delay := e.delay
 	if v := stub.Meta[proxy.EscalateAfter]; v != "" {
 		if d, err := time.ParseDuration(v); err == nil && d > 0 {
@@ -134,8 +171,10 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 	if err != nil {
 		return err
 	}
-	current, target := parseStep(stub.Meta[proxy.EscalationKey]), escalation.Escalate(since, e.now(), delay)
-	if target <= current {
+	// the meta's step, where a blocked job's escalation wrote it, spares
+	// reading the spec; the class rule is the step's authority
+	target := escalation.Escalate(since, e.now(), delay)
+	if target <= parseStep(stub.Meta[proxy.EscalationKey]) {
 		return nil
 	}
 	// only a run the placer admitted is re-registered with its token
@@ -149,6 +188,10 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 	job, _, err := e.nomad.Jobs().Info(stub.ID, q)
 	if err != nil {
 		return err
+	}
+	current := stepOf(job)
+	if target <= current {
+		return nil
 	}
 	jobType := job.Meta[proxy.JobTypeKey]
 	cands, err := e.classes.Candidates(ctx, jobType)
@@ -169,10 +212,12 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 		what = "classes " + strings.Join(widened, ",")
 	}
 	job.Constraints = kept
-	job.Meta[proxy.EscalationKey] = target.String()
-	job.Meta[proxy.BlockedSince] = since.UTC().Format(time.RFC3339Nano)
-	job.Meta[proxy.ReasonKey] = fmt.Sprintf("escalated to %s after %s blocked on %s; %s",
-		target, e.now().Sub(since).Round(time.Second), job.Meta[proxy.ClassesKey], job.Meta[proxy.ReasonKey])
+	if w == blocked { // nothing runs that a meta change would restart
+		job.Meta[proxy.EscalationKey] = target.String()
+		job.Meta[proxy.BlockedSince] = since.UTC().Format(time.RFC3339Nano)
+		job.Meta[proxy.ReasonKey] = fmt.Sprintf("escalated to %s after %s blocked on %s; %s",
+			target, e.now().Sub(since).Round(time.Second), job.Meta[proxy.ClassesKey], job.Meta[proxy.ReasonKey])
+	}
 	resp, _, err := e.nomad.Jobs().EnforceRegister(job, *job.JobModifyIndex, (&nomadapi.WriteOptions{Namespace: stub.Namespace}).WithContext(ctx))
 	if err != nil {
 		return err
@@ -181,7 +226,11 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub) error {
 		return fmt.Errorf("escalated, but not recorded (its stages will not start): %w", err)
 	}
 	e.metrics.escalations.WithLabelValues(target.String()).Inc()
-	e.log.Info("escalated a blocked harvested job", "job", stub.ID, "namespace", stub.Namespace, "step", target,
+	msg := "escalated a blocked harvested job"
+	if w == partlyPlaced {
+		msg = "escalated a partly placed harvested job by its constraints alone (its running allocations are updated in place)"
+	}
+	e.log.Info(msg, "job", stub.ID, "namespace", stub.Namespace, "step", target,
 		"blocked_for", e.now().Sub(since).Round(time.Second), "now_on", what)
 	return nil
 }

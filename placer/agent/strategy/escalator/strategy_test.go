@@ -116,29 +116,104 @@ func TestEscalatorWidensThenDropsTheClassRule(t *testing.T) {
 	}
 }
 
-func TestBlockedMeansQueuedWithNothingRunningOrDone(t *testing.T) {
+// A job waits blocked with only queued (or failed and lost) allocations,
+// partly placed with some starting or running too, and not at all with a
+// complete one (a new version would run it again), nothing queued, or
+// when stopped.
+func TestWaitOfTellsBlockedFromPartlyPlaced(t *testing.T) {
 	stub := func(s nomadapi.TaskGroupSummary) *nomadapi.JobListStub {
 		return &nomadapi.JobListStub{Status: "pending", JobSummary: &nomadapi.JobSummary{Summary: map[string]nomadapi.TaskGroupSummary{"g": s}}}
 	}
-	if !blocked(stub(nomadapi.TaskGroupSummary{Queued: 2})) {
-		t.Fatal("queued with nothing placed is blocked")
-	}
-	if blocked(stub(nomadapi.TaskGroupSummary{Queued: 1, Running: 1})) {
-		t.Fatal("partly placed must not escalate: a new version would restart the running allocation")
-	}
-	if blocked(stub(nomadapi.TaskGroupSummary{Queued: 1, Complete: 1})) {
-		t.Fatal("a job with a task done must not escalate: a new version would run it again")
-	}
-	if !blocked(stub(nomadapi.TaskGroupSummary{Queued: 2, Failed: 2, Lost: 1})) {
-		t.Fatal("refused (failed) or lost allocations whose replacements are queued are blocked")
-	}
-	if blocked(stub(nomadapi.TaskGroupSummary{})) {
-		t.Fatal("nothing queued is not blocked")
+	for _, tc := range []struct {
+		s    nomadapi.TaskGroupSummary
+		want waiting
+		why  string
+	}{
+		{nomadapi.TaskGroupSummary{Queued: 2}, blocked, "queued with nothing placed"},
+		{nomadapi.TaskGroupSummary{Queued: 2, Failed: 2, Lost: 1}, blocked, "refused (failed) or lost allocations whose replacements are queued"},
+		{nomadapi.TaskGroupSummary{Queued: 1, Running: 1}, partlyPlaced, "one running, one queued"},
+		{nomadapi.TaskGroupSummary{Queued: 1, Starting: 1}, partlyPlaced, "one starting, one queued"},
+		{nomadapi.TaskGroupSummary{Queued: 1, Complete: 1}, notWaiting, "a task done (a new version would run it again)"},
+		{nomadapi.TaskGroupSummary{Queued: 1, Running: 1, Complete: 1}, notWaiting, "a task done beside a running one"},
+		{nomadapi.TaskGroupSummary{}, notWaiting, "nothing queued"},
+	} {
+		if got := waitOf(stub(tc.s)); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.why, got, tc.want)
+		}
 	}
 	stopped := stub(nomadapi.TaskGroupSummary{Queued: 1})
 	stopped.Stop = true
-	if blocked(stopped) {
-		t.Fatal("a stopped job is not blocked")
+	if waitOf(stopped) != notWaiting {
+		t.Fatal("a stopped job waits")
+	}
+}
+
+// The step is read from the class rule: the chosen classes alone, more,
+// or none.
+func TestStepOfReadsTheClassRule(t *testing.T) {
+	job := func(constraints ...*nomadapi.Constraint) *nomadapi.Job {
+		return &nomadapi.Job{Meta: map[string]string{proxy.ClassesKey: "c1,c2"}, Constraints: constraints}
+	}
+	kernel := nomadapi.NewConstraint("${attr.kernel.name}", "=", "linux")
+	for _, tc := range []struct {
+		job  *nomadapi.Job
+		want escalation.Step
+	}{
+		{job(kernel, nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1,c2")), escalation.Chosen},
+		{job(nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1,c2,c3")), escalation.MoreClass},
+		{job(kernel), escalation.AnyNode},
+	} {
+		if got := stepOf(tc.job); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.job.Constraints, got, tc.want)
+		}
+	}
+}
+
+// A partly placed job past the delay is re-registered with the wider class
+// rule and its meta untouched (a meta change would restart its running
+// allocation); a job placed by an affinity has no class rule to relax and
+// is left alone.
+func TestPartlyPlacedJobEscalatesByItsConstraintsAlone(t *testing.T) {
+	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	fake := nomadtest.NewScaleNomad(0, 0)
+	meta := map[string]string{proxy.ClassesKey: "c1", proxy.JobTypeKey: "medium", proxy.ReasonKey: "chosen"}
+	pendingJob(fake, "etl", submitted, meta, nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1"))
+	pendingJob(fake, "near", submitted, meta) // class_placement = "affinity": no class constraint
+	for _, id := range []string{"etl", "near"} {
+		fake.Summaries[id].Summary["a"] = nomadapi.TaskGroupSummary{Queued: 1, Running: 1}
+	}
+	client := fake.Serve(t)
+	store := history.NewStore(kv.NewMem(), "")
+	ctx := context.Background()
+	table := api.ClassTable{Classes: []api.Class{{Name: "c1", Pattern: "constant"}, {Name: "c2", Pattern: "periodic"}}}
+	if err := store.PutDocument(ctx, contract.ClassesDocument, table); err != nil {
+		t.Fatal(err)
+	}
+	adm := admissions.New(store)
+	for _, id := range []string{"etl", "near"} {
+		if err := adm.Admit(ctx, "default", id, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view := cluster.New(client)
+	now := submitted.Add(45 * time.Second)
+	e := &Strategy{view: view, nomad: client, classes: classroom.New(store, view, time.Hour, func() time.Time { return now }),
+		weights: proxy.NewLiveWeights(selectclass.DefaultWeights()), delay: 30 * time.Second, extra: 1, log: hclog.NewNullLogger(),
+		metrics: NewMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }, admitted: adm}
+	if err := e.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fake.Mu.Lock()
+	defer fake.Mu.Unlock()
+	if len(fake.Registered) != 1 || *fake.Registered[0].ID != "etl" {
+		t.Fatalf("registered %d jobs, want etl alone (near has no class rule)", len(fake.Registered))
+	}
+	got := fake.Registered[0]
+	if stepOf(got) != escalation.MoreClass {
+		t.Errorf("constraints %v: want the class rule widened", got.Constraints)
+	}
+	if got.Meta[proxy.EscalationKey] != "" || got.Meta[proxy.BlockedSince] != "" || got.Meta[proxy.ReasonKey] != "chosen" {
+		t.Errorf("meta %v: want it untouched", got.Meta)
 	}
 }
 
