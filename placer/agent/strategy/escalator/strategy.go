@@ -50,6 +50,11 @@ type Strategy struct {
 	now     func() time.Time
 	// admitted: only runs the placer admitted are escalated (placer/agent/admissions)
 	admitted admissions.Store
+	// steps are the steps read from waiting jobs' class rules, by run
+	// (namespace/job@JobModifyIndex: a run's spec does not change), so a job
+	// that waits at its step costs no read of its spec each pass; runs no
+	// longer waiting are dropped at the end of a pass.
+	steps map[string]escalation.Step
 }
 
 // New is the escalation block's strategy (s, as config.Decode gave it)
@@ -119,17 +124,28 @@ func (e *Strategy) Pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	waitingRuns := map[string]bool{}
 	for _, j := range jobs {
 		// a job Algorithm 1 named no class for has no class rule to relax
 		w := waitOf(j)
 		if c := j.Meta[proxy.ClassesKey]; c == "" || c == proxy.NoClass || w == notWaiting {
 			continue
 		}
+		waitingRuns[runOf(j)] = true
 		if err := e.job(ctx, j, w); err != nil {
 			e.log.Warn("escalating job failed", "job", j.ID, "namespace", j.Namespace, "error", err)
 		}
 	}
+	for run := range e.steps {
+		if !waitingRuns[run] {
+			delete(e.steps, run)
+		}
+	}
 	return nil
+}
+
+func runOf(j *nomadapi.JobListStub) string {
+	return fmt.Sprintf("%s/%s@%d", j.Namespace, j.ID, j.JobModifyIndex)
 }
 
 // since is when the job's placement first blocked: kept in its meta after
@@ -174,7 +190,7 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub, w waitin
 	// the meta's step, where a blocked job's escalation wrote it, spares
 	// reading the spec; the class rule is the step's authority
 	target := escalation.Escalate(since, e.now(), delay)
-	if target <= parseStep(stub.Meta[proxy.EscalationKey]) {
+	if step, read := e.steps[runOf(stub)]; target <= parseStep(stub.Meta[proxy.EscalationKey]) || read && target <= step {
 		return nil
 	}
 	// only a run the placer admitted is re-registered with its token
@@ -190,6 +206,10 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub, w waitin
 		return err
 	}
 	current := stepOf(job)
+	if e.steps == nil {
+		e.steps = map[string]escalation.Step{}
+	}
+	e.steps[runOf(stub)] = current
 	if target <= current {
 		return nil
 	}

@@ -203,6 +203,14 @@ func TestPartlyPlacedJobEscalatesByItsConstraintsAlone(t *testing.T) {
 	if err := e.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// near's step (no class rule: any node) is read once for its run
+	reads := fake.Requests("GET /v1/job/near")
+	if err := e.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 1 || fake.Requests("GET /v1/job/near") != 1 {
+		t.Errorf("near's spec read %d times in the first pass, %d after the second; want once", reads, fake.Requests("GET /v1/job/near"))
+	}
 	fake.Mu.Lock()
 	defer fake.Mu.Unlock()
 	if len(fake.Registered) != 1 || *fake.Registered[0].ID != "etl" {
