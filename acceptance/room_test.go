@@ -101,53 +101,7 @@ func TestNomadCountsHarvestedAllocationsAgainstTheRoomDevice(t *testing.T) {
 		t.Skip("the bare run has no room device")
 	}
 	_, proxyAddr, _ := startPlacerWith(t, "harvest/", "class_placement = \"none\"\n  room_placement = \"device\"", "")
-	// the drivers write their room files and the devices follow within
-	// seconds of the cluster's start: wait until every client offers the
-	// same instances in two reads 3 s apart
-	read := func() (map[string]int, int, int) {
-		offered, total, coreMHz := map[string]int{}, 0, 0
-		for _, c := range cluster.NomadClients {
-			n, _, err := nomadClient(t).Nodes().Info(nodeID(t, c.Name), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if mhz, err := strconv.Atoi(n.Attributes[contract.AttrCoreMHz]); err == nil && (coreMHz == 0 || mhz < coreMHz) {
-				coreMHz = mhz
-			}
-			healthy := -1
-			for _, d := range n.NodeResources.Devices {
-				if d.Vendor+"/"+d.Type+"/"+d.Name == contract.RoomDevice {
-					healthy = 0
-					for _, inst := range d.Instances {
-						if inst.Healthy {
-							healthy++
-						}
-					}
-				}
-			}
-			if healthy < 0 {
-				return nil, 0, 0
-			}
-			offered[n.ID], total = healthy, total+healthy
-		}
-		return offered, total, coreMHz
-	}
-	var offered map[string]int
-	var total, coreMHz int
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(3 * time.Second) {
-		now, sum, mhz := read()
-		if now != nil && offered != nil && maps.Equal(now, offered) && sum > 0 {
-			total, coreMHz = sum, mhz
-			break
-		}
-		offered = now
-		if time.Now().After(deadline) {
-			t.Fatalf("the clients' %s instances did not settle within 2 minutes: %v", contract.RoomDevice, now)
-		}
-	}
-	if total == 0 || coreMHz == 0 {
-		t.Fatalf("the clients offer %d instances in all (core MHz %d): want some", total, coreMHz)
-	}
+	offered, total, coreMHz := roomDevicesSettled(t)
 	job := uniqueName("acc-room-device")
 	purgeJob(t, job)
 	count := total + 3
@@ -208,4 +162,88 @@ func TestNomadCountsHarvestedAllocationsAgainstTheRoomDevice(t *testing.T) {
 		}
 	}
 	t.Logf("%d one-core tasks: %d placed against %d instances offered (%v per node), the rest blocked, none refused", count, placed, total, offered)
+}
+
+// roomDevicesSettled waits until every client offers the harvest-room
+// device's instances and returns them per node, their total and the least
+// core MHz. The drivers write their room files and the devices follow
+// within seconds of the cluster's start: it waits until two reads 3 s
+// apart agree.
+func roomDevicesSettled(t *testing.T) (offered map[string]int, total, coreMHz int) {
+	t.Helper()
+	read := func() (map[string]int, int, int) {
+		offered, total, coreMHz := map[string]int{}, 0, 0
+		for _, c := range cluster.NomadClients {
+			n, _, err := nomadClient(t).Nodes().Info(nodeID(t, c.Name), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mhz, err := strconv.Atoi(n.Attributes[contract.AttrCoreMHz]); err == nil && (coreMHz == 0 || mhz < coreMHz) {
+				coreMHz = mhz
+			}
+			healthy := -1
+			for _, d := range n.NodeResources.Devices {
+				if d.Vendor+"/"+d.Type+"/"+d.Name == contract.RoomDevice {
+					healthy = 0
+					for _, inst := range d.Instances {
+						if inst.Healthy {
+							healthy++
+						}
+					}
+				}
+			}
+			if healthy < 0 {
+				return nil, 0, 0
+			}
+			offered[n.ID], total = healthy, total+healthy
+		}
+		return offered, total, coreMHz
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(3 * time.Second) {
+		now, sum, mhz := read()
+		if now != nil && offered != nil && maps.Equal(now, offered) && sum > 0 {
+			total, coreMHz = sum, mhz
+			break
+		}
+		offered = now
+		if time.Now().After(deadline) {
+			t.Fatalf("the clients' %s instances did not settle within 2 minutes: %v", contract.RoomDevice, now)
+		}
+	}
+	if total == 0 || coreMHz == 0 {
+		t.Fatalf("the clients offer %d instances in all (core MHz %d): want some", total, coreMHz)
+	}
+	return offered, total, coreMHz
+}
+
+// TestAutoRoomPlacementAsksForTheDeviceWhereEveryNodeOffersIt: with
+// room_placement = "auto" on a cluster whose every client runs the
+// harvest-room device, a harvest task asks for its cores as the device's
+// instances and its group carries no CPU room rule, as under "device"
+// (placer/agent/cluster's unit test covers a node without the device).
+func TestAutoRoomPlacementAsksForTheDeviceWhereEveryNodeOffersIt(t *testing.T) {
+	if bareRun() {
+		t.Skip("the bare run has no room device")
+	}
+	_, _, coreMHz := roomDevicesSettled(t)
+	_, proxyAddr, _ := startPlacerWith(t, "harvest/", "class_placement = \"none\"\n  room_placement = \"auto\"", "")
+	job := uniqueName("acc-room-auto")
+	purgeJob(t, job)
+	if out, err := nomadVia(t, proxyAddr, "job", "run", "-detach", harvestJobSpec{ID: job, Count: 1, CPU: coreMHz, Memory: 32,
+		Command: "/bin/sleep", Args: []string{"30"}}.file(t)); err != nil {
+		t.Fatalf("nomad job run through the proxy: %v\n%s", err, out)
+	}
+	registered, _, err := nomadClient(t).Jobs().Info(job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if devs := registered.TaskGroups[0].Tasks[0].Resources.Devices; len(devs) != 1 || devs[0].Name != contract.RoomDevice || *devs[0].Count != 1 {
+		t.Fatalf("the task asks for devices %+v, want one instance of %s", devs, contract.RoomDevice)
+	}
+	for _, c := range registered.TaskGroups[0].Constraints {
+		if c.LTarget == "${attr."+contract.AttrRoomMHz+"}" {
+			t.Fatalf("the group keeps the CPU room rule %v beside the device", c)
+		}
+	}
+	waitAllocs(t, job, 1, time.Minute, isRunning)
 }

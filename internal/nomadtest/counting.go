@@ -28,6 +28,9 @@ type CountingNomad struct {
 	// CoreMHz is the driver.harvest.core_mhz of the nodes the harvest
 	// driver runs on (none: no node has the driver)
 	CoreMHz map[string]string
+	// RoomDevice are the nodes that offer the harvest-room device (one
+	// healthy instance)
+	RoomDevice map[string]bool
 }
 
 func (f *CountingNomad) ids() []string {
@@ -62,6 +65,10 @@ func (f *CountingNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if mhz, ok := f.CoreMHz[id]; ok {
 			node.Attributes = map[string]string{contract.AttrCoreMHz: mhz}
 			node.Drivers = map[string]*nomadapi.DriverInfo{contract.DriverName: {Detected: true, Healthy: true}}
+		}
+		if f.RoomDevice[id] {
+			node.NodeResources = &nomadapi.NodeResources{Devices: []*nomadapi.NodeDeviceResource{{Vendor: contract.RoomDeviceVendor,
+				Type: contract.RoomDeviceType, Name: contract.RoomDeviceName, Instances: []*nomadapi.NodeDevice{{ID: "0", Healthy: true}}}}}
 		}
 		json.NewEncoder(w).Encode(node)
 	case r.URL.Path == "/v1/client/metadata" && r.Method == http.MethodPost:

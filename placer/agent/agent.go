@@ -129,8 +129,10 @@ func (a *Agent) setupProxy(cfg config.Config, nomad *nomadapi.Client) error {
 		NoRoomRule: cfg.Proxy.RoomPlacement == "none", Decisions: decisionLog{a.store},
 		Rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 	}
-	if cfg.Proxy.RoomPlacement == "device" {
-		rw.RoomDevice = cluster.NewCoreMHz(a.strategies.view, time.Now)
+	if cfg.Proxy.RoomPlacement == "device" || cfg.Proxy.RoomPlacement == "auto" {
+		c := cluster.NewCoreMHz(a.strategies.view, time.Now)
+		c.RequireDevice = cfg.Proxy.RoomPlacement == "auto"
+		rw.RoomDevice = c
 	}
 	l, err := net.Listen("tcp", cfg.Proxy.Address)
 	if err != nil {

@@ -88,9 +88,10 @@ type ProxyConfig struct {
 	// nodes whose harvest driver publishes room for it: "constraint"
 	// (default), "device" (each harvest task asks for its cores as
 	// instances of the harvest-room device, which Nomad counts against the
-	// room, and the group keeps the memory rule) or "none" (Nomad places by
-	// its own count of allocations and the driver refuses what does not
-	// fit).
+	// room, and the group keeps the memory rule), "auto" (the device when
+	// every node the harvest driver runs on offers it, checked once a minute,
+	// else the constraint) or "none" (Nomad places by its own count of
+	// allocations and the driver refuses what does not fit).
 	RoomPlacement string `hcl:"room_placement,optional"`
 	// Weights[type][pattern] for Algorithm 1 (defaults as the paper ranks).
 	Weights map[string]map[string]float64 `hcl:"weights,optional"`

@@ -64,9 +64,9 @@ func (c Config) Decode() (Settings, error) {
 		return s, fmt.Errorf("proxy: class_placement %q: want \"constraint\", \"affinity\" or \"none\"", c.Proxy.ClassPlacement)
 	}
 	switch c.Proxy.RoomPlacement {
-	case "", "constraint", "device", "none":
+	case "", "constraint", "device", "auto", "none":
 	default:
-		return s, fmt.Errorf("proxy: room_placement %q: want \"constraint\", \"device\" or \"none\"", c.Proxy.RoomPlacement)
+		return s, fmt.Errorf("proxy: room_placement %q: want \"constraint\", \"device\", \"auto\" or \"none\"", c.Proxy.RoomPlacement)
 	}
 	if err := declare.ValidateWeights("proxy.weights", c.Proxy.Weights); err != nil {
 		return s, err

@@ -85,3 +85,32 @@ func TestAppliedMetaOverlaysUntilTheServerShowsIt(t *testing.T) {
 		t.Fatalf("after catching up on tier: %v", got)
 	}
 }
+
+// Under room_placement = "auto" the core MHz is 0 (the proxy writes the CPU
+// rule) while one node the harvest driver runs on does not offer the
+// harvest-room device, and the least core MHz once every one does; a node
+// without the driver does not count.
+func TestAutoRoomDeviceNeedsEveryDriversNodeToOfferIt(t *testing.T) {
+	fake := &nomadtest.CountingNomad{Index: map[string]uint64{"n1": 1, "n2": 1, "n3": 1},
+		Meta: map[string]map[string]string{"n1": {}, "n2": {}, "n3": {}}, CoreMHz: map[string]string{"n1": "2095", "n2": "1800"},
+		RoomDevice: map[string]bool{"n1": true}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewCoreMHz(New(client), func() time.Time { return now })
+	c.RequireDevice = true
+	if got, err := c.CoreMHz(context.Background()); err != nil || got != 0 {
+		t.Fatalf("n2 without the device: %v, %v; want 0 (the CPU rule)", got, err)
+	}
+	fake.Mu.Lock()
+	fake.RoomDevice["n2"], fake.Index["n2"] = true, 2
+	fake.Mu.Unlock()
+	now = now.Add(coreMHzTTL)
+	if got, _ := c.CoreMHz(context.Background()); got != 1800 {
+		t.Fatalf("every driver's node with the device (n3 has no driver): %v, want 1800", got)
+	}
+}
