@@ -111,9 +111,9 @@ func Latencies(addr string, rate int, d time.Duration) ([]float64, int) {
 // (or until ctx ends), at rateAt(t) requests a second, each sent when it is
 // due whatever the earlier ones are doing; record gets each request's due
 // time, its latency counted from then (so queueing behind a slow server
-// is measured, not hidden) and what the answer said of it, or its error. It returns when every request
-// sent has been recorded. A rate at or below zero sends nothing until the
-// rate rises (looked at every 100 ms).
+// is measured, not hidden) and what the answer said of it, or its error.
+// It returns when every request sent has been recorded. A rate at or below
+// zero sends nothing until the rate rises (looked at every 100 ms).
 func Drive(ctx context.Context, addr string, start time.Time, d time.Duration, rateAt func(time.Time) float64,
 	record func(due time.Time, latency time.Duration, served Served, err error)) {
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512, DisableCompression: true}}

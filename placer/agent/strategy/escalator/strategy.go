@@ -118,7 +118,8 @@ func stepOf(job *nomadapi.Job) escalation.Step {
 	return escalation.AnyNode
 }
 
-// Pass escalates each blocked harvested job whose next step is due.
+// Pass escalates each waiting (blocked or partly placed) harvested job
+// whose next step is due.
 func (e *Strategy) Pass(ctx context.Context) error {
 	jobs, err := e.view.HarvestedJobs(ctx)
 	if err != nil {
