@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	nomadapi "github.com/hashicorp/nomad/api"
+
 	"github.com/harvest-platform/harvest/contract"
 )
 
@@ -105,17 +107,7 @@ func TestNomadCountsHarvestedAllocationsAgainstTheRoomDevice(t *testing.T) {
 	job := uniqueName("acc-room-device")
 	purgeJob(t, job)
 	count := total + 3
-	if out, err := nomadVia(t, proxyAddr, "job", "run", "-detach", harvestJobSpec{ID: job, Count: count, CPU: coreMHz, Memory: 32,
-		Command: "/bin/sleep", Args: []string{"120"}}.file(t)); err != nil {
-		t.Fatalf("nomad job run through the proxy: %v\n%s", err, out)
-	}
-	registered, _, err := nomadClient(t).Jobs().Info(job, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if devs := registered.TaskGroups[0].Tasks[0].Resources.Devices; len(devs) != 1 || devs[0].Name != contract.RoomDevice || *devs[0].Count != 1 {
-		t.Fatalf("the task asks for devices %+v, want one instance of %s", devs, contract.RoomDevice)
-	}
+	runAskingForTheDevice(t, proxyAddr, job, count, coreMHz, "120")
 	var placed, refused int
 	perNode := map[string]int{}
 	blocked := false
@@ -229,8 +221,22 @@ func TestAutoRoomPlacementAsksForTheDeviceWhereEveryNodeOffersIt(t *testing.T) {
 	_, proxyAddr, _ := startPlacerWith(t, "harvest/", "class_placement = \"none\"\n  room_placement = \"auto\"", "")
 	job := uniqueName("acc-room-auto")
 	purgeJob(t, job)
-	if out, err := nomadVia(t, proxyAddr, "job", "run", "-detach", harvestJobSpec{ID: job, Count: 1, CPU: coreMHz, Memory: 32,
-		Command: "/bin/sleep", Args: []string{"30"}}.file(t)); err != nil {
+	registered := runAskingForTheDevice(t, proxyAddr, job, 1, coreMHz, "30")
+	for _, c := range registered.TaskGroups[0].Constraints {
+		if c.LTarget == "${attr."+contract.AttrRoomMHz+"}" {
+			t.Fatalf("the group keeps the CPU room rule %v beside the device", c)
+		}
+	}
+	waitAllocs(t, job, 1, time.Minute, isRunning)
+}
+
+// runAskingForTheDevice submits count one-core harvest tasks (coreMHz each)
+// sleeping secs through the proxy at proxyAddr and checks that each asks
+// for one instance of the harvest-room device; it returns the registered job.
+func runAskingForTheDevice(t *testing.T, proxyAddr, job string, count, coreMHz int, secs string) *nomadapi.Job {
+	t.Helper()
+	if out, err := nomadVia(t, proxyAddr, "job", "run", "-detach", harvestJobSpec{ID: job, Count: count, CPU: coreMHz, Memory: 32,
+		Command: "/bin/sleep", Args: []string{secs}}.file(t)); err != nil {
 		t.Fatalf("nomad job run through the proxy: %v\n%s", err, out)
 	}
 	registered, _, err := nomadClient(t).Jobs().Info(job, nil)
@@ -240,10 +246,5 @@ func TestAutoRoomPlacementAsksForTheDeviceWhereEveryNodeOffersIt(t *testing.T) {
 	if devs := registered.TaskGroups[0].Tasks[0].Resources.Devices; len(devs) != 1 || devs[0].Name != contract.RoomDevice || *devs[0].Count != 1 {
 		t.Fatalf("the task asks for devices %+v, want one instance of %s", devs, contract.RoomDevice)
 	}
-	for _, c := range registered.TaskGroups[0].Constraints {
-		if c.LTarget == "${attr."+contract.AttrRoomMHz+"}" {
-			t.Fatalf("the group keeps the CPU room rule %v beside the device", c)
-		}
-	}
-	waitAllocs(t, job, 1, time.Minute, isRunning)
+	return registered
 }

@@ -319,9 +319,13 @@ func value[T any](p *T) T {
 }
 
 // Serve serves the fake until the test ends and returns a client of it.
-func (f *ScaleNomad) Serve(t testing.TB) *nomadapi.Client {
+func (f *ScaleNomad) Serve(t testing.TB) *nomadapi.Client { return Serve(t, f) }
+
+// Serve serves a fake Nomad API until the test ends and returns a client
+// of it.
+func Serve(t testing.TB, fake http.Handler) *nomadapi.Client {
 	t.Helper()
-	srv := httptest.NewServer(f)
+	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
 	if err != nil {

@@ -2,23 +2,15 @@ package cluster
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 	"time"
-
-	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/harvest-platform/harvest/internal/nomadtest"
 )
 
 func TestNodeCacheReadsOnlyChangedNodes(t *testing.T) {
 	fake := &nomadtest.CountingNomad{Index: map[string]uint64{"n1": 5, "n2": 7}}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := nomadtest.Serve(t, fake)
 	view := New(client)
 	pass := func() int {
 		t.Helper()
@@ -49,12 +41,7 @@ func TestNodeCacheReadsOnlyChangedNodes(t *testing.T) {
 func TestCoreMHzIsTheLeastOfTheDriversNodes(t *testing.T) {
 	fake := &nomadtest.CountingNomad{Index: map[string]uint64{"n1": 1, "n2": 1, "n3": 1},
 		Meta: map[string]map[string]string{"n1": {}, "n2": {}, "n3": {}}, CoreMHz: map[string]string{"n1": "2095", "n2": "1800"}}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := nomadtest.Serve(t, fake)
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := NewCoreMHz(New(client), func() time.Time { return now })
 	if got, err := c.CoreMHz(context.Background()); err != nil || got != 1800 {
@@ -94,12 +81,7 @@ func TestAutoRoomDeviceNeedsEveryDriversNodeToOfferIt(t *testing.T) {
 	fake := &nomadtest.CountingNomad{Index: map[string]uint64{"n1": 1, "n2": 1, "n3": 1},
 		Meta: map[string]map[string]string{"n1": {}, "n2": {}, "n3": {}}, CoreMHz: map[string]string{"n1": "2095", "n2": "1800"},
 		RoomDevice: map[string]bool{"n1": true}}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	client, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := nomadtest.Serve(t, fake)
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := NewCoreMHz(New(client), func() time.Time { return now })
 	c.RequireDevice = true
