@@ -5,6 +5,8 @@ package acceptance
 import (
 	"testing"
 	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
 )
 
 // TestPartlyPlacedJobEscalatesWithoutRestartingItsTask
@@ -23,10 +25,17 @@ func TestPartlyPlacedJobEscalatesWithoutRestartingItsTask(t *testing.T) {
 	job := uniqueName("acc-partial")
 	purgeJob(t, job)
 	runVia(t, proxyAddr, policyJob(t, job, 2, 100, "sleep 180", `harvest_escalate_after = "20s"`, ""))
-	first := waitAllocs(t, job, 1, time.Minute, isRunning)[0]
-	if first.NodeName != n[1].Name {
-		t.Fatalf("the first task runs on %s, want %s (class %s, room for one)", first.NodeName, n[1].Name, constant)
-	}
+	// one task runs on the constant node with room for one (on a slow
+	// machine the escalation may come before it runs: it is placed already)
+	var first *nomadapi.AllocationListStub
+	pollAllocs(t, job, "a task running on "+n[1].Name, time.Minute, func(allocs []*nomadapi.AllocationListStub) bool {
+		for _, a := range allocs {
+			if isRunning(a) && a.NodeName == n[1].Name {
+				first = a
+			}
+		}
+		return first != nil
+	})
 	allocs := waitAllocs(t, job, 2, 2*time.Minute, isRunning)
 	registered, _, err := nomadClient(t).Jobs().Info(job, nil)
 	if err != nil {
@@ -35,6 +44,9 @@ func TestPartlyPlacedJobEscalatesWithoutRestartingItsTask(t *testing.T) {
 	t.Logf("version %d, constraints %v, meta %v", *registered.Version, registered.Constraints, registered.Meta)
 	if *registered.Version < 1 || !hasConstraint(registered, "${meta.harvest_class}", "set_contains_any", periodic) {
 		t.Fatalf("version %d, constraints %v: want a new version on %s and %s", *registered.Version, registered.Constraints, constant, periodic)
+	}
+	if first.CreateIndex >= *registered.JobModifyIndex {
+		t.Fatalf("the first allocation (index %d) is not older than the escalation (index %d)", first.CreateIndex, *registered.JobModifyIndex)
 	}
 	if step := registered.Meta["harvest_escalation"]; step != "" {
 		t.Fatalf("meta harvest_escalation = %q: a partly placed job's meta must stay as it was", step)
