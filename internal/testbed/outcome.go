@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/localcluster"
+	"github.com/harvest-platform/harvest/placer/agent/strategy/escalator"
 	"github.com/harvest-platform/harvest/sim/schedsim"
 )
 
@@ -158,6 +159,20 @@ func logFiles(st *localcluster.State) []string {
 // since since (a line with no timestamp of its own counts): a cluster's run
 // folder, and so its logs, outlive one run.
 func errorLines(files []string, since time.Time) map[string]int {
+	return linesWith(files, since, "[ERROR]")
+}
+
+// escalations counts the placer's escalations since since, by the kind of
+// wait (its log's lines: the escalator's metric counts them by step).
+func escalations(placerLog string, since time.Time) map[string]int {
+	return map[string]int{
+		"blocked":       linesWith([]string{placerLog}, since, escalator.LogBlocked)[filepath.Base(placerLog)],
+		"partly_placed": linesWith([]string{placerLog}, since, escalator.LogPartlyPlaced)[filepath.Base(placerLog)],
+	}
+}
+
+// linesWith counts, per log file, the lines holding what logged since since.
+func linesWith(files []string, since time.Time, what string) map[string]int {
 	out := map[string]int{}
 	for _, f := range files {
 		fh, err := os.Open(f)
@@ -168,7 +183,7 @@ func errorLines(files []string, since time.Time) map[string]int {
 		sc.Buffer(make([]byte, 64*1024), 1024*1024)
 		n := 0
 		for sc.Scan() {
-			if line := sc.Text(); strings.Contains(line, "[ERROR]") && !loggedBefore(line, since) {
+			if line := sc.Text(); strings.Contains(line, what) && !loggedBefore(line, since) {
 				n++
 			}
 		}

@@ -103,7 +103,10 @@ type Report struct {
 	UnfinishedJobs   []UnfinishedJob `json:"unfinished_jobs,omitempty"`
 	WatchErrors      int             `json:"watch_errors"`
 	DaemonErrorLines map[string]int  `json:"daemon_error_lines"`
-	Simulator        *SimPrediction  `json:"simulator,omitempty"`
+	// Escalations are the placer's escalations under H in the run, by the
+	// kind of wait: "blocked" (nothing placed) and "partly_placed".
+	Escalations map[string]int `json:"escalations,omitempty"`
+	Simulator   *SimPrediction `json:"simulator,omitempty"`
 	// SimulatorWithDelay is the simulator with every container held for
 	// the testbed's median start delay (StartDelay.P50 x Speedup).
 	SimulatorWithDelay *SimPrediction `json:"simulator_with_start_delay,omitempty"`

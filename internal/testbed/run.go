@@ -256,6 +256,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		logs = append(logs, blob.log)
 	}
 	rep.DaemonErrorLines = errorLines(logs, started)
+	if c.Policy == H {
+		rep.Escalations = escalations(pl.log, started)
+	}
 	rep.UnfinishedJobs = unfinishedJobs(nomad, unfinished(jobs, allocs))
 	if rep.Evaluations, err = evaluationsByTrigger(nomad); err != nil {
 		c.Logger.Error("counting Nomad's evaluations", "error", err)

@@ -12,6 +12,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/nomad/jobspec2"
 
+	"github.com/harvest-platform/harvest/placer/agent/strategy/escalator"
 	"github.com/harvest-platform/harvest/placer/dag"
 	"github.com/harvest-platform/harvest/placer/proxy"
 	"github.com/harvest-platform/harvest/sim/schedsim"
@@ -163,6 +164,23 @@ func TestErrorLinesCountOnlyThisRunsLines(t *testing.T) {
 	since := time.Date(2026, 11, 30, 0, 2, 0, 0, time.UTC)
 	if got := errorLines([]string{path}, since)["nomad-client-1.log"]; got != 2 {
 		t.Fatalf("%d error lines since %s, want 2", got, since)
+	}
+}
+
+// The run's escalations are counted from the placer's log by the kind of
+// wait, only the run's own.
+func TestEscalationsAreCountedByKindOfWait(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "placer.log")
+	log := "2026-11-29T20:50:04.115Z [INFO]  placer.escalator: " + escalator.LogBlocked + ": job=old\n" +
+		"2026-11-30T00:03:00.000Z [INFO]  placer.escalator: " + escalator.LogBlocked + ": job=a\n" +
+		"2026-11-30T00:04:00.000Z [INFO]  placer.escalator: " + escalator.LogPartlyPlaced + " by its constraints alone: job=b\n" +
+		"2026-11-30T00:05:00.000Z [INFO]  placer.escalator: " + escalator.LogPartlyPlaced + " by its constraints alone: job=c\n"
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := escalations(path, time.Date(2026, 11, 30, 0, 2, 0, 0, time.UTC))
+	if got["blocked"] != 1 || got["partly_placed"] != 2 {
+		t.Fatalf("escalations %v, want 1 blocked and 2 partly placed", got)
 	}
 }
 

@@ -67,6 +67,13 @@ func New(view cluster.View, nomad *nomadapi.Client, classes *classroom.View, wei
 		log: log, metrics: m, now: time.Now, admitted: admitted}
 }
 
+// LogBlocked and LogPartlyPlaced begin the log line of each escalation, by
+// the kind of wait (the testbed counts them).
+const (
+	LogBlocked      = "escalated a blocked harvested job"
+	LogPartlyPlaced = "escalated a partly placed harvested job"
+)
+
 // waiting is how a job waits for its placement.
 type waiting int
 
@@ -247,9 +254,9 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub, w waitin
 		return fmt.Errorf("escalated, but not recorded (its stages will not start): %w", err)
 	}
 	e.metrics.escalations.WithLabelValues(target.String()).Inc()
-	msg := "escalated a blocked harvested job"
+	msg := LogBlocked
 	if w == partlyPlaced {
-		msg = "escalated a partly placed harvested job by its constraints alone (its running allocations are updated in place)"
+		msg = LogPartlyPlaced + " by its constraints alone (its running allocations are updated in place)"
 	}
 	e.log.Info(msg, "job", stub.ID, "namespace", stub.Namespace, "step", target,
 		"blocked_for", e.now().Sub(since).Round(time.Second), "now_on", what)
