@@ -98,11 +98,7 @@ func runAccess(f accessFlags) error {
 	if f.days < 1 || f.historyDays < 1 {
 		return fmt.Errorf("want at least one day of history and one of reads")
 	}
-	replicas, err := splitInts("replicas", f.replicas)
-	if err != nil {
-		return err
-	}
-	policies, err := splitPolicies(f.policies)
+	replicas, policies, err := replicasAndPolicies(f.replicas, f.policies)
 	if err != nil {
 		return err
 	}

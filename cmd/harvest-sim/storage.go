@@ -180,6 +180,16 @@ func splitInts(flagName, s string) ([]int, error) {
 	return out, nil
 }
 
+// replicasAndPolicies reads -replicas and -policies.
+func replicasAndPolicies(replicas, policies string) ([]int, []storagesim.Policy, error) {
+	r, err := splitInts("replicas", replicas)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := splitPolicies(policies)
+	return r, p, err
+}
+
 // splitPolicies reads a comma-separated list of placement policies.
 func splitPolicies(s string) ([]storagesim.Policy, error) {
 	var out []storagesim.Policy
@@ -194,11 +204,7 @@ func splitPolicies(s string) ([]storagesim.Policy, error) {
 }
 
 func runStorage(f storageFlags) error {
-	replicas, err := splitInts("replicas", f.replicas)
-	if err != nil {
-		return err
-	}
-	policies, err := splitPolicies(f.policies)
+	replicas, policies, err := replicasAndPolicies(f.replicas, f.policies)
 	if err != nil {
 		return err
 	}

@@ -85,10 +85,7 @@ func (b *Backend) ListObjects(ctx context.Context, in *s3.ListObjectsInput) (s3r
 	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
 	defer req.cancel()
 	ctx = req.ctx
-	max := 1000
-	if in.MaxKeys != nil {
-		max = int(*in.MaxKeys)
-	}
+	max := maxKeys(in.MaxKeys)
 	l, err := b.list(ctx, *in.Bucket, deref(in.Prefix), deref(in.Delimiter), deref(in.Marker), max)
 	if err != nil {
 		return s3response.ListObjectsResult{}, err
@@ -105,10 +102,7 @@ func (b *Backend) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input) 
 	req := b.request(ctx) // not fasthttp's context, which is reused once the request ends
 	defer req.cancel()
 	ctx = req.ctx
-	max := 1000
-	if in.MaxKeys != nil {
-		max = int(*in.MaxKeys)
-	}
+	max := maxKeys(in.MaxKeys)
 	marker := deref(in.StartAfter)
 	if t := deref(in.ContinuationToken); t != "" {
 		marker = t
@@ -124,4 +118,12 @@ func (b *Backend) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input) 
 		res.NextContinuationToken = ptr(l.next)
 	}
 	return res, nil
+}
+
+// maxKeys is a listing's MaxKeys, S3's 1000 when the request names none.
+func maxKeys(n *int32) int {
+	if n == nil {
+		return 1000
+	}
+	return int(*n)
 }
