@@ -45,6 +45,9 @@ type ScaleNomad struct {
 	// removes it.
 	Registered []*nomadapi.Job
 	JobWrites  []string
+	// PlanUpdates are what a plan of a job (by ID) says its groups' updates
+	// would be (none: an empty plan).
+	PlanUpdates map[string]map[string]*nomadapi.DesiredUpdates
 	// AllocListing, when set, answers the n-th plain allocation listing
 	// (from 1; an error answers 500 with its text) instead of Allocs, and
 	// Filters the filter expressions such a listing may carry (another one
@@ -289,6 +292,8 @@ func (f *ScaleNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		http.Error(w, "job not found", http.StatusNotFound)
+	case (r.Method == http.MethodPost || r.Method == http.MethodPut) && strings.HasPrefix(path, "/v1/job/") && strings.HasSuffix(path, "/plan"):
+		f.plan(w, r, reply)
 	case (r.Method == http.MethodPost || r.Method == http.MethodPut) && (path == "/v1/jobs" || strings.HasPrefix(path, "/v1/job/")):
 		f.register(w, r, reply)
 	case r.Method == http.MethodDelete && strings.HasPrefix(path, "/v1/job/"):

@@ -32,6 +32,16 @@ func (f *ScaleNomad) register(w http.ResponseWriter, r *http.Request, reply func
 	reply(nomadapi.JobRegisterResponse{JobModifyIndex: idx}, idx)
 }
 
+// plan answers a job's plan with PlanUpdates, changing nothing (f.Mu held).
+func (f *ScaleNomad) plan(w http.ResponseWriter, r *http.Request, reply func(any, uint64)) {
+	var req nomadapi.JobPlanRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Job == nil || req.Job.ID == nil {
+		http.Error(w, fmt.Sprintf("bad job plan: %v", err), http.StatusBadRequest)
+		return
+	}
+	reply(nomadapi.JobPlanResponse{Annotations: &nomadapi.PlanAnnotations{DesiredTGUpdates: f.PlanUpdates[*req.Job.ID]}}, f.index)
+}
+
 // nodeWrite takes a node's drain or eligibility update (f.Mu held).
 func (f *ScaleNomad) nodeWrite(w http.ResponseWriter, r *http.Request, reply func(any, uint64)) {
 	var node *nomadapi.Node

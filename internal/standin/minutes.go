@@ -20,9 +20,10 @@ type Minute struct {
 	// the p99 of the minute's requests' wait for a CPU inside their handler
 	// (Served.Wait), and of their time outside it (latency minus
 	// Served.Handler: the send, the accept, the goroutine's start, the
-	// answer). Zero where no answer said.
+	// answer), over the Accounted requests whose answer said.
 	P99HandlerWaitMs    float64 `json:"p99_handler_wait_ms"`
 	P99OutsideHandlerMs float64 `json:"p99_outside_handler_ms"`
+	Accounted           int     `json:"accounted"`
 	// OnCPUSeconds and WaitSeconds are the stand-in's over the minute,
 	// from its schedstat at the minute's start and the next one's.
 	OnCPUSeconds float64 `json:"on_cpu_seconds"`
@@ -82,7 +83,7 @@ func (m *Minutes) Report(minutes int, speedup float64) []Minute {
 		lat := m.latencies[k]
 		pm := Minute{Minute: k, TraceHours: float64(k) * 60 * speedup / 3600, Requests: len(lat) + m.failed[k],
 			Failed: m.failed[k], P50ms: quantile(lat, 0.5), P99ms: quantile(lat, 0.99),
-			P99HandlerWaitMs: quantile(m.waits[k], 0.99), P99OutsideHandlerMs: quantile(m.outside[k], 0.99)}
+			P99HandlerWaitMs: quantile(m.waits[k], 0.99), P99OutsideHandlerMs: quantile(m.outside[k], 0.99), Accounted: len(m.waits[k])}
 		on0, ok0 := m.on[k]
 		on1, ok1 := m.on[k+1]
 		if ok0 && ok1 {

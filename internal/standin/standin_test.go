@@ -119,7 +119,7 @@ func TestRunsAreReportedPerMinute(t *testing.T) {
 	if w, o := got[0].P99HandlerWaitMs, got[0].P99OutsideHandlerMs; w < 9.8 || w > 10 || o < 96 || o > 98 {
 		t.Fatalf("minute 0's p99 handler wait %v, outside %v: want about 9.9 and 97", w, o)
 	}
-	if got[1].P99HandlerWaitMs != 0 || got[1].P99OutsideHandlerMs != 0 {
+	if got[0].Accounted != 100 || got[1].Accounted != 0 || got[1].P99HandlerWaitMs != 0 || got[1].P99OutsideHandlerMs != 0 {
 		t.Fatalf("minute 1 had no answer's account, yet %+v", got[1])
 	}
 }

@@ -63,7 +63,9 @@ func startPlacer(ctx context.Context, c Config, st *localcluster.State) (*placer
 func (c Config) placerHCL(st *localcluster.State, api, proxyAddr string) string {
 	placement, extra := "constraint", "escalation {\n  enabled = true\n}"
 	if c.EscalationDelay > 0 {
-		extra = fmt.Sprintf("escalation {\n  enabled = true\n  delay   = %q\n}", c.EscalationDelay)
+		// passes at least five a delay, so a short delay is kept to within a fifth
+		interval := min(5*time.Second, max(c.EscalationDelay/5, 100*time.Millisecond))
+		extra = fmt.Sprintf("escalation {\n  enabled  = true\n  delay    = %q\n  interval = %q\n}", c.EscalationDelay, interval)
 	}
 	if c.Policy != H {
 		placement, extra = "none", ""

@@ -166,7 +166,10 @@ func (p *realPrimary) measure(ctx context.Context, trace *replay.Trace, nodeCore
 		rep.Failed += m.Failed
 		on, wait = on+m.OnCPUSeconds, wait+m.WaitSeconds
 		if m.Requests > m.Failed {
-			p99s, waits, outside = append(p99s, m.P99ms), append(waits, m.P99HandlerWaitMs), append(outside, m.P99OutsideHandlerMs)
+			p99s = append(p99s, m.P99ms)
+		}
+		if m.Accounted > 0 {
+			waits, outside = append(waits, m.P99HandlerWaitMs), append(outside, m.P99OutsideHandlerMs)
 		}
 	}
 	rep.P99PerMinute = summarize(p99s)

@@ -49,8 +49,8 @@ func (c *CoreMHz) CoreMHz(ctx context.Context) (float64, error) {
 	}
 	least := 0.0
 	for _, n := range nodes {
-		if d := n.Drivers[contract.DriverName]; d == nil || !d.Detected {
-			continue
+		if d := n.Drivers[contract.DriverName]; d == nil || !d.Detected || n.Status != "ready" {
+			continue // a node down or not yet ready takes no task
 		}
 		if c.RequireDevice && !offersRoomDevice(n) {
 			least = 0

@@ -76,11 +76,11 @@ func TestAppliedMetaOverlaysUntilTheServerShowsIt(t *testing.T) {
 // Under room_placement = "auto" the core MHz is 0 (the proxy writes the CPU
 // rule) while one node the harvest driver runs on does not offer the
 // harvest-room device, and the least core MHz once every one does; a node
-// without the driver does not count.
+// without the driver, or down, does not count.
 func TestAutoRoomDeviceNeedsEveryDriversNodeToOfferIt(t *testing.T) {
-	fake := &nomadtest.CountingNomad{Index: map[string]uint64{"n1": 1, "n2": 1, "n3": 1},
-		Meta: map[string]map[string]string{"n1": {}, "n2": {}, "n3": {}}, CoreMHz: map[string]string{"n1": "2095", "n2": "1800"},
-		RoomDevice: map[string]bool{"n1": true}}
+	fake := &nomadtest.CountingNomad{Index: map[string]uint64{"n1": 1, "n2": 1, "n3": 1, "n4": 1},
+		Meta: map[string]map[string]string{"n1": {}, "n2": {}, "n3": {}, "n4": {}}, CoreMHz: map[string]string{"n1": "2095", "n2": "1800", "n4": "1500"},
+		RoomDevice: map[string]bool{"n1": true}, Down: map[string]bool{"n4": true}}
 	client := nomadtest.Serve(t, fake)
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := NewCoreMHz(New(client), func() time.Time { return now })
@@ -93,6 +93,6 @@ func TestAutoRoomDeviceNeedsEveryDriversNodeToOfferIt(t *testing.T) {
 	fake.Mu.Unlock()
 	now = now.Add(coreMHzTTL)
 	if got, _ := c.CoreMHz(context.Background()); got != 1800 {
-		t.Fatalf("every driver's node with the device (n3 has no driver): %v, want 1800", got)
+		t.Fatalf("every driver's node with the device (n3 has no driver, n4 is down): %v, want 1800", got)
 	}
 }

@@ -221,12 +221,15 @@ func versionOf(j *nomadapi.Job) jobVersion {
 	return v
 }
 
-// groupState counts a group's allocations: of the given job, those Nomad
-// counts for its version from (Nomad's own rule, filterOldTerminalAllocs:
-// created since the job was and of its version or later). An allocation
-// updated in place by a new version (the escalator's constraint change)
-// is of that version; one complete under an older version is not, and
-// Nomad runs it again.
+// groupState counts a group's allocations: of the given job, those created
+// since the job was and of its version or later (the test Nomad's
+// filterOldTerminalAllocs puts a terminal allocation to; a live one of an
+// older version Nomad either updates in place, making it of the new
+// version, or replaces). An allocation updated in place by a new version
+// (the escalator's constraint change) is of that version; one complete
+// under an older version is not, and Nomad runs it again. A stage job is
+// counted from its own version, so the stage of a parent's earlier run
+// (re-registered for the new one) does not count as done.
 // queued is the group's allocations waiting for a placement: a failed
 // allocation whose replacement waits in a blocked evaluation (the room
 // device full, say) has neither a next allocation nor a follow-up
@@ -358,7 +361,11 @@ func (s *Sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed 
 		stageAllocs := byJob[*job.Namespace+"/"+stageID(*job.ID, g.Name)]
 		if stage != nil && stage.Meta[parentIndexKey] == strconv.FormatUint(*job.JobModifyIndex, 10) {
 			g.Count = d // this run's stage job exists
-			groupState(&g, stageAllocs, jobVersion{}, queued(stage, g.Name), retriesForever[g.Name])
+			spec, err := s.spec(ctx, stage) // its version: the list does not say
+			if err != nil {
+				return err
+			}
+			groupState(&g, stageAllocs, versionOf(spec), queued(stage, g.Name), retriesForever[g.Name])
 			all = append(all, stageAllocs...)
 		}
 		groups = append(groups, g)

@@ -262,3 +262,30 @@ func TestGroupStateCountsAllocationsOfTheJobsVersion(t *testing.T) {
 		t.Fatalf("the zero version: active %d, complete %d; want every allocation of the group", all.Active, all.Complete)
 	}
 }
+
+// A stage job re-registered for a parent's new run counts only its
+// allocations of this version: the earlier run's complete one (Nomad runs
+// it again) does not make the stage, and so the job, done.
+func TestAStageOfAnEarlierRunDoesNotCountAsDone(t *testing.T) {
+	meta := map[string]string{proxy.JobTypeKey: "medium", proxy.StagesKey: `{"b":1}`, proxy.ClassesKey: "c"}
+	for _, tc := range []struct {
+		version uint64 // of the stage's complete allocation
+		done    bool
+	}{{0, false}, {1, true}} {
+		nomad := stageNomad([]dagJob{{id: "etl", index: 20, meta: meta}}, false, nil)
+		id, ns, b, one, index, version, created := "etl.b", "default", "b", 1, uint64(21), uint64(1), uint64(5)
+		nomad.Jobs = append(nomad.Jobs, &nomadapi.Job{ID: &id, Name: &id, Namespace: &ns, JobModifyIndex: &index, ModifyIndex: &index,
+			Version: &version, CreateIndex: &created, Meta: map[string]string{parentKey: "etl", parentIndexKey: "20", proxy.JobTypeKey: "medium"},
+			TaskGroups: []*nomadapi.TaskGroup{{Name: &b, Count: &one}}})
+		nomad.Allocs = append(nomad.Allocs, &nomadapi.AllocationListStub{JobID: id, Namespace: ns, TaskGroup: "b", ClientStatus: "complete",
+			CreateIndex: 10, JobVersion: tc.version, ModifyTime: time.Now().UnixNano()})
+		s, _ := admittedSequencer(t, nomad, map[string]uint64{"etl": 20})
+		if err := s.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_, finished, err := s.store.LastJobRun(context.Background(), "default", "etl")
+		if err != nil || finished != tc.done {
+			t.Fatalf("the stage's complete allocation of version %d: job finished %v (%v), want %v", tc.version, finished, err, tc.done)
+		}
+	}
+}

@@ -33,8 +33,11 @@ import (
 // constraints alone: a constraint is not among what makes Nomad's update
 // destructive (scheduler/util.go, tasksUpdated), so its running allocations
 // are updated in place and keep running, where a meta change ("task meta")
-// would restart them. The step a job is at is read from its class rule, so
-// the meta is not needed to know it.
+// would restart them. In place only where each one's node still passes the
+// new version's rules (genericAllocUpdateFn), the room rule among them, so
+// the escalator asks Nomad's plan first and holds the step for a delay
+// while the plan would stop or replace any. The step a job is at is read
+// from its class rule, so the meta is not needed to know it.
 // A job Algorithm 1 named no class for (meta harvest_classes = "none"), or
 // placed by an affinity (class_placement = "affinity"), carries no class
 // constraint and is never escalated: it waits only for room.
@@ -50,11 +53,20 @@ type Strategy struct {
 	now     func() time.Time
 	// admitted: only runs the placer admitted are escalated (placer/agent/admissions)
 	admitted admissions.Store
-	// steps are the steps read from waiting jobs' class rules, by run
-	// (namespace/job@JobModifyIndex: a run's spec does not change), so a job
-	// that waits at its step costs no read of its spec each pass; runs no
-	// longer waiting are dropped at the end of a pass.
-	steps map[string]escalation.Step
+	// The escalator's memory of waiting jobs, dropped at the end of a pass
+	// for those no longer waiting:
+	//   - steps: the step read from a job's class rule, by run
+	//     (namespace/job@JobModifyIndex: a run's spec does not change), so a
+	//     job that waits at its step costs no read of its spec each pass;
+	//   - waitingSince: when a job (namespace/job) first waited, kept across
+	//     the versions a partly placed job's escalation makes (each moves its
+	//     SubmitTime, and Nomad cancels the older versions' blocked
+	//     evaluations), where a blocked job keeps it in its meta;
+	//   - held: runs Nomad's plan said an escalation would restart running
+	//     allocations of, with when to plan again.
+	steps        map[string]escalation.Step
+	waitingSince map[string]time.Time
+	held         map[string]time.Time
 }
 
 // New is the escalation block's strategy (s, as config.Decode gave it)
@@ -132,24 +144,61 @@ func (e *Strategy) Pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	waitingRuns := map[string]bool{}
+	if e.steps == nil {
+		e.steps, e.waitingSince, e.held = map[string]escalation.Step{}, map[string]time.Time{}, map[string]time.Time{}
+	}
+	waiting := map[string]bool{} // runs and jobs
 	for _, j := range jobs {
 		// a job Algorithm 1 named no class for has no class rule to relax
 		w := waitOf(j)
 		if c := j.Meta[proxy.ClassesKey]; c == "" || c == proxy.NoClass || w == notWaiting {
 			continue
 		}
-		waitingRuns[runOf(j)] = true
+		waiting[runOf(j)], waiting[j.Namespace+"/"+j.ID] = true, true
 		if err := e.job(ctx, j, w); err != nil {
 			e.log.Warn("escalating job failed", "job", j.ID, "namespace", j.Namespace, "error", err)
 		}
 	}
-	for run := range e.steps {
-		if !waitingRuns[run] {
-			delete(e.steps, run)
+	for k := range e.steps {
+		if !waiting[k] {
+			delete(e.steps, k)
+		}
+	}
+	for _, m := range []map[string]time.Time{e.waitingSince, e.held} {
+		for k := range m {
+			if !waiting[k] {
+				delete(m, k)
+			}
 		}
 	}
 	return nil
+}
+
+// classRule is the class constraint's classes among constraints ("" for
+// none).
+func classRule(constraints []*nomadapi.Constraint) string {
+	for _, c := range constraints {
+		if c.LTarget == proxy.ClassAttribute {
+			return c.RTarget
+		}
+	}
+	return ""
+}
+
+// restarts is how many running allocations Nomad's plan of job would stop
+// or replace rather than update in place.
+func (e *Strategy) restarts(ctx context.Context, job *nomadapi.Job, namespace string) (uint64, error) {
+	plan, _, err := e.nomad.Jobs().PlanOpts(job, &nomadapi.PlanOptions{}, (&nomadapi.WriteOptions{Namespace: namespace}).WithContext(ctx))
+	if err != nil {
+		return 0, fmt.Errorf("planning the escalation: %w", err)
+	}
+	var n uint64
+	if plan.Annotations != nil {
+		for _, u := range plan.Annotations.DesiredTGUpdates {
+			n += u.DestructiveUpdate + u.Stop + u.Migrate
+		}
+	}
+	return n, nil
 }
 
 func runOf(j *nomadapi.JobListStub) string {
@@ -157,9 +206,14 @@ func runOf(j *nomadapi.JobListStub) string {
 }
 
 // since is when the job's placement first blocked: kept in its meta after
-// the first step, else its oldest blocked evaluation, else its submission.
+// a blocked job's first step, else remembered since the job was first seen
+// waiting, else its oldest blocked evaluation, else its submission.
 func (e *Strategy) since(ctx context.Context, j *nomadapi.JobListStub) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, j.Meta[proxy.BlockedSince]); err == nil {
+		return t, nil
+	}
+	key := j.Namespace + "/" + j.ID
+	if t, ok := e.waitingSince[key]; ok {
 		return t, nil
 	}
 	evals, _, err := e.nomad.Jobs().Evaluations(j.ID, (&nomadapi.QueryOptions{Namespace: j.Namespace}).WithContext(ctx))
@@ -171,6 +225,9 @@ func (e *Strategy) since(ctx context.Context, j *nomadapi.JobListStub) (time.Tim
 		if ev.Status == "blocked" && ev.CreateTime > 0 && time.Unix(0, ev.CreateTime).Before(since) {
 			since = time.Unix(0, ev.CreateTime)
 		}
+	}
+	if e.waitingSince != nil {
+		e.waitingSince[key] = since
 	}
 	return since, nil
 }
@@ -197,8 +254,11 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub, w waitin
 	}
 	// the meta's step, where a blocked job's escalation wrote it, spares
 	// reading the spec; the class rule is the step's authority
-	target := escalation.Escalate(since, e.now(), delay)
-	if step, read := e.steps[runOf(stub)]; target <= parseStep(stub.Meta[proxy.EscalationKey]) || read && target <= step {
+	target, run := escalation.Escalate(since, e.now(), delay), runOf(stub)
+	if step, read := e.steps[run]; target <= parseStep(stub.Meta[proxy.EscalationKey]) || read && target <= step {
+		return nil
+	}
+	if until, held := e.held[run]; held && e.now().Before(until) {
 		return nil
 	}
 	// only a run the placer admitted is re-registered with its token
@@ -214,10 +274,9 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub, w waitin
 		return err
 	}
 	current := stepOf(job)
-	if e.steps == nil {
-		e.steps = map[string]escalation.Step{}
+	if e.steps != nil {
+		e.steps[run] = current
 	}
-	e.steps[runOf(stub)] = current
 	if target <= current {
 		return nil
 	}
@@ -239,8 +298,30 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub, w waitin
 		kept = append(kept, nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", strings.Join(widened, ",")))
 		what = "classes " + strings.Join(widened, ",")
 	}
-	job.Constraints = kept
-	if w == blocked { // nothing runs that a meta change would restart
+	if w == partlyPlaced {
+		if classRule(kept) == classRule(job.Constraints) { // no class to add: the step changes nothing
+			if e.steps != nil {
+				e.steps[run] = target
+			}
+			return nil
+		}
+		job.Constraints = kept
+		// Nomad updates a running allocation in place only where its node
+		// still passes every rule of the new version (the room rule among
+		// them, which counts the allocation's own task against the node):
+		// ask its plan, and hold the step while it would restart any
+		if restarts, err := e.restarts(ctx, job, stub.Namespace); err != nil || restarts > 0 {
+			if err == nil {
+				e.log.Info("not escalating a partly placed harvested job yet: Nomad would restart its running allocations",
+					"job", stub.ID, "namespace", stub.Namespace, "step", target, "restarts", restarts)
+				if e.held != nil {
+					e.held[run] = e.now().Add(delay)
+				}
+			}
+			return err
+		}
+	} else { // blocked: nothing runs that a meta change would restart
+		job.Constraints = kept
 		job.Meta[proxy.EscalationKey] = target.String()
 		job.Meta[proxy.BlockedSince] = since.UTC().Format(time.RFC3339Nano)
 		job.Meta[proxy.ReasonKey] = fmt.Sprintf("escalated to %s after %s blocked on %s; %s",

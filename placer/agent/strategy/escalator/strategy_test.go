@@ -169,41 +169,54 @@ func TestStepOfReadsTheClassRule(t *testing.T) {
 	}
 }
 
-// A partly placed job past the delay is re-registered with the wider class
-// rule and its meta untouched (a meta change would restart its running
-// allocation); a job placed by an affinity has no class rule to relax and
-// is left alone.
-func TestPartlyPlacedJobEscalatesByItsConstraintsAlone(t *testing.T) {
-	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	fake := nomadtest.NewScaleNomad(0, 0)
+// partlyPlacedJobs serves jobs of a fake Nomad, each one running and one
+// queued task of group "a" on class c1, submitted at submitted, admitted at
+// index 7, with classes in the class table; it returns an escalator (30 s
+// delay, one extra class) whose clock the caller sets through the returned
+// pointer.
+func partlyPlacedJobs(t *testing.T, fake *nomadtest.ScaleNomad, submitted time.Time, classes []api.Class, jobs map[string][]*nomadapi.Constraint) (*Strategy, *time.Time) {
+	t.Helper()
 	meta := map[string]string{proxy.ClassesKey: "c1", proxy.JobTypeKey: "medium", proxy.ReasonKey: "chosen"}
-	pendingJob(fake, "etl", submitted, meta, nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1"))
-	pendingJob(fake, "near", submitted, meta) // class_placement = "affinity": no class constraint
-	for _, id := range []string{"etl", "near"} {
+	for id, constraints := range jobs {
+		pendingJob(fake, id, submitted, meta, constraints...)
 		fake.Summaries[id].Summary["a"] = nomadapi.TaskGroupSummary{Queued: 1, Running: 1}
 	}
 	client := fake.Serve(t)
 	store := history.NewStore(kv.NewMem(), "")
 	ctx := context.Background()
-	table := api.ClassTable{Classes: []api.Class{{Name: "c1", Pattern: "constant"}, {Name: "c2", Pattern: "periodic"}}}
-	if err := store.PutDocument(ctx, contract.ClassesDocument, table); err != nil {
+	if err := store.PutDocument(ctx, contract.ClassesDocument, api.ClassTable{Classes: classes}); err != nil {
 		t.Fatal(err)
 	}
 	adm := admissions.New(store)
-	for _, id := range []string{"etl", "near"} {
+	for id := range jobs {
 		if err := adm.Admit(ctx, "default", id, 7); err != nil {
 			t.Fatal(err)
 		}
 	}
 	view := cluster.New(client)
-	now := submitted.Add(45 * time.Second)
+	now := submitted
 	e := &Strategy{view: view, nomad: client, classes: classroom.New(store, view, time.Hour, func() time.Time { return now }),
 		weights: proxy.NewLiveWeights(selectclass.DefaultWeights()), delay: 30 * time.Second, extra: 1, log: hclog.NewNullLogger(),
 		metrics: NewMetrics(prometheus.NewRegistry()), now: func() time.Time { return now }, admitted: adm}
+	return e, &now
+}
+
+// A partly placed job past the delay is re-registered with the wider class
+// rule and its meta untouched (a meta change would restart its running
+// allocation), and one delay later with none, counted from when it first
+// waited although Nomad moved its SubmitTime to the first escalation; a job
+// placed by an affinity has no class rule to relax and is left alone, its
+// spec read once for its run.
+func TestPartlyPlacedJobEscalatesByItsConstraintsAlone(t *testing.T) {
+	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	fake := nomadtest.NewScaleNomad(0, 0)
+	e, now := partlyPlacedJobs(t, fake, submitted, []api.Class{{Name: "c1", Pattern: "constant"}, {Name: "c2", Pattern: "periodic"}},
+		map[string][]*nomadapi.Constraint{"etl": {nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1")}, "near": nil})
+	ctx := context.Background()
+	*now = submitted.Add(45 * time.Second)
 	if err := e.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// near's step (no class rule: any node) is read once for its run
 	reads := fake.Requests("GET /v1/job/near")
 	if err := e.Pass(ctx); err != nil {
 		t.Fatal(err)
@@ -212,8 +225,8 @@ func TestPartlyPlacedJobEscalatesByItsConstraintsAlone(t *testing.T) {
 		t.Errorf("near's spec read %d times in the first pass, %d after the second; want once", reads, fake.Requests("GET /v1/job/near"))
 	}
 	fake.Mu.Lock()
-	defer fake.Mu.Unlock()
 	if len(fake.Registered) != 1 || *fake.Registered[0].ID != "etl" {
+		fake.Mu.Unlock()
 		t.Fatalf("registered %d jobs, want etl alone (near has no class rule)", len(fake.Registered))
 	}
 	got := fake.Registered[0]
@@ -222,6 +235,64 @@ func TestPartlyPlacedJobEscalatesByItsConstraintsAlone(t *testing.T) {
 	}
 	if got.Meta[proxy.EscalationKey] != "" || got.Meta[proxy.BlockedSince] != "" || got.Meta[proxy.ReasonKey] != "chosen" {
 		t.Errorf("meta %v: want it untouched", got.Meta)
+	}
+	moved := now.UnixNano() // Nomad's SubmitTime of the new version
+	got.SubmitTime = &moved
+	fake.Mu.Unlock()
+	*now = submitted.Add(75 * time.Second)
+	if err := e.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fake.Mu.Lock()
+	defer fake.Mu.Unlock()
+	if len(fake.Registered) != 2 || stepOf(fake.Registered[1]) != escalation.AnyNode {
+		t.Fatalf("%d registrations: want a second, with no class rule, two delays after the job first waited", len(fake.Registered))
+	}
+}
+
+// While Nomad's plan says the escalation would stop or replace a running
+// allocation (its node no longer passes the room rule, say), the step is
+// held for a delay and nothing is registered; a widening that adds no class
+// registers nothing either.
+func TestPartlyPlacedEscalationWaitsForAPlanInPlace(t *testing.T) {
+	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	fake := nomadtest.NewScaleNomad(0, 0)
+	rule := []*nomadapi.Constraint{nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1")}
+	e, now := partlyPlacedJobs(t, fake, submitted, []api.Class{{Name: "c1", Pattern: "constant"}, {Name: "c2", Pattern: "periodic"}},
+		map[string][]*nomadapi.Constraint{"etl": rule})
+	fake.PlanUpdates = map[string]map[string]*nomadapi.DesiredUpdates{"etl": {"a": {DestructiveUpdate: 1, Place: 1}}}
+	ctx := context.Background()
+	for _, at := range []time.Duration{45 * time.Second, 50 * time.Second} {
+		*now = submitted.Add(at)
+		if err := e.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if plans := fake.Requests("PUT /v1/job/etl/plan"); plans != 1 || len(fake.Registered) != 0 {
+		t.Fatalf("%d plans, %d registrations: want one plan, then the step held, nothing registered", plans, len(fake.Registered))
+	}
+	fake.Mu.Lock()
+	fake.PlanUpdates["etl"]["a"] = &nomadapi.DesiredUpdates{InPlaceUpdate: 1, Place: 1}
+	fake.Mu.Unlock()
+	*now = submitted.Add(76 * time.Second) // a delay after the hold, and at AnyNode
+	if err := e.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if plans := fake.Requests("PUT /v1/job/etl/plan"); plans != 2 || len(fake.Registered) != 1 || stepOf(fake.Registered[0]) != escalation.AnyNode {
+		t.Fatalf("%d plans, %d registrations: want a second plan, in place, and the job registered with no class rule", plans, len(fake.Registered))
+	}
+
+	lone := nomadtest.NewScaleNomad(0, 0)
+	e, now = partlyPlacedJobs(t, lone, submitted, []api.Class{{Name: "c1", Pattern: "constant"}}, map[string][]*nomadapi.Constraint{"etl": rule})
+	*now = submitted.Add(45 * time.Second)
+	for range 2 {
+		if err := e.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(lone.Registered) != 0 || lone.Requests("PUT /v1/job/etl/plan") != 0 || lone.Requests("GET /v1/job/etl") != 1 {
+		t.Fatalf("no other class: %d registrations, %d plans, %d spec reads; want none, none, one",
+			len(lone.Registered), lone.Requests("PUT /v1/job/etl/plan"), lone.Requests("GET /v1/job/etl"))
 	}
 }
 
