@@ -360,7 +360,7 @@ func (s *Sequencer) job(ctx context.Context, stub *nomadapi.JobListStub, listed 
 		stage := listed[*job.Namespace+"/"+stageID(*job.ID, g.Name)]
 		stageAllocs := byJob[*job.Namespace+"/"+stageID(*job.ID, g.Name)]
 		if stage != nil && stage.Meta[parentIndexKey] == strconv.FormatUint(*job.JobModifyIndex, 10) {
-			g.Count = d // this run's stage job exists
+			g.Count = d                     // this run's stage job exists
 			spec, err := s.spec(ctx, stage) // its version: the list does not say
 			if err != nil {
 				return err
