@@ -32,6 +32,9 @@ type admittedRun struct {
 	JobModifyIndex uint64    `json:"job_modify_index"`
 	By             string    `json:"by"` // proxy, sequencer, escalator
 	At             time.Time `json:"at"`
+	// Began is when the run began, where a version the placer registered
+	// continues an earlier one (Continue: an escalation); else At.
+	Began time.Time `json:"began,omitzero"`
 }
 
 // Store reads and writes the documents.
@@ -57,6 +60,44 @@ func (a Store) Admit(ctx context.Context, namespace, job string, jobModifyIndex 
 	}
 	return a.store.PutDocument(ctx, admittedDoc(namespace, job),
 		admittedRun{JobModifyIndex: jobModifyIndex, By: a.by, At: now().UTC()})
+}
+
+// Continue records run jobModifyIndex of namespace/job as the placer's, a
+// new version of the run recorded before (an escalation's re-registration),
+// which keeps the time that run began.
+func (a Store) Continue(ctx context.Context, namespace, job string, jobModifyIndex uint64) error {
+	var before admittedRun
+	ok, err := a.store.GetDocument(ctx, admittedDoc(namespace, job), &before)
+	if err != nil || !ok {
+		if err == nil {
+			err = a.Admit(ctx, namespace, job, jobModifyIndex)
+		}
+		return err
+	}
+	began := before.Began
+	if began.IsZero() {
+		began = before.At
+	}
+	now := time.Now
+	if a.now != nil {
+		now = a.now
+	}
+	return a.store.PutDocument(ctx, admittedDoc(namespace, job),
+		admittedRun{JobModifyIndex: jobModifyIndex, By: a.by, At: now().UTC(), Began: began})
+}
+
+// Began is when run jobModifyIndex of namespace/job began, as the placer
+// recorded it (ok false for a run it did not admit).
+func (a Store) Began(ctx context.Context, namespace, job string, jobModifyIndex uint64) (time.Time, bool, error) {
+	var run admittedRun
+	ok, err := a.store.GetDocument(ctx, admittedDoc(namespace, job), &run)
+	if err != nil || !ok || run.JobModifyIndex != jobModifyIndex {
+		return time.Time{}, false, err
+	}
+	if run.Began.IsZero() {
+		return run.At, true, nil
+	}
+	return run.Began, true, nil
 }
 
 // Admitted reports whether run jobModifyIndex of namespace/job is the one

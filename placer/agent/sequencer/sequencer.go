@@ -459,7 +459,13 @@ func (s *Sequencer) finish(ctx context.Context, job *nomadapi.Job, allocs []*nom
 	for _, a := range allocs {
 		end = max(end, a.ModifyTime)
 	}
-	r := history.JobRun{Namespace: *job.Namespace, Job: *job.ID, Duration: time.Duration(end - *job.SubmitTime),
+	// from the run's first version: an escalation's version moves Nomad's
+	// SubmitTime, and the placer recorded when the run it continues began
+	began := *job.SubmitTime
+	if b, ok, err := s.admitted.Began(ctx, *job.Namespace, *job.ID, *job.JobModifyIndex); err == nil && ok && b.UnixNano() < began {
+		began = b.UnixNano()
+	}
+	r := history.JobRun{Namespace: *job.Namespace, Job: *job.ID, Duration: time.Duration(end - began),
 		Finished: time.Unix(0, end).UTC(), Status: status}
 	if r.Duration <= 0 {
 		return nil

@@ -289,3 +289,21 @@ func TestAStageOfAnEarlierRunDoesNotCountAsDone(t *testing.T) {
 		}
 	}
 }
+
+// A run's duration counts from when the placer recorded it began, not
+// from its current version's SubmitTime, which an escalation moves.
+func TestAnEscalatedRunsDurationCountsFromItsBeginning(t *testing.T) {
+	meta := map[string]string{proxy.JobTypeKey: "medium", proxy.ClassesKey: "c"}
+	nomad := stageNomad([]dagJob{{id: "etl", index: 9, meta: meta}}, false, nil)
+	escalated, end := time.Now().Add(time.Minute).UnixNano(), time.Now().Add(2*time.Minute).UnixNano()
+	nomad.Jobs[0].SubmitTime = &escalated
+	nomad.Allocs[0].ModifyTime = end
+	s, _ := admittedSequencer(t, nomad, map[string]uint64{"etl": 9}) // admitted now: the run began
+	if err := s.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run, ok, err := s.store.LastJobRun(context.Background(), "default", "etl")
+	if err != nil || !ok || run.Duration < 110*time.Second {
+		t.Fatalf("run %+v (%v, %v): want about 2 minutes, from its admission, not 1 from the escalation", run, ok, err)
+	}
+}

@@ -331,7 +331,7 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub, w waitin
 	if err != nil {
 		return err
 	}
-	if err := e.admitted.As("escalator").Admit(ctx, stub.Namespace, stub.ID, resp.JobModifyIndex); err != nil {
+	if err := e.admitted.As("escalator").Continue(ctx, stub.Namespace, stub.ID, resp.JobModifyIndex); err != nil {
 		return fmt.Errorf("escalated, but not recorded (its stages will not start): %w", err)
 	}
 	e.metrics.escalations.WithLabelValues(target.String()).Inc()
