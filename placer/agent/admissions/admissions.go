@@ -89,6 +89,9 @@ func (a Store) Continue(ctx context.Context, namespace, job string, jobModifyInd
 // Began is when run jobModifyIndex of namespace/job began, as the placer
 // recorded it (ok false for a run it did not admit).
 func (a Store) Began(ctx context.Context, namespace, job string, jobModifyIndex uint64) (time.Time, bool, error) {
+	if a.store == nil {
+		return time.Time{}, false, nil
+	}
 	var run admittedRun
 	ok, err := a.store.GetDocument(ctx, admittedDoc(namespace, job), &run)
 	if err != nil || !ok || run.JobModifyIndex != jobModifyIndex {

@@ -49,7 +49,7 @@ func (c *CoreMHz) CoreMHz(ctx context.Context) (float64, error) {
 	}
 	least := 0.0
 	for _, n := range nodes {
-		if d := n.Drivers[contract.DriverName]; d == nil || !d.Detected || n.Status != "ready" {
+		if d := n.Drivers[contract.DriverName]; d == nil || !d.Detected || n.Status != nomadapi.NodeStatusReady {
 			continue // a node down or not yet ready takes no task
 		}
 		if c.RequireDevice && !offersRoomDevice(n) {

@@ -58,15 +58,12 @@ type Strategy struct {
 	//   - steps: the step read from a job's class rule, by run
 	//     (namespace/job@JobModifyIndex: a run's spec does not change), so a
 	//     job that waits at its step costs no read of its spec each pass;
-	//   - waitingSince: when a job (namespace/job) first waited, kept across
-	//     the versions a partly placed job's escalation makes (each moves its
-	//     SubmitTime, and Nomad cancels the older versions' blocked
-	//     evaluations), where a blocked job keeps it in its meta;
+	//   - since: when a run's placement first waited (since), by run;
 	//   - held: runs Nomad's plan said an escalation would restart running
 	//     allocations of, with when to plan again.
-	steps        map[string]escalation.Step
-	waitingSince map[string]time.Time
-	held         map[string]time.Time
+	steps map[string]escalation.Step
+	since map[string]time.Time
+	held  map[string]time.Time
 }
 
 // New is the escalation block's strategy (s, as config.Decode gave it)
@@ -145,16 +142,16 @@ func (e *Strategy) Pass(ctx context.Context) error {
 		return err
 	}
 	if e.steps == nil {
-		e.steps, e.waitingSince, e.held = map[string]escalation.Step{}, map[string]time.Time{}, map[string]time.Time{}
+		e.steps, e.since, e.held = map[string]escalation.Step{}, map[string]time.Time{}, map[string]time.Time{}
 	}
-	waiting := map[string]bool{} // runs and jobs
+	waiting := map[string]bool{} // runs
 	for _, j := range jobs {
 		// a job Algorithm 1 named no class for has no class rule to relax
 		w := waitOf(j)
 		if c := j.Meta[proxy.ClassesKey]; c == "" || c == proxy.NoClass || w == notWaiting {
 			continue
 		}
-		waiting[runOf(j)], waiting[j.Namespace+"/"+j.ID] = true, true
+		waiting[runOf(j)] = true
 		if err := e.job(ctx, j, w); err != nil {
 			e.log.Warn("escalating job failed", "job", j.ID, "namespace", j.Namespace, "error", err)
 		}
@@ -164,7 +161,7 @@ func (e *Strategy) Pass(ctx context.Context) error {
 			delete(e.steps, k)
 		}
 	}
-	for _, m := range []map[string]time.Time{e.waitingSince, e.held} {
+	for _, m := range []map[string]time.Time{e.since, e.held} {
 		for k := range m {
 			if !waiting[k] {
 				delete(m, k)
@@ -185,35 +182,49 @@ func classRule(constraints []*nomadapi.Constraint) string {
 	return ""
 }
 
-// restarts is how many running allocations Nomad's plan of job would stop
-// or replace rather than update in place.
-func (e *Strategy) restarts(ctx context.Context, job *nomadapi.Job, namespace string) (uint64, error) {
-	plan, _, err := e.nomad.Jobs().PlanOpts(job, &nomadapi.PlanOptions{}, (&nomadapi.WriteOptions{Namespace: namespace}).WithContext(ctx))
+// restarts is how many of the job's live (running or starting)
+// allocations Nomad's plan of job would not update in place: stop, replace
+// or leave for later. The plan's Stop also counts failed allocations being
+// replaced, so the live ones are counted against its in-place updates.
+func (e *Strategy) restarts(ctx context.Context, job *nomadapi.Job, stub *nomadapi.JobListStub) (uint64, error) {
+	plan, _, err := e.nomad.Jobs().PlanOpts(job, &nomadapi.PlanOptions{}, (&nomadapi.WriteOptions{Namespace: stub.Namespace}).WithContext(ctx))
 	if err != nil {
 		return 0, fmt.Errorf("planning the escalation: %w", err)
 	}
-	var n uint64
+	var live, inPlace uint64
+	for _, s := range stub.JobSummary.Summary {
+		live += uint64(s.Running + s.Starting)
+	}
 	if plan.Annotations != nil {
 		for _, u := range plan.Annotations.DesiredTGUpdates {
-			n += u.DestructiveUpdate + u.Stop + u.Migrate
+			if u != nil {
+				inPlace += u.InPlaceUpdate
+			}
 		}
 	}
-	return n, nil
+	if inPlace >= live {
+		return 0, nil
+	}
+	return live - inPlace, nil
 }
 
 func runOf(j *nomadapi.JobListStub) string {
 	return fmt.Sprintf("%s/%s@%d", j.Namespace, j.ID, j.JobModifyIndex)
 }
 
-// since is when the job's placement first blocked: kept in its meta after
-// a blocked job's first step, else remembered since the job was first seen
-// waiting, else its oldest blocked evaluation, else its submission.
-func (e *Strategy) since(ctx context.Context, j *nomadapi.JobListStub) (time.Time, error) {
+// waitedSince is when the job's placement first waited: kept in its meta
+// after a blocked job's first step, else the earliest of its oldest blocked
+// evaluation, its submission and when the placer admitted the run (which
+// an escalation's version continues: each version moves Nomad's
+// SubmitTime and cancels the older versions' blocked evaluations, so a
+// partly placed job's escalation, which writes no meta, counts from there),
+// read once per run.
+func (e *Strategy) waitedSince(ctx context.Context, j *nomadapi.JobListStub) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, j.Meta[proxy.BlockedSince]); err == nil {
 		return t, nil
 	}
-	key := j.Namespace + "/" + j.ID
-	if t, ok := e.waitingSince[key]; ok {
+	run := runOf(j)
+	if t, ok := e.since[run]; ok {
 		return t, nil
 	}
 	evals, _, err := e.nomad.Jobs().Evaluations(j.ID, (&nomadapi.QueryOptions{Namespace: j.Namespace}).WithContext(ctx))
@@ -226,8 +237,11 @@ func (e *Strategy) since(ctx context.Context, j *nomadapi.JobListStub) (time.Tim
 			since = time.Unix(0, ev.CreateTime)
 		}
 	}
-	if e.waitingSince != nil {
-		e.waitingSince[key] = since
+	if began, ok, err := e.admitted.Began(ctx, j.Namespace, j.ID, j.JobModifyIndex); err == nil && ok && began.Before(since) {
+		since = began
+	}
+	if e.since != nil {
+		e.since[run] = since
 	}
 	return since, nil
 }
@@ -248,7 +262,7 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub, w waitin
 			delay = d
 		}
 	}
-	since, err := e.since(ctx, stub)
+	since, err := e.waitedSince(ctx, stub)
 	if err != nil {
 		return err
 	}
@@ -310,13 +324,13 @@ func (e *Strategy) job(ctx context.Context, stub *nomadapi.JobListStub, w waitin
 		// still passes every rule of the new version (the room rule among
 		// them, which counts the allocation's own task against the node):
 		// ask its plan, and hold the step while it would restart any
-		if restarts, err := e.restarts(ctx, job, stub.Namespace); err != nil || restarts > 0 {
+		if restarts, err := e.restarts(ctx, job, stub); err != nil || restarts > 0 {
+			if e.held != nil {
+				e.held[run] = e.now().Add(delay) // the plan again after a delay, whether it failed or held
+			}
 			if err == nil {
 				e.log.Info("not escalating a partly placed harvested job yet: Nomad would restart its running allocations",
 					"job", stub.ID, "namespace", stub.Namespace, "step", target, "restarts", restarts)
-				if e.held != nil {
-					e.held[run] = e.now().Add(delay)
-				}
 			}
 			return err
 		}

@@ -171,15 +171,20 @@ func TestStepOfReadsTheClassRule(t *testing.T) {
 
 // partlyPlacedJobs serves jobs of a fake Nomad, each one running and one
 // queued task of group "a" on class c1, submitted at submitted, admitted at
-// index 7, with classes in the class table; it returns an escalator (30 s
+// index 7, with classes in the class table, and plans that update the
+// running task in place; it returns an escalator (30 s
 // delay, one extra class) whose clock the caller sets through the returned
 // pointer.
 func partlyPlacedJobs(t *testing.T, fake *nomadtest.ScaleNomad, submitted time.Time, classes []api.Class, jobs map[string][]*nomadapi.Constraint) (*Strategy, *time.Time) {
 	t.Helper()
 	meta := map[string]string{proxy.ClassesKey: "c1", proxy.JobTypeKey: "medium", proxy.ReasonKey: "chosen"}
+	fake.PlanUpdates = map[string]map[string]*nomadapi.DesiredUpdates{}
 	for id, constraints := range jobs {
 		pendingJob(fake, id, submitted, meta, constraints...)
 		fake.Summaries[id].Summary["a"] = nomadapi.TaskGroupSummary{Queued: 1, Running: 1}
+		// by default the plan updates the running one in place; Stop counts
+		// a failed allocation being replaced, not a running one
+		fake.PlanUpdates[id] = map[string]*nomadapi.DesiredUpdates{"a": {InPlaceUpdate: 1, Place: 2, Stop: 1}}
 	}
 	client := fake.Serve(t)
 	store := history.NewStore(kv.NewMem(), "")
@@ -208,7 +213,7 @@ func partlyPlacedJobs(t *testing.T, fake *nomadtest.ScaleNomad, submitted time.T
 // placed by an affinity has no class rule to relax and is left alone, its
 // spec read once for its run.
 func TestPartlyPlacedJobEscalatesByItsConstraintsAlone(t *testing.T) {
-	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	submitted := time.Now() // the placer admits the runs now: when they began
 	fake := nomadtest.NewScaleNomad(0, 0)
 	e, now := partlyPlacedJobs(t, fake, submitted, []api.Class{{Name: "c1", Pattern: "constant"}, {Name: "c2", Pattern: "periodic"}},
 		map[string][]*nomadapi.Constraint{"etl": {nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1")}, "near": nil})
@@ -217,6 +222,12 @@ func TestPartlyPlacedJobEscalatesByItsConstraintsAlone(t *testing.T) {
 	if err := e.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
+	fake.Mu.Lock()
+	if len(fake.Registered) == 1 {
+		moved := now.UnixNano() // Nomad's SubmitTime of the new version
+		fake.Registered[0].SubmitTime = &moved
+	}
+	fake.Mu.Unlock()
 	reads := fake.Requests("GET /v1/job/near")
 	if err := e.Pass(ctx); err != nil {
 		t.Fatal(err)
@@ -236,8 +247,6 @@ func TestPartlyPlacedJobEscalatesByItsConstraintsAlone(t *testing.T) {
 	if got.Meta[proxy.EscalationKey] != "" || got.Meta[proxy.BlockedSince] != "" || got.Meta[proxy.ReasonKey] != "chosen" {
 		t.Errorf("meta %v: want it untouched", got.Meta)
 	}
-	moved := now.UnixNano() // Nomad's SubmitTime of the new version
-	got.SubmitTime = &moved
 	fake.Mu.Unlock()
 	*now = submitted.Add(75 * time.Second)
 	if err := e.Pass(ctx); err != nil {
@@ -255,12 +264,14 @@ func TestPartlyPlacedJobEscalatesByItsConstraintsAlone(t *testing.T) {
 // held for a delay and nothing is registered; a widening that adds no class
 // registers nothing either.
 func TestPartlyPlacedEscalationWaitsForAPlanInPlace(t *testing.T) {
-	submitted := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	submitted := time.Now() // the placer admits the runs now: when they began
 	fake := nomadtest.NewScaleNomad(0, 0)
 	rule := []*nomadapi.Constraint{nomadapi.NewConstraint(proxy.ClassAttribute, "set_contains_any", "c1")}
 	e, now := partlyPlacedJobs(t, fake, submitted, []api.Class{{Name: "c1", Pattern: "constant"}, {Name: "c2", Pattern: "periodic"}},
 		map[string][]*nomadapi.Constraint{"etl": rule})
-	fake.PlanUpdates = map[string]map[string]*nomadapi.DesiredUpdates{"etl": {"a": {DestructiveUpdate: 1, Place: 1}}}
+	fake.Mu.Lock()
+	fake.PlanUpdates["etl"]["a"] = &nomadapi.DesiredUpdates{DestructiveUpdate: 1, Place: 1}
+	fake.Mu.Unlock()
 	ctx := context.Background()
 	for _, at := range []time.Duration{45 * time.Second, 50 * time.Second} {
 		*now = submitted.Add(at)
@@ -268,8 +279,11 @@ func TestPartlyPlacedEscalationWaitsForAPlanInPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if plans := fake.Requests("PUT /v1/job/etl/plan"); plans != 1 || len(fake.Registered) != 0 {
-		t.Fatalf("%d plans, %d registrations: want one plan, then the step held, nothing registered", plans, len(fake.Registered))
+	fake.Mu.Lock()
+	registered := len(fake.Registered)
+	fake.Mu.Unlock()
+	if plans := fake.Requests("PUT /v1/job/etl/plan"); plans != 1 || registered != 0 {
+		t.Fatalf("%d plans, %d registrations: want one plan, then the step held, nothing registered", plans, registered)
 	}
 	fake.Mu.Lock()
 	fake.PlanUpdates["etl"]["a"] = &nomadapi.DesiredUpdates{InPlaceUpdate: 1, Place: 1}
@@ -278,8 +292,11 @@ func TestPartlyPlacedEscalationWaitsForAPlanInPlace(t *testing.T) {
 	if err := e.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if plans := fake.Requests("PUT /v1/job/etl/plan"); plans != 2 || len(fake.Registered) != 1 || stepOf(fake.Registered[0]) != escalation.AnyNode {
-		t.Fatalf("%d plans, %d registrations: want a second plan, in place, and the job registered with no class rule", plans, len(fake.Registered))
+	fake.Mu.Lock()
+	got := fake.Registered
+	fake.Mu.Unlock()
+	if plans := fake.Requests("PUT /v1/job/etl/plan"); plans != 2 || len(got) != 1 || stepOf(got[0]) != escalation.AnyNode {
+		t.Fatalf("%d plans, %d registrations: want a second plan, in place, and the job registered with no class rule", plans, len(got))
 	}
 
 	lone := nomadtest.NewScaleNomad(0, 0)
@@ -290,9 +307,12 @@ func TestPartlyPlacedEscalationWaitsForAPlanInPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(lone.Registered) != 0 || lone.Requests("PUT /v1/job/etl/plan") != 0 || lone.Requests("GET /v1/job/etl") != 1 {
+	lone.Mu.Lock()
+	registered = len(lone.Registered)
+	lone.Mu.Unlock()
+	if registered != 0 || lone.Requests("PUT /v1/job/etl/plan") != 0 || lone.Requests("GET /v1/job/etl") != 1 {
 		t.Fatalf("no other class: %d registrations, %d plans, %d spec reads; want none, none, one",
-			len(lone.Registered), lone.Requests("PUT /v1/job/etl/plan"), lone.Requests("GET /v1/job/etl"))
+			registered, lone.Requests("PUT /v1/job/etl/plan"), lone.Requests("GET /v1/job/etl"))
 	}
 }
 
