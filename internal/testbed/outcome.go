@@ -159,36 +159,39 @@ func logFiles(st *localcluster.State) []string {
 // since since (a line with no timestamp of its own counts): a cluster's run
 // folder, and so its logs, outlive one run.
 func errorLines(files []string, since time.Time) map[string]int {
-	return linesWith(files, since, "[ERROR]")
+	out := map[string]int{}
+	for _, f := range files {
+		out[filepath.Base(f)] = linesWith(f, since, "[ERROR]")["[ERROR]"]
+	}
+	return out
 }
 
 // escalations counts the placer's escalations since since, by the kind of
-// wait (its log's lines: the escalator's metric counts them by step).
+// wait (its log's lines: the escalator's metric counts them by step), in
+// one read of the log.
 func escalations(placerLog string, since time.Time) map[string]int {
-	return map[string]int{
-		"blocked":       linesWith([]string{placerLog}, since, escalator.LogBlocked)[filepath.Base(placerLog)],
-		"partly_placed": linesWith([]string{placerLog}, since, escalator.LogPartlyPlaced)[filepath.Base(placerLog)],
-	}
+	n := linesWith(placerLog, since, escalator.LogBlocked, escalator.LogPartlyPlaced)
+	return map[string]int{"blocked": n[escalator.LogBlocked], "partly_placed": n[escalator.LogPartlyPlaced]}
 }
 
-// linesWith counts, per log file, the lines holding what logged since since.
-func linesWith(files []string, since time.Time, what string) map[string]int {
+// linesWith counts the lines of file logged since since that hold each of
+// whats.
+func linesWith(file string, since time.Time, whats ...string) map[string]int {
 	out := map[string]int{}
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 64*1024), 1024*1024)
-		n := 0
-		for sc.Scan() {
-			if line := sc.Text(); strings.Contains(line, what) && !loggedBefore(line, since) {
-				n++
+	fh, err := os.Open(file)
+	if err != nil {
+		return out
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		for _, what := range whats {
+			if strings.Contains(line, what) && !loggedBefore(line, since) {
+				out[what]++
 			}
 		}
-		fh.Close()
-		out[filepath.Base(f)] = n
 	}
 	return out
 }

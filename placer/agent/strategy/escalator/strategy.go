@@ -122,16 +122,14 @@ func waitOf(j *nomadapi.JobListStub) waiting {
 // stepOf is the step a job's class rule is at: the chosen classes alone,
 // more than them, or none (any harvested node).
 func stepOf(job *nomadapi.Job) escalation.Step {
-	chosen := strings.Split(job.Meta[proxy.ClassesKey], ",")
-	for _, c := range job.Constraints {
-		if c.LTarget == proxy.ClassAttribute {
-			if len(strings.Split(c.RTarget, ",")) > len(chosen) {
-				return escalation.MoreClass
-			}
-			return escalation.Chosen
-		}
+	rule := classRule(job.Constraints)
+	switch {
+	case rule == "":
+		return escalation.AnyNode
+	case len(strings.Split(rule, ",")) > len(strings.Split(job.Meta[proxy.ClassesKey], ",")):
+		return escalation.MoreClass
 	}
-	return escalation.AnyNode
+	return escalation.Chosen
 }
 
 // Pass escalates each waiting (blocked or partly placed) harvested job
