@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/localcluster"
 	"github.com/harvest-platform/harvest/placer/agent/strategy/escalator"
@@ -155,13 +156,22 @@ func logFiles(st *localcluster.State) []string {
 	return files
 }
 
-// errorLines counts, per log file, the lines at hclog's ERROR level logged
-// since since (a line with no timestamp of its own counts): a cluster's run
-// folder, and so its logs, outlive one run.
+// errorLines counts, per log file written since since, the lines at
+// hclog's ERROR level logged since then (a line with no timestamp of its
+// own counts), leaving out the harvest driver's refusals, which Nomad's
+// client logs as errors and the report counts as refused starts: what is
+// left is what went wrong. A cluster's run folder, and so its logs,
+// outlive one run, and a run of fewer clients leaves the others' logs.
 func errorLines(files []string, since time.Time) map[string]int {
 	out := map[string]int{}
+	unexpected := func(line string) bool {
+		return strings.Contains(line, "[ERROR]") && !strings.Contains(line, contract.RefusalPrefix)
+	}
 	for _, f := range files {
-		out[filepath.Base(f)] = linesWith(f, since, "[ERROR]")["[ERROR]"]
+		if fi, err := os.Stat(f); err != nil || fi.ModTime().Before(since) {
+			continue
+		}
+		out[filepath.Base(f)] = linesWith(f, since, map[string]func(string) bool{"error": unexpected})["error"]
 	}
 	return out
 }
@@ -170,14 +180,20 @@ func errorLines(files []string, since time.Time) map[string]int {
 // wait (its log's lines: the escalator's metric counts them by step), in
 // one read of the log.
 func escalations(placerLog string, since time.Time) map[string]int {
-	n := linesWith(placerLog, since, escalator.LogBlocked, escalator.LogPartlyPlaced)
-	return map[string]int{"blocked": n[escalator.LogBlocked], "partly_placed": n[escalator.LogPartlyPlaced]}
+	holding := func(what string) func(string) bool {
+		return func(line string) bool { return strings.Contains(line, what) }
+	}
+	return linesWith(placerLog, since, map[string]func(string) bool{
+		"blocked": holding(escalator.LogBlocked), "partly_placed": holding(escalator.LogPartlyPlaced)})
 }
 
-// linesWith counts the lines of file logged since since that hold each of
-// whats.
-func linesWith(file string, since time.Time, whats ...string) map[string]int {
+// linesWith counts, for each kind, the lines of file logged since since
+// that the kind matches, in one read of the file.
+func linesWith(file string, since time.Time, kinds map[string]func(string) bool) map[string]int {
 	out := map[string]int{}
+	for kind := range kinds {
+		out[kind] = 0
+	}
 	fh, err := os.Open(file)
 	if err != nil {
 		return out
@@ -187,9 +203,9 @@ func linesWith(file string, since time.Time, whats ...string) map[string]int {
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
-		for _, what := range whats {
-			if strings.Contains(line, what) && !loggedBefore(line, since) {
-				out[what]++
+		for kind, matches := range kinds {
+			if matches(line) && !loggedBefore(line, since) {
+				out[kind]++
 			}
 		}
 	}

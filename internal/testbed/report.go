@@ -102,7 +102,9 @@ type Report struct {
 	// them then (why a stage waits).
 	UnfinishedJobs   []UnfinishedJob `json:"unfinished_jobs,omitempty"`
 	WatchErrors      int             `json:"watch_errors"`
-	DaemonErrorLines map[string]int  `json:"daemon_error_lines"`
+	// DaemonErrorLines are each daemon's log lines at ERROR in the run, the
+	// driver's refused starts left out (they are Refused).
+	DaemonErrorLines map[string]int `json:"daemon_error_lines"`
 	// Escalations are the placer's escalations under H in the run, by the
 	// kind of wait: "blocked" (nothing placed) and "partly_placed".
 	Escalations map[string]int `json:"escalations,omitempty"`

@@ -12,6 +12,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/nomad/jobspec2"
 
+	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/placer/agent/strategy/escalator"
 	"github.com/harvest-platform/harvest/placer/dag"
 	"github.com/harvest-platform/harvest/placer/proxy"
@@ -150,20 +151,34 @@ func TestUtilisationAveragesEachWindow(t *testing.T) {
 	}
 }
 
-// The error lines counted are this run's: a line an earlier run logged in
-// the same run folder is left out, one with no timestamp counts.
-func TestErrorLinesCountOnlyThisRunsLines(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "nomad-client-1.log")
+// The error lines counted are this run's and unexpected: a line an earlier
+// run logged in the same run folder is left out, one with no timestamp
+// counts, the driver's refusals (counted as refused starts) are left out,
+// and so is a log no daemon wrote in this run (a client of a larger run).
+func TestErrorLinesCountOnlyThisRunsUnexpectedLines(t *testing.T) {
+	dir := t.TempDir()
+	path, stale := filepath.Join(dir, "nomad-client-1.log"), filepath.Join(dir, "nomad-client-7.log")
 	log := "2026-11-29T20:50:04.115Z [ERROR] client.alloc_runner: postrun failed\n" +
 		"2026-11-30T00:03:00.000Z [INFO]  client: started\n" +
-		"2026-11-30T00:05:19.828Z [ERROR] client.alloc_runner.task_runner: running driver failed\n" +
+		"2026-11-30T00:05:19.828Z [ERROR] client.alloc_runner.task_runner: running driver failed: error=\"rpc error: code = Unavailable\"\n" +
+		"2026-11-30T00:05:20.000Z [ERROR] client.alloc_runner.task_runner: running driver failed: error=\"rpc error: code = FailedPrecondition desc = " +
+		contract.RefusalPrefix + "(1.00 cores, 32 MiB) would leave 0.50 cores\"\n" +
 		"    [ERROR] a line with no timestamp\n"
-	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{path, stale} {
+		if err := os.WriteFile(f, []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	since := time.Date(2026, 11, 30, 0, 2, 0, 0, time.UTC)
-	if got := errorLines([]string{path}, since)["nomad-client-1.log"]; got != 2 {
-		t.Fatalf("%d error lines since %s, want 2", got, since)
+	if err := os.Chtimes(stale, since.Add(-time.Hour), since.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	got := errorLines([]string{path, stale}, since)
+	if got["nomad-client-1.log"] != 2 {
+		t.Errorf("%d error lines since %s, want 2 (the refusal left out)", got["nomad-client-1.log"], since)
+	}
+	if n, ok := got["nomad-client-7.log"]; ok {
+		t.Errorf("a log last written before the run is listed (%d lines)", n)
 	}
 }
 

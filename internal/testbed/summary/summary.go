@@ -22,7 +22,7 @@ func Write(dir string, reports []*testbed.Report) error {
 		return err
 	}
 	var b strings.Builder
-	b.WriteString("| policy | seed | jobs | finished | unfinished | submit errors | mean job s | p50 | p90 | in span: finished, mean s | sim: finished, mean s | sim with the start delay: finished, mean s | kills | sim kills | refused starts | abandoned allocations | wasted task-s | sim wasted | breaches | longest breach s (bound) | start delay p50/p90 s (shortest task s) | allocations, host CPU s each, daemons' mean cores | blob reads, failed, busy denials, lost of objects | daemon ERROR lines |\n")
+	b.WriteString("| policy | seed | jobs | finished | unfinished | submit errors | mean job s | p50 | p90 | in span: finished, mean s | sim: finished, mean s | sim with the start delay: finished, mean s | kills | sim kills | refused starts | abandoned allocations | wasted task-s | sim wasted | breaches | longest breach s (bound) | start delay p50/p90 s (shortest task s) | allocations, host CPU s each, daemons' mean cores | blob reads, failed, busy denials, lost of objects | daemon ERROR lines (refusals apart) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var series []plots.Series
 	for _, r := range reports {
