@@ -100,8 +100,8 @@ type Report struct {
 	Blob *BlobReport `json:"blob,omitempty"`
 	// UnfinishedJobs are the jobs not finished at the end, as Nomad held
 	// them then (why a stage waits).
-	UnfinishedJobs   []UnfinishedJob `json:"unfinished_jobs,omitempty"`
-	WatchErrors      int             `json:"watch_errors"`
+	UnfinishedJobs []UnfinishedJob `json:"unfinished_jobs,omitempty"`
+	WatchErrors    int             `json:"watch_errors"`
 	// DaemonErrorLines are each daemon's log lines at ERROR in the run, the
 	// driver's refused starts left out (they are Refused).
 	DaemonErrorLines map[string]int `json:"daemon_error_lines"`
