@@ -131,6 +131,10 @@ func sweep(s *State, log hclog.Logger) {
 	}
 }
 
+// nomadNoSuchAllocation starts the error of a client asked to collect an
+// allocation it no longer holds (client/alloc_endpoint.go in Nomad 1.11.3).
+const nomadNoSuchAllocation = "No such allocation on client"
+
 // stopJobs stops every job in every namespace, waits for the allocations to
 // stop, garbage-collects them on their clients (which unmounts their alloc
 // dirs) and purges the jobs.
@@ -174,9 +178,15 @@ func stopJobs(ctx context.Context, s *State, log hclog.Logger) error {
 	for _, a := range allocs {
 		alloc := &nomadapi.Allocation{ID: a.ID, NodeID: a.NodeID, Namespace: a.Namespace}
 		// The endpoint answers with an empty body, which the API client
-		// reports as EOF after the collection has happened.
+		// reports as EOF after the collection has happened; an allocation
+		// the client has collected already (its gc_max_allocs) is gone
+		// from it, and every allocation here is terminal.
 		err := c.Allocations().GC(alloc, &nomadapi.QueryOptions{Namespace: a.Namespace})
-		if err != nil && !errors.Is(err, io.EOF) {
+		switch {
+		case err == nil || errors.Is(err, io.EOF):
+		case strings.Contains(err.Error(), nomadNoSuchAllocation):
+			log.Debug("alloc collected by its client already", "alloc", a.ID)
+		default:
 			log.Warn("alloc gc failed", "alloc", a.ID, "error", err)
 		}
 	}
