@@ -24,6 +24,10 @@ type Minute struct {
 	P99HandlerWaitMs    float64 `json:"p99_handler_wait_ms"`
 	P99OutsideHandlerMs float64 `json:"p99_outside_handler_ms"`
 	Accounted           int     `json:"accounted"`
+	// P99DriverLateMs is the p99 of the answered requests' Reply.Late: how
+	// much of the time outside the handler was the measuring side's own
+	// wait before sending (absent in runs before it).
+	P99DriverLateMs float64 `json:"p99_driver_late_ms,omitempty"`
 	// OnCPUSeconds and WaitSeconds are the stand-in's over the minute,
 	// from its schedstat at the minute's start and the next one's.
 	OnCPUSeconds float64 `json:"on_cpu_seconds"`
@@ -38,30 +42,32 @@ type Minutes struct {
 	latencies map[int][]float64
 	waits     map[int][]float64 // inside the handler, ms
 	outside   map[int][]float64 // latency minus the handler's wall time, ms
+	late      map[int][]float64 // Reply.Late, ms
 	failed    map[int]int
 	on, wait  map[int]time.Duration // cumulative at the minute's start
 }
 
 // NewMinutes is an empty log of a run started at began.
 func NewMinutes(began time.Time) *Minutes {
-	return &Minutes{began: began, latencies: map[int][]float64{}, waits: map[int][]float64{}, outside: map[int][]float64{},
+	return &Minutes{began: began, latencies: map[int][]float64{}, waits: map[int][]float64{}, outside: map[int][]float64{}, late: map[int][]float64{},
 		failed: map[int]int{}, on: map[int]time.Duration{}, wait: map[int]time.Duration{}}
 }
 
 // Record takes one request, in the minute it was due.
-func (m *Minutes) Record(due time.Time, lat time.Duration, served Served, err error) {
+func (m *Minutes) Record(due time.Time, r Reply) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := int(due.Sub(m.began) / time.Minute)
-	if err != nil {
+	if r.Err != nil {
 		m.failed[k]++
 		return
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	m.latencies[k] = append(m.latencies[k], ms(lat))
-	if served.Known {
-		m.waits[k] = append(m.waits[k], ms(served.Wait))
-		m.outside[k] = append(m.outside[k], ms(max(0, lat-served.Handler)))
+	m.latencies[k] = append(m.latencies[k], ms(r.Latency))
+	m.late[k] = append(m.late[k], ms(r.Late))
+	if r.Served.Known {
+		m.waits[k] = append(m.waits[k], ms(r.Served.Wait))
+		m.outside[k] = append(m.outside[k], ms(max(0, r.Latency-r.Served.Handler)))
 	}
 }
 
@@ -83,7 +89,8 @@ func (m *Minutes) Report(minutes int, speedup float64) []Minute {
 		lat := m.latencies[k]
 		pm := Minute{Minute: k, TraceHours: float64(k) * 60 * speedup / 3600, Requests: len(lat) + m.failed[k],
 			Failed: m.failed[k], P50ms: quantile(lat, 0.5), P99ms: quantile(lat, 0.99),
-			P99HandlerWaitMs: quantile(m.waits[k], 0.99), P99OutsideHandlerMs: quantile(m.outside[k], 0.99), Accounted: len(m.waits[k])}
+			P99HandlerWaitMs: quantile(m.waits[k], 0.99), P99OutsideHandlerMs: quantile(m.outside[k], 0.99), Accounted: len(m.waits[k]),
+			P99DriverLateMs: quantile(m.late[k], 0.99)}
 		on0, ok0 := m.on[k]
 		on1, ok1 := m.on[k+1]
 		if ok0 && ok1 {

@@ -95,27 +95,39 @@ func Latencies(addr string, rate int, d time.Duration) ([]float64, int) {
 	var mu sync.Mutex
 	failed := 0
 	Drive(context.Background(), addr, time.Now(), d, func(time.Time) float64 { return float64(rate) },
-		func(_ time.Time, lat time.Duration, _ Served, err error) {
+		func(_ time.Time, r Reply) {
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
+			if r.Err != nil {
 				failed++
 				return
 			}
-			out = append(out, float64(lat.Microseconds())/1000)
+			out = append(out, float64(r.Latency.Microseconds())/1000)
 		})
 	return out, failed
+}
+
+// Reply is one request's outcome, as Drive's record gets it.
+type Reply struct {
+	// Latency counts from the request's due time to its answer read, so
+	// queueing behind a slow server is measured, not hidden.
+	Latency time.Duration
+	// Late is the driver's own part of it: from the due time until the
+	// request was handed to the HTTP client (the driver's timer and
+	// goroutine waiting for their CPU), a delay of the measuring side.
+	Late   time.Duration
+	Served Served // what the answer said of the request
+	Err    error
 }
 
 // Drive sends requests to the stand-in on addr open loop from start for d
 // (or until ctx ends), at rateAt(t) requests a second, each sent when it is
 // due whatever the earlier ones are doing; record gets each request's due
-// time, its latency counted from then (so queueing behind a slow server
-// is measured, not hidden) and what the answer said of it, or its error.
-// It returns when every request sent has been recorded. A rate at or below
-// zero sends nothing until the rate rises (looked at every 100 ms).
+// time and its Reply. It returns when every request sent has been
+// recorded. A rate at or below zero sends nothing until the rate rises
+// (looked at every 100 ms).
 func Drive(ctx context.Context, addr string, start time.Time, d time.Duration, rateAt func(time.Time) float64,
-	record func(due time.Time, latency time.Duration, served Served, err error)) {
+	record func(due time.Time, r Reply)) {
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512, DisableCompression: true}}
 	defer client.CloseIdleConnections()
 	var wg sync.WaitGroup
@@ -135,6 +147,7 @@ func Drive(ctx context.Context, addr string, start time.Time, d time.Duration, r
 		wg.Add(1)
 		go func(due time.Time) {
 			defer wg.Done()
+			late := time.Since(due)
 			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			req, _ := http.NewRequestWithContext(rctx, http.MethodGet, "http://"+addr+"/", nil)
@@ -145,7 +158,7 @@ func Drive(ctx context.Context, addr string, start time.Time, d time.Duration, r
 				_, err = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
-			record(due, time.Since(due), served, err)
+			record(due, Reply{Latency: time.Since(due), Late: late, Served: served, Err: err})
 		}(due)
 		due = due.Add(time.Duration(float64(time.Second) / rate))
 	}

@@ -66,14 +66,17 @@ func TestAnswersSayTheirHandlersTimeAndWait(t *testing.T) {
 	var got []Served
 	var lats []time.Duration
 	Drive(context.Background(), l.Addr().String(), time.Now(), 300*time.Millisecond, func(time.Time) float64 { return 20 },
-		func(_ time.Time, lat time.Duration, s Served, err error) {
+		func(_ time.Time, r Reply) {
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				t.Error(err)
+			if r.Err != nil {
+				t.Error(r.Err)
 				return
 			}
-			got, lats = append(got, s), append(lats, lat)
+			if r.Late < 0 || r.Late > r.Latency {
+				t.Errorf("the driver's lateness %v is not within the latency %v", r.Late, r.Latency)
+			}
+			got, lats = append(got, r.Served), append(lats, r.Latency)
 		})
 	if len(got) == 0 {
 		t.Fatal("no request answered")
@@ -97,11 +100,13 @@ func TestRunsAreReportedPerMinute(t *testing.T) {
 	for i := range 100 {
 		// minute 0: 1..100 ms, of it a handler of 2 ms that waited (i+1)/10 ms
 		served := Served{Handler: 2 * time.Millisecond, Wait: time.Duration(i+1) * 100 * time.Microsecond, Known: true}
-		m.Record(began.Add(time.Duration(i)*100*time.Millisecond), time.Duration(i+1)*time.Millisecond, served, nil)
+		// and a driver late by i/100 ms before sending
+		m.Record(began.Add(time.Duration(i)*100*time.Millisecond),
+			Reply{Latency: time.Duration(i+1) * time.Millisecond, Late: time.Duration(i) * 10 * time.Microsecond, Served: served})
 		// minute 1: 3 ms, from an answer that did not say
-		m.Record(began.Add(time.Minute+time.Duration(i)*100*time.Millisecond), 3*time.Millisecond, Served{}, nil)
+		m.Record(began.Add(time.Minute+time.Duration(i)*100*time.Millisecond), Reply{Latency: 3 * time.Millisecond})
 	}
-	m.Record(began.Add(90*time.Second), 0, Served{}, os.ErrDeadlineExceeded)
+	m.Record(began.Add(90*time.Second), Reply{Err: os.ErrDeadlineExceeded})
 	m.Sched(0, 10*time.Second, 1*time.Second)
 	m.Sched(1, 40*time.Second, 4*time.Second)
 	got := m.Report(2, 12)
@@ -118,6 +123,9 @@ func TestRunsAreReportedPerMinute(t *testing.T) {
 	// it (latency - 2 ms, at least 0: 0..98 ms); nothing where no answer said
 	if w, o := got[0].P99HandlerWaitMs, got[0].P99OutsideHandlerMs; w < 9.8 || w > 10 || o < 96 || o > 98 {
 		t.Fatalf("minute 0's p99 handler wait %v, outside %v: want about 9.9 and 97", w, o)
+	}
+	if l := got[0].P99DriverLateMs; l < 0.97 || l > 0.99 {
+		t.Fatalf("minute 0's p99 driver lateness %v: want about 0.98", l)
 	}
 	if got[0].Accounted != 100 || got[1].Accounted != 0 || got[1].P99HandlerWaitMs != 0 || got[1].P99OutsideHandlerMs != 0 {
 		t.Fatalf("minute 1 had no answer's account, yet %+v", got[1])

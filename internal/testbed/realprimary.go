@@ -60,6 +60,12 @@ type RealPrimaryReport struct {
 	// answer), each a distribution over the minutes.
 	HandlerWaitP99PerMinute    *Summary `json:"handler_wait_p99_per_minute_ms,omitempty"`
 	OutsideHandlerP99PerMinute *Summary `json:"outside_handler_p99_per_minute_ms,omitempty"`
+	// DriverLateP99PerMinute is the p99 per minute of the load's own
+	// lateness (standin.Reply.Late): the testbed drives the stand-in from
+	// its own process, on the daemons' CPU, so a busy control plane delays
+	// the sending, and the latency counts from the due time. This part is
+	// the measuring side's, not the primary's.
+	DriverLateP99PerMinute *Summary `json:"driver_late_p99_per_minute_ms,omitempty"`
 }
 
 // realPrimary is the running stand-in.
@@ -159,22 +165,22 @@ func (p *realPrimary) measure(ctx context.Context, trace *replay.Trace, nodeCore
 	standin.Drive(ctx, p.addr, began, end.Sub(began), rateAt(trace, p.tenant, nodeCores), log.Record)
 	wg.Wait()
 	rep := &RealPrimaryReport{Node: p.node, Tenant: p.tenant, CPU: p.cpu, Minutes: log.Report(minutes, speedup)}
-	var p99s, waits, outside []float64
+	var p99s, waits, outside, late []float64
 	var on, wait float64
 	for _, m := range rep.Minutes {
 		rep.Requests += m.Requests
 		rep.Failed += m.Failed
 		on, wait = on+m.OnCPUSeconds, wait+m.WaitSeconds
 		if m.Requests > m.Failed {
-			p99s = append(p99s, m.P99ms)
+			p99s, late = append(p99s, m.P99ms), append(late, m.P99DriverLateMs)
 		}
 		if m.Accounted > 0 {
 			waits, outside = append(waits, m.P99HandlerWaitMs), append(outside, m.P99OutsideHandlerMs)
 		}
 	}
 	rep.P99PerMinute = summarize(p99s)
-	w, o := summarize(waits), summarize(outside)
-	rep.HandlerWaitP99PerMinute, rep.OutsideHandlerP99PerMinute = &w, &o
+	w, o, l := summarize(waits), summarize(outside), summarize(late)
+	rep.HandlerWaitP99PerMinute, rep.OutsideHandlerP99PerMinute, rep.DriverLateP99PerMinute = &w, &o, &l
 	if on > 0 {
 		rep.WaitPerCPUSecond = wait / on
 	}

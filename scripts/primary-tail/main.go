@@ -1,0 +1,150 @@
+// Command primary-tail finds which side of the testbed's real primary
+// raises its p99 when harvested tasks run (docs/testbed.md, "Where the real
+// primary's tail comes from"). The testbed pins the stand-in to one CPU,
+// with the harvested tasks that land on its client burning there at
+// SCHED_IDLE (cpu.idle = 1), and drives it from its own process on the other
+// CPU, beside every daemon. So a busier control plane can lengthen the
+// measured latency on the measuring side, not the primary's. This command
+// runs the stand-in and its load (internal/standin, as the testbed does)
+// under four conditions, in turn over cycles so all see the same
+// background:
+//
+//   - quiet: nothing else on either CPU;
+//   - driver-cpu-busy: a burner at normal priority on the driver's CPU,
+//     as the daemons are when tasks start, stop and read;
+//   - primary-cpu-idle-burn: a SCHED_IDLE burner on the stand-in's CPU, as
+//     the harvested tasks are;
+//   - both.
+//
+// Per condition, the median over cycles of the window's p99 of: the
+// latency, the handler's wait for a CPU, the time outside the handler, and
+// the driver's own lateness before sending. Run on an otherwise quiet host
+// from the repository, after make build:
+//
+//	taskset -c 0 go run ./scripts/primary-tail -cycles 3 -window 30s
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/harvest-platform/harvest/internal/standin"
+)
+
+// condition is what else runs in a window.
+type condition struct {
+	name                  string
+	driverBusy, idleBurns bool
+}
+
+var conditions = []condition{
+	{"quiet", false, false},
+	{"driver-cpu-busy", true, false},
+	{"primary-cpu-idle-burn", false, true},
+	{"both", true, true},
+}
+
+// figures are one window's p99s (ms).
+type figures struct{ latency, handlerWait, outside, late float64 }
+
+func main() {
+	cycles := flag.Int("cycles", 3, "cycles of windows, every condition in each")
+	window := flag.Duration("window", 30*time.Second, "one condition's window")
+	rate := flag.Int("rate", 180, "requests a second (the testbed's real primary ran about 190)")
+	bin := flag.String("harvest-dev", "bin/harvest-dev", "the harvest-dev binary (standin and burn)")
+	primaryCPU := flag.Int("primary-cpu", 1, "the CPU the stand-in and the idle burner are pinned to")
+	driverCPU := flag.Int("driver-cpu", 0, "the CPU of this process (run it under taskset -c N) and of the busy burner")
+	busyShare := flag.Float64("busy-share", 0.5, "share of the driver's CPU the busy burner takes")
+	flag.Parse()
+	if err := run(*cycles, *window, *rate, *bin, *primaryCPU, *driverCPU, *busyShare); err != nil {
+		fmt.Fprintln(os.Stderr, "primary-tail:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cycles int, window time.Duration, rate int, bin string, primaryCPU, driverCPU int, busyShare float64) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	server := exec.Command("taskset", "-c", strconv.Itoa(primaryCPU), bin, "standin", "-listen", addr)
+	server.Stderr = os.Stderr
+	if err := server.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = server.Process.Kill(); _ = server.Wait() }()
+	time.Sleep(time.Second)
+	standin.Latencies(addr, rate, 2*time.Second) // warm up
+	seconds := strconv.FormatFloat(window.Seconds()+1, 'f', 0, 64)
+	got := map[string][]figures{}
+	for cycle := 1; cycle <= cycles; cycle++ {
+		for _, c := range conditions {
+			var others []*exec.Cmd
+			if c.driverBusy {
+				others = append(others, exec.Command("taskset", "-c", strconv.Itoa(driverCPU), bin, "burn",
+					"-share", strconv.FormatFloat(busyShare, 'f', 2, 64), "-seconds", seconds))
+			}
+			if c.idleBurns {
+				others = append(others, exec.Command("chrt", "-i", "0", "taskset", "-c", strconv.Itoa(primaryCPU), bin, "burn",
+					"-share", "1", "-seconds", seconds))
+			}
+			for _, o := range others {
+				if err := o.Start(); err != nil {
+					return err
+				}
+			}
+			f := measure(addr, rate, window)
+			for _, o := range others {
+				_ = o.Process.Kill()
+				_ = o.Wait()
+			}
+			got[c.name] = append(got[c.name], f)
+			fmt.Fprintf(os.Stderr, "cycle %d/%d %-22s p99 %6.2f ms: handler wait %5.2f, outside %6.2f, driver late %6.2f\n",
+				cycle, cycles, c.name, f.latency, f.handlerWait, f.outside, f.late)
+		}
+	}
+	fmt.Printf("median over %d cycles of each %v window's p99 (ms), %d requests/s:\n", cycles, window, rate)
+	fmt.Printf("  %-22s %8s %13s %16s %12s\n", "condition", "latency", "handler wait", "outside handler", "driver late")
+	for _, c := range conditions {
+		fs := got[c.name]
+		med := func(pick func(figures) float64) float64 {
+			xs := make([]float64, len(fs))
+			for i, f := range fs {
+				xs[i] = pick(f)
+			}
+			return standin.Median(xs)
+		}
+		fmt.Printf("  %-22s %8.2f %13.2f %16.2f %12.2f\n", c.name, med(func(f figures) float64 { return f.latency }),
+			med(func(f figures) float64 { return f.handlerWait }), med(func(f figures) float64 { return f.outside }),
+			med(func(f figures) float64 { return f.late }))
+	}
+	return nil
+}
+
+// measure drives the stand-in for one window and returns its p99s.
+func measure(addr string, rate int, window time.Duration) figures {
+	var mu sync.Mutex
+	var lat, wait, outside, late []float64
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	standin.Drive(context.Background(), addr, time.Now(), window, func(time.Time) float64 { return float64(rate) },
+		func(_ time.Time, r standin.Reply) {
+			if r.Err != nil || !r.Served.Known {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			lat, late = append(lat, ms(r.Latency)), append(late, ms(r.Late))
+			wait, outside = append(wait, ms(r.Served.Wait)), append(outside, ms(r.Latency-r.Served.Handler))
+		})
+	p99 := func(xs []float64) float64 { return standin.Quantiles(xs)[1] }
+	return figures{p99(lat), p99(wait), p99(outside), p99(late)}
+}
