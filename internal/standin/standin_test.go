@@ -73,8 +73,8 @@ func TestAnswersSayTheirHandlersTimeAndWait(t *testing.T) {
 				t.Error(r.Err)
 				return
 			}
-			if r.Late < 0 || r.Late > r.Latency {
-				t.Errorf("the driver's lateness %v is not within the latency %v", r.Late, r.Latency)
+			if r.Late <= 0 || r.Late > r.Latency {
+				t.Errorf("the driver's lateness %v: want a time after the due one, within the latency %v", r.Late, r.Latency)
 			}
 			got, lats = append(got, r.Served), append(lats, r.Latency)
 		})

@@ -1,18 +1,13 @@
 package testbed
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/harvest-platform/harvest/contract"
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/localcluster"
-	"github.com/harvest-platform/harvest/placer/agent/strategy/escalator"
 	"github.com/harvest-platform/harvest/sim/schedsim"
 )
 
@@ -154,67 +149,4 @@ func (c Config) report(jobs []*job, allocs []alloc, primary primaryAt, spanStart
 func logFiles(st *localcluster.State) []string {
 	files, _ := filepath.Glob(filepath.Join(st.RunDir, "logs", "*.log"))
 	return files
-}
-
-// errorLines counts, per log file written since since, the lines at
-// hclog's ERROR level logged since then (a line with no timestamp of its
-// own counts), leaving out the harvest driver's refusals, which Nomad's
-// client logs as errors and the report counts as refused starts: what is
-// left is what went wrong. A cluster's run folder, and so its logs,
-// outlive one run, and a run of fewer clients leaves the others' logs.
-func errorLines(files []string, since time.Time) map[string]int {
-	out := map[string]int{}
-	unexpected := func(line string) bool {
-		return strings.Contains(line, "[ERROR]") && !strings.Contains(line, contract.RefusalPrefix)
-	}
-	for _, f := range files {
-		if fi, err := os.Stat(f); err != nil || fi.ModTime().Before(since) {
-			continue
-		}
-		out[filepath.Base(f)] = linesWith(f, since, map[string]func(string) bool{"error": unexpected})["error"]
-	}
-	return out
-}
-
-// escalations counts the placer's escalations since since, by the kind of
-// wait (its log's lines: the escalator's metric counts them by step), in
-// one read of the log.
-func escalations(placerLog string, since time.Time) map[string]int {
-	holding := func(what string) func(string) bool {
-		return func(line string) bool { return strings.Contains(line, what) }
-	}
-	return linesWith(placerLog, since, map[string]func(string) bool{
-		"blocked": holding(escalator.LogBlocked), "partly_placed": holding(escalator.LogPartlyPlaced)})
-}
-
-// linesWith counts, for each kind, the lines of file logged since since
-// that the kind matches, in one read of the file.
-func linesWith(file string, since time.Time, kinds map[string]func(string) bool) map[string]int {
-	out := map[string]int{}
-	for kind := range kinds {
-		out[kind] = 0
-	}
-	fh, err := os.Open(file)
-	if err != nil {
-		return out
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		for kind, matches := range kinds {
-			if matches(line) && !loggedBefore(line, since) {
-				out[kind]++
-			}
-		}
-	}
-	return out
-}
-
-// loggedBefore says whether an hclog line's leading timestamp is before t.
-func loggedBefore(line string, t time.Time) bool {
-	stamp, _, _ := strings.Cut(strings.TrimSpace(line), " ")
-	at, err := time.Parse(time.RFC3339Nano, stamp)
-	return err == nil && at.Before(t)
 }

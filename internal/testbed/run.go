@@ -18,6 +18,7 @@ import (
 	"github.com/harvest-platform/harvest/history"
 	"github.com/harvest-platform/harvest/internal/localcluster"
 	"github.com/harvest-platform/harvest/internal/proc"
+	"github.com/harvest-platform/harvest/internal/testbed/daemonlogs"
 )
 
 // Run starts the cluster, runs the span under c.Policy and returns its
@@ -255,9 +256,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		blob.verify(ctx, rep.Blob)
 		logs = append(logs, blob.log)
 	}
-	rep.DaemonErrorLines = errorLines(logs, started)
+	rep.DaemonErrorLines = daemonlogs.ErrorLines(logs, started)
 	if c.Policy == H {
-		rep.Escalations = escalations(pl.log, started)
+		rep.Escalations = daemonlogs.Escalations(pl.log, started)
 	}
 	rep.UnfinishedJobs = unfinishedJobs(nomad, unfinished(jobs, allocs))
 	if rep.Evaluations, err = evaluationsByTrigger(nomad); err != nil {

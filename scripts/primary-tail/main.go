@@ -32,7 +32,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/harvest-platform/harvest/internal/standin"
@@ -51,9 +50,6 @@ var conditions = []condition{
 	{"both", true, true},
 }
 
-// figures are one window's p99s (ms).
-type figures struct{ latency, handlerWait, outside, late float64 }
-
 func main() {
 	cycles := flag.Int("cycles", 3, "cycles of windows, every condition in each")
 	window := flag.Duration("window", 30*time.Second, "one condition's window")
@@ -63,6 +59,10 @@ func main() {
 	driverCPU := flag.Int("driver-cpu", 0, "the CPU of this process (run it under taskset -c N) and of the busy burner")
 	busyShare := flag.Float64("busy-share", 0.5, "share of the driver's CPU the busy burner takes")
 	flag.Parse()
+	if *window <= 0 || *window > time.Minute {
+		fmt.Fprintln(os.Stderr, "primary-tail: -window must be within a minute (each window is one of standin.Minutes' minutes)")
+		os.Exit(2)
+	}
 	if err := run(*cycles, *window, *rate, *bin, *primaryCPU, *driverCPU, *busyShare); err != nil {
 		fmt.Fprintln(os.Stderr, "primary-tail:", err)
 		os.Exit(1)
@@ -85,7 +85,7 @@ func run(cycles int, window time.Duration, rate int, bin string, primaryCPU, dri
 	time.Sleep(time.Second)
 	standin.Latencies(addr, rate, 2*time.Second) // warm up
 	seconds := strconv.FormatFloat(window.Seconds()+1, 'f', 0, 64)
-	got := map[string][]figures{}
+	got := map[string][]standin.Minute{}
 	for cycle := 1; cycle <= cycles; cycle++ {
 		for _, c := range conditions {
 			var others []*exec.Cmd
@@ -109,42 +109,32 @@ func run(cycles int, window time.Duration, rate int, bin string, primaryCPU, dri
 			}
 			got[c.name] = append(got[c.name], f)
 			fmt.Fprintf(os.Stderr, "cycle %d/%d %-22s p99 %6.2f ms: handler wait %5.2f, outside %6.2f, driver late %6.2f\n",
-				cycle, cycles, c.name, f.latency, f.handlerWait, f.outside, f.late)
+				cycle, cycles, c.name, f.P99ms, f.P99HandlerWaitMs, f.P99OutsideHandlerMs, f.P99DriverLateMs)
 		}
 	}
 	fmt.Printf("median over %d cycles of each %v window's p99 (ms), %d requests/s:\n", cycles, window, rate)
 	fmt.Printf("  %-22s %8s %13s %16s %12s\n", "condition", "latency", "handler wait", "outside handler", "driver late")
 	for _, c := range conditions {
 		fs := got[c.name]
-		med := func(pick func(figures) float64) float64 {
+		med := func(pick func(standin.Minute) float64) float64 {
 			xs := make([]float64, len(fs))
 			for i, f := range fs {
 				xs[i] = pick(f)
 			}
 			return standin.Median(xs)
 		}
-		fmt.Printf("  %-22s %8.2f %13.2f %16.2f %12.2f\n", c.name, med(func(f figures) float64 { return f.latency }),
-			med(func(f figures) float64 { return f.handlerWait }), med(func(f figures) float64 { return f.outside }),
-			med(func(f figures) float64 { return f.late }))
+		fmt.Printf("  %-22s %8.2f %13.2f %16.2f %12.2f\n", c.name, med(func(f standin.Minute) float64 { return f.P99ms }),
+			med(func(f standin.Minute) float64 { return f.P99HandlerWaitMs }), med(func(f standin.Minute) float64 { return f.P99OutsideHandlerMs }),
+			med(func(f standin.Minute) float64 { return f.P99DriverLateMs }))
 	}
 	return nil
 }
 
-// measure drives the stand-in for one window and returns its p99s.
-func measure(addr string, rate int, window time.Duration) figures {
-	var mu sync.Mutex
-	var lat, wait, outside, late []float64
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	standin.Drive(context.Background(), addr, time.Now(), window, func(time.Time) float64 { return float64(rate) },
-		func(_ time.Time, r standin.Reply) {
-			if r.Err != nil || !r.Served.Known {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			lat, late = append(lat, ms(r.Latency)), append(late, ms(r.Late))
-			wait, outside = append(wait, ms(r.Served.Wait)), append(outside, ms(r.Latency-r.Served.Handler))
-		})
-	p99 := func(xs []float64) float64 { return standin.Quantiles(xs)[1] }
-	return figures{p99(lat), p99(wait), p99(outside), p99(late)}
+// measure drives the stand-in for one window and returns its p99s, as the
+// testbed's real primary reports a minute.
+func measure(addr string, rate int, window time.Duration) standin.Minute {
+	start := time.Now()
+	log := standin.NewMinutes(start)
+	standin.Drive(context.Background(), addr, start, window, func(time.Time) float64 { return float64(rate) }, log.Record)
+	return log.Report(1, 1)[0]
 }
