@@ -51,8 +51,10 @@ func TestSchedstatSumsEveryThread(t *testing.T) {
 	pid := os.Getpid()
 	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
 	}
+	// the main thread's first: its time only grows, so the sum read after
+	// it holds at least as much
+	self, _ := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
 	onCPU, waiting := Schedstat(pid)
-	self, _ := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid)) // the main thread's
 	var main int64
 	fmt.Sscan(string(self), &main)
 	if onCPU < 20*time.Millisecond || onCPU < time.Duration(main) || waiting < 0 {
