@@ -28,6 +28,7 @@ func commands() map[string]cli.CommandFactory {
 	cmds["measure readings"] = readingsCommand()
 	cmds["testbed"] = testbedCommand()
 	cmds["standin"] = standinCommand()
+	cmds["standin-load"] = standinLoadCommand()
 	cmds["burn"] = burnCommand()
 	return cmds
 }

@@ -1,8 +1,9 @@
 package main
 
-// harvest-dev standin and harvest-dev burn: the testbed's real primary (a
-// latency-critical stand-in service) and the CPU its harvested tasks burn
-// beside it (internal/testbed, -real-primary).
+// harvest-dev standin, standin-load and burn: the testbed's real primary (a
+// latency-critical stand-in service), its load from a process of its own,
+// and the CPU its harvested tasks burn beside it (internal/testbed,
+// -real-primary).
 
 import (
 	"context"
@@ -45,6 +46,25 @@ func standinCommand() cli.CommandFactory {
 				return fmt.Errorf("the inherited listener (fd 3): %w", err)
 			}
 			return standin.ServeOn(l)
+		},
+	}.Factory()
+}
+
+// standinLoadCommand is `harvest-dev standin-load`: the stand-in's load
+// from a process of its own (standin.DriveFrom starts it, at a real-time
+// priority): a standin.Schedule on standard input, one JSON line per reply
+// on standard output.
+func standinLoadCommand() cli.CommandFactory {
+	var addr string
+	return command.Simple{
+		Name: "harvest-dev standin-load", Synopsis: "Drive the stand-in by a schedule read on standard input",
+		Usage: "harvest-dev standin-load -addr ADDR < schedule.json",
+		Flags: func(fs *flag.FlagSet) { fs.StringVar(&addr, "addr", "", "the stand-in's address") },
+		Run: func(ctx context.Context, _ *flag.FlagSet) error {
+			if addr == "" {
+				return errors.New("want -addr ADDR")
+			}
+			return standin.ServeLoad(ctx, addr, os.Stdin, os.Stdout)
 		},
 	}.Factory()
 }

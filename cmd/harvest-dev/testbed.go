@@ -57,6 +57,7 @@ func testbedCommand() cli.CommandFactory {
 			fs.StringVar(&c.SchedulerAlgorithm, "scheduler-algorithm", "", "Nomad's scheduler algorithm for the runs (binpack or spread; default Nomad's, binpack)")
 			fs.BoolVar(&c.RealPrimary, "real-primary", false, "make the first client's primary a real latency-critical service burning its tenant's CPU, pinned to one host CPU with the harvested tasks placed there burning theirs, and report its p99 per minute (Figure 10)")
 			fs.IntVar(&c.RealPrimaryCPU, "real-primary-cpu", c.RealPrimaryCPU, "the host CPU the real primary's node stands on")
+			fs.BoolVar(&c.RealtimeLoad, "realtime-load", false, "drive the real primary from a process of its own at a real-time priority (SCHED_FIFO) on the other CPUs, where the daemons cannot delay its sending, as the paper's load ran on machines of its own")
 			fs.BoolVar(&planOnly, "plan", false, "print what each run would ask of this host (jobs, tasks, allocations a second) and start nothing")
 			fs.StringVar(&c.Out, "out", "out/testbed", "folder of the reports and plots")
 			fs.StringVar(&c.RunDir, "run-dir", envOr("HARVEST_RUN_DIR", ".run/testbed"), "run folder of the testbed's cluster")

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -106,6 +108,14 @@ type Config struct {
 	// share of the same CPU (realprimary.go), for Figure 10.
 	RealPrimary    bool
 	RealPrimaryCPU int
+	// RealtimeLoad drives the real primary from a process of its own at a
+	// real-time priority (standin.RealtimeLoad) on every CPU but
+	// RealPrimaryCPU, where the daemons cannot delay its sending; without
+	// it the testbed's own process drives it, beside the daemons, and a
+	// busy control plane makes the load late (docs/testbed.md, "Where the
+	// real primary's tail comes from"). The paper's load ran on machines of
+	// its own.
+	RealtimeLoad bool
 	// Drain is how long (wall) the run waits after the span for the jobs
 	// still running; what is left is counted unfinished.
 	Drain time.Duration
@@ -176,6 +186,9 @@ func (c Config) Validate() error {
 	if c.RealPrimary && (c.RealPrimaryCPU < 0 || c.RealPrimaryCPU >= hostCPUs()) {
 		errs = append(errs, fmt.Errorf("real primary's CPU %d: this host has CPUs 0-%d", c.RealPrimaryCPU, hostCPUs()-1))
 	}
+	if c.RealtimeLoad && (!c.RealPrimary || hostCPUs() < 2) {
+		errs = append(errs, errors.New("a real-time load needs the real primary and a host CPU besides its own"))
+	}
 	if _, err := ParsePolicy(string(c.Policy)); err != nil {
 		errs = append(errs, err)
 	}
@@ -190,6 +203,17 @@ func (c Config) wall(traceSeconds float64) time.Duration {
 // hostCPUs is how many CPUs the host has online, whatever this process's
 // affinity (the testbed may run under taskset -c 0, keeping its daemons off
 // the real primary's CPU, where runtime.NumCPU says 1).
+// loadCPUs is taskset's list of every host CPU but the real primary's.
+func (c Config) loadCPUs() string {
+	var cpus []string
+	for cpu := range hostCPUs() {
+		if cpu != c.RealPrimaryCPU {
+			cpus = append(cpus, strconv.Itoa(cpu))
+		}
+	}
+	return strings.Join(cpus, ",")
+}
+
 func hostCPUs() int {
 	data, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil {

@@ -66,6 +66,11 @@ type RealPrimaryReport struct {
 	// the sending, and the latency counts from the due time. This part is
 	// the measuring side's, not the primary's.
 	DriverLateP99PerMinute *Summary `json:"driver_late_p99_per_minute_ms,omitempty"`
+	// Load says where the load ran when not in the testbed's process
+	// (Config.RealtimeLoad: "SCHED_FIFO on CPUs 0").
+	Load string `json:"load,omitempty"`
+	// LoadError is why the load process failed, if it did.
+	LoadError string `json:"load_error,omitempty"`
 }
 
 // realPrimary is the running stand-in.
@@ -74,6 +79,10 @@ type realPrimary struct {
 	addr         string
 	node, tenant string
 	cpu          int
+	// load runs the load from a process of its own (Config.RealtimeLoad;
+	// nil: from this one), loadCPUs its CPUs, loadLog its diagnostics.
+	load              []string
+	loadCPUs, loadLog string
 }
 
 // startRealPrimary starts the stand-in pinned to c.RealPrimaryCPU on a
@@ -96,6 +105,10 @@ func startRealPrimary(ctx context.Context, c Config, st *localcluster.State, nod
 	}
 	defer logFile.Close()
 	p := &realPrimary{addr: l.Addr().String(), node: node.Name, tenant: node.Tenant, cpu: c.RealPrimaryCPU}
+	if c.RealtimeLoad {
+		p.loadCPUs, p.loadLog = c.loadCPUs(), filepath.Join(c.Out, "standin-load.log")
+		p.load = standin.RealtimeLoad(filepath.Join(c.Bin, "harvest-dev"), p.loadCPUs)
+	}
 	p.cmd = exec.Command("taskset", "-c", strconv.Itoa(p.cpu), filepath.Join(c.Bin, "harvest-dev"), "standin", "-inherited")
 	p.cmd.ExtraFiles = []*os.File{f}
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
@@ -143,6 +156,21 @@ func rateAt(trace *replay.Trace, tenant string, nodeCores float64) func(time.Tim
 	}
 }
 
+// driveFrom drives the stand-in from the load process, its rate sampled
+// every loadStep (a trace slot lasts 120/S s wall: 10 s at x12).
+func (p *realPrimary) driveFrom(ctx context.Context, trace *replay.Trace, nodeCores float64, began, end time.Time, log *standin.Minutes) error {
+	f, err := os.Create(p.loadLog)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	s := standin.SampleSchedule(rateAt(trace, p.tenant, nodeCores), began, end.Sub(began), loadStep)
+	return standin.DriveFrom(ctx, p.load, p.addr, s, log.Record, f)
+}
+
+// loadStep is the load process's schedule's step.
+const loadStep = 100 * time.Millisecond
+
 // measure drives the stand-in from began to end at its tenant's rate and
 // returns its report.
 func (p *realPrimary) measure(ctx context.Context, trace *replay.Trace, nodeCores, speedup float64, began, end time.Time) *RealPrimaryReport {
@@ -162,9 +190,17 @@ func (p *realPrimary) measure(ctx context.Context, trace *replay.Trace, nodeCore
 			log.Sched(k, on, wait)
 		}
 	}()
-	standin.Drive(ctx, p.addr, began, end.Sub(began), rateAt(trace, p.tenant, nodeCores), log.Record)
+	rep := &RealPrimaryReport{Node: p.node, Tenant: p.tenant, CPU: p.cpu}
+	if p.load == nil {
+		standin.Drive(ctx, p.addr, began, end.Sub(began), rateAt(trace, p.tenant, nodeCores), log.Record)
+	} else {
+		rep.Load = "SCHED_FIFO on CPUs " + p.loadCPUs
+		if err := p.driveFrom(ctx, trace, nodeCores, began, end, log); err != nil {
+			rep.LoadError = err.Error()
+		}
+	}
 	wg.Wait()
-	rep := &RealPrimaryReport{Node: p.node, Tenant: p.tenant, CPU: p.cpu, Minutes: log.Report(minutes, speedup)}
+	rep.Minutes = log.Report(minutes, speedup)
 	var p99s, waits, outside, late []float64
 	var on, wait float64
 	for _, m := range rep.Minutes {

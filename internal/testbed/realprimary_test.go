@@ -98,3 +98,23 @@ func TestHostCPUsIsTheOnlineCount(t *testing.T) {
 		t.Fatalf("host CPUs %d for online %q", n, data)
 	}
 }
+
+// A real-time load runs on every CPU but the real primary's, and only
+// beside a real primary.
+func TestTheRealtimeLoadKeepsOffThePrimarysCPU(t *testing.T) {
+	if hostCPUs() < 2 {
+		t.Skip("one CPU")
+	}
+	c := Default()
+	c.RealPrimary, c.RealtimeLoad, c.RealPrimaryCPU = true, true, 1
+	if got := c.loadCPUs(); strings.Contains(","+got+",", ",1,") || !strings.HasPrefix(got, "0") {
+		t.Errorf("load CPUs %q beside the primary's CPU 1", got)
+	}
+	if err := c.Validate(); err != nil && strings.Contains(err.Error(), "real-time") {
+		t.Errorf("a real-time load beside the real primary: %v", err)
+	}
+	c.RealPrimary = false
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "real-time load needs the real primary") {
+		t.Errorf("a real-time load without the real primary: %v", err)
+	}
+}

@@ -18,10 +18,12 @@
 //
 // Per condition, the median over cycles of the window's p99 of: the
 // latency, the handler's wait for a CPU, the time outside the handler, and
-// the driver's own lateness before sending. Run on an otherwise quiet host
-// from the repository, after make build:
+// the driver's own lateness before sending. With -realtime-load the load
+// runs as the testbed's -realtime-load runs it: from a process of its own
+// at SCHED_FIFO on the driver's CPU (standin.RealtimeLoad). Run on an
+// otherwise quiet host from the repository, after make build:
 //
-//	taskset -c 0 go run ./scripts/primary-tail -cycles 3 -window 30s
+//	taskset -c 0 go run ./scripts/primary-tail -cycles 3 -window 30s [-realtime-load]
 package main
 
 import (
@@ -58,18 +60,23 @@ func main() {
 	primaryCPU := flag.Int("primary-cpu", 1, "the CPU the stand-in and the idle burner are pinned to")
 	driverCPU := flag.Int("driver-cpu", 0, "the CPU of this process (run it under taskset -c N) and of the busy burner")
 	busyShare := flag.Float64("busy-share", 0.5, "share of the driver's CPU the busy burner takes")
+	realtime := flag.Bool("realtime-load", false, "drive the stand-in from a process of its own at SCHED_FIFO on the driver's CPU, as the testbed's -realtime-load does")
 	flag.Parse()
 	if *window <= 0 || *window > time.Minute {
 		fmt.Fprintln(os.Stderr, "primary-tail: -window must be within a minute (each window is one of standin.Minutes' minutes)")
 		os.Exit(2)
 	}
-	if err := run(*cycles, *window, *rate, *bin, *primaryCPU, *driverCPU, *busyShare); err != nil {
+	var load []string
+	if *realtime {
+		load = standin.RealtimeLoad(*bin, strconv.Itoa(*driverCPU))
+	}
+	if err := run(*cycles, *window, *rate, *bin, *primaryCPU, *driverCPU, *busyShare, load); err != nil {
 		fmt.Fprintln(os.Stderr, "primary-tail:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cycles int, window time.Duration, rate int, bin string, primaryCPU, driverCPU int, busyShare float64) error {
+func run(cycles int, window time.Duration, rate int, bin string, primaryCPU, driverCPU int, busyShare float64, load []string) error {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -102,17 +109,24 @@ func run(cycles int, window time.Duration, rate int, bin string, primaryCPU, dri
 					return err
 				}
 			}
-			f := measure(addr, rate, window)
+			f, err := measure(addr, rate, window, load)
 			for _, o := range others {
 				_ = o.Process.Kill()
 				_ = o.Wait()
+			}
+			if err != nil {
+				return err
 			}
 			got[c.name] = append(got[c.name], f)
 			fmt.Fprintf(os.Stderr, "cycle %d/%d %-22s p99 %6.2f ms: handler wait %5.2f, outside %6.2f, driver late %6.2f\n",
 				cycle, cycles, c.name, f.P99ms, f.P99HandlerWaitMs, f.P99OutsideHandlerMs, f.P99DriverLateMs)
 		}
 	}
-	fmt.Printf("median over %d cycles of each %v window's p99 (ms), %d requests/s:\n", cycles, window, rate)
+	where := "from this process"
+	if load != nil {
+		where = "from a SCHED_FIFO process on CPU " + strconv.Itoa(driverCPU)
+	}
+	fmt.Printf("median over %d cycles of each %v window's p99 (ms), %d requests/s %s:\n", cycles, window, rate, where)
 	fmt.Printf("  %-22s %8s %13s %16s %12s\n", "condition", "latency", "handler wait", "outside handler", "driver late")
 	for _, c := range conditions {
 		fs := got[c.name]
@@ -130,11 +144,21 @@ func run(cycles int, window time.Duration, rate int, bin string, primaryCPU, dri
 	return nil
 }
 
-// measure drives the stand-in for one window and returns its p99s, as the
-// testbed's real primary reports a minute.
-func measure(addr string, rate int, window time.Duration) standin.Minute {
+// measure drives the stand-in for one window, from this process or from
+// load's (standin.DriveFrom), and returns its p99s, as the testbed's real
+// primary reports a minute.
+func measure(addr string, rate int, window time.Duration, load []string) (standin.Minute, error) {
 	start := time.Now()
+	if load != nil {
+		start = start.Add(200 * time.Millisecond) // the load process's start
+	}
 	log := standin.NewMinutes(start)
-	standin.Drive(context.Background(), addr, start, window, func(time.Time) float64 { return float64(rate) }, log.Record)
-	return log.Report(1, 1)[0]
+	rateAt := func(time.Time) float64 { return float64(rate) }
+	var err error
+	if load == nil {
+		standin.Drive(context.Background(), addr, start, window, rateAt, log.Record)
+	} else {
+		err = standin.DriveFrom(context.Background(), load, addr, standin.SampleSchedule(rateAt, start, window, window), log.Record, os.Stderr)
+	}
+	return log.Report(1, 1)[0], err
 }

@@ -93,7 +93,7 @@ func realPrimaryTable(reports []*testbed.Report) string {
 			b.WriteString("\nThe real primary (its p99 latency per wall minute, ms; its wait for a CPU per second on one, from schedstat; " +
 				"the tail split per minute: the p99 of each request's wait for a CPU inside its handler, of its time outside the handler, and of the " +
 				"testbed's own lateness in sending it, part of the time outside the handler and of the measuring side, not the primary's):\n\n")
-			b.WriteString("| policy | seed | node (tenant), CPU | minutes | requests, failed | p99 per minute: mean, p50, p90, max | wait per CPU-second | " +
+			b.WriteString("| policy | seed | node (tenant), CPU; load | minutes | requests, failed | p99 per minute: mean, p50, p90, max | wait per CPU-second | " +
 				"handler's wait, p99 per minute: mean, max | outside the handler, p99 per minute: mean, max | of it the testbed's lateness, p99 per minute: mean, max |\n")
 			b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 		}
@@ -104,8 +104,17 @@ func realPrimaryTable(reports []*testbed.Report) string {
 			}
 			return fmt.Sprintf("%.1f, %.1f", s.Mean, s.Max)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s (%s), %d | %d | %d, %d | %.1f, %.1f, %.1f, %.1f | %.3f | %s | %s | %s |\n",
-			r.Label(), r.Seed, p.Node, p.Tenant, p.CPU, len(p.Minutes), p.Requests, p.Failed, s.Mean, s.P50, s.P90, s.Max, p.WaitPerCPUSecond,
+		where := fmt.Sprintf("%s (%s), %d", p.Node, p.Tenant, p.CPU)
+		if p.Load == "" {
+			where += "; load in the testbed's process"
+		} else {
+			where += "; load at " + p.Load
+		}
+		if p.LoadError != "" {
+			where += "; the load failed: " + p.LoadError
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %d | %d, %d | %.1f, %.1f, %.1f, %.1f | %.3f | %s | %s | %s |\n",
+			r.Label(), r.Seed, where, len(p.Minutes), p.Requests, p.Failed, s.Mean, s.P50, s.P90, s.Max, p.WaitPerCPUSecond,
 			meanMax(p.HandlerWaitP99PerMinute), meanMax(p.OutsideHandlerP99PerMinute), meanMax(p.DriverLateP99PerMinute))
 	}
 	return b.String()
