@@ -51,7 +51,7 @@ func testbedCommand() cli.CommandFactory {
 			fs.IntVar(&c.BlobObjects, "blob-objects", c.BlobObjects, "objects written through a harvest-blob front before the span, one read by each task with curl (0: no blob tier)")
 			fs.IntVar(&c.BlobObjectKB, "blob-object-kb", c.BlobObjectKB, "size of each of those objects (KiB)")
 			fs.BoolVar(&c.BoundedReschedule, "bounded-reschedule", false, "write the proxy's former reschedule block (5 attempts an hour) into every job, to measure the unlimited default against it")
-			fs.DurationVar(&c.EscalationDelay, "escalation-delay", 0, "under h, the placer's escalation delay (0: its default, 30s wall, which the speed-up does not scale; 30s/speedup scales it), to measure the default's weight")
+			fs.DurationVar(&c.EscalationDelay, "escalation-delay", 0, "under h (the other policies of the command have no escalation), the placer's escalation delay (0: its default, 30s wall, which the speed-up does not scale; 30s/speedup scales it), to measure the default's weight")
 			fs.BoolVar(&c.NoRoomRule, "no-room-rule", false, "run the placer with proxy.room_placement = \"none\" (Nomad places by its own count; the driver refuses what does not fit), to measure the room rule against it")
 			fs.BoolVar(&c.RoomDevice, "room-device", false, "run every client with the harvest-room device plugin and the placer with proxy.room_placement = \"device\" (Nomad counts each harvested allocation against the driver's room), to measure it against the attribute rule")
 			fs.StringVar(&c.SchedulerAlgorithm, "scheduler-algorithm", "", "Nomad's scheduler algorithm for the runs (binpack or spread; default Nomad's, binpack)")
@@ -132,6 +132,9 @@ func testbedRuns(c testbed.Config, policies, seeds string) ([]testbed.Config, er
 			}
 			r := c
 			r.Policy, r.Seed = policy, seed
+			if policy != testbed.H {
+				r.EscalationDelay = 0 // only h escalates: -policies none,pt,h -escalation-delay D sets it for h
+			}
 			r.Out = filepath.Join(c.Out, fmt.Sprintf("%s-%d", policy, seed))
 			if err := r.Validate(); err != nil {
 				return nil, err
