@@ -20,7 +20,11 @@ func TestTestbedRunsGiveTheEscalationDelayToHAlone(t *testing.T) {
 		t.Fatalf("%d runs, want 6", len(runs))
 	}
 	for _, r := range runs {
-		if want := map[bool]time.Duration{true: 3 * time.Second}[r.Policy == testbed.H]; r.EscalationDelay != want {
+		want := time.Duration(0)
+		if r.Policy == testbed.H {
+			want = 3 * time.Second
+		}
+		if r.EscalationDelay != want {
 			t.Errorf("%s seed %d: escalation delay %v, want %v", r.Policy, r.Seed, r.EscalationDelay, want)
 		}
 	}

@@ -75,8 +75,8 @@ func ParseCPUList(s string) ([]int, error) {
 	return slices.Compact(out), nil
 }
 
-// formatCPUList writes cpus (sorted) in the kernel's list format.
-func formatCPUList(cpus []int) string {
+// FormatCPUList writes cpus (sorted) in the kernel's list format (taskset -c takes it too).
+func FormatCPUList(cpus []int) string {
 	var parts []string
 	for i := 0; i < len(cpus); {
 		j := i
@@ -140,10 +140,10 @@ func (p *Parent) openCpuset(dir string) error {
 	}
 	if cur, err := ParseCPUList(readFirst(dir, cpusFile)); err == nil && len(cur) > 0 {
 		p.cpus = cur
-		p.settings = append(p.settings, strings.TrimPrefix(filepath.Join(dir, cpusFile), p.root+"/")+"="+formatCPUList(cur)+" (kept)")
+		p.settings = append(p.settings, strings.TrimPrefix(filepath.Join(dir, cpusFile), p.root+"/")+"="+FormatCPUList(cur)+" (kept)")
 		return nil
 	}
-	if err := p.write(dir, cpusFile, formatCPUList(allowed)); err != nil {
+	if err := p.write(dir, cpusFile, FormatCPUList(allowed)); err != nil {
 		return err
 	}
 	p.cpus = allowed
@@ -165,7 +165,7 @@ func (p *Parent) setCPUs(cpus []int) error {
 	if p.cpuset == "" || slices.Equal(cpus, p.cpus) {
 		return nil
 	}
-	if err := writeFile(filepath.Join(p.cpuset, "cpuset.cpus"), formatCPUList(cpus), false); err != nil {
+	if err := writeFile(filepath.Join(p.cpuset, "cpuset.cpus"), FormatCPUList(cpus), false); err != nil {
 		return err
 	}
 	p.cpus = cpus

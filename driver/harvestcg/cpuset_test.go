@@ -12,8 +12,8 @@ import (
 func TestCPUListRoundTrip(t *testing.T) {
 	for in, want := range map[string]string{"0-3": "0-3", "0,2-3,8\n": "0,2-3,8", "3,1,2": "1-3", "": "", "5": "5"} {
 		cpus, err := ParseCPUList(in)
-		if err != nil || formatCPUList(cpus) != want {
-			t.Errorf("%q: %v %q, want %q", in, cpus, formatCPUList(cpus), want)
+		if err != nil || FormatCPUList(cpus) != want {
+			t.Errorf("%q: %v %q, want %q", in, cpus, FormatCPUList(cpus), want)
 		}
 	}
 	for _, bad := range []string{"a", "3-1", "-1", "1-x"} {

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -125,11 +124,25 @@ func ReadReplies(r io.Reader, record func(due time.Time, r Reply)) error {
 	}
 }
 
+// realtimePriority is the load's SCHED_FIFO priority: above every
+// ordinary (SCHED_OTHER) process, the lowest of the real-time ones.
+const realtimePriority = "10"
+
 // RealtimeLoad is the command line that runs `harvest-dev standin-load`
-// (harvestDev, the binary's path) at SCHED_FIFO priority 10, above every
-// ordinary process, pinned to cpus (taskset's list, such as "0").
+// (harvestDev, the binary's path) at SCHED_FIFO, above every ordinary
+// process, pinned to cpus (taskset's list, such as "0").
 func RealtimeLoad(harvestDev, cpus string) []string {
-	return []string{"chrt", "--fifo", strconv.Itoa(10), "taskset", "-c", cpus, harvestDev, "standin-load"}
+	return []string{"chrt", "--fifo", realtimePriority, "taskset", "-c", cpus, harvestDev, "standin-load"}
+}
+
+// CheckRealtime says why this process cannot start one at SCHED_FIFO
+// (chrt missing, or no right to a real-time priority: root or
+// CAP_SYS_NICE), so a run fails at its start rather than measure nothing.
+func CheckRealtime() error {
+	if out, err := exec.Command("chrt", "--fifo", realtimePriority, "true").CombinedOutput(); err != nil {
+		return fmt.Errorf("a real-time load needs chrt and the right to SCHED_FIFO (root or CAP_SYS_NICE): %v: %s", err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // DriveFrom is Drive from the process argv starts (RealtimeLoad, or any
@@ -142,7 +155,9 @@ func DriveFrom(ctx context.Context, argv []string, addr string, s Schedule, reco
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(argv[0], append(argv[1:], "-addr", addr)...)
+	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], "-addr", addr)...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // it flushes what it has
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Stdin, cmd.Stderr = bytes.NewReader(schedule), stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
@@ -152,15 +167,6 @@ func DriveFrom(ctx context.Context, argv []string, addr string, s Schedule, reco
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("the load process: %w", err)
 	}
-	stopped := make(chan struct{})
-	defer close(stopped)
-	go func() {
-		select {
-		case <-ctx.Done():
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-		case <-stopped:
-		}
-	}()
 	readErr := ReadReplies(out, record)
 	if readErr != nil {
 		_, _ = io.Copy(io.Discard, out) // let it finish rather than block on a full pipe

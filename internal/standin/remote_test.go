@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"net"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -63,27 +66,23 @@ func TestRepliesRoundTrip(t *testing.T) {
 }
 
 // loadHelperEnv makes this test binary act as `harvest-dev standin-load`
-// (TestLoadProcessHelper), so DriveFrom is tested across a real process.
+// (TestMain), so DriveFrom is tested across a real process.
 const loadHelperEnv = "HARVEST_STANDIN_LOAD_HELPER"
 
-func TestLoadProcessHelper(t *testing.T) {
+func TestMain(m *testing.M) {
 	if os.Getenv(loadHelperEnv) != "1" {
-		t.Skip("the load process DriveFrom starts in TestDriveFromAnotherProcess")
+		os.Exit(m.Run())
 	}
 	fs := flag.NewFlagSet("standin-load", flag.ContinueOnError)
 	addr := fs.String("addr", "", "")
-	args := os.Args
-	for i, a := range args {
-		if a == "--" {
-			args = args[i+1:]
-			break
-		}
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
-	if err := ServeLoad(context.Background(), *addr, os.Stdin, os.Stdout); err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
+	// as harvest-dev standin-load (command.Simple): SIGTERM ends the context
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	if err := ServeLoad(ctx, *addr, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Exit(0)
@@ -99,7 +98,7 @@ func TestDriveFromAnotherProcess(t *testing.T) {
 	}
 	go func() { _ = ServeOn(l) }()
 	t.Setenv(loadHelperEnv, "1")
-	argv := []string{os.Args[0], "-test.run=^TestLoadProcessHelper$", "--"}
+	argv := []string{os.Args[0]}
 	start := time.Now().Add(500 * time.Millisecond) // the process's start
 	s := Schedule{Start: start, Step: 200 * time.Millisecond, Rates: []float64{50, 0, 50}}
 	var mu sync.Mutex
@@ -130,5 +129,34 @@ func TestDriveFromAnotherProcess(t *testing.T) {
 	if err := DriveFrom(context.Background(), argv, l.Addr().String(), Schedule{Start: start}, func(time.Time, Reply) {}, &stderr); err == nil ||
 		!strings.Contains(stderr.String(), "step") {
 		t.Errorf("a schedule without a step: %v (stderr %q), want the process to fail naming the step", err, stderr.String())
+	}
+}
+
+// Ending ctx stops the load process with SIGTERM: it flushes the replies it
+// has and DriveFrom returns without an error, long before the schedule ends.
+func TestDriveFromStopsWithItsContext(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = ServeOn(l) }()
+	t.Setenv(loadHelperEnv, "1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := Schedule{Start: time.Now().Add(500 * time.Millisecond), Step: time.Minute, Rates: []float64{50}}
+	var mu sync.Mutex
+	replies := 0
+	var stderr bytes.Buffer
+	err = DriveFrom(ctx, []string{os.Args[0]}, l.Addr().String(), s, func(time.Time, Reply) {
+		mu.Lock()
+		defer mu.Unlock()
+		replies++
+		cancel() // after the first reply
+	}, &stderr)
+	if err != nil {
+		t.Fatalf("%v (stderr %s)", err, stderr.String())
+	}
+	if replies == 0 || replies >= 3000 {
+		t.Fatalf("%d replies: want some, and fewer than the schedule's 3,000", replies)
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -200,20 +198,20 @@ func (c Config) wall(traceSeconds float64) time.Duration {
 	return time.Duration(traceSeconds / c.Speedup * float64(time.Second))
 }
 
+// loadCPUs is taskset's list of every host CPU but the real primary's.
+func (c Config) loadCPUs() string {
+	var cpus []int
+	for cpu := range hostCPUs() {
+		if cpu != c.RealPrimaryCPU {
+			cpus = append(cpus, cpu)
+		}
+	}
+	return harvestcg.FormatCPUList(cpus)
+}
+
 // hostCPUs is how many CPUs the host has online, whatever this process's
 // affinity (the testbed may run under taskset -c 0, keeping its daemons off
 // the real primary's CPU, where runtime.NumCPU says 1).
-// loadCPUs is taskset's list of every host CPU but the real primary's.
-func (c Config) loadCPUs() string {
-	var cpus []string
-	for cpu := range hostCPUs() {
-		if cpu != c.RealPrimaryCPU {
-			cpus = append(cpus, strconv.Itoa(cpu))
-		}
-	}
-	return strings.Join(cpus, ",")
-}
-
 func hostCPUs() int {
 	data, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil {

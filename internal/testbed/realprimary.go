@@ -106,6 +106,9 @@ func startRealPrimary(ctx context.Context, c Config, st *localcluster.State, nod
 	defer logFile.Close()
 	p := &realPrimary{addr: l.Addr().String(), node: node.Name, tenant: node.Tenant, cpu: c.RealPrimaryCPU}
 	if c.RealtimeLoad {
+		if err := standin.CheckRealtime(); err != nil {
+			return nil, err
+		}
 		p.loadCPUs, p.loadLog = c.loadCPUs(), filepath.Join(c.Out, "standin-load.log")
 		p.load = standin.RealtimeLoad(filepath.Join(c.Bin, "harvest-dev"), p.loadCPUs)
 	}
@@ -156,21 +159,6 @@ func rateAt(trace *replay.Trace, tenant string, nodeCores float64) func(time.Tim
 	}
 }
 
-// driveFrom drives the stand-in from the load process, its rate sampled
-// every loadStep (a trace slot lasts 120/S s wall: 10 s at x12).
-func (p *realPrimary) driveFrom(ctx context.Context, trace *replay.Trace, nodeCores float64, began, end time.Time, log *standin.Minutes) error {
-	f, err := os.Create(p.loadLog)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	s := standin.SampleSchedule(rateAt(trace, p.tenant, nodeCores), began, end.Sub(began), loadStep)
-	return standin.DriveFrom(ctx, p.load, p.addr, s, log.Record, f)
-}
-
-// loadStep is the load process's schedule's step.
-const loadStep = 100 * time.Millisecond
-
 // measure drives the stand-in from began to end at its tenant's rate and
 // returns its report.
 func (p *realPrimary) measure(ctx context.Context, trace *replay.Trace, nodeCores, speedup float64, began, end time.Time) *RealPrimaryReport {
@@ -191,13 +179,18 @@ func (p *realPrimary) measure(ctx context.Context, trace *replay.Trace, nodeCore
 		}
 	}()
 	rep := &RealPrimaryReport{Node: p.node, Tenant: p.tenant, CPU: p.cpu}
+	rate, span := rateAt(trace, p.tenant, nodeCores), end.Sub(began)
 	if p.load == nil {
-		standin.Drive(ctx, p.addr, began, end.Sub(began), rateAt(trace, p.tenant, nodeCores), log.Record)
+		standin.Drive(ctx, p.addr, began, span, rate, log.Record)
+	} else if f, err := os.Create(p.loadLog); err != nil {
+		rep.LoadError = err.Error()
 	} else {
+		// the rate sampled every 100 ms (a trace slot lasts 120/S s wall: 10 s at x12)
 		rep.Load = "SCHED_FIFO on CPUs " + p.loadCPUs
-		if err := p.driveFrom(ctx, trace, nodeCores, began, end, log); err != nil {
+		if err := standin.DriveFrom(ctx, p.load, p.addr, standin.SampleSchedule(rate, began, span, 100*time.Millisecond), log.Record, f); err != nil {
 			rep.LoadError = err.Error()
 		}
+		f.Close()
 	}
 	wg.Wait()
 	rep.Minutes = log.Report(minutes, speedup)
